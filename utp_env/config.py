@@ -1,0 +1,122 @@
+"""Every parameter a researcher may vary, as pydantic models whose defaults equal `configs/*.yaml`.
+
+`load_uncertainty(path)` reads a YAML file over the defaults; a test asserts the shipped YAML and
+the defaults agree, so code and configs cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RiskRange(_Strict):
+    low: float = Field(ge=0)
+    high: float = Field(ge=0)
+
+
+class MealWindow(_Strict):
+    """A restaurant visit starting in [start_hour, end_hour] (inclusive, may wrap) is this meal."""
+
+    start_hour: int = Field(ge=0, le=23)
+    end_hour: int = Field(ge=0, le=23)
+    base_minutes: float = Field(gt=0)
+
+
+class MealGaussian(_Strict):
+    """TripCraft's bivariate Gaussian over meal midpoint (hours) and duration (minutes)."""
+
+    mu_hour: float
+    mu_minutes: float
+    sigma_hour: float
+    sigma_minutes: float
+    rho: float = Field(ge=-1, le=1)
+
+
+class TripCraftParams(_Strict):
+    meals: dict[str, MealGaussian] = {
+        "breakfast": MealGaussian(mu_hour=9.84, mu_minutes=50.71, sigma_hour=1.34, sigma_minutes=14.09, rho=0.03),
+        "lunch": MealGaussian(mu_hour=14.44, mu_minutes=59.19, sigma_hour=1.07, sigma_minutes=15.82, rho=0.30),
+        "dinner": MealGaussian(mu_hour=20.42, mu_minutes=69.27, sigma_hour=1.66, sigma_minutes=69.07, rho=-0.07),
+    }
+    attraction_sigma_minutes: float = 53.82
+    attraction_k_minutes: float = 16.61
+    attractions_per_day_lambda: dict[str, float] = {"adventure": 1.82, "other": 1.11}
+    spatial_near_m: float = 5000.0
+    spatial_decay_per_m: float = 0.0002
+
+
+class SimulationParams(_Strict):
+    """Shape parameters of the Monte Carlo delay models (DESIGN section 6)."""
+
+    flight_lognormal_sigma_default: float = Field(default=0.8, gt=0,
+                                                  description="Log-s.d. when a flight has no delay s.d.")
+    train_lognormal_sigma: float = Field(default=0.9, gt=0, description="Log-s.d. of train delay")
+    road_lognormal_sigma: float = Field(default=0.6, gt=0, description="Log-s.d. of bus and cab delay")
+    overrun_fraction_by_tier: dict[str, float] = Field(
+        default={"L": 0.0, "BA": 0.05, "A": 0.10, "AA": 0.20, "H": 0.30},
+        description="Mean visit overrun as a fraction of base duration, by crowd tier")
+    overrun_lognormal_sigma: float = Field(default=0.5, gt=0)
+    boarding_margin_min: dict[str, float] = Field(
+        default={"flight": 45.0, "train": 15.0, "bus": 10.0, "cab": 0.0},
+        description="A leg is missed if the traveller reaches it later than departure minus this")
+    late_tolerance_min: float = Field(default=30.0, ge=0,
+                                      description="An item starting later than this past plan breaks 'hold'")
+
+
+class UncertaintyConfig(_Strict):
+    """Parameters of BAS, CATS, TDAS, the TripCraft metrics and the simulation."""
+
+    risk_multipliers: dict[str, RiskRange] = {
+        "tolerant": RiskRange(low=0.50, high=1.00),
+        "optimized": RiskRange(low=1.00, high=1.25),
+        "averse": RiskRange(low=1.25, high=2.00),
+    }
+    congestion_factor: dict[str, float] = {"L": 1.00, "BA": 1.25, "A": 1.50, "AA": 1.75, "H": 2.00}
+    crowd_intensity: dict[str, float] = {"L": 0.0, "BA": 0.25, "A": 0.5, "AA": 0.75, "H": 1.0}
+    restaurant_meals: dict[str, MealWindow] = {
+        "breakfast": MealWindow(start_hour=6, end_hour=10, base_minutes=50),
+        "lunch": MealWindow(start_hour=11, end_hour=15, base_minutes=60),
+        "dinner": MealWindow(start_hour=16, end_hour=5, base_minutes=75),
+    }
+    min_meal_gap_minutes: float = 240.0
+    tripcraft: TripCraftParams = TripCraftParams()
+    simulation: SimulationParams = SimulationParams()
+
+
+def load_model(model: type[M], path: str | Path | None, overrides: dict[str, Any] | None = None) -> M:
+    """Read `model` from a YAML file (defaults when None), with a clear error naming the file."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: invalid YAML: {exc}") from exc
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: expected a mapping at the top level")
+    data.update(overrides or {})
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{path or 'config'}: {where}: {first['msg']}") from exc
+
+
+def load_uncertainty(path: str | Path | None = None) -> UncertaintyConfig:
+    """The uncertainty parameters; `configs/uncertainty.yaml` by default when it is present."""
+    default = CONFIG_DIR / "uncertainty.yaml"
+    if path is None and default.exists():
+        path = default
+    return load_model(UncertaintyConfig, path)

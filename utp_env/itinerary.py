@@ -1,0 +1,126 @@
+"""The canonical itinerary (DESIGN section 4).
+
+Times are minutes from the midnight of the item's day; values past 1440 mean the next day
+(an overnight stay ending 07:00 is stored as 1860). The paper's JSON day format converts to and
+from this model in `utp_env.plan_format`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Mode = Literal["flight", "train", "bus", "cab"]
+Activity = Literal["stay", "visit", "check-in", "checkout", "arrive", "travel", "rest", "event"]
+VenueType = Literal["accommodation", "attraction", "restaurant", "event", "transit", "transport"]
+Meal = Literal["breakfast", "lunch", "dinner"]
+MINUTES_PER_DAY = 1440
+
+
+def format_hhmm(minutes: int) -> str:
+    """`HH:MM` of a minute count, wrapped to the clock (1500 -> '01:00')."""
+    minutes = int(minutes) % MINUTES_PER_DAY
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def parse_hhmm(text: str) -> int:
+    """Minutes from midnight of an `H:MM`/`HH:MM` clock time; ValueError otherwise."""
+    hours, _, mins = text.strip().partition(":")
+    if not (hours.isdigit() and mins.isdigit() and len(mins) == 2):
+        raise ValueError(f"not a HH:MM time: {text!r}")
+    h, m = int(hours), int(mins)
+    if h > 24 or m > 59 or (h == 24 and m):
+        raise ValueError(f"not a clock time: {text!r}")
+    return h * 60 + m
+
+
+class TransportLeg(BaseModel):
+    """One scheduled journey. `dep`/`arr` are the database schedule; `planned_arr` is the arrival
+    the planner states (schedule plus its buffer) and defaults to the scheduled one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Mode
+    number: str | None = Field(default=None, description="Flight/train number or bus id; None for a cab")
+    origin: str
+    destination: str
+    dep: int = Field(ge=0, description="Scheduled departure, minutes from the day's midnight")
+    arr: int = Field(ge=0, description="Scheduled arrival, minutes from the departure day's midnight")
+    planned_arr: int | None = Field(default=None, description="Arrival the planner counts on (>= arr)")
+
+    @property
+    def planned_arrival(self) -> int:
+        return self.arr if self.planned_arr is None else self.planned_arr
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TransportLeg:
+        if self.arr < self.dep:
+            raise ValueError("arrival before departure: add 1440 per day after departure")
+        return self
+
+
+class PlanItem(BaseModel):
+    """One entry of a day's point-of-interest list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    activity: Activity
+    start: int | None = Field(default=None, ge=0, description="Minutes from the day's midnight; None if unstated")
+    end: int | None = Field(default=None, ge=0, description="May exceed 1440 (past midnight)")
+    venue_type: VenueType | None = Field(default=None, description="Which table the name belongs to, if known")
+    meal: Meal | None = None
+    transit_stop: str | None = None
+    transit_distance_m: float | None = Field(default=None, ge=0)
+    note: str | None = Field(default=None, description="Free remark the planner attached, kept verbatim")
+
+    @property
+    def timed(self) -> bool:
+        return self.start is not None and self.end is not None
+
+    @property
+    def duration(self) -> int | None:
+        return self.end - self.start if self.timed else None  # type: ignore[operator]
+
+
+class Day(BaseModel):
+    """One day: its city (or cities on a travel day), legs, the summary fields and the POI list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    day: int = Field(ge=1)
+    date: str | None = None
+    cities: list[str] = Field(min_length=1, description="[city] or [from, to] on a travel day")
+    transport: list[TransportLeg] = Field(default_factory=list)
+    breakfast: str | None = None
+    lunch: str | None = None
+    dinner: str | None = None
+    attractions: list[str] = Field(default_factory=list)
+    accommodation: str | None = None
+    events: list[str] = Field(default_factory=list)
+    items: list[PlanItem] = Field(default_factory=list)
+
+    @property
+    def current_city(self) -> str:
+        """The paper's `current_city` text: `City` or `from A to B`."""
+        return self.cities[0] if len(self.cities) == 1 else f"from {self.cities[0]} to {self.cities[-1]}"
+
+    @property
+    def end_city(self) -> str:
+        return self.cities[-1]
+
+
+class Plan(BaseModel):
+    """A whole itinerary, day by day."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query_id: str | None = None
+    days: list[Day] = Field(default_factory=list)
+    source: str | None = Field(default=None, description="Who made it, e.g. 'planner-made', 'gpt-5'")
+
+    @property
+    def legs(self) -> list[tuple[int, TransportLeg]]:
+        """Every transport leg with the index of its day."""
+        return [(i, leg) for i, day in enumerate(self.days) for leg in day.transport]
