@@ -51,6 +51,9 @@ CUISINES = (
     "Seafood/Steak/Grill",
 )
 HOUSE_RULES = ("Safety Conduct", "No smoking", "No children", "No pets", "Check-in/Check-out")
+# A query's house_rule names what the travellers need allowed; a stay satisfies it unless it
+# lists the forbidding rule.
+HOUSE_RULE_FORBIDS = {"smoking": "No smoking", "children": "No children", "pets": "No pets"}
 HOUSE_TYPES = ("Apartment Extended", "Luxury Boutique", "Resort/Beach", "Family Friendly")
 PRICE_TIERS = ("$", "$$", "$$$", "$$$$")
 EVENT_SEGMENTS = ("Concerts", "Sports", "Arts & Theatre", "Music", "Film", "Comedy")
