@@ -1,0 +1,90 @@
+"""What every lookup tool shares: the registry, the argument base model and argument types,
+and the name and date checks that turn unknown input into errors with suggestions."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
+from tools.database import Database, normalize
+from tools.errors import UnknownNameError
+from tools.lookup.registry import Registry, ToolError
+from tools.lookup.render import DEFAULT_LIMIT, MAX_LIMIT
+
+LOOKUP: Registry[Database] = Registry("lookup")
+lookup_tool = LOOKUP.tool
+LOOKUP_TOOLS = LOOKUP.tools
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+class Args(BaseModel):
+    """Base of every tool's arguments: unknown arguments are errors, strings are stripped."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, frozen=True)
+
+
+class Paged(Args):
+    """Arguments of a tool whose result is a list capped at `limit` rows."""
+
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=MAX_LIMIT,
+                       description=f"Most rows to return, 1-{MAX_LIMIT} (default {DEFAULT_LIMIT})")
+
+
+def _real_date(value: str) -> str:
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a real calendar date; use YYYY-MM-DD, e.g. 2025-11-20") from None
+    return value
+
+
+def choice(options: tuple[str, ...] | list[str]) -> BeforeValidator:
+    """A validator mapping a case/whitespace variant of one of `options` to its canonical spelling,
+    so that 'museums' is accepted for 'Museums' while the schema still lists the exact enum."""
+    canon = {normalize(o): o for o in options}
+
+    def fix(value: Any) -> Any:
+        return canon.get(normalize(value), value) if isinstance(value, str) else value
+
+    return BeforeValidator(fix)
+
+
+DateStr = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$"), AfterValidator(_real_date)]
+Name = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+def city_of(db: Database, name: str, argument: str) -> str:
+    """Canonical spelling of a city argument, or a ToolError naming the argument with suggestions."""
+    try:
+        return db.city(name)
+    except UnknownNameError as exc:
+        raise ToolError(str(exc) + _hint(exc, "use list_cities(state) to see the cities of a state"),
+                        argument) from None
+
+
+def pair_of(db: Database, origin: str, destination: str) -> tuple[str, str]:
+    """Canonical (origin, destination) of two distinct known cities."""
+    o, d = city_of(db, origin, "origin"), city_of(db, destination, "destination")
+    if o == d:
+        raise ToolError(f"origin and destination are both {o!r}; give two different cities", "destination")
+    return o, d
+
+
+def weekday_of(date: str) -> int:
+    """Weekday index (Mon = 0) of a validated YYYY-MM-DD date."""
+    return dt.date.fromisoformat(date).weekday()
+
+
+def date_range(start: str, end: str, max_days: int = 62) -> None:
+    """Check an inclusive date range: start before end, at most `max_days` long."""
+    a, b = dt.date.fromisoformat(start), dt.date.fromisoformat(end)
+    if b < a:
+        raise ToolError(f"end_date {end} is before start_date {start}; swap them", "end_date")
+    if (b - a).days >= max_days:
+        raise ToolError(f"the range spans {(b - a).days + 1} days; ask for at most {max_days}", "end_date")
+
+
+def _hint(exc: UnknownNameError, fallback: str) -> str:
+    return "" if exc.suggestions else f" ({fallback})"

@@ -1,0 +1,252 @@
+"""Tool registry: one typed function per tool, with generated schemas and adapters.
+
+A tool is a plain function `fn(ctx, args) -> ToolResult` whose `args` is a pydantic model. The
+`Registry.tool` decorator records it as a `ToolSpec` (name = function name, description = the
+docstring). From that single definition the spec generates the OpenAI function schema, validates
+raw arguments from a model (dict or JSON string) into error results instead of exceptions, and
+builds a LangChain `StructuredTool` bound to the hidden context. The registry is generic over the
+context type: lookup tools take the `Database`; the env registers its itinerary tools, whose
+context is the episode, in a registry of its own made with `make_registry`.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from tools.errors import UnknownNameError
+
+if TYPE_CHECKING:
+    from langchain_core.tools import StructuredTool
+
+Ctx = TypeVar("Ctx")
+MAX_ARGUMENT_CHARS = 20_000
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool call returns: `text` for the model to read, `rows` for programs.
+
+    `ok` is False exactly when `error` is set; `truncated` counts result rows left out of `text`
+    (they are also left out of `rows`, which hold the rows shown).
+    """
+
+    ok: bool
+    text: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    truncated: int = 0
+
+    @classmethod
+    def failure(cls, message: str) -> ToolResult:
+        """An error result whose text is the message, so the model reads what to fix."""
+        return cls(ok=False, text=f"Error: {message}", error=message)
+
+
+class ToolError(ValueError):
+    """A tool's arguments are well-typed but wrong for the database (unknown name, bad range).
+
+    `argument` names the offending argument so the message says where to look.
+    """
+
+    def __init__(self, message: str, argument: str | None = None) -> None:
+        self.argument = argument
+        super().__init__(f"argument '{argument}': {message}" if argument else message)
+
+
+@dataclass(frozen=True)
+class ToolSpec(Generic[Ctx]):
+    """One registered tool: its name, LLM-facing description, argument model and function."""
+
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    fn: Callable[[Ctx, Any], ToolResult]
+
+    def parameters_schema(self) -> dict[str, Any]:
+        """JSON schema of the arguments with `$ref`s inlined, titles and null branches dropped."""
+        return provider_schema(self.args_model.model_json_schema())
+
+    def openai_schema(self) -> dict[str, Any]:
+        """The OpenAI function-calling declaration of this tool."""
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description,
+                             "parameters": self.parameters_schema()}}
+
+    def parse_args(self, raw_args: dict[str, Any] | str | None) -> BaseModel | str:
+        """Validate raw arguments into the model; on failure return the error message instead."""
+        if raw_args is None or raw_args == "":
+            raw_args = {}
+        if isinstance(raw_args, str | bytes):
+            if len(raw_args) > MAX_ARGUMENT_CHARS:
+                return f"arguments are {len(raw_args)} characters long; the limit is {MAX_ARGUMENT_CHARS}"
+            try:
+                raw_args = json.loads(raw_args)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                return (f"arguments are not valid JSON ({getattr(exc, 'msg', exc)} at position "
+                        f"{getattr(exc, 'pos', '?')}); send a JSON object such as {self._example()}")
+        if not isinstance(raw_args, dict):
+            return (f"arguments must be a JSON object of named arguments, not {type(raw_args).__name__}; "
+                    f"send e.g. {self._example()}")
+        try:
+            return self.args_model.model_validate(raw_args)
+        except ValidationError as exc:
+            return format_validation_error(exc, self.args_model)
+
+    def invoke(self, ctx: Ctx, raw_args: dict[str, Any] | str | None) -> ToolResult:
+        """Validate the arguments and run the tool; bad input yields an error result, never raises.
+
+        Expected failures (unknown names, empty ranges, wrong formats) are `ToolError`,
+        `UnknownNameError` or `ValueError` from the tool and become error results. Anything else is
+        a bug and propagates so that it is seen.
+        """
+        args = self.parse_args(raw_args)
+        if isinstance(args, str):
+            return ToolResult.failure(f"{self.name}: {args}")
+        try:
+            return self.fn(ctx, args)
+        except (ToolError, UnknownNameError, ValueError) as exc:
+            return ToolResult.failure(f"{self.name}: {exc}")
+
+    def langchain_tool(self, ctx: Ctx) -> StructuredTool:
+        """This tool as a LangChain StructuredTool bound to `ctx` (hidden from the model).
+
+        The model sees the argument model; the tool returns the result text (errors included).
+        """
+        from langchain_core.tools import StructuredTool
+
+        def run(**kwargs: Any) -> str:
+            return self.invoke(ctx, kwargs).text
+
+        def on_invalid(exc: ValidationError) -> str:
+            return ToolResult.failure(f"{self.name}: {format_validation_error(exc, self.args_model)}").text
+
+        return StructuredTool.from_function(func=run, name=self.name, description=self.description,
+                                            args_schema=self.args_model, infer_schema=False,
+                                            handle_validation_error=on_invalid)
+
+    def _example(self) -> str:
+        required = [n for n, f in self.args_model.model_fields.items() if f.is_required()]
+        return "{" + ", ".join(f'"{n}": ...' for n in required) + "}"
+
+
+class Registry(Generic[Ctx]):
+    """An ordered set of tools sharing one context type."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.tools: dict[str, ToolSpec[Ctx]] = {}
+
+    def tool(self, fn: Callable[[Ctx, Any], ToolResult]) -> Callable[[Ctx, Any], ToolResult]:
+        """Decorator: register `fn(ctx, args: Model) -> ToolResult` under its own name."""
+        params = list(inspect.signature(fn).parameters.values())
+        if len(params) != 2:
+            raise TypeError(f"tool {fn.__name__} must take (context, args), not {len(params)} parameters")
+        hints = inspect.get_annotations(fn, eval_str=True)
+        model = hints.get(params[1].name)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise TypeError(f"tool {fn.__name__}: the args parameter must be annotated with a pydantic model")
+        if not fn.__doc__:
+            raise TypeError(f"tool {fn.__name__} needs a docstring: it is the description the model reads")
+        if fn.__name__ in self.tools:
+            raise ValueError(f"tool {fn.__name__!r} is already registered in {self.name}")
+        self.tools[fn.__name__] = ToolSpec(fn.__name__, inspect.cleandoc(fn.__doc__), model, fn)
+        return fn
+
+    def __getitem__(self, name: str) -> ToolSpec[Ctx]:
+        return self.tools[name]
+
+    def get(self, name: str) -> ToolSpec[Ctx] | None:
+        return self.tools.get(name)
+
+    def invoke(self, ctx: Ctx, name: str, raw_args: dict[str, Any] | str | None) -> ToolResult:
+        """Run tool `name`; an unknown name gives an error result listing the closest tools."""
+        spec = self.tools.get(name) if isinstance(name, str) else None
+        if spec is None:
+            from tools.database import suggest
+
+            close = suggest(str(name), self.tools) or list(self.tools)
+            return ToolResult.failure(f"unknown tool {name!r}; available tools: {', '.join(close)}")
+        return spec.invoke(ctx, raw_args)
+
+    def openai_schemas(self) -> list[dict[str, Any]]:
+        return [spec.openai_schema() for spec in self.tools.values()]
+
+    def langchain_tools(self, ctx: Ctx) -> list[StructuredTool]:
+        return [spec.langchain_tool(ctx) for spec in self.tools.values()]
+
+
+def make_registry(name: str) -> Registry[Any]:
+    """A new, empty registry (e.g. the env's itinerary tools, whose context is the episode)."""
+    return Registry(name)
+
+
+# ---------------------------------------------------------------- schemas and error messages
+
+
+def provider_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A pydantic JSON schema rewritten so every function-calling provider accepts it.
+
+    Inlines `$defs`/`$ref`, drops `title`s, and collapses `anyOf [X, null]` of optional
+    arguments to `X` (an optional argument is expressed by leaving it out of `required`).
+    """
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            target = defs[node["$ref"].rsplit("/", 1)[-1]]
+            merged = {**copy.deepcopy(target), **{k: v for k, v in node.items() if k != "$ref"}}
+            return walk(merged)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("title", "$defs"):
+                continue
+            if key == "properties":
+                out[key] = {name: walk(sub) for name, sub in value.items()}
+            elif key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+                out[key] = [walk(sub) for sub in value]
+            elif key in ("items", "additionalProperties", "not"):
+                out[key] = walk(value)
+            else:
+                out[key] = value
+        branches = out.get("anyOf")
+        if branches is not None:
+            non_null = [b for b in branches if b.get("type") != "null"]
+            if len(non_null) == 1 and len(non_null) < len(branches):
+                out.pop("anyOf")
+                out = {**non_null[0], **out}
+                if out.get("default", 0) is None:
+                    out.pop("default")
+        return out
+
+    return walk(schema)
+
+
+def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> str:
+    """One line per problem, naming the argument, what was wrong and what it expects."""
+    fields = model.model_fields
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = [str(p) for p in err["loc"]]
+        name = loc[0] if loc else "arguments"
+        where = ".".join(loc) if loc else name
+        info = fields.get(name)
+        expects = f" (expected: {info.description})" if info is not None and info.description else ""
+        if err["type"] == "missing":
+            parts.append(f"missing required argument '{name}'{expects}")
+        elif err["type"] == "extra_forbidden":
+            parts.append(f"unknown argument '{where}'; valid arguments: {', '.join(fields)}")
+        else:
+            got = json.dumps(err.get("input"), default=str)
+            if len(got) > 80:
+                got = got[:77] + "..."
+            parts.append(f"argument '{where}': {err['msg']} (got {got}){expects}")
+    return "; ".join(parts)

@@ -1,0 +1,195 @@
+"""Transport lookups: scheduled flights, trains and buses on a date, and cabs between cities.
+
+`services` is the core query (row indices through the city-pair index, filtered by the weekday's
+`run_days` bit and sorted); the tools render its rows with each service's expected delay E[D]
+from `tools.delays`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from tools.database import Database
+from tools.delays import delay_index
+from tools.lookup.common import WEEKDAYS, Args, DateStr, Name, Paged, lookup_tool, pair_of, weekday_of
+from tools.lookup.registry import ToolResult
+from tools.lookup.render import page, table_text
+
+ServiceTable = Literal["flights", "trains", "buses"]
+SortBy = Literal["departure", "price", "duration"]
+PRICE_COLUMN = {"flights": "price_inr", "trains": "fare_inr", "buses": "fare_inr"}
+MODE_OF = {"flights": "flight", "trains": "train", "buses": "bus"}
+
+
+def services(db: Database, table: ServiceTable, origin: str, dest: str, weekday: int,
+             sort_by: SortBy = "departure") -> np.ndarray:
+    """Row indices of `table` from `origin` to `dest` (canonical names) running on `weekday`
+    (Mon = 0), sorted by departure time, fare or duration (ties by departure)."""
+    rows = db.pair_rows(table, origin, dest)
+    cols = db.tables[table].columns
+    run = cols["run_days"]
+    keep = np.array([i for i in rows.tolist() if run[i][weekday] == "1"], dtype=np.int64)
+    if keep.size < 2:
+        return keep
+    dep = cols["dep_time"]
+    if sort_by == "departure":
+        return np.array(sorted(keep.tolist(), key=dep.__getitem__), dtype=np.int64)
+    values = cols[PRICE_COLUMN[table] if sort_by == "price" else "duration_min"]
+    return np.array(sorted(keep.tolist(), key=lambda i: (values[i], dep[i])), dtype=np.int64)
+
+
+def road_route_row(db: Database, origin: str, dest: str) -> int | None:
+    """Row of the road route from `origin` to `dest`, or None if no road route exists."""
+    rows = db.pair_rows("road_routes", origin, dest)
+    return int(rows[0]) if rows.size else None
+
+
+def _arrival(cols: dict, i: int) -> str:
+    offset = int(cols["arr_day_offset"][i])
+    return cols["arr_time"][i] + (f"+{offset}d" if offset else "")
+
+
+def _delay_cell(value: float, measured: bool) -> str:
+    return f"{value:.1f}" if measured else f"{value:.1f}*"
+
+
+_MEDIAN_NOTE = "* no delay statistics for this service: the mode's median E[D] over the database stands in."
+
+
+class ServiceSearch(Paged):
+    origin: Name = Field(description="Departure city, e.g. 'Pune'")
+    destination: Name = Field(description="Arrival city, e.g. 'Indore'")
+    date: DateStr = Field(description="Travel date YYYY-MM-DD, e.g. '2025-11-20'; services run on set weekdays")
+    sort_by: SortBy = Field("departure", description="Order: departure time, price (cheapest first) or duration")
+
+
+class FlightSearch(ServiceSearch):
+    pass
+
+
+class TrainSearch(ServiceSearch):
+    pass
+
+
+class BusSearch(ServiceSearch):
+    pass
+
+
+def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResult:
+    origin, dest = pair_of(db, args.origin, args.destination)
+    weekday = weekday_of(args.date)
+    found = services(db, table, origin, dest, weekday, args.sort_by)
+    shown, cut = page(found, args.limit)
+    t = db.tables[table]
+    cols, index = t.columns, delay_index(db)
+    mode = MODE_OF[table]
+    road = road_route_row(db, origin, dest) if table == "buses" else None
+    lines, unmeasured = [], False
+    for i in shown.tolist():
+        ed, measured = index.of(mode, road if table == "buses" else i)
+        unmeasured |= not measured
+        if table == "flights":
+            lines.append([cols["flight_number"][i], cols["airline"][i],
+                          f"{cols['origin_airport'][i]}-{cols['dest_airport'][i]}", cols["dep_time"][i],
+                          _arrival(cols, i), cols["duration_min"][i], cols["price_inr"][i], _delay_cell(ed, measured)])
+        elif table == "trains":
+            lines.append([cols["train_number"][i], cols["train_name"][i],
+                          f"{cols['origin_station'][i]} - {cols['dest_station'][i]}", cols["dep_time"][i],
+                          _arrival(cols, i), cols["duration_min"][i], cols["classes"][i], cols["fare_inr"][i],
+                          _delay_cell(ed, measured)])
+        else:
+            lines.append([cols["bus_id"][i], cols["operator"][i], cols["bus_type"][i], cols["dep_time"][i],
+                          _arrival(cols, i), cols["duration_min"][i], cols["fare_inr"][i],
+                          _delay_cell(ed, measured)])
+    header = {
+        "flights": ["flight", "airline", "airports", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
+        "trains": ["train", "name", "stations", "dep", "arr", "duration_min", "classes", "fare_3A_inr",
+                   "exp_delay_min"],
+        "buses": ["bus_id", "operator", "type", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
+    }[table]
+    any_on_pair = db.pair_rows(table, origin, dest).size > 0
+    empty = (f"Services exist from {origin} to {dest} but none runs on a {WEEKDAYS[weekday]}; try another date."
+             if any_on_pair else
+             f"No {table} run from {origin} to {dest} on any day; try the other modes "
+             "(search_flights, search_trains, search_buses, cab_route) or a connection via a nearby city.")
+    notes = [_MEDIAN_NOTE] if unmeasured else []
+    if table == "buses" and found.size:
+        notes.append("exp_delay_min of a bus is the road route's historical traffic delay.")
+    text = table_text(f"{table.capitalize()} from {origin} to {dest} on {args.date} ({WEEKDAYS[weekday]}), "
+                      f"by {args.sort_by}", header, lines, total=int(found.size), truncated=cut,
+                      narrow="sort by price or duration, or raise limit (max 100).", empty=empty, notes=notes)
+    return ToolResult(ok=True, text=text, rows=t.rows(shown), truncated=cut)
+
+
+@lookup_tool
+def search_flights(db: Database, args: FlightSearch) -> ToolResult:
+    """Find direct flights between two cities on a date.
+
+    Returns one line per flight: flight number, airline, airports, departure and arrival times
+    (local HH:MM; `+1d` = next day), duration, economy fare per person (INR) and the expected
+    delay E[D] in minutes from its on-time statistics (use it as the buffer after arrival).
+    Use it to choose a flight for a travel day; only flights operating on that weekday are listed.
+    Example: {"origin": "Pune", "destination": "Indore", "date": "2025-11-20", "sort_by": "price"}
+    """
+    return _search(db, "flights", args)
+
+
+@lookup_tool
+def search_trains(db: Database, args: TrainSearch) -> ToolResult:
+    """Find direct trains between two cities on a date.
+
+    Returns one line per train: 5-digit number, name, stations, departure and arrival (`+1d` =
+    next day), duration, classes, AC three-tier fare per person (INR) and the expected delay E[D]
+    in minutes from the train's 1-week..1-year delay history. Only trains running that weekday are
+    listed. Example: {"origin": "Bhopal", "destination": "Kanpur", "date": "2025-11-06"}
+    """
+    return _search(db, "trains", args)
+
+
+@lookup_tool
+def search_buses(db: Database, args: BusSearch) -> ToolResult:
+    """Find intercity buses between two cities on a date.
+
+    Returns one line per bus: service id, operator, bus type, departure and arrival (`+1d` = next
+    day), duration, fare per person (INR) and the expected road delay E[D] (the road route's
+    historical traffic delay, minutes). Only buses running that weekday are listed.
+    Example: {"origin": "Pune", "destination": "Mumbai", "date": "2025-11-20", "sort_by": "price"}
+    """
+    return _search(db, "buses", args)
+
+
+class CabRoute(Args):
+    origin: Name = Field(description="Start city, e.g. 'Pune'")
+    destination: Name = Field(description="End city, e.g. 'Mumbai'")
+
+
+@lookup_tool
+def cab_route(db: Database, args: CabRoute) -> ToolResult:
+    """Cab (taxi) option between two cities, any day and time.
+
+    Returns road distance (km), drive time (min), the fare of one cab for up to 4 people (INR),
+    and the road route's free-flow time and historical traffic delay (minutes; add the delay as
+    a buffer). Cabs only drive pairs with a road route; otherwise it says no cab is available.
+    Example: {"origin": "Pune", "destination": "Mumbai"}
+    """
+    origin, dest = pair_of(db, args.origin, args.destination)
+    road = road_route_row(db, origin, dest)
+    if road is None:
+        return ToolResult(ok=True, text=(f"Cab from {origin} to {dest}: no results. No cab is available on this "
+                                         "pair (no road route); try search_flights, search_trains or "
+                                         "search_buses, or a cab to a nearer city."))
+    dist = db.pair_rows("distances", origin, dest)
+    row = db.tables["road_routes"].row(road)
+    if dist.size:
+        d = db.tables["distances"].row(int(dist[0]))
+        row |= {"duration_min": d["duration_min"], "cab_fare_inr": d["cab_fare_inr"]}
+    text = table_text(f"Cab from {origin} to {dest}",
+                      ["distance_km", "drive_min", "cab_fare_inr (per cab, <=4 people)", "free_flow_min",
+                       "historical_delay_min", "estimated_delay_min"],
+                      [[row["distance_km"], row.get("duration_min"), row.get("cab_fare_inr"), row["free_flow_min"],
+                        row["historical_delay_min"], row["estimated_delay_min"]]],
+                      total=1, truncated=0, narrow="", empty="")
+    return ToolResult(ok=True, text=text, rows=[row])

@@ -1,0 +1,288 @@
+"""Venue lookups within one city: stays, attractions, restaurants and dated events.
+
+Each tool takes the city's rows from the per-city index and filters only those; the core query
+functions (`find_stays`, ...) return row indices so that benchmarks and agents can use them
+without rendering.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Annotated, Literal
+
+import numpy as np
+from pydantic import Field
+
+from tools.database import Database, normalize, suggest
+from tools.lookup.common import (
+    DateStr,
+    Name,
+    Paged,
+    choice,
+    city_of,
+    date_range,
+    lookup_tool,
+)
+from tools.lookup.registry import ToolError, ToolResult
+from tools.lookup.render import page, table_text
+from tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
+
+HouseType = Annotated[Literal[HOUSE_TYPES], choice(HOUSE_TYPES)]  # type: ignore[valid-type]
+Need = Annotated[Literal[tuple(HOUSE_RULE_FORBIDS)], choice(tuple(HOUSE_RULE_FORBIDS))]  # type: ignore[valid-type]
+Category = Annotated[Literal[tuple(ATTRACTION_CATEGORIES)], choice(tuple(ATTRACTION_CATEGORIES))]  # type: ignore[valid-type]
+Cuisine = Annotated[Literal[CUISINES], choice(CUISINES)]  # type: ignore[valid-type]
+Tier = Literal[PRICE_TIERS]  # type: ignore[valid-type]
+Segment = Annotated[Literal[EVENT_SEGMENTS], choice(EVENT_SEGMENTS)]  # type: ignore[valid-type]
+Tag = Annotated[str, Field(min_length=1, max_length=80)]
+
+_VOCAB: weakref.WeakKeyDictionary[Database, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
+
+
+def vocabulary(db: Database, column: str) -> dict[str, str]:
+    """Normalised -> canonical spelling of every amenity or service in the stays table.
+
+    Built once per database (an index like the others) so unknown filter values can be refused
+    with suggestions instead of silently matching nothing.
+    """
+    per_db = _VOCAB.setdefault(db, {})
+    if column not in per_db:
+        per_db[column] = {normalize(v): v for values in db.tables["accommodations"].columns[column] for v in values}
+    return per_db[column]
+
+
+def _known(db: Database, column: str, values: list[str], argument: str) -> set[str]:
+    vocab = vocabulary(db, column)
+    out = set()
+    for v in values:
+        key = normalize(v)
+        if key not in vocab:
+            close = suggest(v, vocab.values())
+            raise ToolError(f"unknown {column[:-1]} {v!r}; "
+                            + (f"did you mean {', '.join(map(repr, close))}?" if close
+                               else f"known values: {', '.join(sorted(vocab.values()))}"), argument)
+        out.add(key)
+    return out
+
+
+def _by_rating(cols: dict, idx: np.ndarray) -> np.ndarray:
+    names = cols["name"]
+    return np.array(sorted(idx.tolist(), key=lambda i: (-cols["rating"][i], names[i])), dtype=np.int64)
+
+
+def _has_crowd(db: Database, city: str, venue_type: str, name: str) -> str:
+    return "yes" if db.crowd_row(city, venue_type, name) is not None else "no"
+
+
+# ---------------------------------------------------------------- stays
+
+
+class StaySearch(Paged):
+    city: Name = Field(description="City, e.g. 'Kochi'")
+    max_price_per_night: float | None = Field(None, gt=0, description="Highest price of one room per night, INR")
+    house_type: HouseType | None = Field(None, description="Property type")
+    allows: list[Need] = Field(default_factory=list, max_length=3,
+                               description="What the travellers need allowed (the stay must not forbid it)")
+    amenities: list[Tag] = Field(default_factory=list, max_length=10,
+                                 description="Amenities the stay must all have, e.g. ['Wellness Spa']")
+    services: list[Tag] = Field(default_factory=list, max_length=10,
+                                description="Services the stay must all offer, e.g. ['Laundry', 'Cleaning']")
+    min_rating: float | None = Field(None, ge=0, le=5, description="Lowest guest rating, 0-5")
+    min_occupancy: int | None = Field(None, ge=1, le=20, description="Guests that must fit in one room")
+    sort_by: Literal["price", "rating"] = Field("price", description="Cheapest first, or best rated first")
+
+
+def find_stays(db: Database, city: str, args: StaySearch, amenities: frozenset[str] | set[str] = frozenset(),
+               services: frozenset[str] | set[str] = frozenset()) -> np.ndarray:
+    """Row indices of the stays of `city` (canonical) passing the filters of `args`, sorted.
+
+    `amenities`/`services` are the normalised required values (checked against the vocabulary).
+    """
+    idx = db.city_rows("accommodations", city)
+    cols = db.tables["accommodations"].columns
+    mask = np.ones(idx.size, dtype=bool)
+    if args.max_price_per_night is not None:
+        mask &= cols["price_per_night_inr"][idx] <= args.max_price_per_night
+    if args.min_rating is not None:
+        mask &= cols["rating"][idx] >= args.min_rating
+    if args.min_occupancy is not None:
+        mask &= cols["max_occupancy"][idx] >= args.min_occupancy
+    idx = idx[mask]
+    forbidden = {normalize(HOUSE_RULE_FORBIDS[n]) for n in args.allows}
+
+    def ok(i: int) -> bool:
+        if args.house_type is not None and cols["house_type"][i] != args.house_type:
+            return False
+        if forbidden and forbidden & {normalize(r) for r in cols["house_rules"][i]}:
+            return False
+        if amenities and not amenities <= {normalize(a) for a in cols["amenities"][i]}:
+            return False
+        return not (services and not services <= {normalize(s) for s in cols["services"][i]})
+
+    keep = np.array([i for i in idx.tolist() if ok(i)], dtype=np.int64)
+    if args.sort_by == "rating":
+        return _by_rating(cols, keep)
+    price, names = cols["price_per_night_inr"], cols["name"]
+    return np.array(sorted(keep.tolist(), key=lambda i: (price[i], names[i])), dtype=np.int64)
+
+
+@lookup_tool
+def search_stays(db: Database, args: StaySearch) -> ToolResult:
+    """Find accommodations in a city that meet the travellers' needs.
+
+    Returns one line per stay: name, type, stars, guest rating, price per room per night (INR),
+    guests per room, house rules, amenities, services, minimum nights, check-in/check-out times.
+    `allows` lists needs from smoking, children, pets: stays whose rules forbid them are left out.
+    Rooms needed = ceil(people / max occupancy). Example:
+    {"city": "Kochi", "max_price_per_night": 6000, "allows": ["pets"], "amenities": ["Wellness Spa"],
+     "services": ["Laundry"], "sort_by": "rating"}
+    """
+    city = city_of(db, args.city, "city")
+    amen = _known(db, "amenities", args.amenities, "amenities")
+    serv = _known(db, "services", args.services, "services")
+    found = find_stays(db, city, args, amen, serv)
+    shown, cut = page(found, args.limit)
+    table = db.tables["accommodations"]
+    rows = table.rows(shown)
+    lines = [[r["name"], r["house_type"], r["star_rating"], r["rating"], r["price_per_night_inr"], r["max_occupancy"],
+              r["house_rules"], r["amenities"], r["services"], r["minimum_nights"],
+              f"{r['check_in']}/{r['check_out']}"] for r in rows]
+    any_here = db.city_rows("accommodations", city).size > 0
+    text = table_text(f"Stays in {city}, by {args.sort_by}",
+                      ["name", "type", "stars", "rating", "price_night_inr", "max_guests", "house_rules", "amenities",
+                       "services", "min_nights", "check_in/out"], lines, total=int(found.size), truncated=cut,
+                      narrow="add filters (max_price_per_night, min_rating, house_type, amenities) or raise limit.",
+                      empty=("Relax a filter (price, rating, amenities, services, house_type, allows)." if any_here
+                             else f"{city} has no stays in the database; stay in a nearby city."))
+    return ToolResult(ok=True, text=text, rows=rows, truncated=cut)
+
+
+# ---------------------------------------------------------------- attractions
+
+
+class AttractionSearch(Paged):
+    city: Name = Field(description="City, e.g. 'Jaipur'")
+    category: Category | None = Field(None, description="Only attractions of this category")
+    sort_by: Literal["rating", "entry_fee", "duration"] = Field("rating", description="Order of the results")
+
+
+def find_attractions(db: Database, city: str, category: str | None, sort_by: str = "rating") -> np.ndarray:
+    """Row indices of the attractions of `city` (canonical), optionally of one category, sorted."""
+    idx = db.city_rows("attractions", city)
+    cols = db.tables["attractions"].columns
+    if category is not None:
+        idx = np.array([i for i in idx.tolist() if category in cols["categories"][i]], dtype=np.int64)
+    if sort_by == "rating":
+        return _by_rating(cols, idx)
+    key = cols["entry_fee_inr" if sort_by == "entry_fee" else "visit_duration_hr"]
+    return np.array(sorted(idx.tolist(), key=lambda i: (key[i], cols["name"][i])), dtype=np.int64)
+
+
+@lookup_tool
+def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
+    """Find attractions in a city.
+
+    Returns one line per attraction: name, categories, typical visit duration (hours), rating,
+    entry fee per person (INR), opening hours, and whether crowd data exists (see crowd_profile
+    for the hours to avoid). Example: {"city": "Jaipur", "category": "Museums"}
+    """
+    city = city_of(db, args.city, "city")
+    found = find_attractions(db, city, args.category, args.sort_by)
+    shown, cut = page(found, args.limit)
+    rows = db.tables["attractions"].rows(shown)
+    lines = [[r["name"], r["categories"], r["visit_duration_hr"], r["rating"], r["entry_fee_inr"],
+              f"{r['open_time']}-{r['close_time']}", _has_crowd(db, city, "attraction", r["name"])] for r in rows]
+    text = table_text(f"Attractions in {city}" + (f" ({args.category})" if args.category else "")
+                      + f", by {args.sort_by}",
+                      ["name", "categories", "visit_hr", "rating", "entry_fee_inr", "hours", "crowd_data"], lines,
+                      total=int(found.size), truncated=cut, narrow="filter by category or raise limit.",
+                      empty="Try without a category, or another city.")
+    return ToolResult(ok=True, text=text, rows=rows, truncated=cut)
+
+
+# ---------------------------------------------------------------- restaurants
+
+
+class RestaurantSearch(Paged):
+    city: Name = Field(description="City, e.g. 'Hyderabad'")
+    cuisine: Cuisine | None = Field(None, description="Only restaurants serving this cuisine group")
+    price_tier: Tier | None = Field(None, description="Only this price tier, $ (cheap) to $$$$ (fine dining)")
+    sort_by: Literal["rating", "cost"] = Field("rating", description="Best rated first, or cheapest first")
+
+
+def find_restaurants(db: Database, city: str, cuisine: str | None, price_tier: str | None,
+                     sort_by: str = "rating") -> np.ndarray:
+    """Row indices of the restaurants of `city` (canonical) matching cuisine and tier, sorted."""
+    idx = db.city_rows("restaurants", city)
+    cols = db.tables["restaurants"].columns
+    if cuisine is not None or price_tier is not None:
+        idx = np.array([i for i in idx.tolist()
+                        if (cuisine is None or cuisine in cols["cuisines"][i])
+                        and (price_tier is None or cols["price_tier"][i] == price_tier)], dtype=np.int64)
+    if sort_by == "rating":
+        return _by_rating(cols, idx)
+    cost, names = cols["avg_cost_inr"], cols["name"]
+    return np.array(sorted(idx.tolist(), key=lambda i: (cost[i], names[i])), dtype=np.int64)
+
+
+@lookup_tool
+def search_restaurants(db: Database, args: RestaurantSearch) -> ToolResult:
+    """Find restaurants in a city for breakfast, lunch or dinner.
+
+    Returns one line per restaurant: name, cuisine groups, price tier, average cost per person
+    (INR), rating, opening hours, and whether crowd data exists (see crowd_profile).
+    Example: {"city": "Hyderabad", "cuisine": "Indian Subcontinent", "price_tier": "$$"}
+    """
+    city = city_of(db, args.city, "city")
+    found = find_restaurants(db, city, args.cuisine, args.price_tier, args.sort_by)
+    shown, cut = page(found, args.limit)
+    rows = db.tables["restaurants"].rows(shown)
+    lines = [[r["name"], r["cuisines"], r["price_tier"], r["avg_cost_inr"], r["rating"],
+              f"{r['open_time']}-{r['close_time']}", _has_crowd(db, city, "restaurant", r["name"])] for r in rows]
+    text = table_text(f"Restaurants in {city}, by {args.sort_by}",
+                      ["name", "cuisines", "tier", "avg_cost_inr", "rating", "hours", "crowd_data"], lines,
+                      total=int(found.size), truncated=cut, narrow="filter by cuisine or price_tier, or raise limit.",
+                      empty="Try without the cuisine or price_tier filter.")
+    return ToolResult(ok=True, text=text, rows=rows, truncated=cut)
+
+
+# ---------------------------------------------------------------- events
+
+
+class EventSearch(Paged):
+    city: Name = Field(description="City, e.g. 'Mumbai'")
+    start_date: DateStr = Field(description="First date YYYY-MM-DD, e.g. '2025-11-20'")
+    end_date: DateStr = Field(description="Last date YYYY-MM-DD (inclusive), at most 62 days after start_date")
+    segment: Segment | None = Field(None, description="Only events of this type")
+
+
+def find_events(db: Database, city: str, start: str, end: str, segment: str | None) -> np.ndarray:
+    """Row indices of the events of `city` (canonical) dated start..end (inclusive), by date and time."""
+    idx = db.city_rows("events", city)
+    cols = db.tables["events"].columns
+    date, begin = cols["date"], cols["start_time"]
+    keep = [i for i in idx.tolist()
+            if start <= date[i] <= end and (segment is None or cols["segment"][i] == segment)]
+    return np.array(sorted(keep, key=lambda i: (date[i], begin[i])), dtype=np.int64)
+
+
+@lookup_tool
+def search_events(db: Database, args: EventSearch) -> ToolResult:
+    """Find events (concerts, sports, theatre, music, film, comedy) in a city between two dates.
+
+    Returns one line per event: date, start and end time (an end earlier than the start runs past
+    midnight), name, type, venue and ticket price per person (INR).
+    Example: {"city": "Mumbai", "start_date": "2025-11-20", "end_date": "2025-11-22", "segment": "Concerts"}
+    """
+    city = city_of(db, args.city, "city")
+    date_range(args.start_date, args.end_date)
+    found = find_events(db, city, args.start_date, args.end_date, args.segment)
+    shown, cut = page(found, args.limit)
+    rows = db.tables["events"].rows(shown)
+    lines = [[r["date"], f"{r['start_time']}-{r['end_time']}", r["name"], r["segment"], r["venue"], r["price_inr"]]
+             for r in rows]
+    text = table_text(f"Events in {city} from {args.start_date} to {args.end_date}"
+                      + (f" ({args.segment})" if args.segment else ""),
+                      ["date", "time", "name", "type", "venue", "price_inr"], lines, total=int(found.size),
+                      truncated=cut, narrow="narrow the dates or filter by segment.",
+                      empty="Widen the dates or drop the segment filter; events are rare outside big cities.")
+    return ToolResult(ok=True, text=text, rows=rows, truncated=cut)
