@@ -1,0 +1,205 @@
+"""Compile a Plan into flat numpy arrays: one timeline of steps (items and legs) over the trip.
+
+Times become absolute trip minutes (day index x 1440 + minutes from that day's midnight). Within
+a day, the timed items and the legs are ordered by start time (a leg departing at t comes before
+an item starting at t). Untimed items cannot be simulated and are listed in `skipped`.
+
+Each step has a kind:
+- VISIT (attraction/restaurant visit): keeps at least its base duration v plus a sampled overrun;
+- ELASTIC (stay, rest, event): ends at its planned end (sleep/rest/a fixed event absorbs lateness);
+- FIXED (check-in, checkout, arrive, travel): keeps its planned length, shifted when late;
+- LEG (flight/train/bus): scheduled, missed if reached after departure - boarding margin;
+- CAB: leaves when the traveller is ready (never missed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tools.database import Database
+from utp_env.config import MealWindow, UncertaintyConfig
+from utp_env.itinerary import Day, PlanItem, TransportLeg, format_hhmm
+from utp_env.query import Query
+from utp_env.resolve import crowd_of, find_venue, resolve_leg
+from utp_env.simulation.delay_models import (
+    DelayArrays,
+    DelayModel,
+    flight_model,
+    flight_stats,
+    lateness_model,
+)
+from utp_env.simulation.params import RolloutParams
+
+VISIT, ELASTIC, FIXED, LEG, CAB = 0, 1, 2, 3, 4
+KIND_NAMES = {VISIT: "visit", ELASTIC: "elastic", FIXED: "fixed", LEG: "leg", CAB: "cab"}
+ELASTIC_ACTIVITIES = frozenset({"stay", "rest", "event"})
+MINUTES_PER_DAY = 1440
+
+
+@dataclass
+class CompiledPlan:
+    """The plan as arrays of shape (S,) over its S steps, plus the delay elements of shape (k,).
+
+    `draw[j]` is the delay element of step j (leg delay or visit overrun), -1 when none.
+    For legs `start`/`end` are the scheduled departure and the planner's planned arrival,
+    `sched_arr` the scheduled arrival and `margin` the boarding margin. `gap[j]` is the intra-city
+    travel time before item j when it follows another item (`RolloutParams.intra_city_travel_min`).
+    """
+
+    kind: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    base: np.ndarray
+    sched_arr: np.ndarray
+    margin: np.ndarray
+    draw: np.ndarray
+    gap: np.ndarray
+    labels: list[str]
+    names: list[str]
+    day: list[int]
+    delays: DelayArrays
+    models: list[DelayModel]
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.kind.shape[0])
+
+    @property
+    def leg_steps(self) -> np.ndarray:
+        return np.flatnonzero((self.kind == LEG) | (self.kind == CAB))
+
+
+def crowd_tier_at(windows: list, hour: int) -> str:
+    """The level of the crowd window containing `hour` (windows inclusive, may wrap); 'L' if none."""
+    for start, end, level in windows:
+        inside = start <= hour <= end if start <= end else (hour >= start or hour <= end)
+        if inside:
+            return str(level)
+    return "L"
+
+
+def meal_base_minutes(start_minute: int, meals: dict[str, MealWindow]) -> float | None:
+    """Base duration of a restaurant visit by its start hour (paper B.1); None outside every window."""
+    hour = (start_minute // 60) % 24
+    for window in meals.values():
+        s, e = window.start_hour, window.end_hour
+        if (s <= hour <= e) if s <= e else (hour >= s or hour <= e):
+            return float(window.base_minutes)
+    return None
+
+
+@dataclass
+class _Step:
+    order: tuple[int, int, int]
+    kind: int
+    start: int
+    end: int
+    base: float
+    sched_arr: int
+    margin: float
+    model: DelayModel | None
+    label: str
+    name: str
+    day: int
+
+
+def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
+                 query: Query | None = None) -> CompiledPlan:
+    """Turn the plan's days into the step arrays the engine and the loop baseline walk."""
+    steps: list[_Step] = []
+    skipped: list[str] = []
+    for d, day in enumerate(plan_days):
+        offset = d * MINUTES_PER_DAY
+        date = day.date or (query.dates[d] if query is not None and d < len(query.dates) else None)
+        for i, leg in enumerate(day.transport):
+            steps.append(_leg_step(db, config, leg, d, offset, i, date))
+        for i, item in enumerate(day.items):
+            if not item.timed:
+                skipped.append(f"day {day.day}: {item.name} ({item.activity})")
+                continue
+            steps.append(_item_step(db, config, item, day, d, offset, i, date))
+    steps.sort(key=lambda s: s.order)
+    models = [s.model for s in steps if s.model is not None]
+    draw, k = [], 0
+    for s in steps:
+        draw.append(k if s.model is not None else -1)
+        k += s.model is not None
+
+    travel = RolloutParams.of(config).intra_city_travel_min
+    gap = [travel if j and s.kind not in (LEG, CAB) and steps[j - 1].kind not in (LEG, CAB) else 0.0
+           for j, s in enumerate(steps)]
+
+    def arr(values: list, dtype: type = float) -> np.ndarray:
+        return np.array(values, dtype=dtype)
+
+    return CompiledPlan(
+        kind=arr([s.kind for s in steps], np.int8), start=arr([s.start for s in steps]),
+        end=arr([s.end for s in steps]), base=arr([s.base for s in steps]),
+        sched_arr=arr([s.sched_arr for s in steps]), margin=arr([s.margin for s in steps]),
+        draw=arr(draw, np.int64), gap=arr(gap), labels=[s.label for s in steps], names=[s.name for s in steps],
+        day=[s.day for s in steps], delays=DelayArrays.of(models), models=models, skipped=skipped)
+
+
+def _leg_step(db: Database, config: UncertaintyConfig, leg: TransportLeg, d: int, offset: int, i: int,
+              date: str | None) -> _Step:
+    sim = config.simulation
+    res = resolve_leg(db, leg, date)
+    dep = res.scheduled_dep if res.scheduled_dep is not None else leg.dep
+    sched_arr = res.scheduled_arr if res.scheduled_arr is not None else leg.arr
+    if sched_arr < dep:  # the database row crosses midnight differently from the plan: trust the row
+        sched_arr += MINUTES_PER_DAY
+    planned_arr = sched_arr + max(0, leg.planned_arrival - leg.arr)
+    what = f"{leg.mode.capitalize()} {leg.number}" if leg.number else leg.mode.capitalize()
+    label = f"day {d + 1}: {what} {leg.origin}->{leg.destination} {format_hhmm(dep)}"
+    if leg.mode == "flight":
+        stats, _ = flight_stats(db, res.row)
+        model = flight_model(label, stats, sim.flight_lognormal_sigma_default)
+    else:
+        log_sd = sim.train_lognormal_sigma if leg.mode == "train" else sim.road_lognormal_sigma
+        model = lateness_model(label, res.expected_delay, log_sd)
+    return _Step((offset + dep, 0, i), CAB if leg.mode == "cab" else LEG, offset + dep, offset + planned_arr,
+                 0.0, offset + sched_arr, float(sim.boarding_margin_min.get(leg.mode, 0.0)), model, label,
+                 what, d + 1)
+
+
+def _item_step(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day, d: int, offset: int, i: int,
+               date: str | None) -> _Step:
+    start, end = int(item.start), int(item.end)  # type: ignore[arg-type]
+    if end < start:  # an end written as a clock time past midnight
+        end += MINUTES_PER_DAY
+    label = f"day {day.day}: {item.name} ({item.activity} {format_hhmm(start)}-{format_hhmm(end)})"
+    model, base = None, float(end - start)
+    if item.activity == "visit" and item.venue_type not in ("event", "accommodation", "transit", "transport"):
+        kind = VISIT
+        base, model = _visit_model(db, config, item, day, start, label, date)
+    elif item.activity in ELASTIC_ACTIVITIES or item.venue_type == "event":
+        kind = ELASTIC
+    else:
+        kind = FIXED
+    return _Step((offset + start, 1, i), kind, offset + start, offset + end, base, 0, 0.0, model, label,
+                 item.name, day.day)
+
+
+def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day, start: int, label: str,
+                 date: str | None) -> tuple[float, DelayModel]:
+    """Base duration v and the overrun element of a visit; unknown venues keep their planned length."""
+    sim = config.simulation
+    tables = {"attraction": ("attractions",), "restaurant": ("restaurants",)}.get(
+        item.venue_type or "", ("attractions", "restaurants"))
+    venue = find_venue(db, item.name, day.cities, tables, date)
+    planned = float((item.end or 0) - start)
+    if venue is None:
+        return planned, lateness_model(label, 0.0, sim.overrun_lognormal_sigma)
+    if venue.table == "attractions":
+        base = float(db.tables["attractions"].columns["visit_duration_hr"][venue.row]) * 60.0
+    else:
+        base = meal_base_minutes(start, config.restaurant_meals) or planned
+    crowd = crowd_of(db, venue)
+    tier = "L"
+    if crowd is not None:
+        tier = crowd_tier_at(db.tables["crowd"].columns["windows"][crowd], (start // 60) % 24)
+    fraction = sim.overrun_fraction_by_tier.get(tier, 0.0)
+    return base, lateness_model(label, fraction * base, sim.overrun_lognormal_sigma)

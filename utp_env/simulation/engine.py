@@ -1,0 +1,71 @@
+"""The vectorised rollout engine: loop over the plan's steps, vector over n rollouts.
+
+Semantics (DESIGN section 6, docs/SIMULATION.md). `t` is the time the traveller is free:
+- an item starts at s = max(planned start, t + gap); when `skip_passed_items` and s >= its
+  planned end (and it has positive length) it is lost: it takes no time (end = s);
+- VISIT ends at max(planned end, s + v + overrun); ELASTIC at max(planned end, s);
+  FIXED at max(planned end, s + planned length);
+- LEG: missed when t > departure - margin; then rebooked w whole days later, w the fewest that
+  make it reachable; arrival = scheduled arrival + 1440 w + delay;
+- CAB: leaves at max(departure, t), arrives after its scheduled duration plus delay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from utp_env.simulation.compile import CAB, ELASTIC, LEG, MINUTES_PER_DAY, VISIT, CompiledPlan
+
+
+@dataclass
+class Rollouts:
+    """Actual start/end of every step in every rollout, shape (n, S); `lost` flags skipped items and
+    `missed` flags missed legs (always False for items)."""
+
+    start: np.ndarray
+    end: np.ndarray
+    lost: np.ndarray
+    missed: np.ndarray
+
+
+def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) -> Rollouts:
+    """Walk all rollouts at once. `delays` has shape (n, k): one column per delay element."""
+    n, steps = delays.shape[0], plan.n_steps
+    start = np.empty((n, steps))
+    end = np.empty((n, steps))
+    lost = np.zeros((n, steps), dtype=bool)
+    missed = np.zeros((n, steps), dtype=bool)
+    t = np.full(n, plan.start[0] if steps else 0.0)
+    zero = np.zeros(n)
+    for j in range(steps):
+        kind = plan.kind[j]
+        ps, pe = plan.start[j], plan.end[j]
+        d = delays[:, plan.draw[j]] if plan.draw[j] >= 0 else zero
+        if kind == LEG:
+            latest = ps - plan.margin[j]
+            wait = np.where(t > latest, np.ceil((t - latest) / MINUTES_PER_DAY), 0.0)
+            missed[:, j] = wait > 0
+            start[:, j] = ps + MINUTES_PER_DAY * wait
+            t = plan.sched_arr[j] + MINUTES_PER_DAY * wait + d
+        elif kind == CAB:
+            start[:, j] = np.maximum(ps, t)
+            t = start[:, j] + (plan.sched_arr[j] - ps) + d
+        else:
+            s = np.maximum(ps, t + plan.gap[j])
+            if kind == VISIT:
+                e = np.maximum(pe, s + plan.base[j] + d)
+            elif kind == ELASTIC:
+                e = np.maximum(pe, s)
+            else:  # FIXED
+                e = np.maximum(pe, s + (pe - ps))
+            if skip_passed_items and pe > ps:
+                gone = s >= pe
+                lost[:, j] = gone
+                e = np.where(gone, s, e)
+            start[:, j] = s
+            t = e
+        end[:, j] = t
+    return Rollouts(start, end, lost, missed)
+
