@@ -77,6 +77,26 @@ def weekday_of(date: str) -> int:
     return dt.date.fromisoformat(date).weekday()
 
 
+def calendar(db: Database) -> tuple[str, str] | None:
+    """The (first, last) date the database covers, from its manifest, or None if it does not say.
+
+    Read from `calendar_start`/`calendar_end` at the top level of `manifest.json` or inside its
+    `profile` mapping (the sandbox generator writes its profile there).
+    """
+    for where in (db.manifest, db.manifest.get("profile")):
+        if isinstance(where, dict) and where.get("calendar_start") and where.get("calendar_end"):
+            return str(where["calendar_start"]), str(where["calendar_end"])
+    return None
+
+
+def in_calendar(db: Database, date: str, argument: str) -> None:
+    """ToolError naming `argument` when `date` lies outside the database's calendar."""
+    span = calendar(db)
+    if span is not None and not span[0] <= date <= span[1]:
+        raise ToolError(f"{date} is outside the dates the database covers ({span[0]} to {span[1]}); "
+                        "pick a date in that range", argument)
+
+
 def date_range(start: str, end: str, max_days: int = 62) -> None:
     """Check an inclusive date range: start before end, at most `max_days` long."""
     a, b = dt.date.fromisoformat(start), dt.date.fromisoformat(end)

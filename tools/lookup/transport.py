@@ -14,7 +14,7 @@ from pydantic import Field
 
 from tools.database import Database
 from tools.delays import delay_index
-from tools.lookup.common import WEEKDAYS, Args, DateStr, Name, Paged, lookup_tool, pair_of, weekday_of
+from tools.lookup.common import WEEKDAYS, Args, DateStr, Name, Paged, in_calendar, lookup_tool, pair_of, weekday_of
 from tools.lookup.registry import ToolResult
 from tools.lookup.render import page, table_text
 
@@ -80,6 +80,7 @@ class BusSearch(ServiceSearch):
 
 def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResult:
     origin, dest = pair_of(db, args.origin, args.destination)
+    in_calendar(db, args.date, "date")
     weekday = weekday_of(args.date)
     found = services(db, table, origin, dest, weekday, args.sort_by)
     shown, cut = page(found, args.limit)

@@ -35,6 +35,7 @@ Tier = Literal[PRICE_TIERS]  # type: ignore[valid-type]
 Segment = Annotated[Literal[EVENT_SEGMENTS], choice(EVENT_SEGMENTS)]  # type: ignore[valid-type]
 Tag = Annotated[str, Field(min_length=1, max_length=80)]
 
+_SINGULAR = {"amenities": "amenity", "services": "service"}
 _VOCAB: weakref.WeakKeyDictionary[Database, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
 
 
@@ -57,7 +58,7 @@ def _known(db: Database, column: str, values: list[str], argument: str) -> set[s
         key = normalize(v)
         if key not in vocab:
             close = suggest(v, vocab.values())
-            raise ToolError(f"unknown {column[:-1]} {v!r}; "
+            raise ToolError(f"unknown {_SINGULAR[column]} {v!r}; "
                             + (f"did you mean {', '.join(map(repr, close))}?" if close
                                else f"known values: {', '.join(sorted(vocab.values()))}"), argument)
         out.add(key)

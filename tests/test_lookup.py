@@ -1,0 +1,378 @@
+"""The lookup tools on a tiny hand-made database whose expected answers are computed by hand,
+plus every tool on the generated `mini` sandbox (hits, misses, bad arguments)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tools.database import Database
+from tools.lookup import LOOKUP, LOOKUP_TOOLS, ToolResult
+from tools.schema import TABLES
+
+# ---------------------------------------------------------------- a tiny database, by hand
+
+CITIES = [("Pune", "Maharashtra", 18.52, 73.86, 3_100_000), ("Mumbai", "Maharashtra", 19.08, 72.88, 12_400_000),
+          ("Nagpur", "Maharashtra", 21.15, 79.09, 2_400_000), ("Indore", "Madhya Pradesh", 22.72, 75.86, 1_900_000),
+          ("Bhopal", "Madhya Pradesh", 23.26, 77.41, 1_800_000)]
+FLIGHT = dict(airline="IndiGo", origin_airport="PNQ", dest_airport="IDR", dep_time="05:15", arr_time="07:10",
+              arr_day_offset=0, duration_min=115, run_days="1111111", price_inr=4520.0)
+NO_OTP = dict(otp_total=None, otp_on_time=None, otp_late=None, otp_very_late=None, otp_excessive=None,
+              otp_cancelled=None, otp_diverted=None, delay_avg_min=None, delay_std_min=None, delay_max_min=None)
+TRAIN = dict(train_name="Pune Indore Express", origin_station="Pune Jn", dest_station="Indore Jn", dep_time="18:25",
+             arr_time="06:45", arr_day_offset=1, duration_min=740, run_days="1111111", classes=["SL", "3A"],
+             fare_inr=1450.0)
+NO_TRAIN_DELAY = dict(avg_delay_1w=None, avg_delay_1m=None, avg_delay_3m=None, avg_delay_6m=None, avg_delay_1y=None)
+STAY = dict(city="Pune", latitude=18.5, longitude=73.8, star_rating=4, max_occupancy=2, minimum_nights=1,
+            check_in="14:00", check_out="11:00")
+VENUE = dict(city="Pune", latitude=18.5, longitude=73.8, open_time="09:00", close_time="18:00")
+
+
+def tiny_tables() -> dict[str, list[dict[str, Any]]]:
+    """Five cities; E[D] worked out by hand in the tests below."""
+    t: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    t["cities"] = [dict(city=c, state=s, latitude=la, longitude=lo, population=p, has_crowd_data=c == "Pune")
+                   for c, s, la, lo, p in CITIES]
+    # 6E-284: n_late = 10+5+5 = 20 of N = 100, n_dis = 2; E[D] = 0.2*(30+10) + 0.02*180 = 11.6
+    t["flights"].append(dict(FLIGHT, flight_number="6E-284", origin_city="Pune", dest_city="Indore", otp_total=100,
+                             otp_on_time=78, otp_late=10, otp_very_late=5, otp_excessive=5, otp_cancelled=2,
+                             otp_diverted=0, delay_avg_min=30.0, delay_std_min=10.0, delay_max_min=180.0))
+    # 6E-285: 5 of 50 late, E[D] = 0.1*(20+10) = 3.0; flight median over {11.6, 3.0} = 7.3
+    t["flights"].append(dict(FLIGHT, flight_number="6E-285", origin_city="Indore", dest_city="Pune", otp_total=50,
+                             otp_on_time=45, otp_late=5, otp_very_late=0, otp_excessive=0, otp_cancelled=0,
+                             otp_diverted=0, delay_avg_min=20.0, delay_std_min=10.0, delay_max_min=100.0,
+                             origin_airport="IDR", dest_airport="PNQ"))
+    # AI-101 runs Mondays only, no statistics (median 7.3 stands in), cheaper and later.
+    t["flights"].append(dict(FLIGHT, **NO_OTP, flight_number="AI-101", airline="Air India", origin_city="Pune",
+                             dest_city="Indore", run_days="1000000", dep_time="09:00", arr_time="11:00",
+                             duration_min=120, price_inr=3900.0))
+    # 25 daily Pune -> Mumbai flights to exercise the 20-row cap.
+    for k in range(25):
+        dep = f"{6 + k // 2:02d}:{(k % 2) * 30:02d}"
+        t["flights"].append(dict(FLIGHT, **NO_OTP, flight_number=f"6E-{1000 + k}", origin_city="Pune",
+                                 dest_city="Mumbai", dest_airport="BOM", dep_time=dep, arr_time="23:00",
+                                 duration_min=60, price_inr=3000.0 + k))
+    # 12191: E[D] = (10 + 2*20 + 3*30 + 4*40 + 6*50) / 16 = 600/16 = 37.5 (the only measured train)
+    t["trains"].append(dict(TRAIN, train_number="12191", origin_city="Pune", dest_city="Indore", avg_delay_1w=10.0,
+                            avg_delay_1m=20.0, avg_delay_3m=30.0, avg_delay_6m=40.0, avg_delay_1y=50.0))
+    t["trains"].append(dict(TRAIN, **NO_TRAIN_DELAY, train_number="11111", origin_city="Pune", dest_city="Indore",
+                            run_days="0000011", dep_time="07:00", arr_time="19:00", arr_day_offset=0))
+    t["trains"].append(dict(TRAIN, **NO_TRAIN_DELAY, train_number="22222", origin_city="Nagpur", dest_city="Bhopal",
+                            run_days="0000011"))  # weekends only
+    t["buses"] = [dict(bus_id=f"B{k}", operator="Neeta Travels", bus_type="AC Sleeper", origin_city="Pune",
+                       dest_city="Mumbai", dep_time=f"{20 + k}:00", arr_time="02:00", arr_day_offset=1,
+                       duration_min=240, run_days="1111111", fare_inr=800.0 - 100 * k) for k in range(2)]
+    # road E[D]: Pune->Mumbai 40, Mumbai->Pune 60, median 50 (cab Pune->Indore has no road route)
+    t["road_routes"] = [dict(origin_city="Pune", dest_city="Mumbai", distance_km=150.0, free_flow_min=180.0,
+                             historical_delay_min=40.0, estimated_delay_min=25.0),
+                        dict(origin_city="Mumbai", dest_city="Pune", distance_km=150.0, free_flow_min=185.0,
+                             historical_delay_min=60.0, estimated_delay_min=30.0)]
+    for o, *_ in CITIES:
+        for d, *_ in CITIES:
+            if o != d:
+                t["distances"].append(dict(origin_city=o, dest_city=d, distance_km=150.0 if {o, d} == {"Pune", "Mumbai"}
+                                           else 600.0, duration_min=200.0, cab_fare_inr=3600.0))
+    t["accommodations"] = [
+        dict(STAY, name="Conrad Pune", house_type="Luxury Boutique", rating=4.8, price_per_night_inr=9000.0,
+             house_rules=["No pets"], amenities=["Wellness Spa", "Pool"], services=["Laundry", "Cleaning"]),
+        dict(STAY, name="Hotel Sunshine", house_type="Family Friendly", rating=4.1, price_per_night_inr=2500.0,
+             house_rules=["No smoking"], amenities=["Pool"], services=["Laundry"], max_occupancy=4),
+        dict(STAY, name="Koregaon Suites", house_type="Apartment Extended", rating=3.9, price_per_night_inr=4000.0,
+             house_rules=[], amenities=["Wellness Spa"], services=["Cleaning"]),
+    ]
+    t["attractions"] = [
+        dict(VENUE, name="Shaniwar Wada", categories=["Sights & Landmarks", "Museums"], visit_duration_hr=3.0,
+             rating=4.5, entry_fee_inr=25.0),
+        dict(VENUE, name="Aga Khan Palace", categories=["Museums"], visit_duration_hr=3.0, rating=4.6,
+             entry_fee_inr=50.0),
+    ]
+    t["restaurants"] = [
+        dict(VENUE, name="Vaishali", cuisines=["Indian Subcontinent"], price_tier="$", avg_cost_inr=300.0, rating=4.4),
+        dict(VENUE, name="Malaka Spice", cuisines=["Asian"], price_tier="$$$", avg_cost_inr=1500.0, rating=4.5),
+    ]
+    t["events"] = [
+        dict(name="Sawai Gandharva", city="Pune", date="2025-12-12", start_time="18:00", end_time="01:00",
+             segment="Music", venue="Ramanbaug", price_inr=500.0),
+        dict(name="Pune Comedy Night", city="Pune", date="2025-11-21", start_time="20:00", end_time="22:00",
+             segment="Comedy", venue="Hard Rock", price_inr=799.0),
+    ]
+    t["crowd"] = [dict(venue_name="Shaniwar Wada", venue_type="attraction", city="Pune", open_hour=8, close_hour=18,
+                       surge_in_hour=11, surge_out_hour=17, windows=[[8, 10, "L"], [11, 16, "H"], [17, 18, "A"]],
+                       quiet_hours=[8, 9], peak_window=[12, 15])]
+    t["transit_stops"] = [dict(poi_name="Shaniwar Wada", poi_type="attraction", city="Pune", stop_name="Mandai",
+                               stop_latitude=18.51, stop_longitude=73.85, distance_m=450.0)]
+    return t
+
+
+def write_database(path: Path, tables: dict[str, list[dict[str, Any]]]) -> Path:
+    """Write `tables` as the CSV files `Database.open` reads (lists as JSON, None as empty)."""
+    path.mkdir(parents=True, exist_ok=True)
+    for name, spec in TABLES.items():
+        columns = list(spec.model.model_fields)
+        with open(path / f"{name}.csv", "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh)
+            w.writerow(columns)
+            for row in tables[name]:
+                w.writerow(["" if row[c] is None else json.dumps(row[c]) if isinstance(row[c], list)
+                            else str(row[c]).lower() if isinstance(row[c], bool) else row[c] for c in columns])
+    (path / "manifest.json").write_text(json.dumps({"profile": {"calendar_start": "2025-11-01",
+                                                                "calendar_end": "2026-03-31"}}))
+    return path
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Database:
+    return Database.open(write_database(tmp_path_factory.mktemp("tiny"), tiny_tables()))
+
+
+def call(db: Database, tool: str, **args: Any) -> ToolResult:
+    return LOOKUP.invoke(db, tool, args)
+
+
+def numbers(result: ToolResult, column: str) -> list[str]:
+    return [r[column] for r in result.rows]
+
+
+# ---------------------------------------------------------------- hits, by hand
+
+
+def test_flights_filter_by_weekday_and_show_expected_delay(db: Database) -> None:
+    monday = call(db, "search_flights", origin="pune", destination=" Indore ", date="2025-11-17")
+    assert monday.ok and numbers(monday, "flight_number") == ["6E-284", "AI-101"]
+    assert "| 11.6" in monday.text.splitlines()[2]  # 6E-284 measured
+    assert "7.3*" in monday.text and "median" in monday.text  # AI-101 falls back to the median
+    thursday = call(db, "search_flights", origin="Pune", destination="Indore", date="2025-11-20")
+    assert numbers(thursday, "flight_number") == ["6E-284"]
+    by_price = call(db, "search_flights", origin="Pune", destination="Indore", date="2025-11-17", sort_by="price")
+    assert numbers(by_price, "flight_number") == ["AI-101", "6E-284"]
+
+
+def test_structured_rows_equal_database_rows(db: Database) -> None:
+    result = call(db, "search_trains", origin="Pune", destination="Indore", date="2025-11-22")
+    table = db.tables["trains"]
+    # sorted by departure: 11111 at 07:00, then 12191 at 18:25
+    assert result.rows == [table.row(table.find(n, "Pune", "Indore")) for n in ("11111", "12191")]
+    assert "37.5" in result.text and "06:45+1d" in result.text
+    stays = call(db, "search_stays", city="Pune")
+    acc = db.tables["accommodations"]
+    assert stays.rows == [acc.row(acc.find("Pune", n)) for n in ("Hotel Sunshine", "Koregaon Suites", "Conrad Pune")]
+
+
+def test_results_are_capped_with_a_note(db: Database) -> None:
+    result = call(db, "search_flights", origin="Pune", destination="Mumbai", date="2025-11-20")
+    assert len(result.rows) == 20 and result.truncated == 5
+    assert "… 5 more rows; " in result.text and "25 found, showing 20" in result.text
+    assert len(result.text.splitlines()) == 2 + 20 + 1 + 1  # heading, header, rows, cut note, median note
+    small = call(db, "search_flights", origin="Pune", destination="Mumbai", date="2025-11-20", limit=3)
+    assert numbers(small, "flight_number") == ["6E-1000", "6E-1001", "6E-1002"] and small.truncated == 22
+    full = call(db, "search_flights", origin="Pune", destination="Mumbai", date="2025-11-20", limit=100)
+    assert len(full.rows) == 25 and full.truncated == 0 and "more rows" not in full.text
+
+
+def test_buses_and_cab(db: Database) -> None:
+    buses = call(db, "search_buses", origin="Pune", destination="Mumbai", date="2025-11-20", sort_by="price")
+    assert numbers(buses, "bus_id") == ["B1", "B0"] and "| 40.0" in buses.text
+    cab = call(db, "cab_route", origin="Pune", destination="Mumbai")
+    assert cab.ok and cab.rows[0]["free_flow_min"] == 180.0 and cab.rows[0]["cab_fare_inr"] == 3600.0
+    none = call(db, "cab_route", origin="Pune", destination="Indore")
+    assert none.ok and none.rows == [] and "no cab is available" in none.text.lower()
+
+
+def test_stay_filters(db: Database) -> None:
+    def names(**kw: Any) -> list[str]:
+        return numbers(call(db, "search_stays", city="Pune", **kw), "name")
+
+    assert names(allows=["pets"]) == ["Hotel Sunshine", "Koregaon Suites"]
+    assert names(allows=["pets", "smoking"]) == ["Koregaon Suites"]
+    assert names(amenities=["wellness spa"], sort_by="rating") == ["Conrad Pune", "Koregaon Suites"]
+    assert names(services=["Laundry"], max_price_per_night=5000) == ["Hotel Sunshine"]
+    assert names(min_occupancy=3) == ["Hotel Sunshine"]
+    assert names(house_type="luxury boutique") == ["Conrad Pune"]
+    assert names(min_rating=4.5) == ["Conrad Pune"]
+    empty = call(db, "search_stays", city="Pune", max_price_per_night=100)
+    assert empty.ok and empty.rows == [] and "no results" in empty.text and "Relax" in empty.text
+
+
+def test_venue_and_event_searches(db: Database) -> None:
+    assert numbers(call(db, "search_attractions", city="Pune"), "name") == ["Aga Khan Palace", "Shaniwar Wada"]
+    sights = call(db, "search_attractions", city="Pune", category="Sights & Landmarks")
+    assert numbers(sights, "name") == ["Shaniwar Wada"] and "| yes" in sights.text
+    assert numbers(call(db, "search_restaurants", city="Pune", cuisine="Asian"), "name") == ["Malaka Spice"]
+    assert numbers(call(db, "search_restaurants", city="Pune", sort_by="cost"), "name") == ["Vaishali", "Malaka Spice"]
+    assert numbers(call(db, "search_restaurants", city="Pune", price_tier="$"), "name") == ["Vaishali"]
+    events = call(db, "search_events", city="Pune", start_date="2025-11-01", end_date="2025-12-31")
+    assert numbers(events, "name") == ["Pune Comedy Night", "Sawai Gandharva"]
+    music = call(db, "search_events", city="Pune", start_date="2025-11-01", end_date="2025-12-31", segment="Music")
+    assert numbers(music, "name") == ["Sawai Gandharva"]
+    assert call(db, "search_events", city="Mumbai", start_date="2025-11-01", end_date="2025-11-02").rows == []
+
+
+def test_geography(db: Database) -> None:
+    cities = call(db, "list_cities", state="maharashtra")
+    assert numbers(cities, "city") == ["Mumbai", "Pune", "Nagpur"]  # most populous first
+    d = call(db, "distance", origin="Pune", destination="Bhopal")
+    assert d.rows[0]["distance_km"] == 600.0 and "600" in d.text
+
+
+def test_crowd_profile_and_transit(db: Database) -> None:
+    crowd = call(db, "crowd_profile", city="Pune", venue="shaniwar  wada")
+    assert crowd.ok and crowd.rows == [db.tables["crowd"].row(0)]
+    assert "11:00-16:59 | H | High" in crowd.text and "peak window: 12:00-15:59" in crowd.text
+    assert "quiet hours: 08:00, 09:00" in crowd.text
+    no_data = call(db, "crowd_profile", city="Pune", venue="Aga Khan Palace")
+    assert no_data.ok and "no crowd data" in no_data.text
+    transit = call(db, "nearest_transit", city="Pune", venue="Shaniwar Wada")
+    assert transit.rows[0]["stop_name"] == "Mandai" and "0.45" in transit.text
+    assert "no transit stop" in call(db, "nearest_transit", city="Pune", venue="Vaishali").text.lower()
+
+
+def test_delay_stats(db: Database) -> None:
+    f = call(db, "delay_stats", mode="flight", origin="Pune", destination="Indore", number="6e-284")
+    assert f.rows[0]["expected_delay_min"] == pytest.approx(11.6) and f.rows[0]["measured"]
+    assert f.rows[0]["otp_total"] == 100
+    ai = call(db, "delay_stats", mode="flight", origin="Pune", destination="Indore", number="AI-101")
+    assert ai.rows[0]["expected_delay_min"] == pytest.approx(7.3) and not ai.rows[0]["measured"]
+    assert "median" in ai.text
+    both = call(db, "delay_stats", mode="train", origin="Pune", destination="Indore")
+    assert [r["expected_delay_min"] for r in both.rows] == [37.5, 37.5]
+    assert [r["measured"] for r in both.rows] == [True, False]
+    bus = call(db, "delay_stats", mode="bus", origin="Mumbai", destination="Pune")
+    assert bus.rows[0]["expected_delay_min"] == 60.0 and bus.rows[0]["measured"]
+    cab = call(db, "delay_stats", mode="cab", origin="Pune", destination="Indore")
+    assert cab.rows[0]["expected_delay_min"] == 50.0 and not cab.rows[0]["measured"]
+
+
+# ---------------------------------------------------------------- misses and bad arguments
+
+MISSES = [
+    ("search_flights", dict(origin="Pnue", destination="Indore", date="2025-11-20"), "origin", "Pune"),
+    ("search_trains", dict(origin="Pune", destination="Indor", date="2025-11-20"), "destination", "Indore"),
+    ("search_buses", dict(origin="Pune", destination="Pune", date="2025-11-20"), "destination", "different"),
+    ("cab_route", dict(origin="Mumbay", destination="Pune"), "origin", "Mumbai"),
+    ("distance", dict(origin="Pune", destination="Bhopl"), "destination", "Bhopal"),
+    ("list_cities", dict(state="Maharastra"), "state", "Maharashtra"),
+    ("search_stays", dict(city="Pune", amenities=["Wellness Spaa"]), "amenities", "Wellness Spa"),
+    ("search_stays", dict(city="Pune", services=["Laundri"]), "services", "Laundry"),
+    ("search_attractions", dict(city="Nagpr"), "city", "Nagpur"),
+    ("search_restaurants", dict(city="Indoor"), "city", "Indore"),
+    ("search_events", dict(city="Pune", start_date="2025-11-20", end_date="2025-11-01"), "end_date", "swap"),
+    ("crowd_profile", dict(city="Pune", venue="Shaniwar Vada"), "venue", "Shaniwar Wada"),
+    ("nearest_transit", dict(city="Pune", venue="Conrad"), "venue", "Conrad Pune"),
+    ("delay_stats", dict(mode="flight", origin="Pune", destination="Indore", number="6E-248"), "number", "6E-284"),
+    ("delay_stats", dict(mode="train", origin="Pune", destination="Indore", number="12911"), "number", "12191"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "argument", "hint"), MISSES, ids=[f"{m[0]}-{m[2]}" for m in MISSES])
+def test_unknown_names_get_suggestions(db: Database, tool: str, args: dict, argument: str, hint: str) -> None:
+    result = call(db, tool, **args)
+    assert not result.ok and result.error and result.rows == []
+    assert f"argument '{argument}'" in result.error and hint in result.error
+    assert result.text.startswith("Error: ")
+
+
+NO_SERVICE = [("search_flights", "Pune", "Bhopal", "No flights"), ("search_trains", "Mumbai", "Pune", "No trains"),
+              ("search_buses", "Indore", "Pune", "No buses"),
+              ("search_trains", "Nagpur", "Bhopal", "none runs on a Wed")]
+
+
+@pytest.mark.parametrize(("tool", "origin", "dest", "says"), NO_SERVICE)
+def test_no_service_on_a_pair_says_so(db: Database, tool: str, origin: str, dest: str, says: str) -> None:
+    result = call(db, tool, origin=origin, destination=dest, date="2025-11-19")
+    assert result.ok and result.rows == [] and "no results" in result.text and says in result.text
+
+
+BAD_ARGS = [
+    ("search_flights", dict(origin="Pune", destination="Indore", date="20-11-2025"), "date", "pattern"),
+    ("search_flights", dict(origin="Pune", destination="Indore", date="2025-02-30"), "date", "real calendar"),
+    ("search_trains", dict(origin="Pune", date="2025-11-20"), "destination", "missing required"),
+    ("search_buses", dict(origin="Pune", destination="Mumbai", date="2027-01-04"), "date", "outside the dates"),
+    ("search_buses", dict(origin=5, destination="Pune", date="2025-11-20"), "origin", "string"),
+    ("search_flights", dict(origin="Pune", destination="Indore", date="2025-11-20", limit=500), "limit", "100"),
+    ("search_flights", dict(origin="Pune", destination="Indore", date="2025-11-20", limit=0), "limit", "1"),
+    ("search_flights", dict(origin="Pune", destination="Indore", date="2025-11-20", sort_by="cheap"), "sort_by",
+     "price"),
+    ("search_stays", dict(city="Pune", allows="pets"), "allows", "list"),
+    ("search_stays", dict(city="Pune", allows=["dogs"]), "allows.0", "pets"),
+    ("search_stays", dict(city="Pune", min_rating=7), "min_rating", "5"),
+    ("search_attractions", dict(city="Pune", category="Temples"), "category", "Museums"),
+    ("search_restaurants", dict(city="Pune", price_tier="cheap"), "price_tier", "$$"),
+    ("search_events", dict(city="Pune", start_date="2025-11-01"), "end_date", "missing required"),
+    ("search_events", dict(city="Pune", start_date="2025-01-01", end_date="2025-12-31"), "end_date", "62"),
+    ("delay_stats", dict(mode="plane", origin="Pune", destination="Indore"), "mode", "flight"),
+    ("cab_route", dict(origin="Pune", destination="Mumbai", date="2025-11-20"), "date", "unknown argument"),
+    ("list_cities", dict(), "state", "missing required"),
+    ("crowd_profile", dict(city="Pune", venue=""), "venue", "at least 1"),
+]
+
+
+@pytest.mark.parametrize(("tool", "args", "argument", "says"), BAD_ARGS, ids=[f"{b[0]}-{b[2]}" for b in BAD_ARGS])
+def test_bad_arguments_name_the_argument(db: Database, tool: str, args: dict, argument: str, says: str) -> None:
+    result = call(db, tool, **args)
+    assert not result.ok and result.error is not None
+    assert f"'{argument}'" in result.error and says in result.error, result.error
+
+
+def test_arguments_as_json_string_and_unknown_tool(db: Database) -> None:
+    spec = LOOKUP_TOOLS["search_flights"]
+    text = json.dumps(dict(origin="Pune", destination="Indore", date="2025-11-17"))
+    assert spec.invoke(db, text).rows == call(db, "search_flights", origin="Pune", destination="Indore",
+                                              date="2025-11-17").rows
+    broken = spec.invoke(db, '{"origin": "Pune", ')
+    assert not broken.ok and "not valid JSON" in broken.error
+    assert "JSON object" in spec.invoke(db, "[1, 2]").error
+    unknown = LOOKUP.invoke(db, "search_flight", {})
+    assert not unknown.ok and "search_flights" in unknown.error
+
+
+# ---------------------------------------------------------------- the generated mini sandbox
+
+
+def _some(mini_db: Database, table: str) -> dict[str, Any]:
+    t = mini_db.tables[table]
+    return t.row(t.n // 2)
+
+
+def test_every_tool_hits_on_the_mini_sandbox(mini_db: Database) -> None:
+    """One real query per tool, built from rows of the generated sandbox; each returns that row."""
+    f = _some(mini_db, "flights")
+    weekday = f["run_days"].index("1")
+    date = f"2025-11-{17 + weekday}"  # 2025-11-17 is a Monday
+    got = call(mini_db, "search_flights", origin=f["origin_city"], destination=f["dest_city"], date=date, limit=100)
+    assert got.ok and f in got.rows
+    tr = _some(mini_db, "trains")
+    date = f"2025-11-{17 + tr['run_days'].index('1')}"
+    got = call(mini_db, "search_trains", origin=tr["origin_city"], destination=tr["dest_city"], date=date, limit=100)
+    assert tr in got.rows
+    b = _some(mini_db, "buses")
+    date = f"2025-11-{17 + b['run_days'].index('1')}"
+    assert b in call(mini_db, "search_buses", origin=b["origin_city"], destination=b["dest_city"], date=date,
+                     limit=100).rows
+    r = _some(mini_db, "road_routes")
+    cab = call(mini_db, "cab_route", origin=r["origin_city"], destination=r["dest_city"])
+    assert cab.rows[0]["historical_delay_min"] == r["historical_delay_min"]
+    s = _some(mini_db, "accommodations")
+    assert s in call(mini_db, "search_stays", city=s["city"], limit=100).rows
+    a = _some(mini_db, "attractions")
+    assert a in call(mini_db, "search_attractions", city=a["city"], category=a["categories"][0], limit=100).rows
+    rs = _some(mini_db, "restaurants")
+    assert rs in call(mini_db, "search_restaurants", city=rs["city"], cuisine=rs["cuisines"][0], limit=100).rows
+    e = _some(mini_db, "events")
+    assert e in call(mini_db, "search_events", city=e["city"], start_date=e["date"], end_date=e["date"],
+                     limit=100).rows
+    c = _some(mini_db, "crowd")
+    crowd = call(mini_db, "crowd_profile", city=c["city"], venue=c["venue_name"], venue_type=c["venue_type"])
+    assert crowd.rows == [c]
+    ts = _some(mini_db, "transit_stops")
+    assert call(mini_db, "nearest_transit", city=ts["city"], venue=ts["poi_name"]).rows[0]["stop_name"] == ts[
+        "stop_name"]
+    ds = call(mini_db, "delay_stats", mode="flight", origin=f["origin_city"], destination=f["dest_city"],
+              number=f["flight_number"])
+    assert ds.rows[0]["number"] == f["flight_number"]
+    state = mini_db.state_of(f["origin_city"])
+    assert f["origin_city"] in numbers(call(mini_db, "list_cities", state=state, limit=100), "city")
+    assert call(mini_db, "distance", origin=f["origin_city"], destination=f["dest_city"]).rows
