@@ -1,0 +1,238 @@
+"""Chat-model configuration for the LLM baselines: build, retry, and account for usage and cost.
+
+`ModelSpec` is the validated model section of an agent config (`model: openai:gpt-4o-mini` or a
+`base_url` of an OpenAI-compatible server such as vLLM, Ollama or llama.cpp). `make_chat_model`
+turns it into a LangChain chat model, with a clear error when the provider package or the API key
+is missing. `RetryingModel` wraps any chat model (real or fake) with retries and exponential
+backoff on transient failures; the sleep function is injectable so tests never sleep.
+`usage_of` and `cost_of` read `AIMessage.usage_metadata`: unknown usage stays `None`, never 0.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# provider prefix of "provider:model" -> (pip package, module, chat class, API-key env var or None)
+PROVIDERS: dict[str, tuple[str, str, str, str | None]] = {
+    "openai": ("langchain-openai", "langchain_openai", "ChatOpenAI", "OPENAI_API_KEY"),
+    "azure_openai": ("langchain-openai", "langchain_openai", "AzureChatOpenAI", "AZURE_OPENAI_API_KEY"),
+    "anthropic": ("langchain-anthropic", "langchain_anthropic", "ChatAnthropic", "ANTHROPIC_API_KEY"),
+    "google_genai": ("langchain-google-genai", "langchain_google_genai", "ChatGoogleGenerativeAI",
+                     "GOOGLE_API_KEY"),
+    "mistralai": ("langchain-mistralai", "langchain_mistralai", "ChatMistralAI", "MISTRAL_API_KEY"),
+    "groq": ("langchain-groq", "langchain_groq", "ChatGroq", "GROQ_API_KEY"),
+    "together": ("langchain-together", "langchain_together", "ChatTogether", "TOGETHER_API_KEY"),
+    "fireworks": ("langchain-fireworks", "langchain_fireworks", "ChatFireworks", "FIREWORKS_API_KEY"),
+    "deepseek": ("langchain-deepseek", "langchain_deepseek", "ChatDeepSeek", "DEEPSEEK_API_KEY"),
+    "ollama": ("langchain-ollama", "langchain_ollama", "ChatOllama", None),
+    "huggingface": ("langchain-huggingface", "langchain_huggingface", "ChatHuggingFace", None),
+}
+# HTTP statuses and exception class names that mean "try again later", not "your request is wrong".
+TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+TRANSIENT_NAMES = frozenset({"RateLimitError", "APIConnectionError", "APITimeoutError", "InternalServerError",
+                             "ServiceUnavailableError", "OverloadedError", "Timeout", "ReadTimeout",
+                             "ConnectTimeout", "ConnectError", "RemoteProtocolError"})
+
+
+class ModelConfigError(ValueError):
+    """The model cannot be built as configured (missing package, missing key, bad spec)."""
+
+
+class Price(BaseModel):
+    """USD per million tokens; used for `cost_usd` in traces."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+class ModelSpec(BaseModel):
+    """Which chat model to call and how (timeouts, retries, sampling, price).
+
+    Either `model` is `provider:model` (e.g. `openai:gpt-4o-mini`, `anthropic:claude-3-5-haiku-latest`)
+    or `base_url` points at an OpenAI-compatible server and `model` is the served model name.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1, description="'provider:model', or the model name served at base_url")
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    api_key_env: str | None = Field(default=None, description="Env var holding the API key (default: the provider's)")
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: float = Field(default=120.0, gt=0, description="Seconds per request")
+    retries: int = Field(default=3, ge=0, le=20, description="Extra attempts after a transient failure")
+    backoff_initial: float = Field(default=1.0, ge=0, description="Seconds before the first retry")
+    backoff_max: float = Field(default=30.0, ge=0, description="Cap on one wait")
+    price: Price | None = Field(default=None, description="Optional price; cost is None without it")
+
+    @model_validator(mode="after")
+    def _provider_known(self) -> ModelSpec:
+        if self.base_url is None and ":" not in self.model:
+            raise ValueError(f"model {self.model!r} needs a provider prefix such as 'openai:{self.model}', "
+                             "or set base_url for an OpenAI-compatible server")
+        return self
+
+    @property
+    def provider(self) -> str:
+        return "openai" if self.base_url is not None else self.model.split(":", 1)[0]
+
+    @property
+    def model_name(self) -> str:
+        return self.model if self.base_url is not None else self.model.split(":", 1)[1]
+
+
+def as_spec(model: str | dict[str, Any] | ModelSpec) -> ModelSpec:
+    """A ModelSpec from a 'provider:model' string, a mapping, or a spec."""
+    if isinstance(model, ModelSpec):
+        return model
+    if isinstance(model, str):
+        return ModelSpec(model=model)
+    return ModelSpec.model_validate(model)
+
+
+def _import(module: str, package: str, what: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ModelConfigError(f"{what} needs the package {package!r}: pip install {package} "
+                               "(or pip install 'utp-env[llm]')") from None
+
+
+def _api_key(spec: ModelSpec, default_env: str | None, required: bool) -> str | None:
+    env = spec.api_key_env or default_env
+    if env is None:
+        return None
+    key = os.environ.get(env)
+    if not key and required:
+        raise ModelConfigError(f"model {spec.model!r} needs an API key in the environment variable {env}: "
+                               f"export {env}=... (or set api_key_env to the variable that holds it)")
+    return key or None
+
+
+def make_chat_model(model: str | dict[str, Any] | ModelSpec) -> Any:
+    """Build the LangChain chat model of a spec (not yet wrapped in retries; see `RetryingModel`).
+
+    `base_url` -> `langchain_openai.ChatOpenAI(base_url=...)` (a key is optional: local servers
+    rarely need one). `provider:model` -> `langchain.chat_models.init_chat_model` when `langchain`
+    is installed, else the provider's own package directly. Raises ModelConfigError naming the
+    package to install or the env var to set.
+    """
+    spec = as_spec(model)
+    common: dict[str, Any] = {"temperature": spec.temperature, "timeout": spec.timeout, "max_retries": 0}
+    if spec.max_tokens is not None:
+        common["max_tokens"] = spec.max_tokens
+    if spec.base_url is not None:
+        key = _api_key(spec, spec.api_key_env, required=spec.api_key_env is not None)
+        module = _import("langchain_openai", "langchain-openai", f"base_url model {spec.model!r}")
+        return module.ChatOpenAI(model=spec.model, base_url=spec.base_url, api_key=key or "not-needed", **common)
+    provider = spec.provider
+    package, module_name, cls_name, key_env = PROVIDERS.get(provider, (f"langchain-{provider}", "", "", None))
+    _api_key(spec, key_env, required=key_env is not None)
+    try:
+        chat_models = importlib.import_module("langchain.chat_models")
+    except ImportError:
+        chat_models = None
+    if chat_models is not None:
+        _import(module_name or f"langchain_{provider}", package, f"provider {provider!r}")
+        return chat_models.init_chat_model(spec.model, **common)
+    if not module_name:
+        raise ModelConfigError(f"provider {provider!r} needs the package 'langchain' (pip install langchain "
+                               f"{package}); known providers without it: {', '.join(sorted(PROVIDERS))}")
+    module = _import(module_name, package, f"provider {provider!r}")
+    return getattr(module, cls_name)(model=spec.model_name, **common)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether an exception from a model call is worth retrying (timeouts, rate limits, 5xx)."""
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    if type(exc).__name__ in TRANSIENT_NAMES:
+        return True
+    status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
+    return isinstance(status, int) and status in TRANSIENT_STATUS
+
+
+def backoff_delays(retries: int, initial: float, maximum: float) -> list[float]:
+    """Exponential backoff: initial, 2·initial, 4·initial, ... capped at `maximum` (no jitter: reproducible)."""
+    return [min(maximum, initial * 2**i) for i in range(retries)]
+
+
+class RetryingModel:
+    """A chat model whose `invoke` retries transient failures with exponential backoff.
+
+    Non-transient errors (bad request, auth, a scripted test failure) propagate at once.
+    `bind_tools` returns a RetryingModel around the bound model, so tool-calling keeps the retries.
+    """
+
+    def __init__(self, model: Any, retries: int = 3, backoff_initial: float = 1.0, backoff_max: float = 30.0,
+                 sleep: Callable[[float], None] = time.sleep,
+                 retry_if: Callable[[BaseException], bool] = is_transient) -> None:
+        self.model = model
+        self.delays = backoff_delays(retries, backoff_initial, backoff_max)
+        self.sleep = sleep
+        self.retry_if = retry_if
+        self.attempts = 0  # total invoke attempts, for diagnostics
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec, model: Any | None = None,
+                  sleep: Callable[[float], None] = time.sleep) -> RetryingModel:
+        """Wrap `model` (default: `make_chat_model(spec)`) with the spec's retry settings."""
+        return cls(model if model is not None else make_chat_model(spec), spec.retries, spec.backoff_initial,
+                   spec.backoff_max, sleep)
+
+    def invoke(self, messages: Any, **kwargs: Any) -> Any:
+        for wait in [*self.delays, None]:
+            self.attempts += 1
+            try:
+                return self.model.invoke(messages, **kwargs)
+            except Exception as exc:
+                if wait is None or not self.retry_if(exc):
+                    raise
+                self.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> RetryingModel:
+        bound = RetryingModel(self.model.bind_tools(tools, **kwargs), sleep=self.sleep, retry_if=self.retry_if)
+        bound.delays = self.delays
+        return bound
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one model call; a field is None when the model did not report it."""
+
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+def usage_of(message: Any) -> Usage:
+    """Token usage from `AIMessage.usage_metadata`; both None when the model reports nothing."""
+    meta = getattr(message, "usage_metadata", None)
+    if not meta:
+        return Usage(None, None)
+    get = meta.get if isinstance(meta, dict) else lambda k: getattr(meta, k, None)
+    inp, out = get("input_tokens"), get("output_tokens")
+    return Usage(int(inp) if inp is not None else None, int(out) if out is not None else None)
+
+
+def cost_of(usage: Usage, price: Price | None) -> float | None:
+    """USD cost of one call, None when the price or either token count is unknown."""
+    if price is None or usage.input_tokens is None or usage.output_tokens is None:
+        return None
+    return (usage.input_tokens * price.input_per_mtok + usage.output_tokens * price.output_per_mtok) / 1e6
+
+
+def add_optional(total: float | None, value: float | None) -> float | None:
+    """Sum that stays None until some value is known (unknown + known = known part)."""
+    if value is None:
+        return total
+    return value if total is None else total + value

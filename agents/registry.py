@@ -1,0 +1,117 @@
+"""Load an agent from a name, a YAML config file or a `module:Class` import path.
+
+A config file is YAML with an `agent: module:Class` key and the agent's settings beside it:
+
+    agent: agents.llm.direct:DirectAgent
+    model: openai:gpt-4o-mini
+    temperature: 0.0
+    uncertainty: true
+
+The short names `reference`, `deterministic`, `direct`, `direct_no_uncertainty`, `atlas` and
+`tool_calling` stand for `configs/agents/<name>.yaml`. The class is imported by its path, never
+by `eval`; the settings (file values updated by `overrides`) are checked against the class's
+`Settings` pydantic model when it has one, else against its constructor's parameters, so an
+unknown or mistyped key is an error that names the key and lists the valid ones.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from utp_env.config import CONFIG_DIR
+
+AGENT_CONFIG_DIR = CONFIG_DIR / "agents"
+NAMES = ("reference", "deterministic", "direct", "direct_no_uncertainty", "atlas", "tool_calling")
+IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class AgentConfigError(ValueError):
+    """An agent name, config file, import path or setting is wrong; the message says which and how to fix."""
+
+
+def import_agent_class(path: str, where: str = "agent") -> type:
+    """The class at `module:Class` (a dotted module path and a class name; nothing else is accepted)."""
+    if not isinstance(path, str) or not IMPORT_PATH.match(path):
+        raise AgentConfigError(f"{where}: {path!r} is not an import path; write 'package.module:ClassName', "
+                               "e.g. 'agents.llm.direct:DirectAgent'")
+    module_name, cls_name = path.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise AgentConfigError(f"{where}: cannot import module {module_name!r} ({exc}); check the path and that "
+                               "the package is installed or on PYTHONPATH") from exc
+    cls = getattr(module, cls_name, None)
+    if not isinstance(cls, type):
+        raise AgentConfigError(f"{where}: module {module_name!r} has no class {cls_name!r}")
+    if not callable(getattr(cls, "run", None)):
+        raise AgentConfigError(f"{where}: {path} has no run(query, toolkit) method; see docs/AGENTS.md")
+    return cls
+
+
+def read_config(source: str | Path) -> tuple[dict[str, Any], str]:
+    """The settings mapping of a config name or file, and a label naming where it came from."""
+    path = Path(source)
+    if isinstance(source, str) and source in NAMES:
+        path = AGENT_CONFIG_DIR / f"{source}.yaml"
+        if not path.exists():
+            raise AgentConfigError(f"agent {source!r}: its config {path} is missing")
+    elif not path.exists():
+        raise AgentConfigError(f"unknown agent {str(source)!r}: give one of {', '.join(NAMES)}, a YAML config "
+                               "file, or an import path 'package.module:ClassName'")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise AgentConfigError(f"{path}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict) or "agent" not in data:
+        raise AgentConfigError(f"{path}: expected a mapping with an 'agent: package.module:ClassName' key")
+    return data, str(path)
+
+
+def check_settings(cls: type, settings: dict[str, Any], where: str) -> dict[str, Any]:
+    """Validate settings against `cls.Settings` (pydantic) or the constructor; return them unchanged."""
+    model = getattr(cls, "Settings", None)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        unknown = sorted(set(settings) - set(model.model_fields))
+        if unknown:
+            raise AgentConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for {cls.__name__}; "
+                                   f"valid settings: {', '.join(model.model_fields)}")
+        try:
+            model.model_validate(settings)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            field = ".".join(str(p) for p in first["loc"]) or "settings"
+            raise AgentConfigError(f"{where}: setting {field}: {first['msg']} (got {first.get('input')!r})") from exc
+        return settings
+    params = inspect.signature(cls).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return settings
+    unknown = sorted(set(settings) - set(params))
+    if unknown:
+        raise AgentConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for {cls.__name__}; "
+                               f"valid settings: {', '.join(params) or 'none'}")
+    return settings
+
+
+def load_agent(source: str | Path, overrides: dict[str, Any] | None = None) -> Any:
+    """Build an agent from a short name, a YAML config file, or a `module:Class` path.
+
+    `overrides` update the file's settings (e.g. `{"model": "openai:gpt-4o", "K": 2}`); the key
+    `agent` in overrides replaces the class.
+    """
+    overrides = dict(overrides or {})
+    if isinstance(source, str) and ":" in source and not Path(source).exists() and source not in NAMES:
+        data: dict[str, Any] = {"agent": source}
+        where = f"agent {source}"
+    else:
+        data, where = read_config(source)
+    data.update(overrides)
+    cls = import_agent_class(data.pop("agent"), where)
+    settings = check_settings(cls, data, where)
+    return cls(**settings)
