@@ -68,6 +68,11 @@ class CompiledPlan:
         return int(self.kind.shape[0])
 
     @property
+    def skippable(self) -> np.ndarray:
+        """Steps that are lost when reached after their planned end: visits, stays, rests, events."""
+        return ((self.kind == VISIT) | (self.kind == ELASTIC)) & (self.end > self.start)
+
+    @property
     def leg_steps(self) -> np.ndarray:
         return np.flatnonzero((self.kind == LEG) | (self.kind == CAB))
 

@@ -1,8 +1,9 @@
 """The vectorised rollout engine: loop over the plan's steps, vector over n rollouts.
 
 Semantics (DESIGN section 6, docs/SIMULATION.md). `t` is the time the traveller is free:
-- an item starts at s = max(planned start, t + gap); when `skip_passed_items` and s >= its
-  planned end (and it has positive length) it is lost: it takes no time (end = s);
+- an item starts at s = max(planned start, t + gap); a skippable item (a visit, stay, rest or
+  event of positive length) reached at or after its planned end is lost when `skip_passed_items`:
+  it takes no time (end = s). Check-in, checkout and arrivals are never skipped;
 - VISIT ends at max(planned end, s + v + overrun); ELASTIC at max(planned end, s);
   FIXED at max(planned end, s + planned length);
 - LEG: missed when t > departure - margin; then rebooked w whole days later, w the fewest that
@@ -37,7 +38,7 @@ def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) 
     end = np.empty((n, steps))
     lost = np.zeros((n, steps), dtype=bool)
     missed = np.zeros((n, steps), dtype=bool)
-    t = np.full(n, plan.start[0] if steps else 0.0)
+    t = np.full(n, -np.inf)  # the traveller is ready for the first step whenever it starts
     zero = np.zeros(n)
     for j in range(steps):
         kind = plan.kind[j]
@@ -60,7 +61,7 @@ def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) 
                 e = np.maximum(pe, s)
             else:  # FIXED
                 e = np.maximum(pe, s + (pe - ps))
-            if skip_passed_items and pe > ps:
+            if skip_passed_items and plan.skippable[j]:
                 gone = s >= pe
                 lost[:, j] = gone
                 e = np.where(gone, s, e)

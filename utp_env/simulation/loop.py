@@ -20,7 +20,7 @@ def run_loop(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = T
     kinds = [int(k) for k in plan.kind]
     ps_all, pe_all = plan.start.tolist(), plan.end.tolist()
     base, gap, margin = plan.base.tolist(), plan.gap.tolist(), plan.margin.tolist()
-    sched_arr, draws = plan.sched_arr.tolist(), plan.draw.tolist()
+    sched_arr, draws, skippable = plan.sched_arr.tolist(), plan.draw.tolist(), plan.skippable.tolist()
     table = delays.tolist()
     start = [[0.0] * steps for _ in range(n)]
     end = [[0.0] * steps for _ in range(n)]
@@ -28,7 +28,7 @@ def run_loop(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = T
     missed = [[False] * steps for _ in range(n)]
     for r in range(n):
         row = table[r]
-        t = ps_all[0] if steps else 0.0
+        t = -math.inf
         for j in range(steps):
             ps, pe, kind = ps_all[j], pe_all[j], kinds[j]
             d = row[draws[j]] if draws[j] >= 0 else 0.0
@@ -49,7 +49,7 @@ def run_loop(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = T
                     e = max(pe, s)
                 else:
                     e = max(pe, s + (pe - ps))
-                if skip_passed_items and pe > ps and s >= pe:
+                if skip_passed_items and skippable[j] and s >= pe:
                     lost[r][j] = True
                     e = s
                 start[r][j] = s

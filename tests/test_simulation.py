@@ -1,0 +1,314 @@
+"""Monte Carlo robustness: determinism, engine == loop baseline, buffers, missed connections."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tools.database import Database
+from tools.schema import TABLES
+from utp_env.config import UncertaintyConfig
+from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
+from utp_env.simulation import compile_for, draw_delays, simulate, simulate_once
+from utp_env.simulation.compile import CAB, ELASTIC, FIXED, LEG, VISIT
+from utp_env.simulation.engine import run
+from utp_env.simulation.loop import run_loop
+
+# ------------------------------------------------------------------ a tiny hand-made database
+
+FLIGHT_STATS = {"otp_total": 200, "otp_on_time": 150, "otp_late": 20, "otp_very_late": 10, "otp_excessive": 10,
+                "otp_cancelled": 6, "otp_diverted": 4, "delay_avg_min": 40.0, "delay_std_min": 30.0,
+                "delay_max_min": 300.0}
+
+
+def _cities() -> list[dict]:
+    return [{"city": c, "state": "Testland", "latitude": 20.0 + i, "longitude": 75.0, "population": 1000 - i,
+             "has_crowd_data": "true"} for i, c in enumerate(("Alpha", "Beta", "Gamma"))]
+
+
+def _service(number: str, o: str, d: str, dep: str, arr: str, dur: int, **extra: object) -> dict:
+    return {"origin_city": o, "dest_city": d, "dep_time": dep, "arr_time": arr, "arr_day_offset": 0,
+            "duration_min": dur, "run_days": "1111111", **extra}
+
+
+def tiny_rows() -> dict[str, list[dict]]:
+    """Rows of every table, with statistics chosen so expected values can be computed by hand."""
+    flight = {"airline": "IndiGo", "origin_airport": "AAA", "dest_airport": "BBB", "price_inr": 4000}
+    train = {"train_name": "Test Exp", "origin_station": "B Jn", "dest_station": "G Jn", "classes": '["3A"]',
+             "fare_inr": 900}
+    return {
+        "cities": _cities(),
+        "flights": [
+            _service("", "Alpha", "Beta", "08:00", "10:00", 120, flight_number="6E-100", **flight, **FLIGHT_STATS),
+            _service("", "Alpha", "Beta", "18:00", "20:00", 120, flight_number="6E-101", **flight),
+            _service("", "Beta", "Alpha", "18:00", "20:00", 120, flight_number="6E-102", **flight, **FLIGHT_STATS),
+            _service("", "Beta", "Gamma", "14:00", "15:00", 60, flight_number="6E-103", **flight,
+                     **{**FLIGHT_STATS, "otp_total": 100, "delay_avg_min": 60.0, "delay_std_min": None,
+                        "delay_max_min": 200.0}),
+        ],
+        "trains": [_service("", "Beta", "Gamma", "16:00", "20:00", 240, train_number="12345", **train,
+                            avg_delay_1w=40, avg_delay_1m=44, avg_delay_3m=36, avg_delay_6m=48, avg_delay_1y=40)],
+        "buses": [_service("", "Gamma", "Alpha", "09:00", "13:00", 240, bus_id="B1", operator="Op",
+                           bus_type="AC Seater", fare_inr=500)],
+        "road_routes": [{"origin_city": o, "dest_city": d, "distance_km": 200, "free_flow_min": 220,
+                         "historical_delay_min": h, "estimated_delay_min": h}
+                        for o, d, h in (("Gamma", "Alpha", 50.0), ("Beta", "Gamma", 30.0))],
+        "distances": [{"origin_city": o["city"], "dest_city": d["city"], "distance_km": 200, "duration_min": 240,
+                       "cab_fare_inr": 3000} for o in _cities() for d in _cities() if o != d],
+        "accommodations": [{"name": "Hotel Beta", "city": "Beta", "latitude": 21, "longitude": 75,
+                            "house_type": "Family Friendly", "star_rating": 3, "rating": 4.0,
+                            "price_per_night_inr": 3000, "max_occupancy": 2, "house_rules": "[]",
+                            "amenities": "[]", "services": "[]", "minimum_nights": 1, "check_in": "12:00",
+                            "check_out": "11:00"}],
+        "attractions": [{"name": n, "city": "Beta", "latitude": 21, "longitude": 75, "categories": json.dumps([c]),
+                         "visit_duration_hr": h, "rating": 4.5, "entry_fee_inr": 50, "open_time": "06:00",
+                         "close_time": "22:00"}
+                        for n, c, h in (("Old Fort", "Museums", 3.0), ("Rose Garden", "Shopping", 1.5))],
+        "restaurants": [{"name": "Spice Cafe", "city": "Beta", "latitude": 21, "longitude": 75,
+                         "cuisines": '["Asian"]', "price_tier": "$$", "avg_cost_inr": 500, "rating": 4.1,
+                         "open_time": "07:00", "close_time": "23:00"}],
+        "events": [],
+        "crowd": [{"venue_name": "Old Fort", "venue_type": "attraction", "city": "Beta", "open_hour": 6,
+                   "close_hour": 21, "windows": '[[6, 10, "L"], [11, 16, "H"], [17, 21, "A"]]',
+                   "quiet_hours": "[6, 7]", "peak_window": "[12, 15]"}],
+        "transit_stops": [],
+    }
+
+
+def write_db(path: Path, rows: dict[str, list[dict]]) -> Database:
+    """Write `rows` as the CSV files of a database directory and open it."""
+    path.mkdir(parents=True, exist_ok=True)
+    for name, spec in TABLES.items():
+        header = list(spec.model.model_fields)
+        with (path / f"{name}.csv").open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(header)
+            for row in rows.get(name, []):
+                writer.writerow(["" if row.get(c) is None else row[c] for c in header])
+    return Database.open(path)
+
+
+@pytest.fixture(scope="module")
+def tiny_db(tmp_path_factory: pytest.TempPathFactory) -> Database:
+    return write_db(tmp_path_factory.mktemp("tinydb"), tiny_rows())
+
+
+# ------------------------------------------------------------------ plans
+
+
+def item(name: str, activity: str, start: str | None, end: str | None, venue_type: str | None = None,
+         next_day: bool = False) -> PlanItem:
+    s = parse_hhmm(start) if start else None
+    e = parse_hhmm(end) + (1440 if next_day else 0) if end else None
+    return PlanItem(name=name, activity=activity, start=s, end=e, venue_type=venue_type)  # type: ignore[arg-type]
+
+
+def two_day_plan(fort_end: str = "18:30", dinner: tuple[str, str] = ("19:00", "20:30")) -> Plan:
+    """Fly Alpha->Beta on day 1, visit, stay, fly back on day 2."""
+    day1 = Day(day=1, date="2025-11-03", cities=["Alpha", "Beta"],
+               transport=[TransportLeg(mode="flight", number="6E-100", origin="Alpha", destination="Beta",
+                                       dep=480, arr=600, planned_arr=660)],
+               items=[item("Alpha Airport", "arrive", "06:30", "07:00"),
+                      item("Hotel Beta", "check-in", "11:00", "11:30", "accommodation"),
+                      item("Spice Cafe", "visit", "12:00", "13:15", "restaurant"),
+                      item("Old Fort", "visit", "13:30", fort_end, "attraction"),
+                      item("Spice Cafe", "visit", *dinner, "restaurant"),
+                      item("Hotel Beta", "stay", "21:00", "08:00", "accommodation", next_day=True)])
+    day2 = Day(day=2, date="2025-11-04", cities=["Beta", "Alpha"],
+               transport=[TransportLeg(mode="flight", number="6E-102", origin="Beta", destination="Alpha",
+                                       dep=1080, arr=1200)],
+               items=[item("Hotel Beta", "stay", "08:00", "09:00", "accommodation"),
+                      item("Rose Garden", "visit", "10:00", "12:30", "attraction"),
+                      item("Hotel Beta", "checkout", "13:00", "13:30", "accommodation"),
+                      item("Beta Airport", "arrive", "16:00", "16:30")])
+    return Plan(query_id="q-test", days=[day1, day2])
+
+
+def connection_plan(slack: int) -> Plan:
+    """Flight 6E-100 arrives 10:00; the train 12345 leaves Beta at 16:00 - no: a flight at 14:00.
+
+    The traveller goes straight from the arrival to the connecting flight 6E-103 (14:00), so the
+    connection is missed iff 10:00 + delay > 14:00 - margin; `slack` shifts nothing but labels.
+    """
+    del slack
+    day = Day(day=1, date="2025-11-03", cities=["Alpha", "Beta", "Gamma"],
+              transport=[TransportLeg(mode="flight", number="6E-100", origin="Alpha", destination="Beta",
+                                      dep=480, arr=600),
+                         TransportLeg(mode="flight", number="6E-103", origin="Beta", destination="Gamma",
+                                      dep=840, arr=900)])
+    return Plan(days=[day])
+
+
+CONFIG = UncertaintyConfig()
+
+
+# ------------------------------------------------------------------ compile
+
+
+def test_compile_orders_steps_and_classifies_them(tiny_db: Database) -> None:
+    compiled, _ = compile_for(two_day_plan(), None, tiny_db, CONFIG)
+    kinds = compiled.kind.tolist()
+    assert kinds == [FIXED, LEG, FIXED, VISIT, VISIT, VISIT, ELASTIC, ELASTIC, VISIT, FIXED, FIXED, LEG]
+    assert np.all(np.diff(compiled.start) >= 0)
+    # day-2 times are offset by one day; the overnight stay ends at 08:00 of day 2
+    assert compiled.start[7] == 1440 + 480 and compiled.end[6] == 1440 + 480
+    # base durations: lunch 60 (11:00-15:59), Old Fort 3.0 h, dinner 75 (16:00-05:59), Rose Garden 1.5 h
+    assert compiled.base[[3, 4, 5, 8]].tolist() == [60.0, 180.0, 75.0, 90.0]
+    # the leg's planned end is its stated planned arrival (buffer of 60 min past the 10:00 schedule)
+    assert compiled.end[1] == 660 and compiled.sched_arr[1] == 600 and compiled.margin[1] == 45
+
+
+def test_overrun_follows_crowd_tier(tiny_db: Database) -> None:
+    compiled, _ = compile_for(two_day_plan(), None, tiny_db, CONFIG)
+    fort = compiled.models[compiled.draw[4]]
+    # Old Fort at 13:00 sits in its H window: mean overrun 0.30 x 180 min
+    assert fort.mean() == pytest.approx(0.30 * 180)
+    # no crowd data (Spice Cafe, Rose Garden): tier L, no overrun
+    assert compiled.models[compiled.draw[3]].mean() == 0.0
+    assert compiled.models[compiled.draw[8]].mean() == 0.0
+
+
+def test_untimed_items_are_skipped_and_listed(tiny_db: Database) -> None:
+    plan = two_day_plan()
+    plan.days[0].items.insert(3, item("Rose Garden", "visit", None, None, "attraction"))
+    report = simulate(plan, None, tiny_db, n=200, seed=1, config=CONFIG)
+    assert report.skipped_untimed == ["day 1: Rose Garden (visit)"]
+    assert len(report.steps) == 12
+
+
+def test_empty_plan(tiny_db: Database) -> None:
+    report = simulate(Plan(days=[]), None, tiny_db, n=100, seed=0, config=CONFIG)
+    assert report.hold_rate == 1.0 and report.steps == [] and report.missed_legs == []
+    assert report.trip_end_lateness.mean == 0.0
+    once = simulate_once(Plan(days=[]), None, tiny_db, np.random.default_rng(0), CONFIG)
+    assert once.held and once.steps == []
+
+
+def test_bad_rollout_count(tiny_db: Database) -> None:
+    with pytest.raises(ValueError, match="rollouts"):
+        simulate(two_day_plan(), None, tiny_db, n=0)
+
+
+# ------------------------------------------------------------------ determinism and equivalence
+
+
+def test_same_seed_same_bytes_different_seed_differs(tiny_db: Database) -> None:
+    a = simulate(two_day_plan(), None, tiny_db, n=2000, seed=7, config=CONFIG).model_dump_json()
+    b = simulate(two_day_plan(), None, tiny_db, n=2000, seed=7, config=CONFIG).model_dump_json()
+    c = simulate(two_day_plan(), None, tiny_db, n=2000, seed=8, config=CONFIG).model_dump_json()
+    assert a == b
+    assert a != c
+
+
+@pytest.mark.parametrize("skip", [True, False])
+def test_engine_equals_loop_on_same_draws(tiny_db: Database, skip: bool) -> None:
+    plan = two_day_plan(fort_end="16:30")
+    plan.days[1].transport.append(connection_plan(0).days[0].transport[1])  # a tight leg that is often missed
+    compiled, _ = compile_for(plan, None, tiny_db, CONFIG)
+    delays = draw_delays(compiled, np.random.default_rng(3), 3000)
+    fast, slow = run(compiled, delays, skip), run_loop(compiled, delays, skip)
+    np.testing.assert_allclose(fast.start, slow.start, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(fast.end, slow.end, rtol=0, atol=1e-9)
+    assert np.array_equal(fast.lost, slow.lost) and np.array_equal(fast.missed, slow.missed)
+    assert fast.lost.any() == skip and fast.missed.any()
+
+
+def test_engine_semantics_by_hand(tiny_db: Database) -> None:
+    """Hand-computed walk with fixed delays: the flight lands 200 min late (13:20)."""
+    compiled, _ = compile_for(two_day_plan(), None, tiny_db, CONFIG)
+    delays = np.zeros((1, compiled.delays.k))
+    delays[0, compiled.draw[1]] = 200.0  # flight: 10:00 + 200 = 13:20
+    delays[0, compiled.draw[4]] = 120.0  # Old Fort overrun
+    r = run(compiled, delays)
+    start, end = r.start[0], r.end[0]
+    assert end[1] == 800  # arrival 13:20
+    assert start[2] == 800 and end[2] == 830  # check-in keeps its 30 min: 13:20-13:50
+    assert start[3] == 830 and r.lost[0, 3] is np.True_  # lunch 12:00-13:15 already over: lost
+    assert start[4] == 830 and end[4] == 830 + 180 + 120  # fort: 3 h + 2 h overrun -> 18:50, past 18:30
+    assert start[5] == 1140  # dinner at its planned 19:00 (the 30 min gap absorbs the 20 min)
+    assert end[5] == 1230 and not r.lost[0, 5]
+    assert end[6] == 1440 + 480  # the stay ends at its planned 08:00
+
+
+# ------------------------------------------------------------------ behaviour
+
+
+def test_buffers_make_plans_hold_more_often(tiny_db: Database) -> None:
+    generous = two_day_plan(fort_end="18:30", dinner=("19:00", "20:30"))
+    tight = two_day_plan(fort_end="16:30", dinner=("16:30", "17:45"))
+    tight.days[0].transport[0] = tight.days[0].transport[0].model_copy(update={"planned_arr": 600})
+    tight.days[0].items[1] = item("Hotel Beta", "check-in", "10:00", "10:30", "accommodation")
+    tight.days[0].items[2] = item("Spice Cafe", "visit", "11:00", "12:00", "restaurant")
+    tight.days[0].items[3] = item("Old Fort", "visit", "12:00", "15:00", "attraction")
+    g = simulate(generous, None, tiny_db, n=5000, seed=11, config=CONFIG)
+    t = simulate(tight, None, tiny_db, n=5000, seed=11, config=CONFIG)
+    assert g.hold_rate > t.hold_rate + 0.1
+    assert g.item_start_lateness.mean < t.item_start_lateness.mean
+
+
+def test_missed_connection_matches_analytic_probability(tiny_db: Database) -> None:
+    """6E-100 lands 10:00; 6E-103 leaves 14:00 with a 45 min margin: slack s = 240 - 45 = 195 min.
+
+    P(miss) = P(D > 195) = p_dis + p_late * (1 - Phi((ln 195 - log_mu) / log_sd)) with Dmax = 300,
+    p_dis = 10/200, p_late = 40/200 and the log-normal moment-matched to mean 40, s.d. 30.
+    """
+    p_dis, p_late = 10 / 200, 40 / 200
+    log_var = math.log1p((30 / 40) ** 2)
+    log_mu, log_sd = math.log(40) - log_var / 2, math.sqrt(log_var)
+    tail = 1 - 0.5 * (1 + math.erf((math.log(195) - log_mu) / log_sd / math.sqrt(2)))
+    expected = p_dis + p_late * tail
+    n = 40_000
+    report = simulate(connection_plan(195), None, tiny_db, n=n, seed=5, config=CONFIG)
+    got = report.missed_legs[1].missed_probability
+    se = math.sqrt(expected * (1 - expected) / n)
+    assert abs(got - expected) < 3 * se, (got, expected, se)
+    assert report.missed_legs[0].missed_probability == 0.0
+
+
+def test_missed_leg_is_rebooked_next_day(tiny_db: Database) -> None:
+    compiled, _ = compile_for(connection_plan(0), None, tiny_db, CONFIG)
+    delays = np.zeros((1, compiled.delays.k))
+    delays[0, compiled.draw[0]] = 300.0  # disrupted: lands 15:00, after 14:00 - 45
+    r = run(compiled, delays)
+    assert r.missed[0, 1] and r.start[0, 1] == 840 + 1440 and r.end[0, 1] == 900 + 1440
+
+
+def test_cab_waits_for_the_traveller(tiny_db: Database) -> None:
+    day = Day(day=1, cities=["Beta", "Gamma"],
+              transport=[TransportLeg(mode="cab", origin="Beta", destination="Gamma", dep=720, arr=960)],
+              items=[item("Old Fort", "visit", "08:00", "11:30", "attraction")])
+    compiled, _ = compile_for(Plan(days=[day]), None, tiny_db, CONFIG)
+    assert compiled.kind.tolist() == [VISIT, CAB]
+    delays = np.zeros((1, compiled.delays.k))
+    delays[0, compiled.draw[0]] = 120.0  # 08:00 + 180 + 120 = 13:00 (tier L: normally 0, forced here)
+    delays[0, compiled.draw[1]] = 10.0
+    r = run(compiled, delays)
+    assert not r.missed.any() and r.start[0, 1] == 780 and r.end[0, 1] == 780 + 240 + 10
+
+
+def test_simulate_once_reports_what_was_lost(tiny_db: Database) -> None:
+    rng = np.random.default_rng(0)
+    outcomes = [simulate_once(connection_plan(0), None, tiny_db, rng, CONFIG) for _ in range(300)]
+    missed = [o for o in outcomes if o.missed_legs]
+    assert missed and len(missed) < len(outcomes)
+    assert all(not o.held and "6E-103" in o.missed_legs[0] for o in missed)
+    assert all(o.trip_end_lateness >= 1440 - 60 for o in missed)
+    held = simulate_once(two_day_plan(), None, tiny_db, np.random.default_rng(1), CONFIG)
+    assert [s.planned_start for s in held.steps][:2] == [390.0, 480.0]
+
+
+def test_report_is_consistent(tiny_db: Database) -> None:
+    r = simulate(two_day_plan(), None, tiny_db, n=3000, seed=2, config=CONFIG)
+    assert 0 <= r.hold_rate <= 1 - r.any_missed_leg_probability + 1e-12
+    for s in r.steps:
+        assert 0 <= s.start_lateness.p50 <= s.start_lateness.p95
+        assert s.absorbed_mean >= 0 and s.passed_on_mean >= 0
+    # the overnight stay absorbs all of the evening's lateness
+    stay = next(s for s in r.steps if "stay 21:00" in s.label)
+    assert stay.passed_on_mean == 0.0
+    assert [leg.label.split(":")[0] for leg in r.missed_legs] == ["day 1", "day 2"]
