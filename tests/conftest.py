@@ -1,0 +1,24 @@
+"""Shared fixtures: the mini sandbox, built once per test session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.database import Database
+from tools.sandbox import build_sandbox
+
+
+@pytest.fixture(scope="session")
+def mini_db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Directory of the mini sandbox (seed 0), built once per session. Do not modify it."""
+    path = tmp_path_factory.mktemp("mini_sandbox")
+    build_sandbox("mini", 0, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def mini_db(mini_db_path: Path) -> Database:
+    """The mini sandbox (seed 0) opened as a Database."""
+    return Database.open(mini_db_path)

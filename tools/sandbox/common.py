@@ -1,0 +1,86 @@
+"""Shared helpers of the sandbox generator: per-stage random generators, geodesy, time formats.
+
+Every stage draws from its own `numpy.random.Generator` seeded from `sha256(f"{seed}:{stage}")`,
+so that changing one table never reshuffles the others and the same seed gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+EARTH_RADIUS_KM = 6371.0088
+
+
+def stage_rng(seed: int, stage: str) -> np.random.Generator:
+    """The generator of one build stage, derived from the seed with a stable hash."""
+    digest = hashlib.sha256(f"{seed}:{stage}".encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:16], "big"))
+
+
+def haversine_km(lat1: np.ndarray, lon1: np.ndarray, lat2: np.ndarray, lon2: np.ndarray) -> np.ndarray:
+    """Great-circle distance in km between points given in degrees (broadcasts)."""
+    p1, p2 = np.radians(lat1), np.radians(lat2)
+    dp, dl = p2 - p1, np.radians(np.asarray(lon2) - np.asarray(lon1))
+    a = np.sin(dp / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
+
+
+def distance_matrix_km(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
+    """Great-circle distances between all pairs of points, shape (n, n)."""
+    return haversine_km(lat[:, None], lon[:, None], lat[None, :], lon[None, :])
+
+
+def hhmm(minutes: int) -> str:
+    """Minutes (any non-negative count) as the wall-clock `HH:MM` of that day."""
+    m = int(minutes) % 1440
+    return f"{m // 60:02d}:{m % 60:02d}"
+
+
+def lognormal_with_mean(rng: np.random.Generator, mean: float, sigma: float, size: int) -> np.ndarray:
+    """Log-normal draws (right-skewed: mean above median) whose expected value is `mean`."""
+    mu = np.log(mean) - sigma**2 / 2
+    return rng.lognormal(mu, sigma, size)
+
+
+def rescale_to_mean(values: np.ndarray, target: float, weights: np.ndarray | None = None) -> np.ndarray:
+    """Scale positive values so that their (weighted) mean equals `target` exactly (calibration)."""
+    finite = ~np.isnan(values)
+    w = np.ones_like(values) if weights is None else np.asarray(weights, float)
+    current = np.sum(values[finite] * w[finite]) / max(np.sum(w[finite]), 1e-12)
+    return values * (target / current) if current > 0 else values
+
+
+def apportion(total: int, weights: np.ndarray, minimum: int = 0) -> np.ndarray:
+    """Split `total` into integer shares proportional to `weights` with a floor of `minimum` each.
+
+    Largest-remainder rounding, deterministic, sums exactly to `total` (when total allows).
+    """
+    n = len(weights)
+    base = np.full(n, minimum, dtype=np.int64)
+    rest = total - base.sum()
+    if rest < 0:
+        raise ValueError(f"cannot give {minimum} each to {n} items from a total of {total}")
+    w = np.asarray(weights, float)
+    share = w / w.sum() * rest
+    floor = np.floor(share).astype(np.int64)
+    left = int(rest - floor.sum())
+    order = np.argsort(-(share - floor), kind="stable")
+    floor[order[:left]] += 1
+    return base + floor
+
+
+def run_days(rng: np.random.Generator, size: int, daily_share: float) -> list[str]:
+    """Operating-day strings (Mon..Sun as 1/0): daily for `daily_share`, else 3-6 random days."""
+    out = []
+    daily = rng.random(size) < daily_share
+    days = rng.random((size, 7))
+    k = rng.integers(3, 7, size)
+    for i in range(size):
+        if daily[i]:
+            out.append("1111111")
+        else:
+            chosen = np.argsort(days[i])[: k[i]]
+            out.append("".join("1" if d in chosen else "0" for d in range(7)))
+    return out

