@@ -148,7 +148,11 @@ class Registry(Generic[Ctx]):
         params = list(inspect.signature(fn).parameters.values())
         if len(params) != 2:
             raise TypeError(f"tool {fn.__name__} must take (context, args), not {len(params)} parameters")
-        hints = inspect.get_annotations(fn, eval_str=True)
+        try:
+            hints = inspect.get_annotations(fn, eval_str=True)
+        except NameError as exc:
+            raise TypeError(f"tool {fn.__name__}: cannot resolve its annotations ({exc}); define the argument "
+                            "model at module level") from None
         model = hints.get(params[1].name)
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise TypeError(f"tool {fn.__name__}: the args parameter must be annotated with a pydantic model")
