@@ -1,0 +1,220 @@
+"""Is a query feasible, and what does its cheapest valid plan cost? (DESIGN section 3)
+
+A trip is a closed route org -> c1 (-> c2 (-> c3)) -> org with one direct leg on each travel day
+(`skeleton`). A route is valid when every leg has an allowed option on its date, every city has
+an admissible stay, and every local constraint can be met somewhere on it. The cheapest valid
+plan prices the cheapest such route with its cheapest legs, stays, meals, entry fees and events;
+the generator calibrates budgets from it and the reference planner falls back to it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from tools.database import Database, normalize
+from tools.errors import UnknownNameError
+from utp_env.config import UncertaintyConfig
+from utp_env.queries.options import (
+    LegOption,
+    attraction_fits,
+    attractions_by_fee,
+    events_on,
+    has_category,
+    leg_options,
+    restaurants_by_cost,
+    risk_mid,
+    serves,
+    stay_cost,
+    stay_options,
+)
+from utp_env.query import Query
+
+MAX_VISIT_GAP_MIN = 330.0  # longest stretch a full day offers one attraction visit (buffer included)
+MAX_ROUTE_CANDIDATES = 8  # most populous visitable cities of a state considered for multi-city routes
+MEALS_PER_DAY = 3
+ATTRACTIONS_PER_DAY = 3
+
+
+@dataclass(frozen=True)
+class Skeleton:
+    """Where the traveller sleeps each night and on which day index each leg runs."""
+
+    cities: tuple[str, ...]  # visited cities in order (without org)
+    nights: tuple[int, ...]  # nights in each visited city
+    leg_days: tuple[int, ...]  # day index of each leg; len = len(cities) + 1
+
+    def full_days(self, j: int) -> range:
+        """Day indices spent wholly in city j (no travel)."""
+        return range(self.leg_days[j] + 1, self.leg_days[j + 1])
+
+
+def skeleton(days: int, cities: tuple[str, ...]) -> Skeleton:
+    """Split the days - 1 nights evenly over the cities (earlier cities take any extra night)."""
+    k = len(cities)
+    base, extra = divmod(days - 1, k)
+    nights = tuple(base + (1 if j < extra else 0) for j in range(k))
+    leg_days = tuple(itertools.accumulate((0, *nights)))
+    return Skeleton(cities, nights, leg_days)
+
+
+@dataclass
+class TripQuote:
+    """The cheapest valid plan of one route: chosen legs and stays, and the cost by component."""
+
+    skeleton: Skeleton
+    legs: list[LegOption]
+    stays: list[int]
+    costs: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.costs.values()))
+
+
+def visitable(db: Database, city: str, nights: int) -> bool:
+    """A city a trip can spend `nights` in: a stay, enough distinct restaurants and attractions."""
+    return (len(db.city_rows("accommodations", city)) >= 1
+            and len(db.city_rows("restaurants", city)) >= MEALS_PER_DAY * nights + 1
+            and len(db.city_rows("attractions", city)) >= nights + 1)
+
+
+def candidate_routes(query: Query, db: Database) -> list[tuple[str, ...]]:
+    """Ordered city tuples the query may visit (the dest city, or k cities of the dest state)."""
+    if query.days == 3:
+        return [(db.city(query.dest),)]
+    k = query.visiting_city_number
+    nights = (query.days - 1) // k
+    pool = [c for c in db.cities_of_state(query.dest)
+            if normalize(c) != normalize(query.org) and visitable(db, c, nights)][:MAX_ROUTE_CANDIDATES]
+    return list(itertools.permutations(pool, k))
+
+
+def route_legs(query: Query, db: Database, sk: Skeleton, mid: float) -> list[list[LegOption]] | str:
+    """Allowed options of each leg of the route, or the problem with the first leg that has none."""
+    stops = (query.org, *sk.cities, query.org)
+    out = []
+    for j, day in enumerate(sk.leg_days):
+        opts = leg_options(db, stops[j], stops[j + 1], query.dates[day], query.people_number,
+                           query.local_constraint, first=j == 0, last=j == len(sk.leg_days) - 1, mid=mid)
+        if not opts:
+            return (f"no allowed transport from {stops[j]} to {stops[j + 1]} on {query.dates[day]} "
+                    f"(day {day + 1})")
+        out.append(opts)
+    return out
+
+
+def constraint_problems(query: Query, db: Database, sk: Skeleton, mid: float) -> list[str]:
+    """Local constraints that the route cannot satisfy (stays, cuisines, events, categories)."""
+    lc, problems = query.local_constraint, []
+    for city, nights in zip(sk.cities, sk.nights, strict=True):
+        if not stay_options(db, city, lc, query.people_number, nights):
+            problems.append(f"no stay in {city} meets the house rule/type/amenities/services "
+                            f"for {nights} nights")
+    for cuisine in lc.cuisine:
+        if not any(serves(db, r, cuisine) for c in sk.cities for r in db.city_rows("restaurants", c)):
+            problems.append(f"no restaurant serving {cuisine!r} in {', '.join(sk.cities)}")
+    for category in lc.attraction_categories:
+        if not any(has_category(db, int(r), category) and attraction_fits(db, int(r), mid, MAX_VISIT_GAP_MIN)
+                   for c in sk.cities for r in db.city_rows("attractions", c)):
+            problems.append(f"no attraction of category {category!r} that fits a day in {', '.join(sk.cities)}")
+    for segment in lc.event_types:
+        if not any(events_on(db, c, query.dates[d], segment)
+                   for j, c in enumerate(sk.cities) for d in sk.full_days(j)):
+            problems.append(f"no {segment!r} event on a full day in {', '.join(sk.cities)}")
+    return problems
+
+
+def quote_route(query: Query, db: Database, cities: tuple[str, ...], config: UncertaintyConfig) -> TripQuote | str:
+    """The cheapest valid plan along `cities`, or why there is none."""
+    mid = risk_mid(config, query.risk_profile)
+    sk = skeleton(query.days, cities)
+    legs = route_legs(query, db, sk, mid)
+    if isinstance(legs, str):
+        return legs
+    problems = constraint_problems(query, db, sk, mid)
+    if problems:
+        return problems[0]
+    people, lc = query.people_number, query.local_constraint
+    chosen = [opts[0] for opts in legs]
+    stays = [stay_options(db, c, lc, people, n)[0] for c, n in zip(cities, sk.nights, strict=True)]
+    rcost = db.tables["restaurants"].columns["avg_cost_inr"]
+    fees = db.tables["attractions"].columns["entry_fee_inr"]
+    meals = attractions = 0.0
+    for city, nights in zip(cities, sk.nights, strict=True):
+        meals += sum(float(rcost[r]) for r in restaurants_by_cost(db, city)[: MEALS_PER_DAY * (nights + 1)])
+        attractions += sum(float(fees[a]) for a in attractions_by_fee(db, city)[: ATTRACTIONS_PER_DAY * (nights + 1)])
+    for cuisine in lc.cuisine:  # the cheapest restaurant of each required cuisine, on top
+        meals += min(float(rcost[r]) for c in cities for r in restaurants_by_cost(db, c) if serves(db, r, cuisine))
+    for category in lc.attraction_categories:
+        attractions += min(float(fees[a]) for c in cities for a in attractions_by_fee(db, c)
+                           if has_category(db, a, category))
+    event_cost = 0.0
+    eprice = db.tables["events"].columns["price_inr"]
+    for segment in lc.event_types:
+        event_cost += min(float(eprice[e]) for j, c in enumerate(cities) for d in sk.full_days(j)
+                          for e in events_on(db, c, query.dates[d], segment))
+    costs = {
+        "transport": sum(o.fare for o in chosen),
+        "stays": sum(stay_cost(db, s, people, n) for s, n in zip(stays, sk.nights, strict=True)),
+        "meals": meals * people,
+        "attractions": attractions * people,
+        "events": event_cost * people,
+    }
+    return TripQuote(sk, chosen, stays, costs)
+
+
+def cheapest_trip(query: Query, db: Database, config: UncertaintyConfig | None = None) -> TripQuote | str:
+    """The cheapest valid plan over every candidate route, or the reason no route is valid."""
+    config = config or UncertaintyConfig()
+    best: TripQuote | None = None
+    reason = "no candidate route"
+    for cities in candidate_routes(query, db):
+        quote = quote_route(query, db, cities, config)
+        if isinstance(quote, str):
+            reason = quote
+        elif best is None or quote.total < best.total:
+            best = quote
+    if best is None and query.days > 3:
+        reason = f"no route through {query.visiting_city_number} cities of {query.dest}: {reason}"
+    return best if best is not None else reason
+
+
+def check(query: Query, db: Database, config: UncertaintyConfig | None = None) -> list[str]:
+    """Problems that make `query` infeasible; an empty list means feasible.
+
+    Checks the names, the dates, reachability by allowed modes in a closed chain from org, each
+    local constraint's satisfiability, and that the budget covers the cheapest valid plan.
+    """
+    problems: list[str] = []
+    try:
+        db.city(query.org)
+        if query.days == 3:
+            db.city(query.dest)
+        else:
+            db.cities_of_state(query.dest)
+    except UnknownNameError as exc:
+        return [str(exc)]
+    if len(query.dates) != query.days:
+        problems.append(f"{len(query.dates)} dates for a {query.days}-day trip")
+    elif any(b != _next_day(a) for a, b in itertools.pairwise(query.dates)):
+        problems.append("dates are not consecutive days")
+    expected_k = 1 if query.days == 3 else None
+    if expected_k and query.visiting_city_number != expected_k:
+        problems.append("a 3-day trip visits exactly one city")
+    if problems:
+        return problems
+    quote = cheapest_trip(query, db, config)
+    if isinstance(quote, str):
+        return [quote]
+    if query.budget_inr < quote.total:
+        problems.append(f"budget INR {query.budget_inr:.0f} is below the cheapest valid plan "
+                        f"(INR {math.ceil(quote.total)})")
+    return problems
+
+
+def _next_day(date: str) -> str:
+    import datetime as dt
+
+    return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()

@@ -1,0 +1,242 @@
+"""The query generator (DESIGN section 3): balanced, feasible, deterministic benchmark queries.
+
+`generate_queries(db, n, seed)` walks the horizon x level x risk-profile grid in turn (so cells
+differ by at most one query), and for each query draws an origin with good connectivity, a
+destination (a city for 3 days, a state for 5 and 7), dates in the sandbox calendar, a party
+size, a persona and local constraints that are satisfiable there. The budget is the cheapest
+valid plan times a level-dependent slack. Each query has its own numpy Generator seeded from a
+SHA-256 of (seed, index), so the output is byte-stable and independent of Python's hash().
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import itertools
+import math
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.database import Database
+from tools.schema import HOUSE_RULE_FORBIDS, HOUSE_TYPES
+from utp_env.config import CONFIG_DIR, UncertaintyConfig, load_model
+from utp_env.queries.feasibility import (
+    MAX_VISIT_GAP_MIN,
+    TripQuote,
+    cheapest_trip,
+    quote_route,
+    visitable,
+)
+from utp_env.queries.options import attraction_fits, events_on, stay_options
+from utp_env.queries.templates import render_text
+from utp_env.query import LocalConstraint, Persona, Query
+
+LEVELS = ("easy", "medium", "hard")
+RISKS = ("tolerant", "optimized", "averse")
+CONSTRAINT_KINDS = ("house_rule", "house_type", "amenities", "services", "cuisine", "transportation",
+                    "event_types", "attraction_categories")
+
+
+class QueryConfig(BaseModel):
+    """Every knob of query generation; `configs/queries.yaml` equals these defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    horizons: list[int] = [3, 5, 7]
+    levels: list[str] = list(LEVELS)
+    risk_profiles: list[str] = list(RISKS)
+    people_min: int = Field(1, ge=1, le=8)
+    people_max: int = Field(8, ge=1, le=8)
+    min_org_destinations: int = Field(4, ge=1, description="Directly served cities an origin needs")
+    constraints_per_level: dict[str, tuple[int, int]] = {"easy": (0, 1), "medium": (1, 2), "hard": (2, 4)}
+    budget_slack: dict[str, float] = {"easy": 1.6, "medium": 1.35, "hard": 1.15}
+    budget_round_inr: int = Field(100, ge=1, description="Budgets are rounded up to a multiple of this")
+    validation_fraction: float = Field(0.2, ge=0, le=1)
+    max_attempts: int = Field(80, ge=1, description="Draws per query before giving up")
+    traveler_types: list[str] = ["Laidback Traveler", "Adventure Seeker", "Culture Enthusiast",
+                                 "Nature Lover", "Foodie", "Family Vacationer"]
+    purposes: list[str] = ["Relaxation", "Adventure", "Cultural Exploration", "Nature", "Culinary Exploration",
+                           "Spiritual Retreat"]
+    spending: list[str] = ["Luxury Traveler", "Economical Traveler", "Moderate Spender"]
+    location_preferences: list[str] = ["Beaches", "Mountains", "Historical Sites", "Wildlife", "Religious Sites",
+                                       "Cities", "Lakes and Rivers"]
+    default_calendar: tuple[str, str] = ("2025-11-01", "2026-03-31")
+
+
+def load_query_config(path: str | Path | None = None) -> QueryConfig:
+    """`configs/queries.yaml` (or `path`) over the defaults."""
+    default = CONFIG_DIR / "queries.yaml"
+    if path is None and default.exists():
+        path = default
+    return load_model(QueryConfig, path)
+
+
+def stable_int(*parts: object) -> int:
+    """A 64-bit integer from SHA-256 of the parts: a seed that is the same in every process."""
+    return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def assign_split(query_id: str, validation_fraction: float) -> str:
+    """`validation` for a stable fraction of ids (by SHA-256 of the id), else `test`."""
+    return "validation" if stable_int("split", query_id) % 10_000 < validation_fraction * 10_000 else "test"
+
+
+def calendar(db: Database, config: QueryConfig) -> tuple[dt.date, dt.date]:
+    """The sandbox calendar: manifest `calendar` ({start, end} or [start, end]), else event dates."""
+    cal = db.manifest.get("calendar") if isinstance(db.manifest, dict) else None
+    if isinstance(cal, dict) and "start" in cal and "end" in cal:
+        return dt.date.fromisoformat(cal["start"]), dt.date.fromisoformat(cal["end"])
+    if isinstance(cal, list | tuple) and len(cal) == 2:
+        return dt.date.fromisoformat(cal[0]), dt.date.fromisoformat(cal[1])
+    dates = db.tables["events"].columns["date"]
+    if len(dates):
+        return dt.date.fromisoformat(min(dates)), dt.date.fromisoformat(max(dates))
+    return tuple(dt.date.fromisoformat(d) for d in config.default_calendar)  # type: ignore[return-value]
+
+
+def neighbours(db: Database) -> dict[str, set[str]]:
+    """Cities directly served from each city by flight, train, bus or road route (cached on db)."""
+    cached = db.__dict__.get("_utp_neighbours")
+    if cached is not None:
+        return cached
+    out: dict[str, set[str]] = {}
+    for name in ("flights", "trains", "buses", "road_routes"):
+        cols = db.tables[name].columns
+        for o, d in zip(cols["origin_city"], cols["dest_city"], strict=True):
+            out.setdefault(o, set()).add(d)
+    db.__dict__["_utp_neighbours"] = out
+    return out
+
+
+class _Generator:
+    """State shared across one generation run: the database, config and precomputed pools."""
+
+    def __init__(self, db: Database, config: QueryConfig, seed: int) -> None:
+        self.db, self.config, self.seed = db, config, seed
+        self.unc = UncertaintyConfig()
+        self.nb = neighbours(db)
+        self.cal = calendar(db, config)
+        cities = db.cities
+        self.state = {c: db.state_of(c) for c in cities}
+        self.orgs = sorted(c for c in cities if len(self.nb.get(c, ())) >= config.min_org_destinations) or sorted(
+            c for c in cities if self.nb.get(c))
+        self.visitable3 = {c for c in cities if visitable(db, c, 2)}
+
+    def states_for(self, k: int, nights: int) -> list[str]:
+        by_state: dict[str, int] = {}
+        for c in self.db.cities:
+            if visitable(self.db, c, nights):
+                by_state[self.state[c]] = by_state.get(self.state[c], 0) + 1
+        return sorted(s for s, count in by_state.items() if count >= k)
+
+    def one(self, index: int, days: int, level: str, risk: str) -> Query | None:
+        rng = np.random.default_rng(stable_int(self.seed, "query", index))
+        cfg = self.config
+        qid = f"utp-q-{index + 1:04d}"
+        for _ in range(cfg.max_attempts):
+            org = self.orgs[int(rng.integers(len(self.orgs)))]
+            if days == 3:
+                pool = sorted(c for c in self.nb.get(org, ()) if c in self.visitable3 and c != org)
+                if not pool:
+                    continue
+                dest, k = pool[int(rng.integers(len(pool)))], 1
+            else:
+                k = 2 if days == 5 else int(rng.integers(2, 4))
+                states = [s for s in self.states_for(k, (days - 1) // k) if s != self.state[org]]
+                if not states:
+                    continue
+                dest = states[int(rng.integers(len(states)))]
+            span = (self.cal[1] - self.cal[0]).days - days + 1
+            if span < 1:
+                raise ValueError(f"the sandbox calendar {self.cal[0]}..{self.cal[1]} is shorter than {days} days")
+            start = self.cal[0] + dt.timedelta(days=int(rng.integers(span)))
+            dates = [(start + dt.timedelta(days=d)).isoformat() for d in range(days)]
+            people = int(rng.integers(cfg.people_min, cfg.people_max + 1))
+            persona = Persona(
+                traveler_type=str(rng.choice(cfg.traveler_types)), purpose=str(rng.choice(cfg.purposes)),
+                spending=str(rng.choice(cfg.spending)), location_preference=str(rng.choice(cfg.location_preferences)))
+            base = Query(query_id=qid, org=org, dest=dest, visiting_city_number=k, days=days, dates=dates,
+                         people_number=people, budget_inr=1.0, level=level, persona=persona,
+                         risk_profile=risk, text="")  # type: ignore[arg-type]
+            quote = cheapest_trip(base, self.db, self.unc)
+            if isinstance(quote, str):
+                continue
+            lo, hi = cfg.constraints_per_level[level]
+            target = int(rng.integers(lo, hi + 1))
+            lc = self.draw_constraints(base, quote, target, rng)
+            if len(lc.model_dump(exclude_defaults=True)) < lo:
+                continue
+            query = base.model_copy(update={"local_constraint": lc})
+            final = cheapest_trip(query, self.db, self.unc)
+            if isinstance(final, str):
+                continue
+            step = cfg.budget_round_inr
+            budget = math.ceil(final.total * cfg.budget_slack[level] / step) * step
+            text = render_text(org=org, where=dest if days == 3 else f"{k} cities in {dest}", days=days,
+                               dates=dates, people=people, budget=budget, persona=persona, risk_profile=risk,
+                               lc=lc, rng=rng)
+            return query.model_copy(update={"budget_inr": float(budget), "text": text,
+                                            "split": assign_split(qid, cfg.validation_fraction)})
+        return None
+
+    def draw_constraints(self, query: Query, quote: TripQuote, target: int, rng: np.random.Generator) -> LocalConstraint:
+        """Up to `target` constraints, each kept only if the quoted route still satisfies all of them."""
+        lc = LocalConstraint()
+        cities = quote.skeleton.cities
+        for kind in rng.permutation(CONSTRAINT_KINDS):
+            if len(lc.model_dump(exclude_defaults=True)) >= target:
+                break
+            values = self.values_for(str(kind), query, quote, lc)
+            for v in rng.permutation(len(values)) if values else ():
+                trial = lc.model_copy(update={str(kind): values[int(v)]})
+                if not isinstance(quote_route(query.model_copy(update={"local_constraint": trial}), self.db,
+                                              cities, self.unc), str):
+                    lc = trial
+                    break
+        return lc
+
+    def values_for(self, kind: str, query: Query, quote: TripQuote, lc: LocalConstraint) -> list:
+        db, sk = self.db, quote.skeleton
+        stays = [r for c, n in zip(sk.cities, sk.nights, strict=True)
+                 for r in stay_options(db, c, lc, query.people_number, n)]
+        acc = db.tables["accommodations"].columns
+        if kind == "house_rule":
+            return sorted(HOUSE_RULE_FORBIDS)
+        if kind == "house_type":
+            return sorted({acc["house_type"][r] for r in stays} & set(HOUSE_TYPES))
+        if kind in ("amenities", "services"):
+            return [[x] for x in sorted({x for r in stays for x in acc[kind][r]})]
+        if kind == "cuisine":
+            served = sorted({c for city in sk.cities for r in db.city_rows("restaurants", city)
+                             for c in db.tables["restaurants"].columns["cuisines"][r]})
+            return [[c] for c in served] + [list(p) for p in itertools.combinations(served[:4], 2)]
+        if kind == "transportation":
+            return ["no flight", "no cab"]
+        if kind == "event_types":
+            seg = db.tables["events"].columns["segment"]
+            return [[s] for s in sorted({seg[e] for j, c in enumerate(sk.cities) for d in sk.full_days(j)
+                                         for e in events_on(db, c, query.dates[d])})]
+        mid = self.unc.risk_multipliers[query.risk_profile]
+        cats = db.tables["attractions"].columns["categories"]
+        return [[c] for c in sorted({c for city in sk.cities for a in db.city_rows("attractions", city)
+                                     if attraction_fits(db, int(a), (mid.low + mid.high) / 2, MAX_VISIT_GAP_MIN)
+                                     for c in cats[a]})]
+
+
+def generate_queries(db: Database, n: int = 1000, seed: int = 0, config: QueryConfig | None = None) -> list[Query]:
+    """`n` feasible queries balanced over horizons x levels x risk profiles; same inputs, same queries."""
+    config = config or QueryConfig()
+    gen = _Generator(db, config, seed)
+    cells = list(itertools.product(config.horizons, config.levels, config.risk_profiles))
+    out = []
+    for i in range(n):
+        days, level, risk = cells[i % len(cells)]
+        query = gen.one(i, days, level, risk)
+        if query is None:
+            raise ValueError(f"could not draw a feasible {days}-day {level} {risk} query (index {i}) in "
+                             f"{config.max_attempts} attempts; the database may lack connected, visitable cities")
+        out.append(query)
+    return out
+

@@ -1,0 +1,226 @@
+"""Candidate transport legs, stays and venues for a query: what a valid plan may choose from.
+
+The query generator (to price the cheapest valid plan and check feasibility) and the reference
+planner (to choose) both draw from these functions, so "what is allowed" is defined once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from tools.database import Database, normalize
+from tools.delays import delay_index
+from tools.schema import HOUSE_RULE_FORBIDS
+from utp_env.config import UncertaintyConfig
+from utp_env.itinerary import Mode, parse_hhmm
+from utp_env.query import LocalConstraint, Query
+
+SERVICE_TABLES: dict[str, tuple[str, str, str]] = {
+    # mode -> (table, number column, fare column)
+    "flight": ("flights", "flight_number", "price_inr"),
+    "train": ("trains", "train_number", "fare_inr"),
+    "bus": ("buses", "bus_id", "fare_inr"),
+}
+CAB_SEATS = 4
+FIRST_DEP_MIN = 6 * 60  # earliest departure on the first day
+LATER_DEP_MIN = 9 * 60  # earliest departure on a day that starts at a stay (checkout first)
+LATEST_ARRIVAL_MIN = 21 * 60 + 30  # latest planned arrival of a leg that is followed by a night's stay
+CAB_DEP_FIRST = 8 * 60
+CAB_DEP_LATER = 11 * 60
+MAX_CAB_MIN = 9 * 60
+
+
+def risk_mid(config: UncertaintyConfig, risk_profile: str) -> float:
+    """The middle of the risk profile's multiplier range: the buffer the reference planner aims at."""
+    r = config.risk_multipliers[risk_profile]
+    return (r.low + r.high) / 2
+
+
+def weekday(date: str) -> int:
+    return dt.date.fromisoformat(date).weekday()
+
+
+@dataclass(frozen=True)
+class LegOption:
+    """One way to travel between two cities on a given date, with its party fare and E[D]."""
+
+    mode: Mode
+    number: str | None
+    origin: str
+    destination: str
+    row: int | None
+    dep: int
+    arr: int  # scheduled arrival, minutes from the departure day's midnight
+    fare: float  # for the whole party
+    expected_delay: float
+    hist_duration: float
+
+    def planned_arrival(self, mid: float) -> int:
+        """Scheduled arrival plus the middle of the TDAS range (mid * E[D]), rounded up."""
+        return self.arr + math.ceil(mid * self.expected_delay)
+
+
+def _allowed_modes(constraint: LocalConstraint) -> tuple[Mode, ...]:
+    modes: tuple[Mode, ...] = ("flight", "train", "bus", "cab")
+    if constraint.transportation == "no flight":
+        return tuple(m for m in modes if m != "flight")
+    if constraint.transportation == "no cab":
+        return tuple(m for m in modes if m != "cab")
+    return modes
+
+
+def leg_options(db: Database, origin: str, dest: str, date: str, people: int,
+                constraint: LocalConstraint, *, first: bool, last: bool, mid: float) -> list[LegOption]:
+    """Every allowed leg from `origin` to `dest` departing on `date`, respecting the plan's timing rules.
+
+    Timing rules (shared with the planner): departures no earlier than 06:00 on the first day and
+    09:00 on later days; a leg followed by a night at the destination must arrive the same day by
+    21:30 (planned arrival); the final leg home may arrive the next morning.
+    """
+    key = (normalize(origin), normalize(dest), date, people, constraint.transportation, first, last, mid)
+    cache: dict = db.__dict__.setdefault("_utp_leg_cache", {})
+    if key in cache:
+        return cache[key]
+    delays = delay_index(db)
+    day = weekday(date)
+    earliest = FIRST_DEP_MIN if first else LATER_DEP_MIN
+    out: list[LegOption] = []
+    road = db.pair_rows("road_routes", origin, dest)
+    road_row = int(road[0]) if len(road) else None
+    for mode in _allowed_modes(constraint):
+        if mode == "cab":
+            dist = db.pair_rows("distances", origin, dest)
+            if road_row is None or not len(dist):
+                continue
+            free = float(db.tables["road_routes"].columns["free_flow_min"][road_row])
+            if free > MAX_CAB_MIN:
+                continue
+            dep = CAB_DEP_FIRST if first else CAB_DEP_LATER
+            fare = float(db.tables["distances"].columns["cab_fare_inr"][int(dist[0])]) * math.ceil(people / CAB_SEATS)
+            expected, _ = delays.of("cab", road_row)
+            option = LegOption("cab", None, origin, dest, None, dep, dep + math.ceil(free), fare, expected, free)
+            if _timing_ok(option, earliest, last, mid):
+                out.append(option)
+            continue
+        table_name, number_col, fare_col = SERVICE_TABLES[mode]
+        if mode == "bus" and road_row is None:
+            continue  # a bus needs its road route for E[D] and the historical duration
+        table = db.tables[table_name]
+        cols = table.columns
+        for i in db.pair_rows(table_name, origin, dest):
+            i = int(i)
+            if cols["run_days"][i][day] != "1":
+                continue
+            dep = parse_hhmm(cols["dep_time"][i])
+            arr = parse_hhmm(cols["arr_time"][i]) + 1440 * int(cols["arr_day_offset"][i])
+            if arr <= dep:
+                continue
+            if mode == "bus":
+                expected, _ = delays.of("bus", road_row)
+                hist = float(db.tables["road_routes"].columns["free_flow_min"][road_row])  # type: ignore[index]
+            else:
+                expected, _ = delays.of(mode, i)
+                hist = float(cols["duration_min"][i])
+            option = LegOption(mode, str(cols[number_col][i]), origin, dest, i, dep, arr,
+                               float(cols[fare_col][i]) * people, expected, hist)
+            if _timing_ok(option, earliest, last, mid):
+                out.append(option)
+    out.sort(key=lambda o: (o.fare, o.expected_delay, o.dep, o.mode, o.number or ""))
+    cache[key] = out
+    return out
+
+
+def _timing_ok(option: LegOption, earliest: int, last: bool, mid: float) -> bool:
+    if option.dep < earliest:
+        return False
+    if last:
+        return option.arr < 2 * 1440
+    return option.planned_arrival(mid) <= LATEST_ARRIVAL_MIN
+
+
+def rooms_needed(people: int, max_occupancy: int) -> int:
+    return math.ceil(people / max(1, int(max_occupancy)))
+
+
+def stay_admissible(db: Database, row: int, constraint: LocalConstraint, nights: int) -> bool:
+    """Whether stay `row` meets the query's house rule, type, amenities, services and minimum nights."""
+    cols = db.tables["accommodations"].columns
+    if int(cols["minimum_nights"][row]) > nights:
+        return False
+    if constraint.house_rule:
+        forbidding = HOUSE_RULE_FORBIDS.get(normalize(constraint.house_rule).removeprefix("no ").strip())
+        if forbidding and normalize(forbidding) in {normalize(r) for r in cols["house_rules"][row]}:
+            return False
+    if constraint.house_type and normalize(cols["house_type"][row]) != normalize(constraint.house_type):
+        return False
+    for field in ("amenities", "services"):
+        wanted = {normalize(x) for x in getattr(constraint, field)}
+        if wanted - {normalize(x) for x in cols[field][row]}:
+            return False
+    return True
+
+
+def stay_cost(db: Database, row: int, people: int, nights: int) -> float:
+    """Rooms x nights x price of one stay for the party."""
+    cols = db.tables["accommodations"].columns
+    return float(cols["price_per_night_inr"][row]) * rooms_needed(people, cols["max_occupancy"][row]) * nights
+
+
+def stay_options(db: Database, city: str, constraint: LocalConstraint, people: int, nights: int) -> list[int]:
+    """Admissible stays in `city`, cheapest for the party first."""
+    rows = [int(i) for i in db.city_rows("accommodations", city) if stay_admissible(db, int(i), constraint, nights)]
+    return sorted(rows, key=lambda i: (stay_cost(db, i, people, nights), i))
+
+
+def restaurants_by_cost(db: Database, city: str) -> list[int]:
+    rows = db.city_rows("restaurants", city)
+    cost = db.tables["restaurants"].columns["avg_cost_inr"]
+    return sorted((int(i) for i in rows), key=lambda i: (float(cost[i]), i))
+
+
+def attractions_by_fee(db: Database, city: str) -> list[int]:
+    rows = db.city_rows("attractions", city)
+    fee = db.tables["attractions"].columns["entry_fee_inr"]
+    return sorted((int(i) for i in rows), key=lambda i: (float(fee[i]), i))
+
+
+def serves(db: Database, row: int, cuisine: str) -> bool:
+    return normalize(cuisine) in {normalize(c) for c in db.tables["restaurants"].columns["cuisines"][row]}
+
+
+def has_category(db: Database, row: int, category: str) -> bool:
+    return normalize(category) in {normalize(c) for c in db.tables["attractions"].columns["categories"][row]}
+
+
+def attraction_fits(db: Database, row: int, mid: float, max_minutes: float) -> bool:
+    """Whether a visit of v plus the mid-range buffer at the lowest congestion fits `max_minutes`."""
+    v = float(db.tables["attractions"].columns["visit_duration_hr"][row]) * 60
+    return v * (1 + mid) <= max_minutes
+
+
+def event_fits(db: Database, row: int) -> bool:
+    """Events the planner can attend: daytime or evening, ending the same day, by 23:30."""
+    cols = db.tables["events"].columns
+    start, end = parse_hhmm(cols["start_time"][row]), parse_hhmm(cols["end_time"][row])
+    return 9 * 60 <= start < end <= 23 * 60 + 30
+
+
+def events_on(db: Database, city: str, date: str, segment: str | None = None) -> list[int]:
+    """Attendable events in `city` on `date` (optionally of one segment), cheapest first."""
+    cols = db.tables["events"].columns
+    rows = [int(i) for i in db.city_rows("events", city)
+            if cols["date"][i] == date and event_fits(db, int(i))
+            and (segment is None or normalize(cols["segment"][i]) == normalize(segment))]
+    return sorted(rows, key=lambda i: (float(cols["price_inr"][i]), i))
+
+
+def query_mid(query: Query, config: UncertaintyConfig) -> float:
+    return risk_mid(config, query.risk_profile)
+
+
+def as_array(rows: list[int]) -> np.ndarray:
+    return np.asarray(rows, dtype=np.int64)
