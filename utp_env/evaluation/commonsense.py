@@ -1,0 +1,333 @@
+"""Commonsense checks (paper Table 8; DESIGN section 5). Each takes a resolved `PlanContext` and
+returns a `CheckResult`: True, False with the first problems found, or None when not applicable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import pairwise
+
+from tools.database import normalize
+from utp_env.evaluation.context import POI_KINDS, DayContext, PlanContext, Visit
+from utp_env.evaluation.report import CheckResult
+from utp_env.itinerary import format_hhmm
+
+MAX_REASONS = 3
+INFINITY = 10**9
+
+
+def verdict(problems: list[str], applicable: bool = True, why_not: str = "nothing to check") -> CheckResult:
+    """True without problems, False naming the first few, None when the check does not apply."""
+    if problems:
+        more = f" (+{len(problems) - MAX_REASONS} more)" if len(problems) > MAX_REASONS else ""
+        return CheckResult.model_construct(passed=False, reason="; ".join(problems[:MAX_REASONS]) + more)
+    if not applicable:
+        return CheckResult.model_construct(passed=None, reason=why_not)
+    return CheckResult.model_construct(passed=True, reason=None)
+
+
+def _cities(day: DayContext) -> set[str]:
+    return {normalize(c) for c in day.day.cities}
+
+
+def _where(visit: Visit) -> str:
+    return f"day {visit.day + 1}: {visit.kind} {visit.name!r}"
+
+
+def within_sandbox(ctx: PlanContext) -> CheckResult:
+    """Every city, venue and service exists: venues in that day's cities, services between those
+    cities, running on that date, with the stated departure equal to the schedule."""
+    problems: list[str] = []
+    checked = False
+    for day in ctx.days:
+        for city in day.day.cities:
+            if not ctx.db.has_city(city):
+                problems.append(f"day {day.index + 1}: unknown city {city!r}")
+        for visit in day.visits:
+            if visit.kind in POI_KINDS or visit.kind == "unknown":
+                checked = True
+                if visit.ref is None:
+                    problems.append(f"{_where(visit)} is not in the database for {day.day.current_city}")
+        for lc in day.legs:
+            checked = True
+            leg, res = lc.leg, lc.resolved
+            label = f"day {day.index + 1}: {leg.mode} {leg.number or ''} {leg.origin}->{leg.destination}"
+            if not res.found:
+                problems.append(f"{label} is not in the database")
+                continue
+            if res.runs_on_date is False:
+                problems.append(f"{label} does not run on {day.date}")
+            if res.scheduled_dep is not None and leg.dep % 1440 != res.scheduled_dep:
+                problems.append(f"{label} departs {format_hhmm(res.scheduled_dep)}, "
+                                f"not {format_hhmm(leg.dep)}")
+    return verdict(problems, checked or bool(problems))
+
+
+def complete_information(ctx: PlanContext) -> CheckResult:
+    """The plan has every day of the query, a stay for every night, transport on every travel
+    day, no empty day, and a start and end time for every point-of-interest item."""
+    problems: list[str] = []
+    if len(ctx.days) != ctx.query.days:
+        problems.append(f"plan has {len(ctx.days)} day(s), the query asks for {ctx.query.days}")
+    last = len(ctx.days) - 1
+    for day in ctx.days:
+        n = day.index + 1
+        if not day.visits and not day.legs:
+            problems.append(f"day {n} is empty")
+            continue
+        if day.index < last and not any(v.kind == "accommodation" for v in day.visits):
+            problems.append(f"day {n} has no accommodation")
+        if len(day.day.cities) > 1 and not day.legs:
+            problems.append(f"day {n} travels {day.day.current_city} without transport")
+        for visit in day.items:
+            if not visit.timed:
+                problems.append(f"{_where(visit)} has no start/end time")
+    return verdict(problems)
+
+
+def meal_gaps(ctx: PlanContext, min_gap: float) -> CheckResult:
+    """At least `min_gap` minutes from the end of each meal to the start of the next (same day)."""
+    problems: list[str] = []
+    applicable = False
+    for day in ctx.days:
+        meals = sorted((v for v in day.items if v.kind == "restaurant" and v.timed),
+                       key=lambda v: v.item.start)  # type: ignore[union-attr]
+        applicable |= len(meals) >= 2
+        for a, b in pairwise(meals):
+            gap = b.item.start - a.item.end  # type: ignore[union-attr,operator]
+            if gap < min_gap:
+                problems.append(f"day {day.index + 1}: {gap} min between {a.name!r} and {b.name!r} "
+                                f"(needs {min_gap:g})")
+    return verdict(problems, applicable, "fewer than two timed meals on every day")
+
+
+def valid_poi_list(ctx: PlanContext) -> CheckResult:
+    """Each day starts at the stay (except the first) and ends at it (except the last); check-in
+    not before the arrival into that city; check-out not after the departure from it; a transit
+    point (airport, station, bus stand) before every flight, train and bus departure."""
+    problems: list[str] = []
+    applicable = False
+    last = len(ctx.days) - 1
+    for day in ctx.days:
+        items = day.items
+        if not items:
+            continue
+        applicable = True
+        n = day.index + 1
+        if day.index > 0 and items[0].kind != "accommodation":
+            problems.append(f"day {n} starts at {items[0].name!r}, not at the stay")
+        if day.index < last and items[-1].kind != "accommodation":
+            problems.append(f"day {n} ends at {items[-1].name!r}, not at the stay")
+        for visit in items:
+            if visit.kind != "accommodation" or not visit.timed or visit.city is None:
+                continue
+            city = normalize(visit.city)
+            if visit.item.activity == "check-in":  # type: ignore[union-attr]
+                arrivals = [lc.leg.planned_arrival for lc in day.legs if normalize(lc.leg.destination) == city]
+                if arrivals and visit.item.start < max(arrivals):  # type: ignore[union-attr,operator]
+                    problems.append(f"day {n}: check-in at {visit.name!r} before the arrival "
+                                    f"({format_hhmm(max(arrivals))})")
+            if visit.item.activity == "checkout":  # type: ignore[union-attr]
+                departures = [lc.leg.dep for lc in day.legs if normalize(lc.leg.origin) == city]
+                if departures and visit.item.end > min(departures):  # type: ignore[union-attr,operator]
+                    problems.append(f"day {n}: check-out of {visit.name!r} after the departure "
+                                    f"({format_hhmm(min(departures))})")
+        for lc in day.legs:
+            if lc.leg.mode == "cab":
+                continue
+            if not any(v.kind == "transit" and (v.item.start is None or v.item.start <= lc.leg.dep)  # type: ignore[union-attr]
+                       for v in items):
+                problems.append(f"day {n}: no transit point before the {lc.leg.mode} at "
+                                f"{format_hhmm(lc.leg.dep)}")
+    return verdict(problems, applicable, "no point-of-interest list")
+
+
+def _segments(day: DayContext, carry: tuple[int, str] | None) -> list[tuple[int, int, str]]:
+    """Where the traveller is during the day: (from, to, city) between the legs (sorted by departure)."""
+    legs = sorted(day.legs, key=lambda lc: lc.leg.dep)
+    start, city = -INFINITY, normalize(legs[0].leg.origin if legs else day.day.cities[0])
+    if carry is not None:
+        start, city = carry
+    segments = []
+    for lc in legs:
+        segments.append((start, lc.leg.dep, city))
+        start, city = lc.leg.planned_arrival, normalize(lc.leg.destination)
+    segments.append((start, INFINITY, city))
+    return segments
+
+
+def chronological_order(ctx: PlanContext) -> CheckResult:
+    """No item ends before it starts or overlaps the next one; every venue item lies inside a span
+    in which the traveller is in that venue's city (between arrival and the next departure, so
+    nothing in a city before the planned arrival there and nothing during a journey); no transit
+    point (airport, station) visit overlaps the journey, so the departure point is reached before
+    departure. An overnight leg's arrival carries into the next day."""
+    problems: list[str] = []
+    applicable = False
+    carry: tuple[int, str] | None = None
+    for day in ctx.days:
+        n = day.index + 1
+        timed = [v for v in day.items if v.timed]
+        applicable |= bool(timed)
+        for v in timed:
+            if v.item.end < v.item.start:  # type: ignore[union-attr,operator]
+                problems.append(f"{_where(v)} ends before it starts")
+        for a, b in pairwise(timed):
+            if b.item.start < a.item.end:  # type: ignore[union-attr,operator]
+                problems.append(f"day {n}: {b.name!r} starts {format_hhmm(b.item.start)} "  # type: ignore[union-attr,arg-type]
+                                f"before {a.name!r} ends {format_hhmm(a.item.end)}")  # type: ignore[union-attr,arg-type]
+        segments = _segments(day, carry)
+        for v in timed:
+            start, end = v.item.start, v.item.end  # type: ignore[union-attr]
+            if v.kind in POI_KINDS and v.city is not None:
+                city = normalize(v.city)
+                if not any(s <= start and end <= e and c == city for s, e, c in segments):  # type: ignore[operator]
+                    problems.append(f"{_where(v)} at {format_hhmm(start)}-{format_hhmm(end)} "  # type: ignore[arg-type]
+                                    f"is outside the time spent in {v.city}")
+            elif v.kind == "transit":
+                for lc in day.legs:
+                    if start < lc.leg.planned_arrival and end > lc.leg.dep:  # type: ignore[operator]
+                        problems.append(f"{_where(v)} overlaps the {lc.leg.mode} "
+                                        f"{format_hhmm(lc.leg.dep)}-{format_hhmm(lc.leg.planned_arrival)}")
+        late = [lc.leg for lc in day.legs if lc.leg.planned_arrival >= 1440]
+        carry = None
+        if late:
+            leg = max(late, key=lambda leg: leg.planned_arrival)
+            carry = (leg.planned_arrival - 1440, normalize(leg.destination))
+    return verdict(problems, applicable, "no timed items")
+
+
+def _diverse(ctx: PlanContext, kind: str) -> CheckResult:
+    seen: dict[object, int] = {}
+    problems: list[str] = []
+    for visit in ctx.visits:
+        if visit.kind != kind:
+            continue
+        key = (visit.ref.table, visit.ref.row) if visit.ref is not None else normalize(visit.name)
+        if key in seen:
+            problems.append(f"{visit.name!r} repeated on day {visit.day + 1} (first on day {seen[key] + 1})")
+        else:
+            seen[key] = visit.day
+    return verdict(problems, bool(seen), f"no {kind}s in the plan")
+
+
+def diverse_events(ctx: PlanContext) -> CheckResult:
+    """No event attended twice."""
+    return _diverse(ctx, "event")
+
+
+def diverse_restaurants(ctx: PlanContext) -> CheckResult:
+    """No restaurant visited twice in the trip (the same place for two meals counts)."""
+    return _diverse(ctx, "restaurant")
+
+
+def diverse_attractions(ctx: PlanContext) -> CheckResult:
+    """No attraction visited twice."""
+    return _diverse(ctx, "attraction")
+
+
+def within_current_city(ctx: PlanContext) -> CheckResult:
+    """Every venue of a day lies in that day's city (or cities, on a travel day): a stated
+    `, City` outside them, or a venue found only in other cities, fails."""
+    problems: list[str] = []
+    applicable = False
+    for day in ctx.days:
+        cities = _cities(day)
+        for visit in day.visits:
+            if visit.kind not in POI_KINDS:
+                continue
+            applicable = True
+            if visit.stated_city is not None and normalize(visit.stated_city) not in cities:
+                problems.append(f"{_where(visit)} is stated in {visit.stated_city}, not {day.day.current_city}")
+            elif visit.ref is not None and normalize(visit.ref.city) not in cities:
+                problems.append(f"{_where(visit)} is in {visit.ref.city}, not {day.day.current_city}")
+            elif visit.ref is None:
+                table = {"accommodation": "accommodations", "attraction": "attractions",
+                         "restaurant": "restaurants", "event": "events"}[visit.kind]
+                elsewhere = ctx.index.cities_with(table, visit.name)
+                if elsewhere and not elsewhere & cities:
+                    problems.append(f"{_where(visit)} exists only in {', '.join(sorted(elsewhere))}")
+    return verdict(problems, applicable, "no venues in the plan")
+
+
+def reasonable_city_route(ctx: PlanContext) -> CheckResult:
+    """A closed loop from `org`: day i starts where day i-1 ended, each day's legs chain from its
+    first to its last city, each visited city is one contiguous stretch, the number of visited
+    cities equals `visiting_city_number`, and they are `dest` (3 days) or in state `dest`."""
+    q = ctx.query
+    if not ctx.days:
+        return verdict(["the plan has no days"])
+    problems: list[str] = []
+    org = normalize(q.org)
+    if normalize(ctx.days[0].day.cities[0]) != org:
+        problems.append(f"the trip starts in {ctx.days[0].day.cities[0]}, not {q.org}")
+    if normalize(ctx.days[-1].day.end_city) != org:
+        problems.append(f"the trip ends in {ctx.days[-1].day.end_city}, not back in {q.org}")
+    route: list[str] = []
+    for day in ctx.days:
+        cities = [normalize(c) for c in day.day.cities]
+        if day.index > 0 and cities[0] != normalize(ctx.days[day.index - 1].day.end_city):
+            problems.append(f"day {day.index + 1} starts in {day.day.cities[0]} but day {day.index} "
+                            f"ended in {ctx.days[day.index - 1].day.end_city}")
+        legs = sorted(day.legs, key=lambda lc: lc.leg.dep)
+        if legs:
+            chain = [normalize(legs[0].leg.origin)] + [normalize(lc.leg.destination) for lc in legs]
+            broken = any(normalize(a.leg.destination) != normalize(b.leg.origin)
+                         for a, b in pairwise(legs))
+            if broken or chain[0] != cities[0] or chain[-1] != cities[-1]:
+                problems.append(f"day {day.index + 1}: the legs do not lead from {day.day.cities[0]} "
+                                f"to {day.day.end_city}")
+        for c in cities:
+            if not route or route[-1] != c:
+                route.append(c)
+    visited = [c for c in route if c != org]
+    distinct = list(dict.fromkeys(visited))
+    if len(distinct) != len(visited):
+        problems.append("a city is visited in two separate stretches")
+    if len(distinct) != q.visiting_city_number:
+        problems.append(f"{len(distinct)} cities visited, the query asks for {q.visiting_city_number}")
+    dest = normalize(q.dest)
+    for c in distinct:
+        if q.days == 3:
+            if c != dest:
+                problems.append(f"visits {c}, the destination is {q.dest}")
+        elif ctx.index.state_of.get(c) != dest:
+            problems.append(f"{c} is not in {q.dest}")
+    return verdict(problems)
+
+
+def non_conflicting_transport(ctx: PlanContext) -> CheckResult:
+    """Per TravelPlanner and the paper's Table 8: intercity cab and flight in the same trip conflict
+    (the car must come back to where it was taken); legs also conflict when a departure is earlier
+    than the planned arrival of the leg before it on the same day."""
+    legs = ctx.legs
+    if not legs:
+        return verdict([], False, "no transport legs")
+    problems: list[str] = []
+    modes = {lc.leg.mode for lc in legs}
+    if {"flight", "cab"} <= modes:
+        problems.append("the trip uses both flight and cab")
+    for day in ctx.days:
+        ordered = sorted(day.legs, key=lambda lc: lc.leg.dep)
+        for a, b in pairwise(ordered):
+            if b.leg.dep < a.leg.planned_arrival:
+                problems.append(f"day {day.index + 1}: the {b.leg.mode} at {format_hhmm(b.leg.dep)} leaves "
+                                f"before the {a.leg.mode} arrives ({format_hhmm(a.leg.planned_arrival)})")
+    return verdict(problems)
+
+
+def commonsense_checks(ctx: PlanContext, min_meal_gap: float) -> dict[str, CheckResult]:
+    """All commonsense checks by name, in the order of `report.COMMONSENSE_CHECKS`."""
+    checks: dict[str, Callable[[PlanContext], CheckResult]] = {
+        "within_sandbox": within_sandbox,
+        "complete_information": complete_information,
+        "meal_gaps": lambda c: meal_gaps(c, min_meal_gap),
+        "valid_poi_list": valid_poi_list,
+        "chronological_order": chronological_order,
+        "diverse_events": diverse_events,
+        "diverse_restaurants": diverse_restaurants,
+        "diverse_attractions": diverse_attractions,
+        "within_current_city": within_current_city,
+        "reasonable_city_route": reasonable_city_route,
+        "non_conflicting_transport": non_conflicting_transport,
+    }
+    return {name: check(ctx) for name, check in checks.items()}

@@ -1,0 +1,263 @@
+"""Resolve a plan against the database once, so that every check and metric reads the same answers.
+
+A plan names venues twice: in each day's summary fields (`breakfast`, `attraction`, ...; the
+paper's `Name, City`) and in its point-of-interest items (with times). `build_context` merges
+them into one list of `Visit`s per day: every item in order, then each summary venue that no
+item of that day names (untimed). Legs are matched with `utp_env.resolve.resolve_leg`.
+Per-database indices (parsed crowd profiles, which cities hold a venue name) are built once and
+cached on the `Database` object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tools.database import Database, normalize
+from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
+from utp_env.query import Query
+from utp_env.resolve import ResolvedLeg, VenueRef, crowd_of, find_venue, resolve_leg, split_name_city
+
+KIND_TABLE = {"accommodation": "accommodations", "attraction": "attractions", "restaurant": "restaurants",
+              "event": "events"}
+TABLE_KIND = {v: k for k, v in KIND_TABLE.items()}
+ACCOMMODATION_ACTIVITIES = frozenset({"stay", "check-in", "checkout", "rest"})
+POI_KINDS = frozenset(KIND_TABLE)
+NO_VENUE = frozenset({"", "-", "none", "n/a", "na", "null"})
+
+
+@dataclass(frozen=True)
+class CrowdProfile:
+    """One crowd row parsed for scoring: windows as hour sets with their level."""
+
+    windows: tuple[tuple[frozenset[int], str], ...]
+    quiet: frozenset[int]
+    peak: frozenset[int]
+
+    def level_at(self, hour: int) -> str | None:
+        """Level of the first window containing `hour` (0-23), None when none does."""
+        for hours, level in self.windows:
+            if hour in hours:
+                return level
+        return None
+
+
+def window_hours(start_hour: int, end_hour: int) -> frozenset[int]:
+    """Hours of an inclusive window that may wrap past midnight: (22, 1) -> {22, 23, 0, 1}."""
+    if start_hour <= end_hour:
+        return frozenset(range(start_hour, end_hour + 1))
+    return frozenset(range(start_hour, 24)) | frozenset(range(0, end_hour + 1))
+
+
+class EvalIndex:
+    """Per-database caches for evaluation (built lazily, kept on the Database)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._crowd: dict[int, CrowdProfile] = {}
+        self._names: dict[str, dict[str, set[str]]] = {}
+        cities = db.tables["cities"].columns
+        self.state_of: dict[str, str] = {normalize(c): normalize(s)
+                                         for c, s in zip(cities["city"], cities["state"], strict=True)}
+
+    def crowd(self, row: int) -> CrowdProfile:
+        profile = self._crowd.get(row)
+        if profile is None:
+            cols = self.db.tables["crowd"].columns
+            windows = tuple((window_hours(int(s), int(e)), str(level)) for s, e, level in cols["windows"][row])
+            peak = cols["peak_window"][row]
+            profile = CrowdProfile(windows, frozenset(int(h) % 24 for h in cols["quiet_hours"][row] or ()),
+                                   window_hours(int(peak[0]), int(peak[1])) if peak is not None else frozenset())
+            self._crowd[row] = profile
+        return profile
+
+    def cities_with(self, table: str, name: str) -> set[str]:
+        """Normalised cities in which `table` has a venue called `name`."""
+        index = self._names.get(table)
+        if index is None:
+            index = {}
+            cols = self.db.tables[table].columns
+            for n, c in zip(cols["name"], cols["city"], strict=True):
+                index.setdefault(normalize(n), set()).add(normalize(c))
+            self._names[table] = index
+        return index.get(normalize(name), set())
+
+
+def eval_index(db: Database) -> EvalIndex:
+    """The EvalIndex of `db`, built on first use."""
+    index = getattr(db, "_eval_index", None)
+    if index is None:
+        index = EvalIndex(db)
+        db._eval_index = index  # type: ignore[attr-defined]
+    return index
+
+
+@dataclass
+class Visit:
+    """One venue of a day: from a POI item (timed or not) or only from a summary field."""
+
+    day: int
+    kind: str  # accommodation | attraction | restaurant | event | transit | transport | unknown
+    name: str
+    item: PlanItem | None
+    ref: VenueRef | None = None
+    meal: str | None = None
+    stated_city: str | None = None
+    crowd_row: int | None = None
+
+    @property
+    def city(self) -> str | None:
+        return self.ref.city if self.ref is not None else None
+
+    @property
+    def timed(self) -> bool:
+        return self.item is not None and self.item.start is not None and self.item.end is not None
+
+
+@dataclass
+class LegContext:
+    day: int
+    leg: TransportLeg
+    resolved: ResolvedLeg
+
+
+@dataclass
+class DayContext:
+    index: int
+    day: Day
+    date: str | None
+    visits: list[Visit] = field(default_factory=list)
+    legs: list[LegContext] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[Visit]:
+        return [v for v in self.visits if v.item is not None]
+
+    def of_kind(self, kind: str) -> list[Visit]:
+        return [v for v in self.visits if v.kind == kind]
+
+
+@dataclass
+class PlanContext:
+    plan: Plan
+    query: Query
+    db: Database
+    index: EvalIndex
+    days: list[DayContext]
+
+    @property
+    def visits(self) -> list[Visit]:
+        return [v for d in self.days for v in d.visits]
+
+    @property
+    def legs(self) -> list[LegContext]:
+        return [leg for d in self.days for leg in d.legs]
+
+
+def _is_venue(text: str | None) -> bool:
+    return text is not None and normalize(text) not in NO_VENUE
+
+
+def _summary_names(day: Day) -> list[tuple[str, str, str | None]]:
+    """(kind, text, meal) of every venue named in the day's summary fields."""
+    out: list[tuple[str, str, str | None]] = []
+    for meal in ("breakfast", "lunch", "dinner"):
+        text = getattr(day, meal)
+        if _is_venue(text):
+            out.append(("restaurant", text, meal))
+    out += [("attraction", t, None) for t in day.attractions if _is_venue(t)]
+    out += [("event", t, None) for t in day.events if _is_venue(t)]
+    if _is_venue(day.accommodation):
+        out.append(("accommodation", day.accommodation, None))  # type: ignore[arg-type]
+    return out
+
+
+def resolve_name(db: Database, text: str, tables: tuple[str, ...], cities: list[str],
+                 date: str | None) -> tuple[VenueRef | None, str | None]:
+    """Find `text` (`Name` or `Name, City`) in `tables` among `cities` (the stated city first).
+
+    Returns (venue or None, the stated city or None). Exact match after normalisation only.
+    """
+    name, stated = split_name_city(text)
+    if stated is not None:
+        ref = find_venue(db, name, [stated, *cities], tables, date)
+        if ref is not None:
+            return ref, stated
+    return find_venue(db, text.strip(), cities, tables, date), stated
+
+
+def _item_kind(item: PlanItem, summary_kind: dict[str, tuple[str, str | None]]) -> tuple[str, str | None]:
+    """(kind, meal) of an item from its activity, its venue_type, or the day's summary fields."""
+    if item.activity == "travel" or item.venue_type == "transport":
+        return "transport", None
+    if item.activity == "arrive" or item.venue_type == "transit":
+        return "transit", None
+    found = summary_kind.get(normalize(split_name_city(item.name)[0]))
+    if item.venue_type is not None:
+        meal = item.meal or (found[1] if found is not None and found[0] == item.venue_type else None)
+        return item.venue_type, meal
+    if item.activity in ACCOMMODATION_ACTIVITIES:
+        return "accommodation", None
+    if item.activity == "event":
+        return "event", None
+    if item.meal is not None:
+        return "restaurant", item.meal
+    if found is not None:
+        return found
+    return "unknown", None
+
+
+def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
+    """Resolve every leg and venue of `plan` once."""
+    index = eval_index(db)
+    days: list[DayContext] = []
+    for i, day in enumerate(plan.days):
+        date = day.date or (query.dates[i] if i < len(query.dates) else None)
+        ctx = DayContext(i, day, date)
+        cities = list(day.cities)
+        summary = _summary_names(day)
+        summary_kind = {normalize(split_name_city(t)[0]): (k, m) for k, t, m in summary}
+        named: set[tuple[str, str]] = set()
+        for item in day.items:
+            kind, meal = _item_kind(item, summary_kind)
+            visit = Visit(i, kind, item.name, item, meal=meal)
+            if kind in POI_KINDS:
+                visit.ref, visit.stated_city = resolve_name(db, item.name, (KIND_TABLE[kind],), cities, date)
+            elif kind == "unknown":
+                visit.ref, visit.stated_city = resolve_name(
+                    db, item.name, ("attractions", "restaurants", "events", "accommodations"), cities, date)
+                if visit.ref is not None:
+                    visit.kind = TABLE_KIND[visit.ref.table]
+            if visit.ref is not None and visit.kind in ("attraction", "restaurant"):
+                visit.crowd_row = crowd_of(db, visit.ref)
+            named.add((visit.kind, normalize(split_name_city(item.name)[0])))
+            ctx.visits.append(visit)
+        for kind, text, meal in summary:
+            if (kind, normalize(split_name_city(text)[0])) in named:
+                continue
+            visit = Visit(i, kind, text, None, meal=meal)
+            visit.ref, visit.stated_city = resolve_name(db, text, (KIND_TABLE[kind],), cities, date)
+            ctx.visits.append(visit)
+        ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date)) for leg in day.transport]
+        days.append(ctx)
+    return PlanContext(plan, query, db, index, days)
+
+
+def night_stay(day: DayContext, final: bool) -> Visit | None:
+    """The accommodation the travellers sleep in after this day, or None.
+
+    The day's `accommodation` field decides; without it, the last accommodation item of a day
+    that is not the plan's final day, when it is not also the day's first item (that one is the
+    morning end of the previous night).
+    """
+    if _is_venue(day.day.accommodation):
+        wanted = normalize(split_name_city(day.day.accommodation)[0])  # type: ignore[arg-type]
+        for visit in day.visits:
+            if visit.kind == "accommodation" and normalize(split_name_city(visit.name)[0]) == wanted:
+                return visit
+    if final:
+        return None
+    items = day.items
+    stays = [v for v in items if v.kind == "accommodation"]
+    if stays and stays[-1] is not items[0]:
+        return stays[-1]
+    return None

@@ -1,0 +1,197 @@
+"""Hard constraints (paper Table 8; DESIGN section 5): budget always, the others when the query
+sets them (`passed=None`, "not set by the query", otherwise). Names and list values are compared
+exactly after `tools.database.normalize`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+
+from tools.database import normalize
+from tools.schema import HOUSE_RULE_FORBIDS
+from utp_env.evaluation.commonsense import verdict
+from utp_env.evaluation.context import PlanContext, Visit, night_stay
+from utp_env.evaluation.report import CheckResult, CostBreakdown
+from utp_env.query import LocalConstraint
+
+CAB_SEATS = 4
+FARE_COLUMN = {"flight": ("flights", "price_inr"), "train": ("trains", "fare_inr"), "bus": ("buses", "fare_inr")}
+NOT_SET = CheckResult(passed=None, reason="not set by the query")
+
+
+def rooms_needed(people: int, max_occupancy: int) -> int:
+    """Rooms for `people` guests: ceil(people / max_occupancy)."""
+    return math.ceil(people / max(1, max_occupancy))
+
+
+def cabs_needed(people: int) -> int:
+    """Cabs for `people` travellers, 4 seats each."""
+    return math.ceil(people / CAB_SEATS)
+
+
+def trip_cost(ctx: PlanContext) -> CostBreakdown:
+    """Fares x people (cab fare x cabs), stays x rooms per night, meals, entry fees and tickets x people.
+
+    Unresolved legs and venues cost nothing here (they fail within_sandbox instead).
+    """
+    db, people = ctx.db, ctx.query.people_number
+    transport = 0.0
+    for lc in ctx.legs:
+        res = lc.resolved
+        if lc.leg.mode == "cab":
+            rows = db.pair_rows("distances", lc.leg.origin, lc.leg.destination)
+            if len(rows):
+                transport += float(db.tables["distances"].columns["cab_fare_inr"][rows[0]]) * cabs_needed(people)
+        elif res.row is not None:
+            table, column = FARE_COLUMN[lc.leg.mode]
+            transport += float(db.tables[table].columns[column][res.row]) * people
+    stays = 0.0
+    acc = db.tables["accommodations"].columns
+    last = len(ctx.days) - 1
+    for day in ctx.days:
+        stay = night_stay(day, day.index == last)
+        if stay is not None and stay.ref is not None:
+            stays += float(acc["price_per_night_inr"][stay.ref.row]) * rooms_needed(
+                people, int(acc["max_occupancy"][stay.ref.row]))
+    meals = _per_person(ctx.visits, "restaurant", db.tables["restaurants"].columns["avg_cost_inr"]) * people
+    attractions = _per_person(ctx.visits, "attraction", db.tables["attractions"].columns["entry_fee_inr"]) * people
+    events = _per_person(ctx.visits, "event", db.tables["events"].columns["price_inr"]) * people
+    total = transport + stays + meals + attractions + events
+    return CostBreakdown.model_construct(transport=transport, stays=stays, meals=meals, attractions=attractions,
+                                         events=events, total=total)
+
+
+def _per_person(visits: Iterable[Visit], kind: str, prices: Sequence[float]) -> float:
+    return float(sum(prices[v.ref.row] for v in visits if v.kind == kind and v.ref is not None))
+
+
+def budget(ctx: PlanContext, cost: CostBreakdown) -> CheckResult:
+    """Total cost within the query's budget."""
+    if cost.total > ctx.query.budget_inr:
+        return verdict([f"costs INR {cost.total:,.0f}, over the budget of INR {ctx.query.budget_inr:,.0f}"])
+    return verdict([])
+
+
+def _stays(ctx: PlanContext) -> list[Visit]:
+    seen: dict[int, Visit] = {}
+    for v in ctx.visits:
+        if v.kind == "accommodation" and v.ref is not None:
+            seen.setdefault(v.ref.row, v)
+    return list(seen.values())
+
+
+def _each_stay(ctx: PlanContext, requirement: str, ok: Callable[[int], bool]) -> CheckResult:
+    stays = _stays(ctx)
+    if not stays:
+        return verdict([f"the query requires {requirement} but the plan has no known stay"])
+    names = ctx.db.tables["accommodations"].columns["name"]
+    return verdict([f"{names[s.ref.row]!r} does not offer {requirement}" for s in stays if not ok(s.ref.row)])
+
+
+def forbidding_rule(house_rule: str) -> tuple[str, bool]:
+    """(rule, forbidden): what a stay must not list (for 'pets', 'No pets' -> ('No pets', True)),
+    or must list for other rules ('Safety Conduct' -> ('Safety Conduct', False))."""
+    key = normalize(house_rule)
+    for allowed, rule in HOUSE_RULE_FORBIDS.items():
+        if key in (normalize(allowed), normalize(rule)):
+            return rule, True
+    return house_rule, False
+
+
+def house_rule(ctx: PlanContext) -> CheckResult:
+    """Every stay allows what the query needs (it does not list the forbidding rule of
+    `tools.schema.HOUSE_RULE_FORBIDS`); a rule outside that table must be listed by the stay."""
+    wanted = ctx.query.local_constraint.house_rule
+    rule, forbidden = forbidding_rule(wanted)  # type: ignore[arg-type]
+    rules = ctx.db.tables["accommodations"].columns["house_rules"]
+
+    def ok(row: int) -> bool:
+        listed = normalize(rule) in {normalize(r) for r in rules[row]}
+        return not listed if forbidden else listed
+    return _each_stay(ctx, f"house rule {wanted!r}", ok)
+
+
+def house_type(ctx: PlanContext) -> CheckResult:
+    """Every stay is of the required house type."""
+    wanted = ctx.query.local_constraint.house_type
+    types = ctx.db.tables["accommodations"].columns["house_type"]
+    return _each_stay(ctx, f"house type {wanted!r}", lambda row: normalize(types[row]) == normalize(wanted))
+
+
+def _covers(wanted: list[str]) -> Callable[[Iterable[str]], bool]:
+    need = {normalize(w) for w in wanted}
+    return lambda values: need <= {normalize(x) for x in values}
+
+
+def amenities(ctx: PlanContext) -> CheckResult:
+    """Every stay offers every amenity asked for."""
+    wanted = ctx.query.local_constraint.amenities
+    col, covers = ctx.db.tables["accommodations"].columns["amenities"], _covers(wanted)
+    return _each_stay(ctx, f"amenities {', '.join(wanted)}", lambda row: covers(col[row]))
+
+
+def services(ctx: PlanContext) -> CheckResult:
+    """Every stay offers every service asked for."""
+    wanted = ctx.query.local_constraint.services
+    col, covers = ctx.db.tables["accommodations"].columns["services"], _covers(wanted)
+    return _each_stay(ctx, f"services {', '.join(wanted)}", lambda row: covers(col[row]))
+
+
+def _missing(wanted: list[str], offered: Iterable[Iterable[str]]) -> list[str]:
+    have = {normalize(x) for values in offered for x in values}
+    return [w for w in wanted if normalize(w) not in have]
+
+
+def cuisine(ctx: PlanContext) -> CheckResult:
+    """Every cuisine asked for is served by at least one restaurant of the plan."""
+    col = ctx.db.tables["restaurants"].columns["cuisines"]
+    served = [col[v.ref.row] for v in ctx.visits if v.kind == "restaurant" and v.ref is not None]
+    return verdict([f"no restaurant serves {c}" for c in _missing(ctx.query.local_constraint.cuisine, served)])
+
+
+def transportation(ctx: PlanContext) -> CheckResult:
+    """`no flight` / `no cab`: no leg of that mode."""
+    rule = ctx.query.local_constraint.transportation
+    banned = rule.split()[-1]  # type: ignore[union-attr]
+    return verdict([f"day {lc.day + 1} uses a {banned} against {rule!r}" for lc in ctx.legs
+                    if lc.leg.mode == banned])
+
+
+def event_type(ctx: PlanContext) -> CheckResult:
+    """Every event type asked for is attended at least once."""
+    col = ctx.db.tables["events"].columns["segment"]
+    seen = [[col[v.ref.row]] for v in ctx.visits if v.kind == "event" and v.ref is not None]
+    return verdict([f"no {t} event" for t in _missing(ctx.query.local_constraint.event_types, seen)])
+
+
+def attraction_type(ctx: PlanContext) -> CheckResult:
+    """Every attraction category asked for is covered by at least one visited attraction."""
+    col = ctx.db.tables["attractions"].columns["categories"]
+    seen = [col[v.ref.row] for v in ctx.visits if v.kind == "attraction" and v.ref is not None]
+    return verdict([f"no {c} attraction" for c in _missing(ctx.query.local_constraint.attraction_categories, seen)])
+
+
+OPTIONAL = {
+    "house_rule": ("house_rule", house_rule),
+    "house_type": ("house_type", house_type),
+    "amenities": ("amenities", amenities),
+    "services": ("services", services),
+    "cuisine": ("cuisine", cuisine),
+    "transportation": ("transportation", transportation),
+    "event_type": ("event_types", event_type),
+    "attraction_type": ("attraction_categories", attraction_type),
+}
+
+
+def hard_checks(ctx: PlanContext, cost: CostBreakdown) -> dict[str, CheckResult]:
+    """Budget plus every optional check (None, 'not set by the query', when the query omits it)."""
+    out = {"budget": budget(ctx, cost)}
+    constraint = ctx.query.local_constraint
+    for name, (field_name, check) in OPTIONAL.items():
+        out[name] = check(ctx) if constraint.is_set(field_name) else NOT_SET
+    return out
+
+
+def applicable_hard_checks(constraint: LocalConstraint) -> int:
+    """How many hard checks a query makes applicable (budget plus those it sets)."""
+    return 1 + sum(1 for field_name, _ in OPTIONAL.values() if constraint.is_set(field_name))

@@ -1,0 +1,127 @@
+"""The evaluation report: every check with its reason, every metric, per-item details.
+
+These are the pydantic models at the boundary of the evaluation (they are serialised into
+`report.json` and the env's `info`). The evaluator fills them with already-typed values via
+`model_construct` in its hot path; their field types document the contract.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+COMMONSENSE_CHECKS: tuple[str, ...] = (
+    "within_sandbox", "complete_information", "meal_gaps", "valid_poi_list", "chronological_order",
+    "diverse_events", "diverse_restaurants", "diverse_attractions", "within_current_city",
+    "reasonable_city_route", "non_conflicting_transport",
+)
+HARD_CHECKS: tuple[str, ...] = (
+    "budget", "house_rule", "house_type", "amenities", "services", "cuisine", "transportation",
+    "event_type", "attraction_type",
+)
+METRICS: tuple[str, ...] = (
+    "bas", "cats", "tdas", "temporal_meal", "temporal_attraction", "spatial", "ordering", "persona",
+)
+
+
+class CheckResult(BaseModel):
+    """Outcome of one constraint check: passed True/False, or None when it does not apply."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passed: bool | None = None
+    reason: str | None = Field(default=None, description="Why it failed (or why it does not apply)")
+
+
+class PoiDetail(BaseModel):
+    """BAS and CATS inputs and outcome of one attraction or restaurant visit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    day: int = Field(description="1-based day number")
+    name: str
+    venue_type: str = Field(description="attraction | restaurant")
+    start: int = Field(description="Minutes from the day's midnight")
+    end: int
+    v: float = Field(description="Base visit duration, minutes")
+    cf: float = Field(description="Congestion factor of the crowd tier at the start hour")
+    tier: str | None = Field(default=None, description="Crowd level at the start hour; None without data")
+    buffer: float = Field(description="B = (end - start) - v, minutes")
+    range_low: float
+    range_high: float
+    q: float = Field(description="Normalised deviation of B from the range (0 inside)")
+    crowd_score: float | None = Field(default=None, description="CATS score; None without crowd windows")
+    crowd_intensity: float | None = None
+
+
+class LegDetail(BaseModel):
+    """TDAS inputs and outcome of one transport leg."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    day: int
+    mode: str
+    number: str | None
+    origin: str
+    destination: str
+    found: bool = Field(description="Whether the service (or road route) is in the database")
+    expected_delay: float = Field(description="E[D], minutes")
+    measured: bool = Field(description="False when E[D] is the mode's median fallback")
+    hist_duration: float
+    hist_source: str = Field(description="'database' or 'stated schedule' (service not found)")
+    planned_duration: float
+    buffer: float
+    range_low: float
+    range_high: float
+    q: float
+
+
+class CostBreakdown(BaseModel):
+    """Trip cost in INR by component, as the budget check computes it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    transport: float = 0.0
+    stays: float = 0.0
+    meals: float = 0.0
+    attractions: float = 0.0
+    events: float = 0.0
+    total: float = 0.0
+
+
+class EvaluationReport(BaseModel):
+    """Everything the evaluator found about one plan for one query."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query_id: str
+    commonsense: dict[str, CheckResult]
+    hard: dict[str, CheckResult]
+    bas: float | None = None
+    cats: float | None = None
+    tdas: float | None = None
+    temporal_meal: float | None = None
+    temporal_attraction: float | None = None
+    spatial: float | None = None
+    ordering: float | None = None
+    persona: float | None = None
+    pois: list[PoiDetail] = Field(default_factory=list)
+    legs: list[LegDetail] = Field(default_factory=list)
+    cost: CostBreakdown = Field(default_factory=CostBreakdown)
+
+    @property
+    def commonsense_pass(self) -> bool:
+        """All applicable commonsense checks passed."""
+        return all(c.passed is not False for c in self.commonsense.values())
+
+    @property
+    def hard_pass(self) -> bool:
+        """All applicable hard checks passed."""
+        return all(c.passed is not False for c in self.hard.values())
+
+    @property
+    def final_pass(self) -> bool:
+        return self.commonsense_pass and self.hard_pass
+
+    def metrics(self) -> dict[str, float | None]:
+        """The eight scalar metrics by name."""
+        return {name: getattr(self, name) for name in METRICS}

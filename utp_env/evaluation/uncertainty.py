@@ -1,0 +1,117 @@
+"""BAS, CATS and TDAS (paper appendix B.1-B.3; DESIGN section 5): each formula in one function.
+
+All three share the deviation score Q of a buffer B from an expected range [a, b]
+(`deviation`) and the aggregate 1 - mean(min(1, Q)) (`absorption_score`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from utp_env.config import MealWindow, RiskRange, UncertaintyConfig
+from utp_env.evaluation.context import CrowdProfile
+
+MINUTES_PER_DAY = 1440
+
+
+def deviation(buffer: float, low: float, high: float) -> float:
+    """Q = 0 if low <= B <= high, else min(|B - low|, |B - high|) / max(high - low, 1) (eqs. 11-12, 29)."""
+    if low <= buffer <= high:
+        return 0.0
+    return min(abs(buffer - low), abs(buffer - high)) / max(high - low, 1.0)
+
+
+def absorption_score(qs: Sequence[float]) -> float | None:
+    """1 - mean(min(1, Q)) over the scored items (eqs. 13, 30); None when there are none."""
+    if not qs:
+        return None
+    return 1.0 - sum(min(1.0, q) for q in qs) / len(qs)
+
+
+def hour_in(hour: int, start_hour: int, end_hour: int) -> bool:
+    """Whether `hour` lies in the inclusive window [start_hour, end_hour], which may wrap midnight."""
+    if start_hour <= end_hour:
+        return start_hour <= hour <= end_hour
+    return hour >= start_hour or hour <= end_hour
+
+
+def meal_of_hour(hour: int, meals: dict[str, MealWindow]) -> str | None:
+    """The meal whose start-hour window contains `hour` (Table 9: 06-10 breakfast, 11-15 lunch, 16-05 dinner)."""
+    for name, window in meals.items():
+        if hour_in(hour % 24, window.start_hour, window.end_hour):
+            return name
+    return None
+
+
+def restaurant_base_minutes(start: int, meals: dict[str, MealWindow]) -> float:
+    """v of a restaurant visit from its start hour (Table 9); 0 if no meal window covers the hour."""
+    meal = meal_of_hour(start // 60, meals)
+    return meals[meal].base_minutes if meal is not None else 0.0
+
+
+def congestion(profile: CrowdProfile | None, start: int, factors: dict[str, float]) -> tuple[float, str | None]:
+    """(Cf, tier): the tier of the crowd window containing the start hour; (1.0, None) without one."""
+    if profile is None:
+        return 1.0, None
+    tier = profile.level_at((start // 60) % 24)
+    return (factors[tier], tier) if tier is not None else (1.0, None)
+
+
+def bas_range(v: float, cf: float, risk: RiskRange) -> tuple[float, float]:
+    """Expected buffer range [low*v*Cf, high*v*Cf] (eqs. 9-10)."""
+    return risk.low * v * cf, risk.high * v * cf
+
+
+def hour_minutes(start: int, end: int) -> list[float]:
+    """Minutes of the interval [start, end) falling in each hour of the day (0-23).
+
+    Minutes past 1440 fold onto the clock, so a visit 23:30-00:30 puts 30 minutes in hour 23
+    and 30 in hour 0.
+    """
+    full_days, rest = divmod(max(0, end - start), MINUTES_PER_DAY)
+    out = [60.0 * full_days] * 24
+    t, end = start, start + rest
+    while t < end:
+        nxt = min(end, (t // 60 + 1) * 60)
+        out[(t // 60) % 24] += nxt - t
+        t = nxt
+    return out
+
+
+def crowd_timing_score(profile: CrowdProfile, start: int, end: int,
+                       intensities: dict[str, float]) -> tuple[float, float] | None:
+    """CATS score of one visit and its intensity I (eqs. 14-20); None for a zero-length visit.
+
+    I = sum_w overlap_w * intensity_w / duration; quiet = minutes in quiet hours / duration;
+    peak = minutes in the peak window / duration; score = clip(1 - I + quiet(1 - I) - peak*I, 0, 1).
+    Empty quiet hours give no bonus, no peak window no penalty (Table 13).
+    """
+    duration = end - start
+    if duration <= 0:
+        return None
+    per_hour = hour_minutes(start, end)
+    weighted = sum(sum(per_hour[h] for h in hours) * intensities[level] for hours, level in profile.windows)
+    intensity = weighted / duration
+    quiet = sum(per_hour[h] for h in profile.quiet) / duration
+    peak = sum(per_hour[h] for h in profile.peak) / duration
+    score = 1.0 - intensity + quiet * (1.0 - intensity) - peak * intensity
+    return min(1.0, max(0.0, score)), intensity
+
+
+def tdas_range(expected_delay: float, risk: RiskRange) -> tuple[float, float]:
+    """Expected safe buffer range [low*E[D], high*E[D]] (eqs. 27-28)."""
+    return risk.low * expected_delay, risk.high * expected_delay
+
+
+def transport_buffer(dep: int, planned_arrival: int, hist_duration: float) -> float:
+    """B_j = planned duration (planned arrival - departure) - historical duration (eq. 22)."""
+    return (planned_arrival - dep) - hist_duration
+
+
+def risk_range(config: UncertaintyConfig, profile: str) -> RiskRange:
+    """The risk multipliers of a profile, with an error naming the known profiles."""
+    try:
+        return config.risk_multipliers[profile]
+    except KeyError:
+        raise ValueError(f"unknown risk profile {profile!r}; the config defines "
+                         f"{', '.join(config.risk_multipliers)}") from None
