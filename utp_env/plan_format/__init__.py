@@ -1,0 +1,12 @@
+"""The paper's JSON day format <-> the canonical itinerary (DESIGN section 4; docs/PLAN_FORMAT.md).
+
+`parse_plan` reads what planners and LLMs write and raises only `PlanFormatError` (a ValueError
+that names the day, the field and the snippet); `format_plan` / `plan_to_json` write the format
+back. For plans in canonical form, `parse_plan(format_plan(plan)) == plan`.
+"""
+
+from utp_env.plan_format.errors import PlanFormatError
+from utp_env.plan_format.parse import parse_plan
+from utp_env.plan_format.write import format_day, format_plan, plan_to_json
+
+__all__ = ["PlanFormatError", "format_day", "format_plan", "parse_plan", "plan_to_json"]

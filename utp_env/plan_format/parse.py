@@ -1,0 +1,212 @@
+"""`parse_plan`: the paper's JSON day objects -> the canonical `Plan`.
+
+Each day object is read field by field (keys matched case-insensitively, `day`/`days`,
+`point_of_interest`/`point_of_interest_list`); the transportation and POI grammars live in
+`legs` and `poi`. Items get their `venue_type` and `meal` from the day's summary fields (exact
+names after `normalize`), else from the database when one is given.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from tools.database import Database, normalize
+from tools.errors import UnknownNameError
+from utp_env.itinerary import MINUTES_PER_DAY, Day, Meal, Mode, Plan, PlanItem, TransportLeg, parse_hhmm
+from utp_env.plan_format.errors import PlanFormatError
+from utp_env.plan_format.extract import day_objects
+from utp_env.plan_format.legs import ScheduleLookup, parse_leg
+from utp_env.plan_format.poi import RawItem, parse_entry, place
+from utp_env.plan_format.text import is_absent, split_top
+from utp_env.query import Query
+from utp_env.resolve import SERVICE_TABLE, find_service, find_venue, split_name_city
+
+KEY_ALIASES: dict[str, str] = {
+    "day": "days", "days": "days", "current_city": "current_city", "transportation": "transportation",
+    "transport": "transportation", "breakfast": "breakfast", "lunch": "lunch", "dinner": "dinner",
+    "attraction": "attraction", "attractions": "attraction", "accommodation": "accommodation",
+    "event": "event", "events": "event", "point_of_interest_list": "point_of_interest_list",
+    "point_of_interest": "point_of_interest_list", "points_of_interest": "point_of_interest_list",
+}
+MEALS: tuple[Meal, ...] = ("breakfast", "lunch", "dinner")
+_DAY_NUMBER_RE = re.compile(r"^\s*(?:day\s*)?(\d{1,3})\s*$", re.IGNORECASE)
+_CITY_RE = re.compile(r"^\s*from\s+(?P<route>.+)$", re.IGNORECASE | re.DOTALL)
+_CITY_SEP_RE = re.compile(r"\s+(?:to|->|→)\s+", re.IGNORECASE)
+
+
+def parse_plan(data: Any, *, query: Query | None = None, db: Database | None = None) -> Plan:
+    """Read a plan in the paper's JSON day format; raise only PlanFormatError on bad input.
+
+    `data` is JSON text (fenced, with prose around it, or JSONL) or decoded objects: a list of
+    day objects, `{"plan": [...]}`, `{"days": [...]}` or one day object. With `query` each day
+    gets its date and the plan its query id; with `db` cities take their canonical spelling,
+    scheduled arrivals come from the timetable and unmatched items are looked up as venues.
+    """
+    try:
+        return _parse(data, query, db)
+    except PlanFormatError:
+        raise
+    except (ValidationError, ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
+        # Defensive: a grammar gap must still surface as a located, documented error.
+        raise PlanFormatError(f"cannot read the plan: {exc}") from exc
+
+
+def _parse(data: Any, query: Query | None, db: Database | None) -> Plan:
+    days: list[Day] = []
+    seen: set[int] = set()
+    for index, raw in enumerate(day_objects(data)):
+        fields = _fields(raw)
+        number = _day_number(fields.get("days"), index)
+        if number in seen:
+            raise PlanFormatError("day number repeated", day=number, field="days")
+        seen.add(number)
+        days.append(_day(number, fields, query, db))
+    return Plan(query_id=query.query_id if query else None, days=days)
+
+
+def _fields(raw: dict[Any, Any]) -> dict[str, Any]:
+    """The day's values under canonical key names (`Current City`, `day` -> `current_city`, `days`)."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        canonical = KEY_ALIASES.get(re.sub(r"[\s\-]+", "_", str(key).strip().casefold()))
+        if canonical is not None and canonical not in out:
+            out[canonical] = value
+    return out
+
+
+def _day_number(value: Any, index: int) -> int:
+    """The day number (int, `"3"` or `"Day 3"`); the position when the key is missing."""
+    if value is None:
+        return index + 1
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    if isinstance(value, str) and (m := _DAY_NUMBER_RE.match(value)) and int(m.group(1)) >= 1:
+        return int(m.group(1))
+    raise PlanFormatError("day number must be a positive integer", day=index + 1, field="days",
+                          snippet=repr(value))
+
+
+def _text(value: Any, number: int, field: str, sep: str = "; ") -> str | None:
+    """A field's text, None when absent; a list of strings is joined (LLMs write either)."""
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        value = sep.join(v for v in value if not is_absent(v))
+    if is_absent(value):
+        return None
+    if not isinstance(value, str):
+        raise PlanFormatError(f"expected text, got {type(value).__name__}", day=number, field=field,
+                              snippet=repr(value))
+    return value.strip()
+
+
+def _list(value: Any, number: int, field: str) -> list[str]:
+    """A `;`-separated field as its non-absent parts."""
+    text = _text(value, number, field)
+    return [] if text is None else [p for p in split_top(text.rstrip(". "), ";") if not is_absent(p)]
+
+
+def _cities(value: Any, number: int, db: Database | None) -> list[str]:
+    """`City` -> [City]; `from A to B [to C]` -> [A, B, C]; canonical spelling with a database."""
+    text = _text(value, number, "current_city")
+    if text is None:
+        raise PlanFormatError("missing current_city (expected 'City' or 'from A to B')", day=number,
+                              field="current_city")
+    m = _CITY_RE.match(text)
+    cities = [c.strip() for c in _CITY_SEP_RE.split(m["route"])] if m else [text]
+    if any(is_absent(c) for c in cities) or (m and len(cities) < 2):
+        raise PlanFormatError("expected 'City' or 'from A to B'", day=number, field="current_city", snippet=text)
+    return [db.city(c) if db is not None and db.has_city(c) else c for c in cities]
+
+
+def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database | None) -> Day:
+    cities = _cities(fields.get("current_city"), number, db)
+    date = query.dates[number - 1] if query is not None and number <= len(query.dates) else None
+    lookup = _schedule_lookup(db) if db is not None else None
+    legs = [_canonical_leg(parse_leg(e, number, lookup), db)
+            for e in _list(fields.get("transportation"), number, "transportation")]
+    summary = {k: _text(fields.get(k), number, k) for k in (*MEALS, "accommodation")}
+    attractions = _list(fields.get("attraction"), number, "attraction")
+    events = _list(fields.get("event"), number, "event")
+    raw_items = [parse_entry(e, number) for e in _list(fields.get("point_of_interest_list"), number,
+                                                        "point_of_interest_list")]
+    items = _items(raw_items, summary, attractions, events, cities, date, db)
+    try:
+        return Day(day=number, date=date, cities=cities, transport=legs, breakfast=summary["breakfast"],
+                   lunch=summary["lunch"], dinner=summary["dinner"], attractions=attractions,
+                   accommodation=summary["accommodation"], events=events, items=items)
+    except ValidationError as exc:
+        raise PlanFormatError(f"invalid day: {exc.errors()[0]['msg']}", day=number) from None
+
+
+def _canonical_leg(leg: TransportLeg, db: Database | None) -> TransportLeg:
+    if db is None:
+        return leg
+    names = [db.city(c) if db.has_city(c) else c for c in (leg.origin, leg.destination)]
+    return leg.model_copy(update={"origin": names[0], "destination": names[1]})
+
+
+def _schedule_lookup(db: Database) -> ScheduleLookup:
+    """Scheduled arrival (minutes from the departure day's midnight) of a service in `db`."""
+    def lookup(mode: Mode, number: str | None, origin: str, dest: str) -> int | None:
+        try:
+            row = find_service(db, mode, number, origin, dest)
+        except (UnknownNameError, KeyError):
+            return None
+        if row is None:
+            return None
+        columns = db.tables[SERVICE_TABLE[mode]].columns
+        return parse_hhmm(columns["arr_time"][row]) + MINUTES_PER_DAY * int(columns["arr_day_offset"][row])
+    return lookup
+
+
+def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list[str], events: list[str],
+           cities: list[str], date: str | None, db: Database | None) -> list[PlanItem]:
+    """PlanItems with times placed past midnight where due and venue types from the summary fields."""
+    names = {k: _name_key(v) for k, v in summary.items() if v}
+    attraction_names = {_name_key(a) for a in attractions}
+    event_names = {_name_key(e) for e in events}
+    meals_done: set[str] = set()
+    items = []
+    for item, (start, end) in zip(raw, place(raw), strict=True):
+        key = normalize(item.name)
+        activity = item.activity or ("stay" if key == names.get("accommodation") else "visit")
+        venue_type, meal = None, None
+        if activity in ("stay", "check-in", "checkout"):
+            venue_type = "accommodation"
+        elif activity == "arrive":
+            venue_type = "transit"
+        elif activity == "travel":
+            venue_type = "transport"
+        else:
+            matched = [m for m in MEALS if names.get(m) == key]
+            if matched:
+                meal = next((m for m in matched if m not in meals_done), matched[0])
+                meals_done.add(meal)
+                venue_type = "restaurant"
+            elif key in attraction_names:
+                venue_type = "attraction"
+            elif key in event_names:
+                venue_type = "event"
+            elif key == names.get("accommodation"):
+                venue_type = "accommodation"
+            elif db is not None:
+                venue_type = _db_venue_type(db, item.name, cities, date)
+        items.append(PlanItem(name=item.name, activity=activity, start=start, end=end, venue_type=venue_type,
+                              meal=meal, transit_stop=item.transit_stop,
+                              transit_distance_m=item.transit_distance_m, note=item.note))
+    return items
+
+
+def _name_key(field_value: str) -> str:
+    """The normalised venue name of a summary value `Name, City`."""
+    return normalize(split_name_city(field_value)[0])
+
+
+def _db_venue_type(db: Database, name: str, cities: list[str], date: str | None) -> str | None:
+    try:
+        ref = find_venue(db, name, cities, date=date)
+    except (UnknownNameError, KeyError):
+        return None
+    return None if ref is None else ref.venue_type

@@ -1,0 +1,144 @@
+"""The `point_of_interest_list` field: one item per `;`-separated entry, in both directions.
+
+Canonical entry: `Name, <activity> from HH:MM to HH:MM[ (remark)][, nearest transit: Stop, 0.5km away]`.
+Tolerated: `Board Train 19711 from 18:10 to 18:25`, `Flight 6E-5432, travel from ...`, `9:40`,
+`9:40 pm`, `10:00-11:00`, `from () to ()` (unknown times -> None), `m`/`km` distances with or
+without `away`, a missing or `-` transit stop, remarks anywhere after the times (kept in `note`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from utp_env.itinerary import Activity, PlanItem, format_hhmm
+from utp_env.plan_format.errors import PlanFormatError
+from utp_env.plan_format.text import (
+    CLOCK,
+    PAST_MIDNIGHT_SLACK,
+    at_or_after,
+    clock,
+    distance_m,
+    find_distance,
+    format_km,
+    is_absent,
+    unwrap,
+)
+
+FIELD = "point_of_interest_list"
+ACTIVITY_WORDS: dict[str, Activity] = {
+    "stay": "stay", "visit": "visit", "checkin": "check-in", "checkout": "checkout", "arrive": "arrive",
+    "arrival": "arrive", "rest": "rest", "travel": "travel", "board": "travel", "boarding": "travel",
+    "attend": "event", "event": "event",
+}
+_ACT = r"stay|visit|check[\s-]?in|check[\s-]?out|arrive|arrival|rest|travel|boarding|board|attend|event"
+_TIME = rf"{CLOCK}|\(\s*\)|-{{1,2}}|\?+|tbd|n/?a"
+_RANGE = rf"(?:from\s+)?(?P<start>{_TIME})\s*(?:to|until|till|-|–)\s*(?P<end>{_TIME})"
+_FLAGS = re.IGNORECASE | re.DOTALL
+_ITEM_RE = re.compile(rf"^(?P<name>.*?)[\s,]*\b(?P<act>{_ACT})\b[\s:]*{_RANGE}(?P<rest>.*)$", _FLAGS)
+_BOARD_RE = re.compile(rf"^\s*(?P<act>boarding|board)\s+(?P<name>.+?)\s+{_RANGE}(?P<rest>.*)$", _FLAGS)
+_BARE_RE = re.compile(rf"^(?P<name>.*?)[\s,]*(?<![\w:]){_RANGE}(?P<rest>.*)$", _FLAGS)
+_NO_TIME_RE = re.compile(rf"^(?P<name>.*?)[\s,]*\b(?P<act>{_ACT})\b(?P<rest>.*)$", _FLAGS)
+_TRANSIT_RE = re.compile(r",?\s*(?:nearest\s+)?transit(?:\s+stop)?\s*:", re.IGNORECASE)
+_CLOCK_RE = re.compile(CLOCK)
+_TRANSPORT_NAME_RE = re.compile(r"^\s*(?:flight|train|bus|cab|taxi)\b", re.IGNORECASE)
+
+
+@dataclass
+class RawItem:
+    """An entry as written: clock times (minutes, no day offset yet) and an optional activity."""
+
+    name: str
+    activity: Activity | None
+    start: int | None
+    end: int | None
+    transit_stop: str | None
+    transit_distance_m: float | None
+    note: str | None
+
+
+def parse_entry(entry: str, day: int | str) -> RawItem:
+    """One POI entry -> RawItem; PlanFormatError for a bad time or a nameless entry."""
+    m = _ITEM_RE.match(entry) or _BOARD_RE.match(entry) or _BARE_RE.match(entry)
+    if m is not None:
+        start, end = (_time(m[k], day, entry) for k in ("start", "end"))
+        rest = m["rest"]
+    else:
+        m = _NO_TIME_RE.match(entry)
+        rest = m["rest"] if m is not None else entry
+        start = end = None
+        if _CLOCK_RE.search(_TRANSIT_RE.split(rest, maxsplit=1)[0]):
+            raise PlanFormatError("times must read 'from HH:MM to HH:MM'", day=day, field=FIELD, snippet=entry)
+    if m is None:  # neither activity nor times: `Name[, nearest transit: ...]`
+        head, _, _ = _split_transit(entry)
+        name, act = unwrap(head), None
+        rest = entry[len(head):]
+    else:
+        name, act = unwrap(m["name"]), m["act"]
+    if not name:
+        raise PlanFormatError("entry without a name", day=day, field=FIELD, snippet=entry)
+    activity = ACTIVITY_WORDS[re.sub(r"[\s-]", "", act.lower())] if act else None
+    if activity is None and _TRANSPORT_NAME_RE.match(name):
+        activity = "travel"
+    remark, stop, distance = _split_transit(rest)
+    return RawItem(name, activity, start, end, stop, distance, _note(remark))
+
+
+def _time(token: str, day: int | str, entry: str) -> int | None:
+    """A clock token, or None for the placeholders `()`, `-`, `?`, `TBD`, `N/A`."""
+    if _CLOCK_RE.fullmatch(token.strip()):
+        return clock(token, day=day, field=FIELD, snippet=entry)
+    return None
+
+
+def _split_transit(rest: str) -> tuple[str, str | None, float | None]:
+    """(remark text, stop, metres) of the text after the times."""
+    m = _TRANSIT_RE.search(rest)
+    if m is None:
+        return rest, None, None
+    remark, after = rest[: m.start()], rest[m.end():]
+    dist = find_distance(after)
+    if dist is None:
+        stop_text, distance = after, None
+    else:
+        stop_text, distance = after[: dist.start()], distance_m(dist)
+        remark += " " + after[dist.end():]
+    stop = unwrap(stop_text)
+    return remark, None if is_absent(stop) else stop, distance
+
+
+def _note(text: str) -> str | None:
+    note = unwrap(" ".join(text.split()))
+    return note or None
+
+
+def place(raw: list[RawItem]) -> list[tuple[int | None, int | None]]:
+    """Minutes from the day's midnight of every item's start and end (the past-midnight rule).
+
+    An end before its start is past midnight; a start more than 12 h before the previous known
+    time is the next day; unknown times stay None and do not move the reference.
+    """
+    out, ref = [], None
+    for item in raw:
+        start = None if item.start is None else at_or_after(item.start, ref, PAST_MIDNIGHT_SLACK)
+        if start is not None:
+            ref = start
+        slack = 0 if start is not None else PAST_MIDNIGHT_SLACK
+        end = None if item.end is None else at_or_after(item.end, ref, slack)
+        if end is not None:
+            ref = end
+        out.append((start, end))
+    return out
+
+
+def format_item(item: PlanItem) -> str:
+    """The paper's POI entry of one item (see the module docstring)."""
+    times = " to ".join("()" if t is None else format_hhmm(t) for t in (item.start, item.end))
+    text = f"{item.name}, {item.activity} from {times}"
+    if item.note:
+        text += f" ({item.note})"
+    if item.transit_stop is not None or item.transit_distance_m is not None:
+        text += f", nearest transit: {item.transit_stop or '-'}"
+        if item.transit_distance_m is not None:
+            text += f", {format_km(item.transit_distance_m)} away"
+    return text
