@@ -91,7 +91,7 @@ def _venue(ep: Episode, kind: str, name: str, cities: list[str], date: str | Non
         names = [ep.db.tables[table].columns["name"][j] for j in ep.db.city_rows(table, first)]
         close = suggest(name, names)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        search = {"accommodation": "search_accommodations", "attraction": "search_attractions",
+        search = {"accommodation": "search_stays", "attraction": "search_attractions",
                   "restaurant": "search_restaurants", "event": "search_events"}[kind]
         raise ToolError(f"no {kind} called {name!r} in {' or '.join(cities)}.{hint} Use {search} to list them; "
                         "a day's cities come from its transport legs", "name")
@@ -418,7 +418,7 @@ def remove_item(ep: Episode, args: RemoveItem) -> ToolResult:
 
 
 class SetStay(Args):
-    name: Name = Field(description="Accommodation name as search_accommodations lists it")
+    name: Name = Field(description="Accommodation name as search_stays lists it")
     city: Name = Field(description="The city it is in")
     from_day: DayNumber
     to_day: DayNumber = Field(description="Last day whose night is spent there (inclusive)")

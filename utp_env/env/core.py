@@ -1,0 +1,324 @@
+"""`UTPEnv`: the travel-planning task as a gymnasium environment (DESIGN section 7).
+
+One episode = one query. Actions are tool calls (lookup tools over the database and itinerary
+tools over the episode's plan); observations are the tools' text answers. The reward is 0 until
+the episode ends by `submit`/`submit_plan` (terminated) or at the step limit (truncated); the
+final plan is then evaluated and rewarded with the weighted metrics of `configs/env.yaml`.
+A bad action never raises: it is answered with an error observation and counts as a step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+
+from tools.database import Database
+from tools.lookup import LOOKUP_TOOLS
+from tools.lookup.registry import ToolResult, ToolSpec
+from utp_env.env.actions import ACTION_FORMAT, ActionError, ToolCall, parse_action
+from utp_env.env.config import EnvConfig, load_env_config
+from utp_env.env.episode import Episode
+from utp_env.env.itinerary_tools import ITINERARY_TOOLS
+from utp_env.env.reward import metric_values, plan_reward
+from utp_env.env.sources import open_database, query_pool, split_pool
+from utp_env.env.spaces import TextObservation, ToolCallSpace
+from utp_env.query import Query
+
+RESET_OPTIONS = frozenset({"query_id", "query", "split", "stochastic"})
+TERMINATION_REASONS = ("submitted", "step_limit", "agent_error", "infrastructure_error")
+
+
+def stable_int(*parts: Any) -> int:
+    """A 63-bit integer from the parts' text via SHA-256 (stable across processes, unlike `hash()`)."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:
+    """The tools an episode exposes: every lookup tool, then the itinerary tools (check_plan if enabled)."""
+    tools: dict[str, ToolSpec[Any]] = dict(LOOKUP_TOOLS)
+    for name, spec in ITINERARY_TOOLS.items():
+        if name == "check_plan" and not config.check_plan:
+            continue
+        tools[name] = spec
+    return tools
+
+
+class UTPEnv(gym.Env[str, Any]):
+    """Uncertainty-aware travel planning: plan a trip with tools, submit it, get it scored.
+
+    Args:
+        db_path: A database directory; default: the embedded sandbox of `profile`.
+        profile: Sandbox profile when no `db_path` is given ('full' or 'mini').
+        split: Query split sampled by `reset` ('validation' or 'test'); default from the config.
+        config: An `EnvConfig`, a dict of overrides, or a YAML path; default `configs/env.yaml`.
+        render_mode: None or 'ansi' (`render()` returns the plan as text).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+
+    def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
+                 config: EnvConfig | dict[str, Any] | str | Path | None = None,
+                 render_mode: str | None = None) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
+        self._init_args = {"db_path": None if db_path is None else str(db_path), "profile": profile,
+                           "split": split, "config": config if not isinstance(config, Path) else str(config),
+                           "render_mode": render_mode}
+        self.config = load_env_config(config)
+        self.split = split or self.config.split
+        self.render_mode = render_mode
+        self.db: Database = open_database(db_path, profile)
+        self.tools = episode_tools(self.config)
+        self.observation_space = TextObservation(self.config.max_observation_chars)
+        self.action_space = ToolCallSpace(self.tools, self.db.cities, self.config.max_action_bytes,
+                                          self.config.max_calls_per_action)
+        self.episode: Episode | None = None
+        self.stochastic = self.config.stochastic
+        self.seed_value: int | None = None
+
+    # ------------------------------------------------------------ gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start an episode on a query: `options` may name `query_id` (or give a `query`), the `split`
+        to draw from, and `stochastic`. Without a query the env's generator picks one of the split."""
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - RESET_OPTIONS
+        if unknown:
+            raise ValueError(f"reset: unknown option(s) {sorted(unknown)}; valid: {sorted(RESET_OPTIONS)}")
+        query = self._choose_query(options)
+        self.stochastic = bool(options.get("stochastic", self.config.stochastic))
+        self.seed_value = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
+        episode_id = f"{stable_int(self.seed_value, query.query_id):016x}"
+        self.episode = Episode(db=self.db, query=query, episode_id=episode_id,
+                               check_plan_enabled=self.config.check_plan)
+        info = {"query": query.model_dump(mode="json"), "tools": self.openai_tools(),
+                "db_hash": self.db.content_hash, "seed": self.seed_value, "episode_id": episode_id,
+                "stochastic": self.stochastic, "step_limit": self.config.step_limit}
+        return self._clip(self.task_text(query)), info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Execute every tool call of `action` in order and answer each; end on submit or the step limit."""
+        ep = self._require_episode()
+        ep.steps += 1
+        calls_info: list[dict[str, Any]] = []
+        try:
+            calls = parse_action(action, self.config.max_action_bytes, self.config.max_calls_per_action)
+        except ActionError as exc:
+            text = f"Error: invalid action: {exc}. The plan is unchanged."
+            ep.record("<invalid action>", _preview(action), False, text)
+            calls, answers = [], [text]
+            calls_info.append({"tool": None, "ok": False, "error": str(exc)})
+        else:
+            answers = [self._answer(ep, call, i, len(calls), calls_info) for i, call in enumerate(calls)]
+        observation = answers[0] if len(answers) == 1 else "\n\n".join(answers)
+        info: dict[str, Any] = {"steps": ep.steps, "calls": calls_info}
+        if ep.status == "running" and ep.steps >= self.config.step_limit:
+            ep.status = "step_limit"
+            observation += (f"\n\nStep limit ({self.config.step_limit}) reached: the episode ends and the plan "
+                            "built so far is scored.")
+        if ep.status == "running":
+            return self._clip(observation), 0.0, False, False, info
+        reward, final = self._finish(ep)
+        info.update(final)
+        terminated = ep.status == "submitted"
+        return self._clip(observation), reward, terminated, not terminated, info
+
+    def render(self) -> str | None:
+        """The plan built so far as text (render_mode 'ansi')."""
+        if self.render_mode != "ansi" or self.episode is None:
+            return None
+        from utp_env.env.itinerary_tools import plan_text
+
+        return plan_text(self.episode)
+
+    # ------------------------------------------------------------ beyond gymnasium
+
+    def end_episode(self, reason: str = "agent_error", message: str | None = None) -> tuple[float, dict[str, Any]]:
+        """End the running episode from outside (e.g. the agent crashed): score the plan so far.
+
+        Returns (reward, info) with the same end-of-episode keys as `step`.
+        """
+        if reason not in TERMINATION_REASONS:
+            raise ValueError(f"reason must be one of {TERMINATION_REASONS}, not {reason!r}")
+        ep = self._require_episode()
+        ep.status = reason  # type: ignore[assignment]
+        reward, info = self._finish(ep)
+        if message:
+            info["message"] = message
+        return reward, info
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """The episode's tools as OpenAI function schemas (lookup and itinerary)."""
+        return [spec.openai_schema() for spec in self.tools.values()]
+
+    def langchain_tools(self) -> list[Any]:
+        """The tools as LangChain StructuredTools bound to this env's live episode (see adapters)."""
+        from utp_env.env.adapters import langchain_tools
+
+        return langchain_tools(self)
+
+    def call_tool(self, name: str, args: dict[str, Any] | str | None = None) -> ToolResult:
+        """Run one tool on the current episode without counting a step (adapters count it themselves)."""
+        ep = self._require_episode()
+        spec = self.tools.get(name) if isinstance(name, str) else None
+        if spec is None:
+            from tools.database import suggest
+
+            close = suggest(str(name), self.tools) or list(self.tools)
+            return ToolResult.failure(f"unknown tool {name!r}; did you mean: {', '.join(close)}? "
+                                      f"Actions look like {ACTION_FORMAT}")
+        if name in ITINERARY_TOOLS:
+            return spec.invoke(ep, args)
+        return spec.invoke(self.db, args)
+
+    def task_text(self, query: Query) -> str:
+        """The first observation: the request, persona, risk profile, constraints and how to act."""
+        lc = query.local_constraint
+        constraints = [f"{k}: {v if isinstance(v, str) else ', '.join(v)}"
+                       for k, v in lc.model_dump().items() if v]
+        tool_lines = [f"- {name}: {spec.description.splitlines()[0]}" for name, spec in self.tools.items()]
+        p = query.persona
+        return "\n".join([
+            f"TASK (query {query.query_id}): {query.text}",
+            f"Trip: {query.days} days from {query.org} to {query.dest} ({query.visiting_city_number} "
+            f"city(ies) to visit), dates {query.dates[0]} to {query.dates[-1]}, {query.people_number} "
+            f"people, budget INR {query.budget_inr:,.0f}.",
+            f"Persona: {p.traveler_type}; purpose {p.purpose}; {p.spending}; prefers {p.location_preference}.",
+            f"Risk profile: {query.risk_profile} (size your buffers for delays and crowds accordingly).",
+            "Constraints: " + ("; ".join(constraints) if constraints else "none beyond the budget."),
+            "",
+            "HOW TO ACT: each step, send one tool call or a JSON list of them:",
+            f"  {ACTION_FORMAT}",
+            f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
+            f"submit_plan). You have {self.config.step_limit} steps.",
+            "TOOLS:", *tool_lines,
+        ])
+
+    # ------------------------------------------------------------ internals
+
+    def _choose_query(self, options: dict[str, Any]) -> Query:
+        if options.get("query") is not None:
+            q = options["query"]
+            return q if isinstance(q, Query) else Query.model_validate(q)
+        if options.get("query_id") is not None:
+            wanted = str(options["query_id"])
+            for q in query_pool(self.db):
+                if q.query_id == wanted:
+                    return q
+            raise ValueError(f"reset: no query with query_id {wanted!r} in this database's query set")
+        pool = split_pool(self.db, str(options.get("split") or self.split))
+        return pool[int(self.np_random.integers(0, len(pool)))]
+
+    def _require_episode(self) -> Episode:
+        if self.episode is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self.episode.done:
+            raise gym.error.ResetNeeded(f"the episode has ended ({self.episode.status}); call reset()")
+        return self.episode
+
+    def _answer(self, ep: Episode, call: ToolCall, i: int, n: int, calls_info: list[dict[str, Any]]) -> str:
+        head = f"[{i + 1}/{n}] {call.tool}: " if n > 1 else ""
+        if ep.done:
+            text = f"Error: not executed: the episode already ended ({ep.status}) by an earlier call of this action."
+            result = ToolResult.failure(text)
+        else:
+            try:
+                result = self.call_tool(call.tool, call.args)
+            except Exception as exc:  # a bug in a tool must not kill a run; it ends the episode instead
+                ep.status = "infrastructure_error"
+                result = ToolResult.failure(f"internal error in tool {call.tool!r}: {type(exc).__name__}: {exc}")
+                calls_info.append({"tool": call.tool, "ok": False, "error": result.error,
+                                   "traceback": traceback.format_exc(limit=8)})
+                ep.record(call.tool, call.args, False, result.text, call.call_id)
+                return head + result.text
+        calls_info.append({"tool": call.tool, "ok": result.ok, "error": result.error, "id": call.call_id})
+        ep.record(call.tool, call.args, result.ok, result.text, call.call_id)
+        if not result.ok and call.tool in ITINERARY_TOOLS:
+            return head + result.text + " The plan is unchanged."
+        return head + result.text
+
+    def _finish(self, ep: Episode) -> tuple[float, dict[str, Any]]:
+        """Score the final plan; add robustness and the stochastic realisation when configured."""
+        info: dict[str, Any] = {"termination_reason": ep.status, "episode_id": ep.episode_id,
+                                "steps": ep.steps, "plan": ep.plan.model_dump(mode="json")}
+        try:
+            reward, report = plan_reward(ep.plan, ep, self.config.reward_weights)
+        except Exception as exc:  # the evaluator failing is the benchmark's fault, not the agent's
+            info.update(termination_reason="infrastructure_error", evaluation=None, metrics={},
+                        error=f"evaluation failed: {type(exc).__name__}: {exc}")
+            return 0.0, info
+        info["evaluation"] = report.model_dump(mode="json") if report is not None else None
+        info["metrics"] = metric_values(report) if report is not None else {}
+        info["reward"] = reward
+        if ep.plan.days and (self.config.robustness or self.stochastic):
+            from utp_env.simulation import simulate, simulate_once
+
+            if self.config.robustness:
+                info["robustness"] = simulate(ep.plan, ep.query, self.db, n=self.config.robustness_rollouts,
+                                              seed=stable_int(ep.episode_id, "robustness")).model_dump(mode="json")
+            if self.stochastic:
+                real = simulate_once(ep.plan, ep.query, self.db, self.np_random)
+                info["realisation"] = real.model_dump(mode="json")
+                info["realisation_text"] = realisation_text(real)
+        return reward, info
+
+    def _clip(self, text: str) -> str:
+        limit = self.config.max_observation_chars
+        if len(text) <= limit:
+            return text
+        note = f"\n… [cut: {len(text) - limit + 200} more characters; ask for fewer rows]"
+        return text[: limit - len(note) - 200] + note
+
+    # ------------------------------------------------------------ pickling: rebuild from constructor args
+
+    def __getstate__(self) -> dict[str, Any]:
+        ep = self.episode
+        saved = None if ep is None else {
+            "query": ep.query.model_dump(mode="json"), "episode_id": ep.episode_id,
+            "plan": ep.plan.model_dump(mode="json"), "steps": ep.steps, "status": ep.status,
+            "trace": [t.to_dict() for t in ep.trace]}
+        rng = None if self._np_random is None else self._np_random.bit_generator.state
+        return {"init": self._init_args, "rng": rng, "stochastic": self.stochastic,
+                "seed_value": self.seed_value, "episode": saved}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state["init"])  # type: ignore[misc]
+        if state["rng"] is not None:
+            self._np_random = np.random.Generator(getattr(np.random, state["rng"]["bit_generator"])())
+            self._np_random.bit_generator.state = state["rng"]
+        self.stochastic, self.seed_value = state["stochastic"], state["seed_value"]
+        saved = state["episode"]
+        if saved is not None:
+            from utp_env.env.episode import TraceEntry
+            from utp_env.itinerary import Plan
+
+            self.episode = Episode(db=self.db, query=Query.model_validate(saved["query"]),
+                                   episode_id=saved["episode_id"], plan=Plan.model_validate(saved["plan"]),
+                                   steps=saved["steps"], status=saved["status"],
+                                   trace=[TraceEntry(**t) for t in saved["trace"]],
+                                   check_plan_enabled=self.config.check_plan)
+
+
+def realisation_text(real: Any) -> str:
+    """One sentence per consequence of a drawn realisation: missed legs, lost items, lateness."""
+    if real.held:
+        return f"The plan held in this realisation (trip ended {real.trip_end_lateness:.0f} min late)."
+    parts = []
+    if real.missed_legs:
+        parts.append("missed: " + ", ".join(real.missed_legs))
+    if real.lost_items:
+        parts.append(f"lost: {', '.join(real.lost_items)} ({real.lost_minutes:.0f} planned minutes)")
+    parts.append(f"trip ended {real.trip_end_lateness:.0f} min late")
+    return "The plan did not hold: " + "; ".join(parts) + "."
+
+
+def _preview(action: Any, limit: int = 300) -> str:
+    text = action if isinstance(action, str) else repr(action)
+    return text[:limit]

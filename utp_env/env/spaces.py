@@ -1,0 +1,130 @@
+"""Gymnasium spaces for text observations and tool-call actions.
+
+`TextObservation` accepts any `str` up to `max_length` characters (gymnasium's `Text` allows only a
+small alphabet). `ToolCallSpace` accepts what `utp_env.env.actions.parse_action` accepts, with
+every call naming a known tool and carrying arguments its model validates; its `sample()` draws a
+valid, harmless call (view the plan, or a lookup about random cities of the database) from the
+space's own generator. Both register with gymnasium's vector utilities, so `make_vec` works in
+`sync` and `async` mode (observations travel through shared memory as code points).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from gymnasium.spaces import Space
+from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
+
+from utp_env.env.actions import ActionError, parse_action
+
+_SAMPLE_ALPHABET = np.array(list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 .,:;-_()[]{}\n"
+                                 "éñüहिंदीதமிழ்₹"))
+
+
+class TextObservation(Space[str]):
+    """Any string of at most `max_length` characters."""
+
+    def __init__(self, max_length: int = 200_000, seed: int | np.random.Generator | None = None) -> None:
+        self.max_length = int(max_length)
+        super().__init__(shape=None, dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and len(x) <= self.max_length
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        """A random short string (up to 64 characters) drawn with the space's generator."""
+        n = int(self.np_random.integers(0, min(64, self.max_length) + 1))
+        return "".join(self.np_random.choice(_SAMPLE_ALPHABET, size=n).tolist())
+
+    def __repr__(self) -> str:
+        return f"TextObservation(max_length={self.max_length})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TextObservation) and other.max_length == self.max_length
+
+    def __hash__(self) -> int:
+        return self.max_length
+
+
+class ToolCallSpace(Space[Any]):
+    """Tool-call actions over a set of tools (name -> `ToolSpec`), sampled over `cities`."""
+
+    def __init__(self, tools: Mapping[str, Any], cities: Sequence[str], max_bytes: int = 65_536,
+                 max_calls: int = 32, seed: int | np.random.Generator | None = None) -> None:
+        self.tools = dict(tools)
+        self.cities = list(cities)
+        self.max_bytes = max_bytes
+        self.max_calls = max_calls
+        super().__init__(shape=None, dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def contains(self, x: Any) -> bool:
+        """True when `x` parses as tool calls that all name known tools with valid arguments."""
+        try:
+            calls = parse_action(x, self.max_bytes, self.max_calls)
+        except ActionError:
+            return False
+        for call in calls:
+            spec = self.tools.get(call.tool)
+            if spec is None or isinstance(spec.parse_args(call.args), str):
+                return False
+        return True
+
+    def sample(self, mask: Any = None, probability: Any = None) -> dict[str, Any]:
+        """A valid call that does not end the episode: view_plan or a lookup about random cities."""
+        rng = self.np_random
+        options: list[dict[str, Any]] = [{"tool": "view_plan", "args": {}}]
+        if self.cities:
+            a, b = (self.cities[int(i)] for i in rng.integers(0, len(self.cities), size=2))
+            for tool in ("search_attractions", "search_restaurants", "search_stays"):
+                options.append({"tool": tool, "args": {"city": a, "limit": int(rng.integers(1, 6))}})
+            if a != b:
+                options.append({"tool": "distance", "args": {"origin": a, "destination": b}})
+                options.append({"tool": "cab_route", "args": {"origin": a, "destination": b}})
+        options = [o for o in options if o["tool"] in self.tools] or [{"tool": next(iter(self.tools)), "args": {}}]
+        return options[int(rng.integers(0, len(options)))]
+
+    def __repr__(self) -> str:
+        return f"ToolCallSpace({len(self.tools)} tools, {len(self.cities)} cities)"
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ToolCallSpace) and list(other.tools) == list(self.tools)
+                and other.cities == self.cities)
+
+    def __hash__(self) -> int:
+        return len(self.tools)
+
+
+# ---------------------------------------------------------------- async vector env: shared memory
+
+
+@create_shared_memory.register(TextObservation)
+def _create_text_memory(space: TextObservation, n: int = 1, ctx: ModuleType = mp) -> Any:
+    """One int32 slot for the length plus `max_length` code points per env."""
+    return ctx.Array(np.dtype(np.int32).char, n * (space.max_length + 1))
+
+
+@read_from_shared_memory.register(TextObservation)
+def _read_text_memory(space: TextObservation, shared_memory: Any, n: int = 1) -> tuple[str, ...]:
+    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape(n, space.max_length + 1)
+    return tuple("".join(map(chr, row[1:1 + int(row[0])].tolist())) for row in data)
+
+
+@write_to_shared_memory.register(TextObservation)
+def _write_text_memory(space: TextObservation, index: int, value: str, shared_memory: Any) -> None:
+    size = space.max_length + 1
+    dest = np.frombuffer(shared_memory.get_obj(), dtype=np.int32)[index * size:(index + 1) * size]
+    codes = np.fromiter(map(ord, value), dtype=np.int32, count=len(value))
+    dest[0] = codes.size
+    dest[1:1 + codes.size] = codes
