@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tools.database import Database
-from utp_env.config import MealWindow, UncertaintyConfig
+from utp_env.config import UncertaintyConfig
+from utp_env.evaluation.context import eval_index
+from utp_env.evaluation.uncertainty import restaurant_base_minutes
 from utp_env.itinerary import Day, PlanItem, TransportLeg, format_hhmm
 from utp_env.query import Query
-from utp_env.resolve import crowd_of, find_venue, resolve_leg
+from utp_env.resolve import crowd_of, find_venue, resolve_leg, split_name_city
 from utp_env.simulation.delay_models import (
     DelayArrays,
     DelayModel,
@@ -75,25 +77,6 @@ class CompiledPlan:
     @property
     def leg_steps(self) -> np.ndarray:
         return np.flatnonzero((self.kind == LEG) | (self.kind == CAB))
-
-
-def crowd_tier_at(windows: list, hour: int) -> str:
-    """The level of the crowd window containing `hour` (windows inclusive, may wrap); 'L' if none."""
-    for start, end, level in windows:
-        inside = start <= hour <= end if start <= end else (hour >= start or hour <= end)
-        if inside:
-            return str(level)
-    return "L"
-
-
-def meal_base_minutes(start_minute: int, meals: dict[str, MealWindow]) -> float | None:
-    """Base duration of a restaurant visit by its start hour (paper B.1); None outside every window."""
-    hour = (start_minute // 60) % 24
-    for window in meals.values():
-        s, e = window.start_hour, window.end_hour
-        if (s <= hour <= e) if s <= e else (hour >= s or hour <= e):
-            return float(window.base_minutes)
-    return None
 
 
 @dataclass
@@ -195,16 +178,17 @@ def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: D
     tables = {"attraction": ("attractions",), "restaurant": ("restaurants",)}.get(
         item.venue_type or "", ("attractions", "restaurants"))
     venue = find_venue(db, item.name, day.cities, tables, date)
+    if venue is None:  # the paper's `Name, City` spelling
+        name, city = split_name_city(item.name)
+        venue = find_venue(db, name, [city] if city else day.cities, tables, date)
     planned = float((item.end or 0) - start)
     if venue is None:
         return planned, lateness_model(label, 0.0, sim.overrun_lognormal_sigma)
     if venue.table == "attractions":
         base = float(db.tables["attractions"].columns["visit_duration_hr"][venue.row]) * 60.0
     else:
-        base = meal_base_minutes(start, config.restaurant_meals) or planned
+        base = restaurant_base_minutes(start, config.restaurant_meals) or planned
     crowd = crowd_of(db, venue)
-    tier = "L"
-    if crowd is not None:
-        tier = crowd_tier_at(db.tables["crowd"].columns["windows"][crowd], (start // 60) % 24)
+    tier = (eval_index(db).crowd(crowd).level_at((start // 60) % 24) if crowd is not None else None) or "L"
     fraction = sim.overrun_fraction_by_tier.get(tier, 0.0)
     return base, lateness_model(label, fraction * base, sim.overrun_lognormal_sigma)
