@@ -23,6 +23,7 @@ from tools.sandbox.profiles import SandboxProfile
 Columns = dict[str, list]
 RAIL_FACTOR = 1.2
 MAX_TRAIN_HOURS = 66.0
+DWELL_MIN = 5
 NEIGHBOURS = 4
 NEIGHBOUR_MAX_KM = 350.0
 # type -> (speed km/h, classes)
@@ -147,9 +148,10 @@ def _rows_of_routes(cities: Cities, gc: np.ndarray, routes: list[list[int]], pro
             total_km = float(seg_km.sum())
             kind = types[int(rng.integers(0, len(types)))]
             speed, classes = TRAIN_TYPES[kind]
-            speed = max(speed, total_km / MAX_TRAIN_HOURS)
+            moving_hours = MAX_TRAIN_HOURS - DWELL_MIN * max(len(path) - 2, 0) / 60.0
+            speed = max(speed, total_km / max(moving_hours, 1.0))
             run = np.round(seg_km / speed * 60.0).astype(np.int64) + 1
-            dwell = np.where(np.arange(len(path)) == 0, 0, 5)
+            dwell = np.where(np.arange(len(path)) == 0, 0, DWELL_MIN)
             start = int(rng.integers(0, 288)) * 5
             arrive = start + np.concatenate([[0], np.cumsum(run + dwell[:-1])])  # arrival at each stop
             depart = arrive + dwell
