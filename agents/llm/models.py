@@ -236,3 +236,70 @@ def add_optional(total: float | None, value: float | None) -> float | None:
     if value is None:
         return total
     return value if total is None else total + value
+
+
+# ---------------------------------------------------------------- agent-side: settings and traced calls
+
+
+class LLMSettings(ModelSpec):
+    """The model settings every LLM agent accepts (a ModelSpec); agents extend it with their own."""
+
+    def model_spec(self) -> ModelSpec:
+        return ModelSpec(**{name: getattr(self, name) for name in ModelSpec.model_fields})
+
+
+def message_text(message: Any) -> str:
+    """The text of a model reply: string content, or the text blocks of list content; reasoning
+    blocks (`<think>...</think>`) are dropped so the parser sees the answer only."""
+    content = getattr(message, "content", message)
+    if isinstance(content, list):
+        content = "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content
+                          if isinstance(b, str) or (isinstance(b, dict) and b.get("type", "text") == "text"))
+    text = str(content or "")
+    while "<think>" in text and "</think>" in text:
+        start, end = text.index("<think>"), text.index("</think>") + len("</think>")
+        text = text[:start] + text[end:]
+    return text.strip()
+
+
+class ModelSession:
+    """Calls one chat model on behalf of an agent and records each call in the agent's trace.
+
+    Every call adds a `model_call` step (the role name, message count, a summary of the reply,
+    duration, ok) and sums tokens and cost into the trace: a sum stays None until some call
+    reports usage. A failing call is recorded (ok False) and its exception re-raised.
+    """
+
+    def __init__(self, model: Any, trace: Any, price: Price | None = None) -> None:
+        self.model, self.trace, self.price = model, trace, price
+
+    def invoke(self, role: str, messages: Sequence[Any], model: Any | None = None) -> Any:
+        from agents.base import SUMMARY_CHARS, TraceStep
+
+        started = time.perf_counter()
+        try:
+            reply = (model or self.model).invoke(list(messages))
+        except Exception as exc:
+            self.trace.add(TraceStep(kind="model_call", name=role, args={"messages": len(messages)},
+                                     result=f"{type(exc).__name__}: {exc}"[:SUMMARY_CHARS], ok=False,
+                                     duration_s=time.perf_counter() - started))
+            raise
+        usage = usage_of(reply)
+        calls = [c.get("name") for c in getattr(reply, "tool_calls", None) or []]
+        text = message_text(reply)
+        summary = (f"tool calls: {', '.join(map(str, calls))}; " if calls else "") + text
+        self.trace.add(TraceStep(kind="model_call", name=role,
+                                 args={"messages": len(messages), "input_tokens": usage.input_tokens,
+                                       "output_tokens": usage.output_tokens},
+                                 result=summary[:SUMMARY_CHARS], duration_s=time.perf_counter() - started))
+        self.trace.input_tokens = add_optional(self.trace.input_tokens, usage.input_tokens)
+        self.trace.output_tokens = add_optional(self.trace.output_tokens, usage.output_tokens)
+        self.trace.cost_usd = add_optional(self.trace.cost_usd, cost_of(usage, self.price))
+        return reply
+
+
+def build_model(settings: LLMSettings, chat_model: Any | None = None,
+                sleep: Callable[[float], None] = time.sleep) -> RetryingModel:
+    """The retrying chat model of an agent: `chat_model` if given (tests, custom models), else built
+    from the settings (raising ModelConfigError when a package or key is missing)."""
+    return RetryingModel.from_spec(settings.model_spec(), chat_model, sleep)

@@ -1,0 +1,91 @@
+"""The direct sole-planning baseline (UTP-Bench section 5, appendix C.2; `uncertainty: false` is C.4).
+
+Gather the reference information through the lookup tools, make ONE model call with the
+instructions, a one-shot example and that information, and parse the JSON plan. If the reply
+cannot be parsed, one repair call shows the model the parse error; if that also fails, the plan
+is not delivered (AgentResult with plan None and the error). A model that raises is recorded in
+the trace and the result, never propagated.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from pydantic import Field
+
+from agents.base import AgentResult, Toolkit, Trace
+from agents.llm import prompts
+from agents.llm.models import LLMSettings, ModelSession, build_model, message_text
+from agents.llm.reference_info import ReferenceLimits, gather_reference_info
+from utp_env.config import UncertaintyConfig, load_uncertainty
+from utp_env.itinerary import Plan
+from utp_env.plan_format import PlanFormatError, parse_plan
+from utp_env.query import Query
+
+REPAIR = ("Your answer could not be read as a plan: {error}\nReply again with the complete corrected plan: one "
+          "JSON array of day objects in exactly the format of the example, and nothing else.")
+
+
+class DirectSettings(LLMSettings):
+    """Settings of DirectAgent (configs/agents/direct.yaml)."""
+
+    uncertainty: bool = Field(default=True, description="Include the uncertainty instructions (C.2); false = C.4")
+    repair: bool = Field(default=True, description="One repair call when the reply does not parse")
+    reference: ReferenceLimits = Field(default_factory=ReferenceLimits, description="What to gather")
+
+
+def parse_reply(text: str, query: Query, toolkit: Toolkit) -> Plan:
+    """The plan in a model reply (PlanFormatError when there is none), stamped with the query id."""
+    plan = parse_plan(text, query=query, db=toolkit.db)
+    return plan.model_copy(update={"query_id": query.query_id})
+
+
+class DirectAgent:
+    """One model call over the gathered reference information (see the module docstring)."""
+
+    name = "direct"
+    Settings = DirectSettings
+
+    def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
+                 uncertainty_config: UncertaintyConfig | None = None, **settings: Any) -> None:
+        self.settings = self.Settings.model_validate(settings)
+        self.model = build_model(self.settings, chat_model, sleep)
+        self.config = uncertainty_config or load_uncertainty()
+        if not self.settings.uncertainty:
+            self.name = "direct_no_uncertainty"
+
+    def messages(self, query: Query, reference_text: str) -> list[Any]:
+        """System instructions, then the example, the gathered information and the query."""
+        human = "\n\n".join([prompts.example_block(), "Reference information:\n" + reference_text,
+                             prompts.query_text(query), "Travel plan (JSON):"])
+        return [SystemMessage(prompts.instructions(query, self.config, self.settings.uncertainty)),
+                HumanMessage(human)]
+
+    def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
+        trace: Trace = toolkit.trace
+        session = ModelSession(self.model, trace, self.settings.price)
+        info = gather_reference_info(query, toolkit, self.settings.reference)
+        trace.note(f"gathered reference information for {', '.join(info.cities)}: {len(info.text)} characters, "
+                   f"{len(info.errors)} tool errors")
+        messages = self.messages(query, info.text)
+        raw: str | None = None
+        attempts = 2 if self.settings.repair else 1
+        error = "no model call made"
+        for attempt in range(attempts):
+            try:
+                reply = session.invoke("planner" if attempt == 0 else "repair", messages)
+            except Exception as exc:
+                return AgentResult(plan=None, raw_output=raw, trace=trace,
+                                   error=f"model call failed: {type(exc).__name__}: {exc}")
+            raw = message_text(reply)
+            try:
+                return AgentResult(plan=parse_reply(raw, query, toolkit), raw_output=raw, trace=trace)
+            except PlanFormatError as exc:
+                error = str(exc)
+                trace.note(f"reply {attempt + 1} did not parse: {error}")
+                messages = [*messages, AIMessage(raw), HumanMessage(REPAIR.format(error=error))]
+        return AgentResult(plan=None, raw_output=raw, trace=trace,
+                           error=f"plan not delivered: the reply did not parse after {attempts} attempt(s): {error}")

@@ -1,0 +1,206 @@
+"""Prompt texts of the LLM baselines (our own wording, after the structure of UTP-Bench C.2/C.4).
+
+A direct prompt is: instructions (with the uncertainty section unless `uncertainty=False`), a
+guide to the compact tables the lookup tools print, a one-shot example plan in the paper's JSON
+day format (made from our own `Plan` model by `format_plan`, so it always parses), the gathered
+reference information, the query and the persona. The ATLAS roles (search agent, constraint
+manager, planner, checker, search advisor) get short role prompts of their own.
+
+The numbers quoted to the model (risk multipliers, congestion factors, meal durations, meal gap)
+come from `UncertaintyConfig`, so the prompt describes the same parameters the metrics use.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from utp_env.config import UncertaintyConfig
+from utp_env.itinerary import MINUTES_PER_DAY, Day, Plan, PlanItem, TransportLeg, parse_hhmm
+from utp_env.query import Query
+
+ROLE = (
+    "You are an experienced travel planner for trips within India. From the reference information, the "
+    "query and the traveller persona below, write a complete day-by-day itinerary that names concrete "
+    "services and venues: flight or train numbers (such as 6E-284 or 12191), bus ids, stays, restaurants, "
+    "attractions and events. Use ONLY names, numbers and times that appear in the reference information, "
+    "spelled exactly as listed there; never invent a venue or a service.")
+
+RULES = """Rules of a valid plan:
+- The trip is a closed loop: day 1 leaves the origin city, the last day returns to it. On a day that
+  changes city write "current_city": "from A to B" and give the leg in "transportation".
+- Take the departure time of a flight, train or bus from its schedule exactly; the service must run
+  on that date's weekday. Respect a forbidden mode ("no flight", "no cab").
+- Each day's point_of_interest_list is ordered and timed ("Name, <stay|visit|check-in|checkout|arrive>
+  from HH:MM to HH:MM"). Every day except the last starts and ends at the stay; check in after
+  arriving and check out before leaving; include arriving at the airport or station before a departure.
+  Nothing happens in a city before you arrive there, and no two items overlap.
+- Leave at least {gap_h:g} hours between the end of one meal and the start of the next. Typical meals:
+  breakfast around 09:40 for ~{bf:g} min, lunch around 14:20 for ~{lu:g} min, dinner around 20:45 for ~{di:g} min.
+- Do not repeat a restaurant, attraction or event anywhere in the trip. Keep one stay per city.
+- Honour every hard constraint of the query (house rule, house type, amenities, services, cuisines,
+  event types, attraction categories) and keep the total cost within the budget: fares x people,
+  cabs per vehicle of 4, rooms x nights, meals, entry fees and event tickets.
+- Laid-back travellers see about one attraction a day; adventure seekers two or three.
+- Use "-" for a field that does not apply (for example no dinner after returning home)."""
+
+UNCERTAINTY = """Plan for uncertainty: every duration you write must contain a buffer sized to the
+risk profile of the traveller ({risk}). The acceptable buffer is a range of multiples of an expected value:
+{ranges}. This traveller's range is {low:g}x to {high:g}x.
+- Transport legs: the expected delay E[D] is given in the exp_delay_min column (flights from on-time
+  statistics, trains from their 1-week..1-year delay history, buses and cabs from the road route's
+  historical traffic delay). Write the arrival you count on as the Arrival Time and the timetable
+  arrival in a remark, e.g. "Departure Time: 06:10, Arrival Time: 08:15 (scheduled 07:40)", and start
+  nothing in the destination before it: planned minus scheduled arrival should lie in
+  [{low:g}, {high:g}] x E[D]. For a cab or bus the buffer is measured against the free-flow drive time.
+- Attraction and restaurant visits: the expected visit time is the base duration (attractions: visit_hr
+  of the venue; meals: breakfast {bf:g}, lunch {lu:g}, dinner {di:g} min) times the congestion factor of the
+  crowd level at the hour the visit starts ({factors}; Low without crowd data). The extra time beyond the
+  base duration should lie in [{low:g}, {high:g}] x base x factor.
+- Prefer quiet hours, avoid the peak window of each venue (see crowd_profile); a visit that overlaps a
+  crowded window is scored worse than one in quiet hours."""
+
+NO_UNCERTAINTY = "Write scheduled arrival times as listed, and plan realistic durations for each visit."
+
+FORMAT_GUIDE = """How to read the reference information: each tool result is a small table, a heading,
+a `|`-separated header and one line per row. Times are 24-hour local HH:MM; `+1d` means the next day.
+Crowd windows are `HH:00-HH:59 | level` with levels L Low, BA Below average, A Average, AA Above average,
+H High; hours are inclusive (11:00-16:59 covers the hours 11 to 16). `quiet hours` are the least crowded
+hours, `peak window` the busiest stretch. `exp_delay_min` is the expected delay E[D] in minutes. `-` means
+unknown or not applicable. Do not assume anything the tables do not say."""
+
+OUTPUT = """Answer with the plan only: one JSON array with one object per day and the keys
+"days", "current_city", "transportation", "breakfast", "attraction", "lunch", "dinner", "accommodation",
+"event", "point_of_interest_list" exactly as in the example. No markdown, no comments, no text outside the JSON."""
+
+
+def meal_minutes(cfg: UncertaintyConfig) -> tuple[float, float, float]:
+    meals = cfg.restaurant_meals
+    return meals["breakfast"].base_minutes, meals["lunch"].base_minutes, meals["dinner"].base_minutes
+
+
+def rules_text(cfg: UncertaintyConfig) -> str:
+    bf, lu, di = meal_minutes(cfg)
+    return RULES.format(gap_h=cfg.min_meal_gap_minutes / 60, bf=bf, lu=lu, di=di)
+
+
+def uncertainty_text(query: Query, cfg: UncertaintyConfig) -> str:
+    """The uncertainty section of the instructions, with the metric parameters of `cfg`."""
+    bf, lu, di = meal_minutes(cfg)
+    ranges = "; ".join(f"risk {name} {r.low:g}-{r.high:g}x" for name, r in cfg.risk_multipliers.items())
+    factors = ", ".join(f"{level} {f:g}" for level, f in cfg.congestion_factor.items())
+    mine = cfg.risk_multipliers[query.risk_profile]
+    return UNCERTAINTY.format(risk=query.risk_profile, ranges=ranges, low=mine.low, high=mine.high, bf=bf, lu=lu,
+                              di=di, factors=factors)
+
+
+def instructions(query: Query, cfg: UncertaintyConfig, uncertainty: bool = True) -> str:
+    """Role, rules, uncertainty section (or the plain C.4 variant), data guide and output format."""
+    parts = [ROLE, rules_text(cfg), uncertainty_text(query, cfg) if uncertainty else NO_UNCERTAINTY,
+             FORMAT_GUIDE, OUTPUT]
+    return "\n\n".join(parts)
+
+
+def query_text(query: Query) -> str:
+    """The query, the persona, the risk profile and the structured hard constraints."""
+    p = query.persona
+    lc = query.local_constraint.model_dump(exclude_defaults=True)
+    where = query.dest if query.days == 3 else f"{query.visiting_city_number} cities of {query.dest}"
+    lines = [
+        f"Query: {query.text}",
+        f"Trip: {query.days} days from {query.org} to {where}, dates {', '.join(query.dates)}, "
+        f"{query.people_number} people, budget INR {query.budget_inr:g}.",
+        f"Traveller persona: type {p.traveler_type}; purpose {p.purpose}; spending {p.spending}; "
+        f"location preference {p.location_preference}; risk profile {query.risk_profile}.",
+        "Hard constraints: " + (json.dumps(lc, ensure_ascii=False) if lc else "none besides the budget."),
+    ]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the one-shot example
+
+
+def _t(hhmm: str, next_day: bool = False) -> int:
+    return parse_hhmm(hhmm) + (MINUTES_PER_DAY if next_day else 0)
+
+
+def _visit(name: str, start: str, end: str, kind: str, note: str, meal: str | None = None,
+           stop: str | None = None, dist_m: float | None = None) -> PlanItem:
+    return PlanItem(name=name, activity="visit", start=_t(start), end=_t(end), venue_type=kind, meal=meal,
+                    note=note, transit_stop=stop, transit_distance_m=dist_m)
+
+
+def example_plan() -> Plan:
+    """A short, valid, well-buffered 3-day plan (risk profile 'optimized', multipliers 1.0-1.25).
+
+    Flights with E[D] 30 min get a 35-min planned-arrival buffer; each visit's extra time is
+    1.0-1.25 x base x congestion factor (e.g. breakfast 50 min at Low crowd -> +55 min); meals are
+    at least 4 h apart; the airport is reached 70-90 min before departure. Names are illustrative.
+    """
+    stay = "Radisson Blu Hotel Indore"
+    return Plan(query_id="example", source="hand-made example", days=[
+        Day(day=1, date="2025-11-20", cities=["Mumbai", "Indore"],
+            transport=[TransportLeg(mode="flight", number="6E-5312", origin="Mumbai", destination="Indore",
+                                    dep=_t("06:10"), arr=_t("07:40"), planned_arr=_t("08:15"))],
+            attractions=["Lal Baag Palace"], lunch="Nafees Restaurant", dinner="Shreemaya Celebration",
+            accommodation=stay,
+            items=[PlanItem(name="Mumbai Airport", activity="arrive", start=_t("04:40"), end=_t("05:10"),
+                            venue_type="transit"),
+                   PlanItem(name=stay, activity="check-in", start=_t("08:45"), end=_t("09:15"),
+                            venue_type="accommodation", transit_stop="Palasia Square", transit_distance_m=600),
+                   _visit("Lal Baag Palace", "09:30", "13:30", "attraction",
+                          "base 120 min, Low crowd in the morning, +120 min buffer", stop="Lal Bagh", dist_m=300),
+                   _visit("Nafees Restaurant", "13:45", "16:05", "restaurant",
+                          "base 60 min, Below average crowd, +80 min buffer", meal="lunch"),
+                   _visit("Shreemaya Celebration", "20:15", "22:50", "restaurant",
+                          "base 75 min, Low crowd, +80 min buffer", meal="dinner"),
+                   PlanItem(name=stay, activity="stay", start=_t("23:00"), end=_t("07:30", next_day=True),
+                            venue_type="accommodation")]),
+        Day(day=2, date="2025-11-21", cities=["Indore"],
+            breakfast="Apna Sweets", attractions=["Rajwada Palace"], lunch="Guru Kripa Restaurant",
+            dinner="Mediterra Restaurant", accommodation=stay,
+            items=[PlanItem(name=stay, activity="stay", start=_t("07:30"), end=_t("08:00"),
+                            venue_type="accommodation"),
+                   _visit("Apna Sweets", "08:15", "10:00", "restaurant",
+                          "base 50 min, Low crowd, +55 min buffer", meal="breakfast"),
+                   _visit("Rajwada Palace", "10:30", "13:45", "attraction",
+                          "base 90 min, visited before its 16:00-18:59 peak, +105 min buffer", stop="Rajwada",
+                          dist_m=150),
+                   _visit("Guru Kripa Restaurant", "14:00", "16:20", "restaurant",
+                          "base 60 min, Below average crowd, +80 min buffer", meal="lunch"),
+                   _visit("Mediterra Restaurant", "20:30", "23:05", "restaurant",
+                          "base 75 min, Low crowd, +80 min buffer", meal="dinner"),
+                   PlanItem(name=stay, activity="stay", start=_t("23:15"), end=_t("07:30", next_day=True),
+                            venue_type="accommodation")]),
+        Day(day=3, date="2025-11-22", cities=["Indore", "Mumbai"],
+            transport=[TransportLeg(mode="flight", number="6E-5318", origin="Indore", destination="Mumbai",
+                                    dep=_t("14:30"), arr=_t("16:05"), planned_arr=_t("16:40"))],
+            breakfast="Vijay Chaat House",
+            items=[PlanItem(name=stay, activity="stay", start=_t("07:30"), end=_t("08:00"),
+                            venue_type="accommodation"),
+                   _visit("Vijay Chaat House", "08:15", "10:00", "restaurant",
+                          "base 50 min, Low crowd, +55 min buffer", meal="breakfast"),
+                   PlanItem(name=stay, activity="checkout", start=_t("10:15"), end=_t("10:45"),
+                            venue_type="accommodation"),
+                   PlanItem(name="Indore Airport", activity="arrive", start=_t("12:30"), end=_t("13:00"),
+                            venue_type="transit")]),
+    ])
+
+
+@lru_cache(maxsize=1)
+def example_block() -> str:
+    """The one-shot example: a query, its persona and a plan in the paper's JSON format."""
+    from utp_env.plan_format import plan_to_json
+
+    return "\n".join([
+        "****** Example (names are illustrative; use only names from the reference information) ******",
+        EXAMPLE_QUERY,
+        "Travel plan:",
+        plan_to_json(example_plan(), indent=None),
+        "****** End of example ******",
+    ])
+
+
+EXAMPLE_QUERY = ("Query: Plan a 3-day trip for 2 people from Mumbai to Indore from 2025-11-20 to 2025-11-22 "
+                 "with a budget of INR 30000.\nTraveller persona: type Culture Enthusiast; purpose Cultural "
+                 "Exploration; spending Moderate; location preference Historical Sites; risk profile optimized.")
