@@ -40,7 +40,7 @@ _BOARD_RE = re.compile(rf"^\s*(?P<act>boarding|board)\s+(?P<name>.+?)\s+{_RANGE}
 _BARE_RE = re.compile(rf"^(?P<name>.*?)[\s,]*(?<![\w:]){_RANGE}(?P<rest>.*)$", _FLAGS)
 _NO_TIME_RE = re.compile(rf"^(?P<name>.*?)[\s,]*\b(?P<act>{_ACT})\b(?P<rest>.*)$", _FLAGS)
 _TRANSIT_RE = re.compile(r",?\s*(?:nearest\s+)?transit(?:\s+stop)?\s*:", re.IGNORECASE)
-_CLOCK_RE = re.compile(CLOCK)
+_CLOCK_RE = re.compile(CLOCK, re.IGNORECASE)
 _TRANSPORT_NAME_RE = re.compile(r"^\s*(?:flight|train|bus|cab|taxi)\b", re.IGNORECASE)
 
 
