@@ -1,0 +1,101 @@
+"""`utp-env data build|validate|stats`: make, check and describe a database directory."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from tools.database import Database
+from tools.errors import DataError
+from tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
+from tools.sandbox.calibration import calibrate
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `data` command group."""
+    data = subparsers.add_parser("data", help="build, validate or describe a database",
+                                 description=__doc__.split("\n")[0])
+    sub = data.add_subparsers(dest="data_command", required=True, metavar="ACTION")
+    build = sub.add_parser("build", help="generate the India sandbox")
+    build.add_argument("--profile", default="full",
+                       help=f"sandbox profile: {' | '.join(PROFILES)} or a profile YAML path (default: full)")
+    build.add_argument("--seed", type=_seed, default=0, help="generator seed (default: 0)")
+    build.add_argument("--out", type=Path, default=None,
+                       help="output directory (default: the embedded sandbox cache used by the env)")
+    build.set_defaults(handler=cmd_build)
+    validate = sub.add_parser("validate", help="open a database directory and check every file")
+    validate.add_argument("path", type=Path, metavar="DIR")
+    validate.set_defaults(handler=cmd_validate)
+    stats = sub.add_parser("stats", help="row counts and calibration figures with their targets")
+    stats.add_argument("path", type=Path, nargs="?", default=None, metavar="DIR",
+                       help="database directory (default: the embedded full sandbox)")
+    stats.set_defaults(handler=cmd_stats)
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--seed must be a non-negative integer, got {text!r}")
+    return value
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    if args.out is None:
+        target = sandbox_path(args.profile, args.seed)
+        existed = (target / "manifest.json").exists()
+        path = ensure_sandbox(args.profile, args.seed)
+        manifest = Database.open(path).manifest
+        if existed:
+            print(f"already built: {path}")
+    else:
+        path = args.out
+        manifest = build_sandbox(args.profile, args.seed, path)
+    print(f"built {manifest['profile']} sandbox (seed {manifest['seed']}) in {path} "
+          f"[{time.perf_counter() - started:.1f} s]")
+    print(_counts_text(manifest["row_counts"]))
+    print(f"content hash: {manifest['content_hash']}")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    try:
+        started = time.perf_counter()
+        db = Database.open(args.path)
+    except DataError as exc:
+        print(f"INVALID {args.path}: {exc}", file=sys.stderr)
+        return 2
+    print(f"OK {args.path} (opened in {time.perf_counter() - started:.2f} s)")
+    print(_counts_text(db.counts()))
+    print(f"content hash: {db.content_hash}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    path = args.path if args.path is not None else ensure_sandbox("full", 0)
+    try:
+        db = Database.open(path)
+    except DataError as exc:
+        print(f"INVALID {path}: {exc}", file=sys.stderr)
+        return 2
+    report = calibrate(db)
+    print(f"{path}  (profile {db.manifest.get('profile', '?')}, hash {db.content_hash[:12]})")
+    print(_counts_text(db.counts()))
+    print()
+    width = max(len(c.name) for c in report.checks)
+    print(f"{'figure':<{width}}  {'value':>18}  {'target':<16}  result")
+    for c in report.checks:
+        print(f"{c.name:<{width}}  {c.value!s:>18}  {c.target:<16}  {'pass' if c.passed else 'FAIL'}")
+    failed = sum(not c.passed for c in report.checks)
+    print(f"\n{len(report.checks) - failed}/{len(report.checks)} checks pass")
+    return 0 if failed == 0 else 1
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    width = max(len(k) for k in counts)
+    return "\n".join(f"  {name:<{width}}  {n:>9,}" for name, n in counts.items())
