@@ -103,7 +103,7 @@ def meal_gaps(ctx: PlanContext, min_gap: float) -> CheckResult:
 def valid_poi_list(ctx: PlanContext) -> CheckResult:
     """Each day starts at the stay (except the first) and ends at it (except the last); check-in
     not before the arrival into that city; check-out not after the departure from it; a transit
-    point (airport, station, bus stand) before every flight, train and bus departure."""
+    point (airport, station, bus stand) reached (its item ended) by every flight, train and bus departure."""
     problems: list[str] = []
     applicable = False
     last = len(ctx.days) - 1
@@ -134,7 +134,7 @@ def valid_poi_list(ctx: PlanContext) -> CheckResult:
         for lc in day.legs:
             if lc.leg.mode == "cab":
                 continue
-            if not any(v.kind == "transit" and (v.item.start is None or v.item.start <= lc.leg.dep)  # type: ignore[union-attr]
+            if not any(v.kind == "transit" and (v.item.end is None or v.item.end <= lc.leg.dep)  # type: ignore[union-attr]
                        for v in items):
                 problems.append(f"day {n}: no transit point before the {lc.leg.mode} at "
                                 f"{format_hhmm(lc.leg.dep)}")
@@ -245,7 +245,8 @@ def within_current_city(ctx: PlanContext) -> CheckResult:
                          "restaurant": "restaurants", "event": "events"}[visit.kind]
                 elsewhere = ctx.index.cities_with(table, visit.name)
                 if elsewhere and not elsewhere & cities:
-                    problems.append(f"{_where(visit)} exists only in {', '.join(sorted(elsewhere))}")
+                    shown = sorted(ctx.db.city(c) for c in elsewhere)
+                    problems.append(f"{_where(visit)} exists only in {', '.join(shown)}")
     return verdict(problems, applicable, "no venues in the plan")
 
 
