@@ -60,7 +60,7 @@ class UTPEnv(gym.Env[str, Any]):
         render_mode: None or 'ansi' (`render()` returns the plan as text).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,
@@ -183,7 +183,7 @@ class UTPEnv(gym.Env[str, Any]):
         lc = query.local_constraint
         constraints = [f"{k}: {v if isinstance(v, str) else ', '.join(v)}"
                        for k, v in lc.model_dump().items() if v]
-        tool_lines = [f"- {name}: {spec.description.splitlines()[0]}" for name, spec in self.tools.items()]
+        tool_lines = [f"- {name}: {_summary(spec.description)}" for name, spec in self.tools.items()]
         p = query.persona
         return "\n".join([
             f"TASK (query {query.query_id}): {query.text}",
@@ -254,8 +254,8 @@ class UTPEnv(gym.Env[str, Any]):
             info.update(termination_reason="infrastructure_error", evaluation=None, metrics={},
                         error=f"evaluation failed: {type(exc).__name__}: {exc}")
             return 0.0, info
-        info["evaluation"] = report.model_dump(mode="json") if report is not None else None
-        info["metrics"] = metric_values(report) if report is not None else {}
+        info["evaluation"] = report.model_dump(mode="json")
+        info["metrics"] = metric_values(report)
         info["reward"] = reward
         if ep.plan.days and (self.config.robustness or self.stochastic):
             from utp_env.simulation import simulate, simulate_once
@@ -317,6 +317,11 @@ def realisation_text(real: Any) -> str:
         parts.append(f"lost: {', '.join(real.lost_items)} ({real.lost_minutes:.0f} planned minutes)")
     parts.append(f"trip ended {real.trip_end_lateness:.0f} min late")
     return "The plan did not hold: " + "; ".join(parts) + "."
+
+
+def _summary(description: str) -> str:
+    """The first paragraph of a tool description on one line."""
+    return " ".join(description.split("\n\n")[0].split())
 
 
 def _preview(action: Any, limit: int = 300) -> str:

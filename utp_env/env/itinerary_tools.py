@@ -497,14 +497,8 @@ def submit_plan(ep: Episode, args: SubmitPlan) -> ToolResult:
     """
     from utp_env.plan_format import PlanFormatError, parse_plan
 
-    data = args.plan
-    if isinstance(data, str):
-        try:
-            data = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise ToolError(f"not valid JSON ({exc.msg} at position {exc.pos})", "plan") from None
     try:
-        plan = parse_plan(data, query=ep.query, db=ep.db)
+        plan = parse_plan(args.plan, query=ep.query, db=ep.db)
     except PlanFormatError as exc:
         raise ToolError(f"the plan could not be read: {exc}", "plan") from None
     ep.plan = plan

@@ -54,11 +54,11 @@ def evaluate_plan(plan: Plan, ep: Episode) -> EvaluationReport:
     return evaluate(plan, ep.query, ep.db)
 
 
-def plan_reward(plan: Plan, ep: Episode, weights: dict[str, float]) -> tuple[float, EvaluationReport | None]:
-    """(reward, report) of a final plan; an empty plan is not evaluated and scores 0."""
-    if not plan.days:
-        return 0.0, None
+def plan_reward(plan: Plan, ep: Episode, weights: dict[str, float]) -> tuple[float, EvaluationReport]:
+    """(reward, report) of a final plan; an empty plan (nothing delivered) is evaluated but scores 0."""
     report = evaluate_plan(plan, ep)
+    if not plan.days:
+        return 0.0, report
     return weighted_reward(metric_values(report), weights), report
 
 

@@ -1,0 +1,220 @@
+"""The env's tools for other frameworks: LangChain, OpenAI, TRL (GRPO) — all from the same specs.
+
+- `langchain_tools(env)`: `StructuredTool`s whose calls are env steps on the live episode (the
+  database and episode are bound, never exposed as arguments).
+- `openai_tools(env)`: the OpenAI function schemas (the same ones `reset` puts in `info`).
+- `UTPToolEnv`: a class for TRL's `GRPOTrainer(environment_factory=UTPToolEnv)`: `reset(**row)`
+  returns the task text; its public methods are exactly the tools, each with type hints and a
+  Google-style docstring (TRL builds the schemas from them); `reward` holds the episode's reward.
+- `plan_reward(completions, **columns)`: a single-turn reward scoring a plan written in one
+  completion (unparseable => 0).
+
+Nothing here imports TRL or torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import gymnasium as gym
+from pydantic import BaseModel, ValidationError
+
+from tools.lookup.registry import ToolResult, ToolSpec, format_validation_error
+from utp_env.env.config import EnvConfig, load_env_config
+from utp_env.env.core import UTPEnv, episode_tools
+
+if TYPE_CHECKING:
+    from langchain_core.tools import StructuredTool
+
+
+def _step_text(env: UTPEnv, name: str, args: dict[str, Any]) -> str:
+    """Run one tool call as an env step and return its observation (or why it could not run)."""
+    try:
+        observation, *_ = env.step({"tool": name, "args": args})
+    except gym.error.ResetNeeded as exc:
+        return f"Error: {exc}"
+    return observation
+
+
+def langchain_tools(env: UTPEnv) -> list[StructuredTool]:
+    """The env's tools as LangChain StructuredTools; each call is one step of `env`'s episode."""
+    from langchain_core.tools import StructuredTool
+
+    unwrapped: UTPEnv = env.unwrapped  # type: ignore[assignment]
+    tools = []
+    for name, spec in unwrapped.tools.items():
+        def run(_name: str = name, **kwargs: Any) -> str:
+            return _step_text(unwrapped, _name, _jsonable(kwargs))
+
+        def on_invalid(exc: ValidationError, _spec: ToolSpec[Any] = spec) -> str:
+            return ToolResult.failure(f"{_spec.name}: {format_validation_error(exc, _spec.args_model)}").text
+
+        tools.append(StructuredTool.from_function(
+            func=functools.partial(run, name), name=name, description=spec.description,
+            args_schema=spec.args_model, infer_schema=False, handle_validation_error=on_invalid))
+    return tools
+
+
+def openai_tools(env: UTPEnv) -> list[dict[str, Any]]:
+    """The env's tools as OpenAI function-calling schemas."""
+    return env.unwrapped.openai_tools()  # type: ignore[attr-defined]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- TRL environment class
+
+
+def google_docstring(spec: ToolSpec[Any]) -> str:
+    """The tool's description followed by an `Args:` section documenting every argument."""
+    lines = [spec.description, "", "Args:"]
+    for name, field in spec.args_model.model_fields.items():
+        desc = " ".join((field.description or name.replace("_", " ")).split())
+        lines.append(f"    {name}: {desc}")
+    lines += ["", "Returns:", "    The tool's answer as text (an error message says what to fix)."]
+    return "\n".join(lines)
+
+
+def _tool_method(spec: ToolSpec[Any]) -> Any:
+    """A method `name(self, **args) -> str` with the tool's typed signature and Google docstring."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    annotations: dict[str, Any] = {}
+    fields = spec.args_model.model_fields
+    ordered = sorted(fields.items(), key=lambda kv: not kv[1].is_required())  # required first
+    for name, field in ordered:
+        default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
+        params.append(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                        default=default, annotation=field.annotation))
+        annotations[name] = field.annotation
+    annotations["return"] = str
+
+    def method(self: UTPToolEnv, *args: Any, **kwargs: Any) -> str:
+        bound = method.__signature__.bind(self, *args, **kwargs)  # type: ignore[attr-defined]
+        call_args = {k: v for k, v in bound.arguments.items() if k != "self"}
+        return self._call(spec.name, call_args)
+
+    method.__name__ = method.__qualname__ = spec.name
+    method.__doc__ = google_docstring(spec)
+    method.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
+    method.__annotations__ = annotations
+    return method
+
+
+class UTPToolEnv:
+    """A UTP episode for TRL's `GRPOTrainer(environment_factory=UTPToolEnv)`.
+
+    `reset(**row)` starts an episode on the dataset row's `query_id` (or `split`/`seed`) and
+    returns the task text; each public method is one tool (calling it is one env step); `reward`
+    is 0 until the episode ends (submit or the step limit), then the env's reward. Bind another
+    database or config with `tool_env_class(db_path=..., profile=..., config=...)`.
+    """
+
+    env_kwargs: ClassVar[dict[str, Any]] = {}  # replaced (never mutated) by `tool_env_class`
+
+    def __init__(self) -> None:
+        self._env = UTPEnv(**self.env_kwargs)
+        self.reward = 0.0
+        self.done = False
+        self.final_info: dict[str, Any] = {}
+
+    def reset(self, **kwargs: Any) -> str | None:
+        """Start an episode for a dataset row (`query_id`, else `split`; optional `seed`, `stochastic`)."""
+        options = {k: kwargs[k] for k in ("query_id", "split", "stochastic") if kwargs.get(k) is not None}
+        seed = kwargs.get("seed")
+        observation, _ = self._env.reset(seed=None if seed is None else int(seed), options=options)
+        self.reward, self.done, self.final_info = 0.0, False, {}
+        return observation
+
+    def _call(self, name: str, args: dict[str, Any]) -> str:
+        if self.done:
+            return "Error: the episode has ended; no further tool calls are executed."
+        try:
+            observation, reward, terminated, truncated, info = self._env.step({"tool": name, "args": _jsonable(args)})
+        except gym.error.ResetNeeded as exc:
+            return f"Error: {exc}"
+        if terminated or truncated:
+            self.reward, self.done, self.final_info = float(reward), True, info
+        return observation
+
+
+def _install_tool_methods(cls: type, config: EnvConfig) -> None:
+    for name, spec in episode_tools(config).items():
+        if hasattr(cls, name):
+            raise TypeError(f"tool name {name!r} clashes with an attribute of {cls.__name__}")
+        setattr(cls, name, _tool_method(spec))
+
+
+_install_tool_methods(UTPToolEnv, load_env_config())
+
+
+def tool_env_class(**env_kwargs: Any) -> type[UTPToolEnv]:
+    """A `UTPToolEnv` subclass whose envs are built with `env_kwargs` (db_path, profile, split, config)."""
+    return type("UTPToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs)})
+
+
+def tool_method_names(cls: type = UTPToolEnv) -> list[str]:
+    """Public methods other than `reset`: what TRL turns into tools."""
+    return [n for n, _ in inspect.getmembers(cls, callable) if not n.startswith("_") and n != "reset"]
+
+
+# ---------------------------------------------------------------- single-turn reward
+
+
+class PlanReward:
+    """`(completions, **columns) -> list[float]`: score plans written in one completion each.
+
+    Each completion (a string, or a chat message list whose last message holds the plan) is
+    parsed with `parse_plan` for the query of its row (`query_id` column) and rewarded like an
+    env episode ending in `submit_plan`. Unparseable or missing plans score 0.
+    """
+
+    __name__ = "plan_reward"
+
+    def __init__(self, db_path: str | Path | None = None, profile: str = "full",
+                 config: EnvConfig | dict[str, Any] | str | Path | None = None) -> None:
+        self.db_path, self.profile = db_path, profile
+        self.config = load_env_config(config)
+
+    @functools.cached_property
+    def _env(self) -> UTPEnv:
+        return UTPEnv(db_path=self.db_path, profile=self.profile, config=self.config)
+
+    def __call__(self, completions: list[Any], **columns: Any) -> list[float]:
+        ids = columns.get("query_id")
+        if ids is None:
+            raise ValueError("plan_reward needs a 'query_id' column naming each completion's query")
+        return [self.score(_completion_text(c), str(q)) for c, q in zip(completions, ids, strict=True)]
+
+    def score(self, text: str, query_id: str) -> float:
+        """The reward of one completion's plan for query `query_id` (0 when it cannot be read)."""
+        env = self._env
+        env.reset(seed=0, options={"query_id": query_id})
+        _, reward, terminated, *_ = env.step({"tool": "submit_plan", "args": {"plan": text}})
+        return float(reward) if terminated else 0.0  # not terminated: the plan was unreadable
+
+
+def _completion_text(completion: Any) -> str:
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion:
+        last = completion[-1]
+        if isinstance(last, dict):
+            return str(last.get("content") or "")
+    if isinstance(completion, dict):
+        return str(completion.get("content") or "")
+    return json.dumps(completion, default=str)
+
+
+plan_reward = PlanReward()
