@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from collections.abc import Mapping, Sequence
+from collections.abc import Sequence as SequenceABC
 from types import ModuleType
 from typing import Any
 
@@ -115,10 +116,32 @@ def _create_text_memory(space: TextObservation, n: int = 1, ctx: ModuleType = mp
     return ctx.Array(np.dtype(np.int32).char, n * (space.max_length + 1))
 
 
+class SharedTexts(SequenceABC[str]):
+    """A live view of the n texts in shared memory: each access decodes the current contents
+    (like the numpy views gymnasium returns for arrays); `deepcopy` gives a plain tuple."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self._data = data
+
+    def __len__(self) -> int:
+        return self._data.shape[0]
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return tuple(self[k] for k in range(*i.indices(len(self))))
+        row = self._data[i]
+        return "".join(map(chr, row[1:1 + int(row[0])].tolist()))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return f"SharedTexts({tuple(self)!r})"
+
+
 @read_from_shared_memory.register(TextObservation)
-def _read_text_memory(space: TextObservation, shared_memory: Any, n: int = 1) -> tuple[str, ...]:
-    data = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape(n, space.max_length + 1)
-    return tuple("".join(map(chr, row[1:1 + int(row[0])].tolist())) for row in data)
+def _read_text_memory(space: TextObservation, shared_memory: Any, n: int = 1) -> SharedTexts:
+    return SharedTexts(np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape(n, space.max_length + 1))
 
 
 @write_to_shared_memory.register(TextObservation)
