@@ -10,8 +10,6 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from tools.database import Database, normalize
 from tools.delays import delay_index
 from tools.schema import HOUSE_RULE_FORBIDS
@@ -60,8 +58,10 @@ class LegOption:
     hist_duration: float
 
     def planned_arrival(self, mid: float) -> int:
-        """Scheduled arrival plus the middle of the TDAS range (mid * E[D]), rounded up."""
-        return self.arr + math.ceil(mid * self.expected_delay)
+        """Departure + historical duration + mid * E[D] (the middle of the TDAS range), rounded up;
+        never before the scheduled arrival. TDAS measures the buffer against the historical duration
+        (the free-flow time for road), so this is the arrival that scores Q = 0."""
+        return max(self.arr, self.dep + math.ceil(self.hist_duration + mid * self.expected_delay - 1e-9))
 
 
 def _allowed_modes(constraint: LocalConstraint) -> tuple[Mode, ...]:
@@ -220,7 +220,3 @@ def events_on(db: Database, city: str, date: str, segment: str | None = None) ->
 
 def query_mid(query: Query, config: UncertaintyConfig) -> float:
     return risk_mid(config, query.risk_profile)
-
-
-def as_array(rows: list[int]) -> np.ndarray:
-    return np.asarray(rows, dtype=np.int64)

@@ -1,0 +1,97 @@
+"""What the reference planner picks: legs, stays, the order it tries venues in, and events.
+
+Two policies share the candidate sets of `utp_env.queries.options` (the same ones the query
+generator prices): `preferred` weighs comfort and reliability by the persona's spending style
+(value of time, expected delay, ratings), `cheapest` takes the cheapest of everything and is the
+fallback that the generator's budget is guaranteed to cover.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from tools.database import Database
+from utp_env.queries.feasibility import Skeleton
+from utp_env.queries.options import (
+    LegOption,
+    attractions_by_fee,
+    events_on,
+    leg_options,
+    restaurants_by_cost,
+    stay_cost,
+    stay_options,
+)
+from utp_env.query import Query
+
+Policy = Literal["preferred", "cheapest"]
+# INR per traveller-minute of journey (duration plus expected delay) and per rating point of a stay-night.
+VALUE_OF_TIME = {"luxury": 10.0, "moderate": 4.0, "economical": 1.0}
+STAY_RATING_PREMIUM = {"luxury": 1500.0, "moderate": 500.0, "economical": 0.0}
+
+
+def spending_style(query: Query) -> str:
+    text = query.persona.spending.lower()
+    return next((k for k in VALUE_OF_TIME if k in text), "moderate")
+
+
+def choose_legs(query: Query, db: Database, sk: Skeleton, mid: float, policy: Policy) -> list[LegOption]:
+    """One option per leg: the cheapest, or the best fare + time value + delay risk for the persona."""
+    stops = (query.org, *sk.cities, query.org)
+    vot = VALUE_OF_TIME[spending_style(query)] * query.people_number
+    out = []
+    for j, day in enumerate(sk.leg_days):
+        opts = leg_options(db, stops[j], stops[j + 1], query.dates[day], query.people_number,
+                           query.local_constraint, first=j == 0, last=j == len(sk.leg_days) - 1, mid=mid)
+        if policy == "cheapest":
+            out.append(opts[0])
+        else:
+            out.append(min(opts, key=lambda o: (o.fare + vot * (o.hist_duration + (1 + mid) * o.expected_delay),
+                                                o.dep, o.mode, o.number or "")))
+    return out
+
+
+def choose_stays(query: Query, db: Database, sk: Skeleton, policy: Policy) -> list[int]:
+    """One admissible stay per city: the cheapest, or the best price-for-rating for the persona."""
+    premium = STAY_RATING_PREMIUM[spending_style(query)]
+    rating = db.tables["accommodations"].columns["rating"]
+    out = []
+    for city, nights in zip(sk.cities, sk.nights, strict=True):
+        opts = stay_options(db, city, query.local_constraint, query.people_number, nights)
+        if policy == "cheapest" or premium == 0:
+            out.append(opts[0])
+        else:
+            out.append(min(opts, key=lambda s: (stay_cost(db, s, query.people_number, nights)
+                                                - premium * float(rating[s]) * nights, s)))
+    return out
+
+
+def restaurant_order(db: Database, city: str, policy: Policy) -> list[int]:
+    rows = restaurants_by_cost(db, city)
+    if policy == "cheapest":
+        return rows
+    rating = db.tables["restaurants"].columns["rating"]
+    return sorted(rows, key=lambda r: (-round(float(rating[r]), 1), rows.index(r)))
+
+
+def attraction_order(db: Database, city: str, policy: Policy) -> list[int]:
+    """Attractions to try, shorter visits first among equals so more of the day stays free."""
+    rows = attractions_by_fee(db, city)
+    if policy == "cheapest":
+        return rows
+    cols = db.tables["attractions"].columns
+    return sorted(rows, key=lambda a: (-round(float(cols["rating"][a]), 1), float(cols["visit_duration_hr"][a]), a))
+
+
+def choose_events(query: Query, db: Database, sk: Skeleton) -> dict[int, int]:
+    """Day index -> event row: for each required segment, the cheapest event on a free full day."""
+    chosen: dict[int, int] = {}
+    for segment in query.local_constraint.event_types:
+        options = sorted(
+            ((float(db.tables["events"].columns["price_inr"][e]), d, e)
+             for j, city in enumerate(sk.cities) for d in sk.full_days(j)
+             for e in events_on(db, city, query.dates[d], segment) if d not in chosen),
+        )
+        if options:
+            _, day, row = options[0]
+            chosen[day] = row
+    return chosen

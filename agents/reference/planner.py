@@ -1,0 +1,168 @@
+"""`ReferencePlanner`: the uncertainty-aware reference agent (no LLM; DESIGN section 8).
+
+It takes the cheapest valid route of the query (`utp_env.queries.feasibility`), picks legs, stays
+and venues by the persona (`choose`), and times every day with buffers at the middle of the
+paper's ranges (`schedule`, `timing`). If the preferred plan exceeds the budget it rebuilds with
+the cheapest choices, which the generator's budget covers. `buffers=False` is the deterministic
+baseline: the same choices with every visit exactly v and every planned arrival the schedule.
+Lookups go through the toolkit, so the trace shows what the planner consulted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.database import Database
+from utp_env.config import UncertaintyConfig
+from utp_env.evaluation.context import build_context
+from utp_env.evaluation.hard import trip_cost
+from utp_env.itinerary import Day, Plan, TransportLeg
+from utp_env.queries.feasibility import TripQuote, cheapest_trip
+from utp_env.queries.options import LegOption
+from utp_env.query import Query
+
+from agents.base import AgentResult, Toolkit
+from agents.reference.choose import (
+    Policy,
+    attraction_order,
+    choose_events,
+    choose_legs,
+    choose_stays,
+    restaurant_order,
+    spending_style,
+)
+from agents.reference.schedule import DESK, LATEST_END, MORNING, TRANSFER, WAKE, DayScheduler, TransitLookup, TripState
+from agents.reference.timing import Timing
+
+SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses"}
+ATTRACTIONS_PER_DAY = {"adventure": 3, "laidback": 2, "other": 2}
+
+
+class ReferencePlanner:
+    """Uncertainty-aware heuristic planner; `buffers=False` gives the deterministic baseline."""
+
+    def __init__(self, buffers: bool = True, config: UncertaintyConfig | None = None) -> None:
+        self.buffers = buffers
+        self.config = config or UncertaintyConfig()
+        self.name = "reference" if buffers else "deterministic"
+
+    def run(self, query: Query, toolkit: Toolkit) -> AgentResult:
+        """Plan `query`; an infeasible query yields an error result (never an exception)."""
+        db = toolkit.db
+        quote = cheapest_trip(query, db, self.config)
+        if isinstance(quote, str):
+            toolkit.trace.note(f"no valid plan: {quote}")
+            return AgentResult(plan=None, trace=toolkit.trace, error=f"no valid plan: {quote}")
+        self._look_up(query, quote, toolkit)
+        transit = TransitLookup(lambda city, kind, name: _nearest_transit(toolkit, city, name))
+        plan = None
+        for policy in ("preferred", "cheapest"):
+            plan = self.build(query, db, quote, policy, transit)  # type: ignore[arg-type]
+            cost = trip_cost(build_context(plan, query, db)).total
+            toolkit.trace.note(f"{policy} plan costs INR {cost:.0f} of {query.budget_inr:.0f}")
+            if cost <= query.budget_inr:
+                break
+        return AgentResult(plan=plan, trace=toolkit.trace)
+
+    # -- the plan
+
+    def build(self, query: Query, db: Database, quote: TripQuote, policy: Policy, transit: TransitLookup) -> Plan:
+        """The whole plan for one policy along the quoted route."""
+        sk = quote.skeleton
+        timing = Timing(db, self.config, query.risk_profile, self.buffers)
+        risk = self.config.risk_multipliers[query.risk_profile]
+        route_mid = (risk.low + risk.high) / 2
+        legs = choose_legs(query, db, sk, route_mid, policy)
+        stays = choose_stays(query, db, sk, policy)
+        events = choose_events(query, db, sk)
+        lc = query.local_constraint
+        state = TripState(cuisines_left=list(lc.cuisine), categories_left=list(lc.attraction_categories))
+        r_order = {c: restaurant_order(db, c, policy) for c in sk.cities}
+        a_order = {c: attraction_order(db, c, policy) for c in sk.cities}
+        cap = ATTRACTIONS_PER_DAY[_traveler_kind(query)]
+        stops = (query.org, *sk.cities, query.org)
+        days = []
+        for d in range(query.days):
+            j = sum(1 for ld in sk.leg_days if ld < d)  # legs taken before today
+            leg_index = sk.leg_days.index(d) if d in sk.leg_days else None
+            sched = DayScheduler(db, self.config, timing, state, r_order, a_order, cap, transit)
+            here = stops[j]
+            t = WAKE + MORNING
+            if d > 0:
+                sched.add(sched.stay_item(stays[j - 1], "stay", WAKE, WAKE + MORNING))
+            leg = legs[leg_index] if leg_index is not None else None
+            transport: list[TransportLeg] = []
+            night_stay = stays[j - 1] if d > 0 else None
+            if leg is not None:
+                if d > 0:
+                    sched.add(sched.stay_item(stays[j - 1], "checkout", t, t + DESK))
+                    t = sched.fill(here, t + DESK + TRANSFER, sched.leave_by(leg))
+                sched.add(sched.arrive_item(leg))
+                planned = leg.planned_arrival(timing.mid) if self.buffers else leg.arr
+                transport.append(TransportLeg(mode=leg.mode, number=leg.number, origin=leg.origin,
+                                              destination=leg.destination, dep=leg.dep, arr=leg.arr,
+                                              planned_arr=planned))
+                last = leg_index == len(sk.leg_days) - 1
+                night_stay = None if last else stays[leg_index]
+                if not last:
+                    t = planned + TRANSFER
+                    sched.add(sched.stay_item(night_stay, "check-in", t, t + DESK))  # type: ignore[arg-type]
+                    t = sched.fill(stops[j + 1], t + DESK + TRANSFER, LATEST_END)
+            else:
+                t = sched.fill(here, t, LATEST_END, events.get(d))
+            if night_stay is not None:
+                sched.add(sched.stay_item(night_stay, "stay", t, 1440 + WAKE))
+            days.append(self._day(query, db, d, here, leg, night_stay, transport, sched))
+        return Plan(query_id=query.query_id, days=days, source="planner-made")
+
+    @staticmethod
+    def _day(query: Query, db: Database, d: int, here: str, leg: LegOption | None, night_stay: int | None,
+             transport: list[TransportLeg], sched: DayScheduler) -> Day:
+        acc = db.tables["accommodations"].columns
+        out = sched.out
+        return Day(day=d + 1, date=query.dates[d], cities=[here, leg.destination] if leg else [here],
+                   transport=transport, breakfast=out.meals.get("breakfast"), lunch=out.meals.get("lunch"),
+                   dinner=out.meals.get("dinner"), attractions=out.attractions,
+                   accommodation=f"{acc['name'][night_stay]}, {acc['city'][night_stay]}" if night_stay is not None
+                   else None, events=out.events, items=out.items)
+
+    # -- traced lookups
+
+    def _look_up(self, query: Query, quote: TripQuote, toolkit: Toolkit) -> None:
+        """Consult the lookup tools for everything the plan draws on, so the trace shows it."""
+        sk = quote.skeleton
+        stops = (query.org, *sk.cities, query.org)
+        lc = query.local_constraint
+        for j, day in enumerate(sk.leg_days):
+            pair = {"origin": stops[j], "destination": stops[j + 1]}
+            for mode, tool in SEARCH_TOOL.items():
+                if not (mode == "flight" and lc.transportation == "no flight"):
+                    toolkit.call(tool, {**pair, "date": query.dates[day]})
+            if lc.transportation != "no cab":
+                toolkit.call("cab_route", pair)
+        for city in sk.cities:
+            stay_args: dict[str, Any] = {"city": city}
+            if lc.house_type:
+                stay_args["house_type"] = lc.house_type
+            toolkit.call("search_stays", stay_args)
+            toolkit.call("search_restaurants", {"city": city})
+            toolkit.call("search_attractions", {"city": city})
+            if lc.event_types:
+                toolkit.call("search_events", {"city": city, "start_date": query.dates[0], "end_date": query.dates[-1]})
+        toolkit.trace.note(f"route {' -> '.join(stops)}; persona spending {spending_style(query)}; "
+                           f"buffers {'on' if self.buffers else 'off'}")
+
+
+def _traveler_kind(query: Query) -> str:
+    text = query.persona.traveler_type.lower()
+    if "adventure" in text:
+        return "adventure"
+    return "laidback" if "laid" in text else "other"
+
+
+def _nearest_transit(toolkit: Toolkit, city: str, name: str) -> tuple[str, float] | None:
+    result = toolkit.call("nearest_transit", {"city": city, "venue": name})
+    if not result.ok or not result.rows:
+        return None
+    row = result.rows[0]
+    return str(row["stop_name"]), float(row["distance_m"])

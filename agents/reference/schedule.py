@@ -1,0 +1,220 @@
+"""Timing one day of the reference plan: meals, attractions and events between the stay and the legs.
+
+A day is laid out left to right with a cursor. The traveller wakes at the stay, checks out on a
+travel day, fills the time in the city (meals in their windows with >= 4 h gaps, attractions in
+between, a booked event as a fixed block), reaches the airport/station by departure minus the
+boarding margin (minus a lead when buffers are on), and after a leg checks in no earlier than the
+planned arrival. Every visit's length comes from `Timing` (v plus the mid-range buffer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tools.database import Database, normalize
+from utp_env.config import UncertaintyConfig
+from utp_env.itinerary import Meal, PlanItem
+from utp_env.queries.options import LegOption, has_category, serves
+
+from agents.reference.timing import Timing, venue
+
+WAKE = 7 * 60
+MORNING = 30  # minutes at the stay after waking
+TRANSFER = 15  # minutes between two places in a city
+DESK = 15  # check-in / check-out
+ARRIVE_LEAD = 30  # extra minutes at the departure point, beyond the boarding margin (buffers on)
+LATEST_END = 1440 + 60  # the last visit of a day ends by 01:00
+MEAL_WINDOWS: dict[str, tuple[int, int]] = {"breakfast": (7 * 60, 10 * 60), "lunch": (11 * 60, 15 * 60 + 30),
+                                            "dinner": (18 * 60 + 30, 21 * 60 + 30)}
+MEAL_SLIDE = 60  # a meal may start up to this much after its earliest time to dodge crowds
+ATTRACTION_SLIDE = 60
+
+
+@dataclass
+class TripState:
+    """What the whole trip has used or still owes, shared by the days."""
+
+    used_restaurants: set[int] = field(default_factory=set)
+    used_attractions: set[int] = field(default_factory=set)
+    cuisines_left: list[str] = field(default_factory=list)
+    categories_left: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DayResult:
+    items: list[PlanItem] = field(default_factory=list)
+    meals: dict[str, str] = field(default_factory=dict)  # meal -> "Name, City"
+    attractions: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+
+
+class DayScheduler:
+    """Fills one day's time in one city after another (see module docstring)."""
+
+    def __init__(self, db: Database, config: UncertaintyConfig, timing: Timing, state: TripState,
+                 restaurant_order: dict[str, list[int]], attraction_order: dict[str, list[int]],
+                 attraction_cap: int, transit: TransitLookup) -> None:
+        self.db, self.config, self.timing, self.state = db, config, timing, state
+        self.restaurant_order, self.attraction_order = restaurant_order, attraction_order
+        self.cap, self.transit = attraction_cap, transit
+        self.out = DayResult()
+        self.last_meal_end: int | None = None
+        self.attractions_today = 0
+
+    # -- single items
+
+    def stay_item(self, stay: int, activity: str, start: int, end: int) -> PlanItem:
+        cols = self.db.tables["accommodations"].columns
+        name, city = cols["name"][stay], cols["city"][stay]
+        return self.transit.annotate(PlanItem(name=f"{name}, {city}", activity=activity, start=start, end=end,
+                                              venue_type="accommodation"), city, "accommodation", name)
+
+    def add(self, item: PlanItem) -> None:
+        self.out.items.append(item)
+
+    def departure_point(self, leg: LegOption) -> str:
+        if leg.mode == "flight":
+            return f"{self.db.tables['flights'].columns['origin_airport'][leg.row]} Airport, {leg.origin}"
+        if leg.mode == "train":
+            return f"{self.db.tables['trains'].columns['origin_station'][leg.row]}, {leg.origin}"
+        if leg.mode == "bus":
+            return f"{leg.origin} Bus Stand, {leg.origin}"
+        return f"Cab pickup, {leg.origin}"
+
+    def arrive_item(self, leg: LegOption) -> PlanItem:
+        margin = int(self.config.simulation.boarding_margin_min[leg.mode])
+        lead = ARRIVE_LEAD if self.timing.buffers else 0
+        start = max(0, leg.dep - margin - lead)
+        return PlanItem(name=self.departure_point(leg), activity="arrive", start=start, end=leg.dep,
+                        venue_type="transit")
+
+    def leave_by(self, leg: LegOption) -> int:
+        """When the last activity before `leg` must end (then a transfer to the departure point)."""
+        return self.arrive_item(leg).start - TRANSFER  # type: ignore[operator]
+
+    # -- filling time in a city
+
+    def fill(self, city: str, t: int, horizon: int, event: int | None = None) -> int:
+        """Place meals, attractions and `event` in `city` from `t` until `horizon`; returns the cursor."""
+        pending: list[Meal] = [m for m in ("breakfast", "lunch", "dinner") if m not in self.out.meals]  # type: ignore[misc]
+        ev = None
+        if event is not None:
+            ev = self._event_times(event)
+        while True:
+            stop = min(horizon, ev[0] - TRANSFER) if ev else horizon
+            if ev and t > stop:
+                t = self._place_event(event, ev)  # type: ignore[arg-type]
+                ev = None
+                continue
+            meal = pending[0] if pending else None
+            if meal is not None:
+                w_lo, w_hi = MEAL_WINDOWS[meal]
+                lo = max(w_lo, t, (self.last_meal_end or 0) + int(self.config.min_meal_gap_minutes))
+                if lo > w_hi:
+                    pending.pop(0)
+                    continue
+                if t >= lo - 30:
+                    placed = self._place_meal(meal, city, lo, min(w_hi, lo + MEAL_SLIDE), stop)
+                    if placed is not None:
+                        t = placed + TRANSFER
+                        pending.pop(0)
+                        continue
+                    if ev:
+                        t = max(t, ev[0])
+                        continue
+                    pending.pop(0)
+                    continue
+                wanted = bool(self.state.categories_left)
+                deadline = min(w_hi if wanted else max(lo, t) + ATTRACTION_SLIDE, stop)
+            else:
+                deadline = stop
+            if self.attractions_today < self.cap:
+                end = self._place_attraction(city, t, deadline - TRANSFER)
+                if end is not None:
+                    t = end + TRANSFER
+                    continue
+            if meal is not None:
+                t = max(t, lo)
+                continue
+            if ev:
+                t = self._place_event(event, ev)  # type: ignore[arg-type]
+                ev = None
+                continue
+            return t
+
+    def _event_times(self, row: int) -> tuple[int, int]:
+        from utp_env.itinerary import parse_hhmm
+
+        cols = self.db.tables["events"].columns
+        return parse_hhmm(cols["start_time"][row]), parse_hhmm(cols["end_time"][row])
+
+    def _place_event(self, row: int, times: tuple[int, int]) -> int:
+        cols = self.db.tables["events"].columns
+        label = f"{cols['name'][row]}, {cols['city'][row]}"
+        self.add(PlanItem(name=label, activity="event", start=times[0], end=times[1], venue_type="event"))
+        self.out.events.append(label)
+        return times[1] + TRANSFER
+
+    def _place_meal(self, meal: Meal, city: str, lo: int, hi: int, stop: int) -> int | None:
+        order = self.restaurant_order.get(city, [])
+        wanted = [c for c in self.state.cuisines_left]
+        candidates = [r for r in order if r not in self.state.used_restaurants]
+        if wanted:
+            first = [r for r in candidates if any(serves(self.db, r, c) for c in wanted)]
+            candidates = first + [r for r in candidates if r not in set(first)]
+        for r in candidates:
+            v = venue(self.db, "restaurants", r)
+            slot = self.timing.best_start(v, lo, hi, stop)
+            if slot is None:
+                continue
+            start, end = slot
+            label = f"{v.name}, {v.city}"
+            self.add(self.transit.annotate(PlanItem(name=label, activity="visit", start=start, end=end,
+                                                    venue_type="restaurant", meal=meal), v.city, "restaurant", v.name))
+            self.out.meals[meal] = label
+            self.state.used_restaurants.add(r)
+            self.state.cuisines_left = [c for c in self.state.cuisines_left if not serves(self.db, r, c)]
+            self.last_meal_end = end
+            return end
+        return None
+
+    def _place_attraction(self, city: str, t: int, latest_end: int) -> int | None:
+        if latest_end <= t:
+            return None
+        candidates = [a for a in self.attraction_order.get(city, []) if a not in self.state.used_attractions]
+        wanted = self.state.categories_left
+        if wanted:
+            first = [a for a in candidates if any(has_category(self.db, a, c) for c in wanted)]
+            candidates = first + [a for a in candidates if a not in set(first)]
+        for a in candidates:
+            v = venue(self.db, "attractions", a)
+            slot = self.timing.best_start(v, t, t + ATTRACTION_SLIDE, latest_end)
+            if slot is None:
+                continue
+            start, end = slot
+            label = f"{v.name}, {v.city}"
+            self.add(self.transit.annotate(PlanItem(name=label, activity="visit", start=start, end=end,
+                                                    venue_type="attraction"), v.city, "attraction", v.name))
+            self.out.attractions.append(label)
+            self.state.used_attractions.add(a)
+            self.state.categories_left = [c for c in wanted if not has_category(self.db, a, c)]
+            self.attractions_today += 1
+            return end
+        return None
+
+
+class TransitLookup:
+    """Nearest public transit of a venue, fetched through a callable (a traced tool call) and cached."""
+
+    def __init__(self, fetch) -> None:  # type: ignore[no-untyped-def]
+        self.fetch = fetch
+        self.cache: dict[tuple[str, str, str], tuple[str, float] | None] = {}
+
+    def annotate(self, item: PlanItem, city: str, kind: str, name: str) -> PlanItem:
+        key = (normalize(city), kind, normalize(name))
+        if key not in self.cache:
+            self.cache[key] = self.fetch(city, kind, name)
+        found = self.cache[key]
+        if found is None:
+            return item
+        return item.model_copy(update={"transit_stop": found[0], "transit_distance_m": found[1]})
