@@ -119,8 +119,7 @@ def write_database(path: Path, tables: dict[str, list[dict[str, Any]]]) -> Path:
             for row in tables[name]:
                 w.writerow(["" if row[c] is None else json.dumps(row[c]) if isinstance(row[c], list)
                             else str(row[c]).lower() if isinstance(row[c], bool) else row[c] for c in columns])
-    (path / "manifest.json").write_text(json.dumps({"profile": {"calendar_start": "2025-11-01",
-                                                                "calendar_end": "2026-03-31"}}))
+    (path / "manifest.json").write_text(json.dumps({"calendar": {"start": "2025-11-01", "end": "2026-03-31"}}))
     return path
 
 

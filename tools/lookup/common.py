@@ -80,12 +80,12 @@ def weekday_of(date: str) -> int:
 def calendar(db: Database) -> tuple[str, str] | None:
     """The (first, last) date the database covers, from its manifest, or None if it does not say.
 
-    Read from `calendar_start`/`calendar_end` at the top level of `manifest.json` or inside its
-    `profile` mapping (the sandbox generator writes its profile there).
+    Read from `"calendar": {"start": ..., "end": ...}` in `manifest.json` (what the sandbox
+    generator writes); a real database without it gets no calendar check.
     """
-    for where in (db.manifest, db.manifest.get("profile")):
-        if isinstance(where, dict) and where.get("calendar_start") and where.get("calendar_end"):
-            return str(where["calendar_start"]), str(where["calendar_end"])
+    span = db.manifest.get("calendar")
+    if isinstance(span, dict) and span.get("start") and span.get("end"):
+        return str(span["start"]), str(span["end"])
     return None
 
 
