@@ -1,0 +1,223 @@
+"""The India sandbox generator: profiles, determinism, connectivity, keys, names, crowd, calibration."""
+
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tools.database import Database, normalize
+from tools.sandbox import PROFILES, build_sandbox, open_sandbox, sandbox_path
+from tools.sandbox.calibration import calibrate, connectivity
+from tools.sandbox.common import apportion
+from tools.sandbox.crowd import open_hours, windows_of
+from tools.sandbox.profiles import CONFIG_DIR, SandboxProfile, load_profile
+from tools.schema import ATTRACTION_CATEGORIES, TABLES
+from utp_env.cli import main as cli_main
+
+MINI = PROFILES["mini"]
+
+
+def test_profile_yaml_equals_code_defaults() -> None:
+    for name, profile in PROFILES.items():
+        shipped = yaml.safe_load((CONFIG_DIR / f"{name}.yaml").read_text())
+        assert shipped == profile.model_dump(mode="json")
+        assert load_profile(CONFIG_DIR / f"{name}.yaml") == profile
+
+
+def test_bad_profile_names_the_field(tmp_path: Path) -> None:
+    bad = tmp_path / "p.yaml"
+    bad.write_text("name: x\nn_states: 1\nn_cities: -3\n")
+    with pytest.raises(ValueError, match=r"p\.yaml: n_cities"):
+        load_profile(bad)
+    with pytest.raises(ValueError, match="unknown sandbox profile 'huge'"):
+        load_profile("huge")
+
+
+def test_mini_counts_and_manifest(mini_db: Database) -> None:
+    counts = mini_db.counts()
+    assert counts["cities"] == MINI.n_cities
+    assert counts["distances"] == MINI.n_cities * (MINI.n_cities - 1)
+    for table in ("flights", "trains", "buses", "road_routes", "restaurants", "attractions", "accommodations",
+                  "events", "transit_stops"):
+        assert counts[table] == getattr(MINI, table), table
+    assert counts["crowd"] > 0
+    assert set(mini_db.tables["cities"].columns["state"]) == set(MINI.states)
+    m = mini_db.manifest
+    assert m["profile"] == "mini" and m["seed"] == 0 and m["content_hash"] == mini_db.content_hash
+    assert m["row_counts"] == counts
+
+
+def test_same_seed_same_bytes_different_seed_differs(mini_db_path: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    build_sandbox("mini", 0, again)
+    for table in TABLES:
+        assert (again / f"{table}.csv").read_bytes() == (mini_db_path / f"{table}.csv").read_bytes(), table
+    assert (again / "manifest.json").read_bytes() == (mini_db_path / "manifest.json").read_bytes()
+    other = build_sandbox("mini", 1, tmp_path / "seed1")
+    assert other["content_hash"] != Database.open(mini_db_path).content_hash
+    # geography is real and fixed; generated tables differ
+    assert (tmp_path / "seed1" / "cities.csv").read_bytes() == (mini_db_path / "cities.csv").read_bytes()
+    assert (tmp_path / "seed1" / "trains.csv").read_bytes() != (mini_db_path / "trains.csv").read_bytes()
+
+
+def test_connectivity_all_variants(mini_db: Database) -> None:
+    assert connectivity(mini_db) == {"all_modes": True, "no_flight": True, "no_cab": True}
+
+
+def test_transport_keys_and_pairs(mini_db: Database) -> None:
+    road = mini_db.tables["road_routes"].columns
+    road_pairs = set(zip(road["origin_city"], road["dest_city"], strict=True))
+    assert all((d, o) in road_pairs for o, d in road_pairs)  # routes go both ways
+    bus = mini_db.tables["buses"].columns
+    assert set(zip(bus["origin_city"], bus["dest_city"], strict=True)) <= road_pairs
+    dist = mini_db.tables["distances"].columns
+    cities = mini_db.cities
+    assert set(zip(dist["origin_city"], dist["dest_city"], strict=True)) == {
+        (a, b) for a in cities for b in cities if a != b}
+    # the road route and the distance row of a pair agree
+    for i in range(0, len(road["origin_city"]), 7):
+        j = mini_db.pair_rows("distances", road["origin_city"][i], road["dest_city"][i])[0]
+        assert dist["distance_km"][j] == road["distance_km"][i]
+        assert dist["duration_min"][j] == road["free_flow_min"][i]
+    for table in ("flights", "trains", "buses"):
+        c = mini_db.tables[table].columns
+        assert not any(o == d for o, d in zip(c["origin_city"], c["dest_city"], strict=True))
+        dep = np.array([int(t[:2]) * 60 + int(t[3:]) for t in c["dep_time"]])
+        arr = np.array([int(t[:2]) * 60 + int(t[3:]) for t in c["arr_time"]])
+        assert np.array_equal(dep + c["duration_min"], arr + 1440 * c["arr_day_offset"]), table
+
+
+def test_flight_statistics_are_consistent(mini_db: Database) -> None:
+    f = mini_db.tables["flights"].columns
+    has = ~np.isnan(f["otp_total"])
+    assert 0 < has.sum() < len(has)  # most flights have statistics, some do not
+    parts = sum(f[c] for c in ("otp_on_time", "otp_late", "otp_very_late", "otp_excessive", "otp_cancelled",
+                               "otp_diverted"))
+    assert np.array_equal(parts[has], f["otp_total"][has])
+    assert np.all(f["delay_max_min"][has] >= f["delay_avg_min"][has])
+    assert set(code.split("-")[0] for code in f["flight_number"]) <= {"6E", "AI", "IX", "SG", "QP", "UK"}
+    import airportsdata
+
+    known = {a["iata"] for a in airportsdata.load("IATA").values() if a["country"] == "IN"}
+    assert set(f["origin_airport"]) | set(f["dest_airport"]) <= known
+
+
+def test_venue_names_unique_per_city_and_floors(mini_db: Database) -> None:
+    for table, floor in (("accommodations", 1), ("attractions", 2), ("restaurants", 3)):
+        c = mini_db.tables[table].columns
+        keys = [(normalize(city), normalize(name)) for city, name in zip(c["city"], c["name"], strict=True)]
+        assert len(keys) == len(set(keys)), table
+        for city in mini_db.cities:
+            assert len(mini_db.city_rows(table, city)) >= floor, (table, city)
+    a = mini_db.tables["attractions"].columns
+    for cats, hours in zip(a["categories"], a["visit_duration_hr"], strict=True):
+        assert hours == pytest.approx(np.mean([ATTRACTION_CATEGORIES[x] for x in cats]), abs=0.006)
+    assert mini_db.venue("attractions", "Mumbai", "gateway of india") is not None  # real landmarks first
+
+
+def test_crowd_coverage_and_windows(mini_db: Database) -> None:
+    cities = mini_db.tables["cities"].columns
+    with_crowd = {c for c, h in zip(cities["city"], cities["has_crowd_data"], strict=True) if h}
+    assert len(with_crowd) == MINI.crowd_cities
+    expected = set()
+    for kind, table in (("attraction", "attractions"), ("restaurant", "restaurants")):
+        t = mini_db.tables[table].columns
+        for i, (name, city) in enumerate(zip(t["name"], t["city"], strict=True)):
+            if city in with_crowd:
+                expected.add((city, kind, name))
+                row = mini_db.crowd_row(city, kind, name)
+                assert row is not None
+                crowd = mini_db.tables["crowd"].row(row)
+                covered = [h for s, e, _ in crowd["windows"]
+                           for h in open_hours(f"{s:02d}:00", f"{(e + 1) % 24:02d}:00")]
+                assert covered == open_hours(t["open_time"][i], t["close_time"][i])
+    c = mini_db.tables["crowd"].columns
+    assert set(zip(c["city"], c["venue_type"], c["venue_name"], strict=True)) == expected
+    assert any(q == [] for q in c["quiet_hours"]) and any(p is None for p in c["peak_window"])
+    assert any(s > e for w in c["windows"] for s, e, _ in w)  # some window wraps past midnight
+
+
+def test_windows_of_merges_runs_and_wraps() -> None:
+    assert windows_of([22, 23, 0, 1, 2], [2, 2, 2, 4, 4]) == [(22, 0, "A"), (1, 2, "H")]
+    assert open_hours("18:00", "01:00") == [18, 19, 20, 21, 22, 23, 0]
+    assert open_hours("09:00", "00:00")[-1] == 23
+
+
+@given(st.integers(0, 5000), st.lists(st.floats(0.01, 1e6), min_size=1, max_size=50), st.integers(0, 3))
+def test_apportion_sums_exactly(total: int, weights: list[float], minimum: int) -> None:
+    if total < minimum * len(weights):
+        with pytest.raises(ValueError):
+            apportion(total, np.array(weights), minimum)
+        return
+    shares = apportion(total, np.array(weights), minimum)
+    assert shares.sum() == total and shares.min() >= minimum
+
+
+def test_mini_calibration_passes(mini_db: Database) -> None:
+    report = calibrate(mini_db)
+    failed = [c for c in report.checks if not c.passed]
+    assert not failed, failed
+    assert len(report.hourly_intensity["attraction"]) == 24
+
+
+def test_open_sandbox_builds_once_into_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("UTP_ENV_CACHE", str(tmp_path))
+    db = open_sandbox("mini", 0)
+    assert db.path == sandbox_path("mini", 0) and db.path.parent == tmp_path
+    assert "building the mini sandbox" in capsys.readouterr().err
+    stamp = (db.path / "trains.csv").stat().st_mtime_ns
+    again = open_sandbox("mini", 0)
+    assert "building" not in capsys.readouterr().err
+    assert again.content_hash == db.content_hash
+    assert (db.path / "trains.csv").stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.iterdir()] == [db.path.name]  # no temp dirs left behind
+
+
+def test_cli_validate_and_stats(mini_db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["data", "validate", str(mini_db_path)]) == 0
+    assert "OK" in capsys.readouterr().out
+    assert cli_main(["data", "stats", str(mini_db_path)]) == 0
+    out = capsys.readouterr().out
+    assert "40.59 ± 1.5" in out and "FAIL" not in out
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    assert cli_main(["data", "validate", str(bad)]) == 2
+    assert "missing" in capsys.readouterr().err
+
+
+def test_bad_seed_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="seed"):
+        build_sandbox("mini", -1, tmp_path)
+    assert isinstance(MINI, SandboxProfile)
+
+
+@pytest.mark.slow
+def test_full_profile_counts_calibration_and_open_time(tmp_path: Path) -> None:
+    started = time.perf_counter()
+    manifest = build_sandbox("full", 0, tmp_path / "full")
+    build_s = time.perf_counter() - started
+    started = time.perf_counter()
+    db = Database.open(tmp_path / "full")
+    open_s = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\nfull sandbox: build {build_s:.1f} s, open {open_s:.2f} s, process peak RSS {peak_mb:.0f} MB")
+    expected = {"cities": 504, "flights": 29_346, "trains": 68_068, "buses": 34_925, "restaurants": 3_433,
+                "attractions": 2_990, "accommodations": 3_670, "events": 783, "transit_stops": 10_025,
+                "distances": 504 * 503, "road_routes": 4_052}
+    counts = db.counts()
+    assert {k: counts[k] for k in expected} == expected
+    assert manifest["states"] == 33 and len(set(db.tables["cities"].columns["state"])) == 33
+    assert int(db.tables["cities"].columns["has_crowd_data"].sum()) == 20
+    assert 60 <= manifest["airport_cities"] <= 70
+    report = calibrate(db)
+    for c in report.checks:
+        print(f"  {c.name}: {c.value} (target {c.target}) {'pass' if c.passed else 'FAIL'}")
+    assert report.passed, [c for c in report.checks if not c.passed]
