@@ -8,7 +8,8 @@ A config file is YAML with an `agent: module:Class` key and the agent's settings
     uncertainty: true
 
 The short names `reference`, `deterministic`, `direct`, `direct_no_uncertainty`, `atlas` and
-`tool_calling` stand for `configs/agents/<name>.yaml`. The class is imported by its path, never
+`tool_calling` stand for `configs/agents/<name>.yaml` (`reference` and `deterministic` have built-in
+defaults when their file is absent). The class is imported by its path, never
 by `eval`; the settings (file values updated by `overrides`) are checked against the class's
 `Settings` pydantic model when it has one, else against its constructor's parameters, so an
 unknown or mistyped key is an error that names the key and lists the valid ones.
@@ -29,6 +30,11 @@ from utp_env.config import CONFIG_DIR
 
 AGENT_CONFIG_DIR = CONFIG_DIR / "agents"
 NAMES = ("reference", "deterministic", "direct", "direct_no_uncertainty", "atlas", "tool_calling")
+# Used when configs/agents/<name>.yaml is absent (the reference planner has no model settings).
+BUILTIN: dict[str, dict[str, Any]] = {
+    "reference": {"agent": "agents.reference:ReferencePlanner"},
+    "deterministic": {"agent": "agents.reference:ReferencePlanner", "buffers": False},
+}
 IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -60,6 +66,8 @@ def read_config(source: str | Path) -> tuple[dict[str, Any], str]:
     path = Path(source)
     if isinstance(source, str) and source in NAMES:
         path = AGENT_CONFIG_DIR / f"{source}.yaml"
+        if not path.exists() and source in BUILTIN:
+            return dict(BUILTIN[source]), f"agent {source} (built-in)"
         if not path.exists():
             raise AgentConfigError(f"agent {source!r}: its config {path} is missing")
     elif not path.exists():

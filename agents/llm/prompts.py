@@ -204,3 +204,56 @@ def example_block() -> str:
 EXAMPLE_QUERY = ("Query: Plan a 3-day trip for 2 people from Mumbai to Indore from 2025-11-20 to 2025-11-22 "
                  "with a budget of INR 30000.\nTraveller persona: type Culture Enthusiast; purpose Cultural "
                  "Exploration; spending Moderate; location preference Historical Sites; risk profile optimized.")
+
+
+# ---------------------------------------------------------------- ATLAS roles
+
+SEARCH_AGENT = """You are the search agent of a travel-planning team. Your job is to collect, with the lookup
+tools, every fact the planner will need for the query below: the cities to visit (list_cities for a state),
+transport for each leg on its date (search_flights, search_trains, search_buses, cab_route) with delays
+(delay_stats), stays that meet the stay constraints (search_stays), restaurants (search_restaurants, by the
+required cuisines), attractions (search_attractions), events in the travel dates (search_events), and crowd
+profiles of candidate venues (crowd_profile). Call several tools at once when they are independent. When
+you have gathered enough, answer with a short text saying so and call no tool."""
+
+SEARCH_ADVICE = """The team could not build a valid plan from the information gathered so far. The search
+advisor suggests: {advice}
+Run the searches needed to fill these gaps, then answer without a tool call."""
+
+CONSTRAINT_MANAGER = """You are the constraint manager of a travel-planning team. From the query and the
+information gathered, list every constraint a valid plan must satisfy, as JSON with two arrays:
+{{"explicit": [...], "implicit": [...]}}.
+- explicit: what the query states (route and dates, people, budget in INR, house rule, house type, amenities,
+  services, cuisines, transport restrictions, event types, attraction categories), made concrete with the
+  facts found (e.g. "the stay in Pune must allow pets: candidates X, Y").
+- implicit: commonsense rules every plan must keep. Always include these:
+{rules}
+Answer with the JSON only."""
+
+PLANNER_EXTRA = """Constraints identified by the constraint manager (all must hold):
+{constraints}"""
+
+REVISE = """The checker rejected your previous plan:
+{feedback}
+Write the complete corrected plan (the whole JSON array, not only the changes)."""
+
+CHECKER = """You are the checker of a travel-planning team. Verify the candidate plan below against the
+constraints and the gathered information: every name and number must appear in the information, times must
+match the schedules, the route must be a closed loop, items must not overlap, meals at least {gap_h:g} hours
+apart, no venue repeated, every hard constraint met and the total cost within the budget.
+Answer with JSON only: {{"verdict": "pass" | "fail" | "unsatisfiable", "feedback": "<what is wrong and how
+to fix it>"}}. Use "unsatisfiable" only when no valid plan can be built from the information gathered
+(for example no transport, stay or restaurant meeting a constraint was found), and say what is missing."""
+
+SEARCH_ADVISOR = """You are the search advisor of a travel-planning team. The checker found that no valid
+plan can be built from the information gathered so far. Its feedback: {feedback}
+Propose the searches that would fill the gap (which tools, which cities, dates and filters; alternatives such as
+other cities of the state, other modes, relaxed filters). Answer in a few short lines."""
+
+
+def checker_text(cfg: UncertaintyConfig) -> str:
+    return CHECKER.format(gap_h=cfg.min_meal_gap_minutes / 60)
+
+
+def constraint_manager_text(cfg: UncertaintyConfig) -> str:
+    return CONSTRAINT_MANAGER.format(rules=rules_text(cfg).split("\n", 1)[1])

@@ -1,0 +1,165 @@
+"""Generic tool-calling agent: any LangChain chat model with `bind_tools` drives `UTPEnv` step by step.
+
+Messages are a system prompt plus the env's first observation. Each model reply's `tool_calls`
+become ONE env step (sent as OpenAI-style `tool_calls` entries), and each call is answered with a
+ToolMessage carrying its part of the observation. A reply without tool calls gets a reminder and
+counts toward `max_steps`. The episode ends when the model submits, when the env's step limit
+truncates it (the accumulated plan is still scored), or when the model raises: the env then ends
+the episode with the reason `agent_error` and the error is recorded, never raised.
+
+`run(query, toolkit)` (the agent protocol) builds a UTPEnv over the toolkit's database;
+`run_env(env, options)` drives an env you already have and also returns the env's final info
+(termination reason, evaluation, reward).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+from pydantic import Field
+
+from agents.base import AgentResult, Toolkit, Trace, TraceStep
+from agents.llm import prompts
+from agents.llm.models import LLMSettings, ModelSession, build_model
+from utp_env.config import UncertaintyConfig, load_uncertainty
+from utp_env.itinerary import Plan
+from utp_env.query import Query
+
+SYSTEM = """You plan trips within India by calling tools of a travel-planning environment. Look up transport,
+stays, restaurants, attractions, events, crowd profiles and delays with the lookup tools; build the itinerary
+with the itinerary tools (add_leg, set_stay, add_item, move_item, remove_item, view_plan, check_plan), then
+call submit. You may instead send a whole plan in the paper's JSON day format with submit_plan. Use only
+names the tools return. Every reply must call at least one tool.
+
+{rules}
+
+{uncertainty}"""
+NUDGE = ("Reply with a tool call: continue planning with the tools, or call submit when the plan is complete. "
+         "Steps left: {left}.")
+
+
+class ToolCallingSettings(LLMSettings):
+    """Settings of ToolCallingAgent (configs/agents/tool_calling.yaml)."""
+
+    max_steps: int = Field(default=60, ge=1, le=1000, description="Model turns (and env step limit)")
+    uncertainty: bool = Field(default=True, description="System prompt includes the uncertainty instructions")
+    check_plan: bool = Field(default=True, description="Expose the env's check_plan tool")
+
+
+@dataclass
+class EnvOutcome:
+    """What driving one env episode produced: the agent result and the env's final info."""
+
+    result: AgentResult
+    info: dict[str, Any] = field(default_factory=dict)
+    reward: float = 0.0
+
+
+def split_answers(observation: str, n: int) -> list[str]:
+    """The env's combined observation of an n-call step, one answer per call.
+
+    The env prefixes answers with `[i/n] tool: ` and joins them with blank lines; if the split
+    does not find exactly n parts, the whole text answers the first call and the others point to it.
+    """
+    if n == 1:
+        return [observation]
+    parts = re.split(rf"\n\n(?=\[\d+/{n}\] )", observation)
+    if len(parts) == n:
+        return parts
+    return [observation] + [f"(answered together with the first call of this step: {observation[:80]}...)"] * (n - 1)
+
+
+def openai_entries(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """LangChain tool calls as OpenAI `tool_calls` entries (ids kept, arguments as JSON text)."""
+    return [{"id": call.get("id") or f"call_{i}", "type": "function",
+             "function": {"name": call.get("name", ""), "arguments": json.dumps(call.get("args") or {})}}
+            for i, call in enumerate(tool_calls)]
+
+
+class ToolCallingAgent:
+    """A chat model with bound tools stepping `UTPEnv` (see the module docstring)."""
+
+    name = "tool_calling"
+    Settings = ToolCallingSettings
+
+    def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
+                 uncertainty_config: UncertaintyConfig | None = None, **settings: Any) -> None:
+        self.settings = self.Settings.model_validate(settings)
+        self.model = build_model(self.settings, chat_model, sleep)
+        self.config = uncertainty_config or load_uncertainty()
+
+    def make_env(self, toolkit: Toolkit) -> Any:
+        """A UTPEnv over the toolkit's database, with this agent's step limit."""
+        from utp_env.env.core import UTPEnv
+
+        return UTPEnv(db_path=toolkit.db.path, config={"step_limit": self.settings.max_steps,
+                                                       "check_plan": self.settings.check_plan})
+
+    def system_prompt(self, query: Query) -> str:
+        return SYSTEM.format(rules=prompts.rules_text(self.config),
+                             uncertainty=prompts.uncertainty_text(query, self.config)
+                             if self.settings.uncertainty else prompts.NO_UNCERTAINTY)
+
+    def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
+        env = self.make_env(toolkit)
+        return self.run_env(env, {"query": query}, trace=toolkit.trace, seed=seed).result
+
+    def run_env(self, env: Any, options: dict[str, Any], trace: Trace | None = None,
+                seed: int | None = None) -> EnvOutcome:
+        """Drive one episode of `env` (reset with `options`) to its end."""
+        trace = trace if trace is not None else Trace()
+        observation, info = env.reset(seed=seed, options=options)
+        query = Query.model_validate(info["query"])
+        session = ModelSession(self.model, trace, self.settings.price)
+        bound = self.model.bind_tools(env.openai_tools())
+        messages: list[Any] = [SystemMessage(self.system_prompt(query)), HumanMessage(observation)]
+        final: dict[str, Any] | None = None
+        reward, error = 0.0, None
+        for turn in range(self.settings.max_steps):
+            try:
+                reply = session.invoke("agent", messages, model=bound)
+            except Exception as exc:
+                error = f"model call failed at turn {turn + 1}: {type(exc).__name__}: {exc}"
+                reward, final = env.end_episode("agent_error", message=error)
+                break
+            messages.append(reply)
+            calls = list(getattr(reply, "tool_calls", None) or [])
+            if not calls:
+                messages.append(HumanMessage(NUDGE.format(left=self.settings.max_steps - turn - 1)))
+                continue
+            observation, reward, terminated, truncated, step_info = env.step(openai_entries(calls))
+            self._record(trace, calls, step_info)
+            for call, answer in zip(calls, split_answers(observation, len(calls)), strict=True):
+                messages.append(ToolMessage(content=answer, tool_call_id=call.get("id") or "call"))
+            if terminated or truncated:
+                final = step_info
+                break
+        if final is None:  # turns spent without the env ending (e.g. replies without tool calls)
+            reward, final = env.end_episode("step_limit", message=f"no submit within {self.settings.max_steps} turns")
+        reason = final.get("termination_reason")
+        trace.note(f"episode ended: {reason}; reward {reward:.4f}")
+        plan = Plan.model_validate(final["plan"]) if final.get("plan") else None
+        if plan is not None and not plan.days:
+            plan = None
+            error = error or f"no plan was built (episode ended: {reason})"
+        if plan is not None:
+            plan = plan.model_copy(update={"query_id": query.query_id})
+        if reason == "infrastructure_error" and error is None:
+            error = final.get("error") or "the environment failed"
+        raw = messages[-1].content if messages and isinstance(messages[-1].content, str) else None
+        return EnvOutcome(AgentResult(plan=plan, raw_output=raw, trace=trace, error=error), final, reward)
+
+    @staticmethod
+    def _record(trace: Trace, calls: list[dict[str, Any]], step_info: dict[str, Any]) -> None:
+        """One trace step per executed tool call, with the env's ok/error for it."""
+        done = step_info.get("calls", [])
+        for i, call in enumerate(calls):
+            got = done[i] if i < len(done) else {}
+            trace.add(TraceStep(kind="tool_call", name=str(call.get("name")), args=call.get("args") or {},
+                                result=(got.get("error") or "ok")[:200], ok=bool(got.get("ok", False))))
