@@ -1,0 +1,218 @@
+"""The itinerary tools through the env: building a plan step by step, errors that leave the plan
+unchanged, scoring (the env's report equals `evaluate`'s), step limit, stochastic and robustness ends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tools.database import Database
+from utp_env.env.core import UTPEnv
+from utp_env.env.reward import metric_values, pass_rate, weighted_reward
+from utp_env.env.sources import query_pool
+from utp_env.evaluation import evaluate
+from utp_env.evaluation.report import CheckResult
+from utp_env.itinerary import format_hhmm
+from utp_env.plan_format import format_plan, parse_plan
+from utp_env.queries import cheapest_trip
+from utp_env.query import Query
+
+
+@pytest.fixture(scope="module")
+def env(mini_db_path: Path) -> UTPEnv:
+    return UTPEnv(db_path=mini_db_path)
+
+
+def three_day_query(db: Database) -> Query:
+    return next(q for q in query_pool(db) if q.days == 3 and not q.local_constraint.cuisine)
+
+
+def plan_actions(db: Database, query: Query) -> list[dict[str, Any]]:
+    """Tool calls building a complete 3-day plan on the query's cheapest route, timed by hand."""
+    quote = cheapest_trip(query, db)
+    assert not isinstance(quote, str), quote
+    out_leg, back_leg = quote.legs
+    city = out_leg.destination
+    stay = db.tables["accommodations"].columns["name"][quote.stays[0]]
+    rest = [db.tables["restaurants"].columns["name"][i] for i in db.city_rows("restaurants", city)]
+    sights = [db.tables["attractions"].columns["name"][i] for i in db.city_rows("attractions", city)]
+    assert len(rest) >= 3 and len(sights) >= 2
+
+    def leg(day: int, leg_: Any) -> dict[str, Any]:
+        args = {"day": day, "mode": leg_.mode, "origin": leg_.origin, "destination": leg_.destination,
+                "planned_arrival": format_hhmm(leg_.arr + 30)}
+        if leg_.mode == "cab":
+            args["departure"] = format_hhmm(leg_.dep)
+        else:
+            args["number"] = leg_.number
+        return {"tool": "add_leg", "args": args}
+
+    def item(day: int, name: str, activity: str, start: int, end: int, **extra: Any) -> dict[str, Any]:
+        return {"tool": "add_item", "args": {"day": day, "name": name, "activity": activity,
+                                             "start": format_hhmm(start), "end": format_hhmm(end), **extra}}
+
+    arrive = out_leg.arr % 1440 + 30
+    depart = back_leg.dep
+    return [
+        leg(1, out_leg),
+        {"tool": "set_stay", "args": {"name": stay, "city": city, "from_day": 1, "to_day": 2}},
+        item(1, stay, "check-in", arrive + 15, arrive + 45),
+        item(1, rest[0], "visit", max(arrive + 60, 20 * 60), max(arrive + 60, 20 * 60) + 75,
+             kind="restaurant", meal="dinner"),
+        item(1, stay, "stay", 22 * 60 + 30, 8 * 60),
+        item(2, rest[1], "visit", 8 * 60 + 30, 9 * 60 + 20, kind="restaurant", meal="breakfast"),
+        item(2, sights[0], "visit", 10 * 60, 13 * 60),
+        item(2, rest[2], "visit", 13 * 60 + 30, 14 * 60 + 30, kind="restaurant", meal="lunch"),
+        item(2, sights[1], "visit", 15 * 60, 17 * 60 + 30),
+        item(2, rest[0], "visit", 20 * 60, 21 * 60 + 15, kind="restaurant", meal="dinner"),
+        item(2, stay, "stay", 22 * 60, 7 * 60),
+        item(3, stay, "checkout", max(depart - 180, 0), max(depart - 150, 30)),
+        leg(3, back_leg),
+    ]
+
+
+def run_actions(env: UTPEnv, actions: list[dict[str, Any]]) -> None:
+    for action in actions:
+        obs, reward, terminated, truncated, _ = env.step(action)
+        assert not obs.startswith("Error"), (action, obs)
+        assert (reward, terminated, truncated) == (0.0, False, False)
+
+
+def test_building_a_plan_and_submitting_scores_it_like_evaluate(env: UTPEnv) -> None:
+    query = three_day_query(env.db)
+    env.reset(seed=0, options={"query_id": query.query_id})
+    run_actions(env, plan_actions(env.db, query))
+    plan = env.episode.plan
+    assert [d.day for d in plan.days] == [1, 2, 3]
+    assert plan.days[0].cities[0] == query.org and plan.days[2].end_city == query.org
+    assert plan.days[1].breakfast and plan.days[1].lunch and plan.days[1].dinner
+    assert len(plan.days[1].attractions) == 2
+    view = env.step({"tool": "view_plan", "args": {}})[0]
+    assert "item 1." in view and "leg 1." in view
+    checked = env.step({"tool": "check_plan"})[0]
+    assert "commonsense checks:" in checked and "metrics:" in checked
+    obs, reward, terminated, truncated, info = env.step({"tool": "submit"})
+    assert terminated and not truncated and info["termination_reason"] == "submitted"
+    expected = evaluate(plan, query, env.db)
+    assert info["evaluation"] == expected.model_dump(mode="json")
+    assert reward == pytest.approx(weighted_reward(metric_values(expected), env.config.reward_weights))
+    assert 0.0 < reward <= 1.0
+    assert expected.commonsense["within_sandbox"].passed is True
+
+
+def test_submit_plan_in_paper_format_equals_evaluate_of_the_parsed_plan(env: UTPEnv) -> None:
+    query = three_day_query(env.db)
+    env.reset(seed=0, options={"query_id": query.query_id})
+    run_actions(env, plan_actions(env.db, query))
+    data = format_plan(env.episode.plan)
+    env.reset(seed=1, options={"query_id": query.query_id})
+    obs, reward, terminated, _, info = env.step({"tool": "submit_plan", "args": {"plan": data}})
+    assert terminated, obs
+    parsed = parse_plan(data, query=query, db=env.db)
+    assert info["evaluation"] == evaluate(parsed, query, env.db).model_dump(mode="json")
+    assert reward > 0
+
+
+def test_failed_tool_calls_explain_and_leave_the_plan_unchanged(env: UTPEnv) -> None:
+    query = three_day_query(env.db)
+    env.reset(seed=0, options={"query_id": query.query_id})
+    run_actions(env, plan_actions(env.db, query)[:3])
+    before = env.episode.snapshot()
+    city = env.episode.plan.days[0].end_city
+    bad = [
+        ({"tool": "add_item", "args": {"day": 2, "name": "No Such Palace", "activity": "visit",
+                                       "start": "10:00", "end": "11:00"}}, "no attraction called"),
+        ({"tool": "add_item", "args": {"day": 9, "name": "x", "activity": "visit", "start": "10:00",
+                                       "end": "11:00"}}, "argument 'day'"),
+        ({"tool": "add_item", "args": {"day": 2, "name": "x", "activity": "visit", "start": "25:99",
+                                       "end": "11:00"}}, "not a time"),
+        ({"tool": "add_leg", "args": {"day": 1, "mode": "flight", "number": "ZZ-000", "origin": query.org,
+                                      "destination": city}}, "search_flights"),
+        ({"tool": "add_leg", "args": {"day": 1, "mode": "cab", "origin": query.org, "destination": "Atlantis"}},
+         "argument 'destination'"),
+        ({"tool": "remove_item", "args": {"day": 1, "index": 50}}, "give a number from 1"),
+        ({"tool": "remove_leg", "args": {"day": 3, "index": 1}}, "nothing planned"),
+        ({"tool": "set_stay", "args": {"name": "Hotel Nowhere", "city": city, "from_day": 1, "to_day": 2}},
+         "search_stays"),
+        ({"tool": "set_stay", "args": {"name": "x", "city": city, "from_day": 2, "to_day": 1}}, "before from_day"),
+        ({"tool": "submit_plan", "args": {"plan": "this is not a plan"}}, "could not be read"),
+        ({"tool": "move_item", "args": {"day": 1, "index": 1, "to_day": 5}}, "past the end"),
+    ]
+    for action, fragment in bad:
+        obs, reward, terminated, truncated, _ = env.step(action)
+        assert obs.startswith("Error") and fragment in obs, (action, obs)
+        assert "plan is unchanged" in obs
+        assert env.episode.snapshot() == before and not (terminated or truncated) and reward == 0.0
+
+
+def test_move_and_remove_items(env: UTPEnv) -> None:
+    query = three_day_query(env.db)
+    env.reset(seed=0, options={"query_id": query.query_id})
+    run_actions(env, plan_actions(env.db, query))
+    day2 = env.episode.plan.days[1]
+    first = day2.items[0].name
+    obs = env.step({"tool": "move_item", "args": {"day": 2, "index": 1, "start": "07:00"}})[0]
+    assert obs.startswith("Moved"), obs
+    assert (day2.items[0].name, day2.items[0].start, day2.items[0].end) == (first, 7 * 60, 7 * 60 + 50)
+    n = len(day2.items)
+    assert env.step({"tool": "remove_item", "args": {"day": 2, "index": 1}})[0].startswith("Removed")
+    assert len(day2.items) == n - 1 and day2.breakfast is None
+    legs = len(env.episode.plan.days[2].transport)
+    assert env.step({"tool": "remove_leg", "args": {"day": 3, "index": 1}})[0].startswith("Removed")
+    assert len(env.episode.plan.days[2].transport) == legs - 1
+    assert env.episode.plan.days[2].cities == [env.episode.plan.days[2].cities[0]]
+
+
+def test_step_limit_truncates_and_scores_the_plan_so_far(mini_db_path: Path) -> None:
+    env = UTPEnv(db_path=mini_db_path, config={"step_limit": 3})
+    env.reset(seed=4)
+    for _ in range(2):
+        assert env.step({"tool": "view_plan"})[1:4] == (0.0, False, False)
+    obs, reward, terminated, truncated, info = env.step("not json")
+    assert truncated and not terminated and "Step limit (3)" in obs
+    assert info["termination_reason"] == "step_limit" and reward == 0.0  # nothing delivered
+    assert info["evaluation"]["query_id"] == env.episode.query.query_id
+
+
+def test_check_plan_can_be_switched_off(mini_db_path: Path) -> None:
+    env = UTPEnv(db_path=mini_db_path, config={"check_plan": False})
+    _, info = env.reset(seed=0)
+    assert "check_plan" not in {t["function"]["name"] for t in info["tools"]}
+    obs = env.step({"tool": "check_plan"})[0]
+    assert obs.startswith("Error: unknown tool 'check_plan'")
+
+
+def test_stochastic_and_robustness_reports_are_seeded(mini_db_path: Path) -> None:
+    query = None
+    infos = []
+    for _ in range(2):
+        env = UTPEnv(db_path=mini_db_path, config={"robustness": True, "robustness_rollouts": 200})
+        query = query or three_day_query(env.db)
+        env.reset(seed=11, options={"query_id": query.query_id, "stochastic": True})
+        run_actions(env, plan_actions(env.db, query))
+        infos.append(env.step({"tool": "submit"})[4])
+    first, second = infos
+    assert first["robustness"]["n"] == 200 and 0.0 <= first["robustness"]["hold_rate"] <= 1.0
+    assert first["realisation"] == second["realisation"] and first["robustness"] == second["robustness"]
+    assert first["realisation_text"].startswith("The plan")
+
+
+def test_end_episode_records_the_reason(env: UTPEnv) -> None:
+    env.reset(seed=2)
+    reward, info = env.end_episode("agent_error", "model crashed")
+    assert info["termination_reason"] == "agent_error" and info["message"] == "model crashed" and reward == 0.0
+    with pytest.raises(ValueError, match="reason must be one of"):
+        env.reset(seed=2) and env.end_episode("bored")
+
+
+def test_reward_is_a_renormalised_weighted_mean() -> None:
+    # (1*0.5 + 3*1.0) / (1 + 3) = 0.875; cats is None (left out), persona has weight 0.
+    values = {"bas": 0.5, "cats": None, "tdas": 1.0, "persona": 0.2}
+    assert weighted_reward(values, {"bas": 1.0, "cats": 5.0, "tdas": 3.0, "persona": 0.0}) == 0.875
+    assert weighted_reward({"bas": None}, {"bas": 1.0}) == 0.0
+    checks = {"a": CheckResult(passed=True), "b": CheckResult(passed=False), "c": CheckResult(passed=None),
+              "d": CheckResult(passed=True)}
+    assert pass_rate(checks) == pytest.approx(2 / 3)
+    assert pass_rate({"c": CheckResult(passed=None)}) is None
