@@ -199,6 +199,17 @@ def test_bad_seed_is_refused(tmp_path: Path) -> None:
     assert isinstance(MINI, SandboxProfile)
 
 
+def test_data_md_is_generated_and_documents_every_column() -> None:
+    from tools.sandbox.docs import DATA_MD, render_data_md
+
+    text = DATA_MD.read_text(encoding="utf-8")
+    assert text == render_data_md(), "docs/DATA.md is stale: run `python -m tools.sandbox.docs`"
+    for name, spec in TABLES.items():
+        section = text.split(f"### `{name}`", 1)[1].split("### ", 1)[0]
+        for column in spec.model.model_fields:
+            assert f"| `{column}` |" in section, (name, column)
+
+
 @pytest.mark.slow
 def test_full_profile_counts_calibration_and_open_time(tmp_path: Path) -> None:
     started = time.perf_counter()
