@@ -122,7 +122,8 @@ def _insert_sorted(items: list[PlanItem], item: PlanItem, position: int | None) 
 
 
 def sync_summary(db: Database, day: Day) -> None:
-    """Derive the day's summary fields (meals, attractions, events; the stay if unset) from its items."""
+    """Derive the day's summary fields (meals, attractions, events) from its items; the stay too
+    when `set_stay` left it unset and the day has a stay or check-in item (a checkout does not count)."""
     meals: dict[str, str | None] = {"breakfast": None, "lunch": None, "dinner": None}
     attractions: list[str] = []
     events: list[str] = []
@@ -138,7 +139,7 @@ def sync_summary(db: Database, day: Day) -> None:
             attractions.append(label)
         elif item.venue_type == "event" and label not in events:
             events.append(label)
-        elif item.venue_type == "accommodation" and stay is None:
+        elif item.venue_type == "accommodation" and stay is None and item.activity in ("stay", "check-in"):
             stay = label
     day.breakfast, day.lunch, day.dinner = meals["breakfast"], meals["lunch"], meals["dinner"]
     day.attractions, day.events, day.accommodation = attractions, events, stay
