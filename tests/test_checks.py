@@ -22,7 +22,8 @@ FLIGHT_STATS = dict(otp_total=100, otp_on_time=78, otp_late=10, otp_very_late=5,
                     otp_cancelled=2, otp_diverted=0, delay_avg_min=30, delay_std_min=10, delay_max_min=200)
 TINY: dict[str, list[dict[str, Any]]] = {
     "cities": [
-        dict(city="Vadodara", state="Gujarat", latitude=22.3, longitude=73.2, population=1_800_000, has_crowd_data=True),
+        dict(city="Vadodara", state="Gujarat", latitude=22.3, longitude=73.2, population=1_800_000,
+             has_crowd_data=True),
         dict(city="Surat", state="Gujarat", latitude=21.2, longitude=72.8, population=4_500_000, has_crowd_data=True),
         dict(city="Pune", state="Maharashtra", latitude=18.5, longitude=73.9, population=3_100_000,
              has_crowd_data=False),

@@ -1,0 +1,76 @@
+"""Aggregation into the paper's Table 3 layout; expected rates counted by hand."""
+
+from __future__ import annotations
+
+import pytest
+from test_checks import make_query
+
+from utp_env.evaluation.aggregate import summarize
+from utp_env.evaluation.report import COMMONSENSE_CHECKS, HARD_CHECKS, CheckResult, EvaluationReport
+from utp_env.query import LocalConstraint
+
+
+def report(cs_none: tuple[str, ...] = (), cs_fail: tuple[str, ...] = (), hard_set: tuple[str, ...] = ("budget",),
+           hard_fail: tuple[str, ...] = (), **metrics: float) -> EvaluationReport:
+    cs = {c: CheckResult(passed=None if c in cs_none else c not in cs_fail) for c in COMMONSENSE_CHECKS}
+    hard = {c: CheckResult(passed=(c not in hard_fail) if c in hard_set else None) for c in HARD_CHECKS}
+    return EvaluationReport(query_id="x", commonsense=cs, hard=hard, **metrics)
+
+
+def results() -> list:
+    cuisine = LocalConstraint(cuisine=["Asian"])
+    return [
+        # A: 10 of 10 applicable commonsense pass; hard 1 of 2 (cuisine fails)
+        (make_query(risk="tolerant", constraint=cuisine),
+         report(cs_none=("diverse_events",), hard_set=("budget", "cuisine"), hard_fail=("cuisine",),
+                bas=0.5, cats=0.6, temporal_meal=0.8)),
+        # B: 10 of 11 commonsense (meal gaps fail); hard 1 of 1
+        (make_query(risk="averse"), report(cs_fail=("meal_gaps",), bas=0.2, tdas=1.0, temporal_meal=0.4)),
+        # C: not delivered; its query sets cuisine, so 11 commonsense and 2 hard checks fail
+        (make_query(risk="tolerant", constraint=cuisine), None),
+        # D: 5 days, passes everything
+        (make_query(days=5, dest="Gujarat", risk="optimized"), report(bas=0.9)),
+    ]
+
+
+def test_summary_by_hand() -> None:
+    s = summarize(results())
+    assert list(s.groups) == ["3", "5", "all"]
+    three = s.groups["3"]
+    assert (three.n_queries, three.n_delivered) == (3, 2)
+    assert three.delivery_rate == pytest.approx(2 / 3)
+    assert three.commonsense_micro == pytest.approx(20 / 32)   # (10 + 10 + 0) / (10 + 11 + 11)
+    assert three.commonsense_macro == pytest.approx(1 / 3)     # only A
+    assert three.hard_micro == pytest.approx(2 / 5)            # (1 + 1 + 0) / (2 + 1 + 2)
+    assert three.hard_macro == pytest.approx(1 / 3)            # only B
+    assert three.final_pass_rate == 0
+    assert three.uncertainty["bas"]["tolerant"].mean == 0.5 and three.uncertainty["bas"]["tolerant"].n == 1
+    assert three.uncertainty["bas"]["averse"].mean == 0.2
+    assert three.uncertainty["bas"]["optimized"].mean is None
+    assert three.uncertainty["tdas"]["tolerant"].mean is None
+    assert three.qualitative["temporal_meal"].mean == pytest.approx(0.6)
+    five = s.groups["5"]
+    assert (five.delivery_rate, five.commonsense_macro, five.hard_macro, five.final_pass_rate) == (1, 1, 1, 1)
+    everything = s.groups["all"]
+    assert everything.commonsense_micro == pytest.approx(31 / 43)
+    assert everything.final_pass_rate == pytest.approx(1 / 4)
+
+
+def test_rendering() -> None:
+    s = summarize(results())
+    md = s.to_markdown()
+    assert md.splitlines()[0] == "| Metric | 3-day | 5-day | all |"
+    assert "| BAS Risk_tol % | 50.00 | - | 50.00 |" in md
+    assert "| Delivery rate % | 66.67 | 100.00 | 75.00 |" in md
+    text = s.to_text()
+    lines = text.splitlines()
+    assert len({len(line) for line in lines}) == 1          # fixed width
+    assert "T_meal" in text and "TDAS Risk_av %" in text
+    assert len(lines) == len(md.splitlines()) - 1           # same rows, markdown has a separator line
+
+
+def test_empty_input() -> None:
+    s = summarize([])
+    assert list(s.groups) == ["all"]
+    assert s.groups["all"].delivery_rate is None
+    assert "-" in s.to_text()
