@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from tools.database import Database, normalize
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Meal, PlanItem
-from utp_env.queries.options import LegOption, has_category, serves
+from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, serves, serves_meal
 
 from agents.reference.timing import Timing, venue
 
@@ -24,9 +24,7 @@ TRANSFER = 15  # minutes between two places in a city
 DESK = 15  # check-in / check-out
 ARRIVE_LEAD = 30  # extra minutes at the departure point, beyond the boarding margin (buffers on)
 LATEST_END = 1440 + 60  # the last visit of a day ends by 01:00
-MEAL_WINDOWS: dict[str, tuple[int, int]] = {"breakfast": (7 * 60, 10 * 60), "lunch": (11 * 60, 15 * 60 + 30),
-                                            "dinner": (18 * 60 + 30, 21 * 60 + 30)}
-MEAL_SLIDE = 60  # a meal may start up to this much after its earliest time to dodge crowds
+MEAL_SLIDE = 30  # a meal may start up to this much after its earliest time to dodge crowds
 ATTRACTION_SLIDE = 60
 
 
@@ -124,12 +122,12 @@ class DayScheduler:
                         continue
                     pending.pop(0)
                     continue
-                wanted = bool(self.state.categories_left)
-                deadline = min(w_hi if wanted else max(lo, t) + ATTRACTION_SLIDE, stop)
+                deadline = min(max(lo, t) + ATTRACTION_SLIDE, stop)
             else:
                 deadline = stop
             if self.attractions_today < self.cap:
-                end = self._place_attraction(city, t, deadline - TRANSFER)
+                # An attraction of a required category may take the whole free stretch (a meal gives way).
+                end = self._place_attraction(city, t, deadline - TRANSFER, stop - TRANSFER)
                 if end is not None:
                     t = end + TRANSFER
                     continue
@@ -160,7 +158,11 @@ class DayScheduler:
         wanted = [c for c in self.state.cuisines_left]
         candidates = [r for r in order if r not in self.state.used_restaurants]
         if wanted:
-            first = [r for r in candidates if any(serves(self.db, r, c) for c in wanted)]
+            # Restaurants covering more wanted cuisines first; among them, those open for fewer meals
+            # (a bar open only for dinner must get the dinner slot).
+            first = sorted((r for r in candidates if any(serves(self.db, r, c) for c in wanted)),
+                           key=lambda r: (-sum(serves(self.db, r, c) for c in wanted),
+                                          sum(serves_meal(self.db, r, m) for m in MEAL_WINDOWS)))
             candidates = first + [r for r in candidates if r not in set(first)]
         for r in candidates:
             v = venue(self.db, "restaurants", r)
@@ -178,17 +180,19 @@ class DayScheduler:
             return end
         return None
 
-    def _place_attraction(self, city: str, t: int, latest_end: int) -> int | None:
-        if latest_end <= t:
-            return None
+    def _place_attraction(self, city: str, t: int, latest_end: int, required_latest_end: int) -> int | None:
         candidates = [a for a in self.attraction_order.get(city, []) if a not in self.state.used_attractions]
         wanted = self.state.categories_left
-        if wanted:
-            first = [a for a in candidates if any(has_category(self.db, a, c) for c in wanted)]
-            candidates = first + [a for a in candidates if a not in set(first)]
-        for a in candidates:
+        required = [a for a in candidates if any(has_category(self.db, a, c) for c in wanted)]
+        tries = [(a, required_latest_end, True) for a in required]
+        tries += [(a, latest_end, False) for a in candidates if a not in set(required)]
+        for a, end_by, is_required in tries:
+            if end_by <= t:
+                continue
             v = venue(self.db, "attractions", a)
-            slot = self.timing.best_start(v, t, t + ATTRACTION_SLIDE, latest_end)
+            lo = max(t, v.open_min)
+            hi = end_by if is_required else lo + ATTRACTION_SLIDE
+            slot = self.timing.best_start(v, lo, hi, end_by)
             if slot is None:
                 continue
             start, end = slot

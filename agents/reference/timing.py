@@ -17,7 +17,9 @@ from tools.database import Database
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.context import CrowdProfile, eval_index
-from utp_env.itinerary import parse_hhmm
+from utp_env.queries.options import opening_hours
+
+LATENESS_COST = 0.004  # crowd-score points given up per minute a visit starts later
 
 
 @dataclass(frozen=True)
@@ -35,9 +37,7 @@ class Venue:
 
 def venue(db: Database, table: str, row: int) -> Venue:
     cols = db.tables[table].columns
-    opening, closing = parse_hhmm(cols["open_time"][row]), parse_hhmm(cols["close_time"][row])
-    if closing <= opening:
-        closing += 1440  # 00:00 means midnight; earlier than opening means past midnight
+    opening, closing = opening_hours(cols["open_time"][row], cols["close_time"][row])
     kind = "attraction" if table == "attractions" else "restaurant"
     crowd = db.crowd_row(cols["city"][row], kind, cols["name"][row])
     profile = eval_index(db).crowd(crowd) if crowd is not None else None
@@ -71,8 +71,9 @@ class Timing:
         return scored[0] if scored else 1.0
 
     def best_start(self, v: Venue, lo: int, hi: int, latest_end: int, step: int = 15) -> tuple[int, int] | None:
-        """(start, end) in [lo, hi] that is open and ends by `latest_end`, ranked by crowd score, then
-        shorter booking, then earlier start; None if nothing fits."""
+        """(start, end) in [lo, hi] that is open and ends by `latest_end`, ranked by crowd score less a
+        small cost per minute of delay (later starts squeeze the rest of the day), then shorter
+        booking, then earlier start; None if nothing fits."""
         best: tuple[float, int, int] | None = None
         out: tuple[int, int] | None = None
         for start in range(lo, hi + 1, step):
@@ -81,7 +82,7 @@ class Timing:
             end = start + self.length(v, start)
             if end > latest_end or end > v.close_min:
                 continue
-            key = (-round(self.crowd_score(v, start, end), 3), end - start, start)
+            key = (-round(self.crowd_score(v, start, end) - LATENESS_COST * (start - lo), 3), end - start, start)
             if best is None or key < best:
                 best, out = key, (start, end)
         return out

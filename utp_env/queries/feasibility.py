@@ -17,21 +17,24 @@ from tools.database import Database, normalize
 from tools.errors import UnknownNameError
 from utp_env.config import UncertaintyConfig
 from utp_env.queries.options import (
+    MEAL_WINDOWS,
     LegOption,
     attraction_fits,
     attractions_by_fee,
     events_on,
     has_category,
     leg_options,
+    meal_costs,
     restaurants_by_cost,
     risk_mid,
     serves,
+    serves_meal,
     stay_cost,
     stay_options,
 )
 from utp_env.query import Query
 
-MAX_VISIT_GAP_MIN = 330.0  # longest stretch a full day offers one attraction visit (buffer included)
+MAX_VISIT_GAP_MIN = 300.0  # longest stretch a full day offers one attraction visit (buffer included)
 MAX_ROUTE_CANDIDATES = 8  # most populous visitable cities of a state considered for multi-city routes
 MEALS_PER_DAY = 3
 ATTRACTIONS_PER_DAY = 3
@@ -113,7 +116,8 @@ def constraint_problems(query: Query, db: Database, sk: Skeleton, mid: float) ->
             problems.append(f"no stay in {city} meets the house rule/type/amenities/services "
                             f"for {nights} nights")
     for cuisine in lc.cuisine:
-        if not any(serves(db, r, cuisine) for c in sk.cities for r in db.city_rows("restaurants", c)):
+        if not any(serves(db, int(r), cuisine) and any(serves_meal(db, int(r), m) for m in MEAL_WINDOWS)
+                   for c in sk.cities for r in db.city_rows("restaurants", c)):
             problems.append(f"no restaurant serving {cuisine!r} in {', '.join(sk.cities)}")
     for category in lc.attraction_categories:
         if not any(has_category(db, int(r), category) and attraction_fits(db, int(r), mid, MAX_VISIT_GAP_MIN)
@@ -143,7 +147,7 @@ def quote_route(query: Query, db: Database, cities: tuple[str, ...], config: Unc
     fees = db.tables["attractions"].columns["entry_fee_inr"]
     meals = attractions = 0.0
     for city, nights in zip(cities, sk.nights, strict=True):
-        meals += sum(float(rcost[r]) for r in restaurants_by_cost(db, city)[: MEALS_PER_DAY * (nights + 1)])
+        meals += meal_costs(db, city, nights + 1)
         attractions += sum(float(fees[a]) for a in attractions_by_fee(db, city)[: ATTRACTIONS_PER_DAY * (nights + 1)])
     for cuisine in lc.cuisine:  # the cheapest restaurant of each required cuisine, on top
         meals += min(float(rcost[r]) for c in cities for r in restaurants_by_cost(db, c) if serves(db, r, cuisine))

@@ -188,6 +188,39 @@ def attractions_by_fee(db: Database, city: str) -> list[int]:
     return sorted((int(i) for i in rows), key=lambda i: (float(fee[i]), i))
 
 
+MEAL_WINDOWS: dict[str, tuple[int, int]] = {"breakfast": (7 * 60, 10 * 60), "lunch": (11 * 60, 15 * 60 + 30),
+                                            "dinner": (18 * 60 + 30, 22 * 60 + 30)}
+MEAL_MIN_OPEN = 90  # a restaurant serves a meal if open this long from some start in the meal's window
+
+
+def opening_hours(open_time: str, close_time: str) -> tuple[int, int]:
+    """(open, close) in minutes; a close at or before the opening (00:00 = midnight) is the next day."""
+    opening, closing = parse_hhmm(open_time), parse_hhmm(close_time)
+    return opening, closing + 1440 if closing <= opening else closing
+
+
+def serves_meal(db: Database, row: int, meal: str) -> bool:
+    """Whether restaurant `row` is open long enough for `meal` at some start inside its window."""
+    cols = db.tables["restaurants"].columns
+    opening, closing = opening_hours(cols["open_time"][row], cols["close_time"][row])
+    lo, hi = MEAL_WINDOWS[meal]
+    start = max(lo, opening)
+    return start <= hi and start + MEAL_MIN_OPEN <= closing
+
+
+def meal_costs(db: Database, city: str, meals_each: int) -> float:
+    """Per-person cost of `meals_each` breakfasts, lunches and dinners at distinct restaurants of
+    `city`, each the cheapest still unused that is open for that meal (what the cheapest plan eats)."""
+    used: set[int] = set()
+    cost = db.tables["restaurants"].columns["avg_cost_inr"]
+    total = 0.0
+    for meal in MEAL_WINDOWS:
+        picks = [r for r in restaurants_by_cost(db, city) if r not in used and serves_meal(db, r, meal)][:meals_each]
+        used.update(picks)
+        total += sum(float(cost[r]) for r in picks)
+    return total
+
+
 def serves(db: Database, row: int, cuisine: str) -> bool:
     return normalize(cuisine) in {normalize(c) for c in db.tables["restaurants"].columns["cuisines"][row]}
 
@@ -197,9 +230,12 @@ def has_category(db: Database, row: int, category: str) -> bool:
 
 
 def attraction_fits(db: Database, row: int, mid: float, max_minutes: float) -> bool:
-    """Whether a visit of v plus the mid-range buffer at the lowest congestion fits `max_minutes`."""
-    v = float(db.tables["attractions"].columns["visit_duration_hr"][row]) * 60
-    return v * (1 + mid) <= max_minutes
+    """Whether a visit of v plus the mid-range buffer at the lowest congestion fits `max_minutes`
+    and the attraction's opening hours."""
+    cols = db.tables["attractions"].columns
+    opening, closing = opening_hours(cols["open_time"][row], cols["close_time"][row])
+    need = float(cols["visit_duration_hr"][row]) * 60 * (1 + mid)
+    return need <= min(max_minutes, closing - max(opening, 8 * 60))
 
 
 def event_fits(db: Database, row: int) -> bool:
