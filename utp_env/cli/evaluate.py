@@ -1,0 +1,117 @@
+"""`utp-env evaluate`: score plans in the paper's JSON day format and print the Table 3 summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+QUERIES_FILE = "queries.jsonl"
+REFERENCES_FILE = "reference_plans.jsonl"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("evaluate", help="score plans (paper JSON format) and print the summary table",
+                       description="Score each plan of PLANS.jsonl (lines {\"query_id\": ..., \"plan\": <days "
+                       "or text>}) with the commonsense and hard checks, BAS/CATS/TDAS and the TripCraft "
+                       "metrics (docs/METRICS.md). A plan that does not parse counts as not delivered.")
+    p.add_argument("--plans", type=Path, required=True, help="JSONL of {query_id, plan}")
+    p.add_argument("--queries", type=Path, help="JSONL of queries (default: queries.jsonl next to the database)")
+    p.add_argument("--db", type=Path, help="database directory (default: the embedded full sandbox)")
+    p.add_argument("--config", type=Path, help="uncertainty YAML (default configs/uncertainty.yaml)")
+    p.add_argument("--out", type=Path, help="write the full report (summary, every plan's report) as JSON")
+    p.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
+    p.set_defaults(handler=handle)
+
+
+def read_plan_lines(path: Path) -> list[tuple[int, dict[str, Any] | None, str | None]]:
+    """(line number, record or None, error or None) for every non-blank line of the plans file."""
+    if not path.is_file():
+        raise FileNotFoundError(f"plans file {str(path)!r} does not exist")
+    out: list[tuple[int, dict[str, Any] | None, str | None]] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.append((number, None, f"{path.name} line {number}: invalid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        if not isinstance(record, dict) or "query_id" not in record or "plan" not in record:
+            out.append((number, None, f"{path.name} line {number}: expected an object with 'query_id' and 'plan'"))
+            continue
+        out.append((number, record, None))
+    return out
+
+
+def load_queries(queries: Path | None, db_path: Path) -> list:  # -> list[Query]
+    """Queries from `--queries`, else the database's `queries.jsonl`; a clear error when neither exists."""
+    from utp_env.queries import read_queries
+
+    if queries is not None:
+        if not queries.is_file():
+            raise FileNotFoundError(f"queries file {str(queries)!r} does not exist")
+        return read_queries(queries)
+    default = db_path / QUERIES_FILE
+    if not default.is_file():
+        raise FileNotFoundError(f"the database at {db_path} has no query set ({QUERIES_FILE}); "
+                                "pass --queries Q.jsonl (or build it with `utp-env data build`)")
+    return read_queries(default)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from tools.database import Database
+    from utp_env.config import load_uncertainty
+    from utp_env.evaluation import evaluate
+    from utp_env.evaluation.aggregate import summarize
+    from utp_env.plan_format import PlanFormatError, parse_plan
+
+    config = load_uncertainty(args.config)
+    if args.db is not None:
+        db = Database.open(args.db)
+    else:
+        from tools.sandbox import open_sandbox
+
+        db = open_sandbox("full")
+    queries = {q.query_id: q for q in load_queries(args.queries, Path(db.path))}
+    references = {}
+    if (Path(db.path) / REFERENCES_FILE).is_file() and args.queries is None:
+        from utp_env.dataset import read_references
+
+        references = read_references(Path(db.path) / REFERENCES_FILE, queries, db)
+    results, records, errors = [], [], []
+    for number, record, error in read_plan_lines(args.plans):
+        if record is None:
+            errors.append(error)
+            continue
+        query = queries.get(str(record["query_id"]))
+        if query is None:
+            errors.append(f"{args.plans.name} line {number}: unknown query_id {record['query_id']!r}")
+            continue
+        try:
+            plan = parse_plan(record["plan"], query=query, db=db)
+        except PlanFormatError as exc:
+            results.append((query, None))
+            records.append({"query_id": query.query_id, "line": number, "delivered": False, "error": str(exc),
+                            "report": None})
+            continue
+        report = evaluate(plan, query, db, config, reference=references.get(query.query_id))
+        results.append((query, report))
+        records.append({"query_id": query.query_id, "line": number, "delivered": True, "error": None,
+                        "report": report.model_dump(mode="json")})
+    summary = summarize(results)
+    print(summary.to_markdown() if args.markdown else summary.to_text())
+    undelivered = [r for r in records if not r["delivered"]]
+    for r in undelivered:
+        print(f"not delivered: {r['query_id']} (line {r['line']}): {r['error']}", file=sys.stderr)
+    for e in errors:
+        print(f"skipped: {e}", file=sys.stderr)
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"db_hash": db.content_hash, "summary": summary.model_dump(mode="json"),
+                   "results": records, "skipped": errors}
+        args.out.write_text(json.dumps(payload, ensure_ascii=False, indent=1), encoding="utf-8")
+        print(f"report written to {args.out}", file=sys.stderr)
+    return 0 if results else 2
