@@ -28,6 +28,8 @@ from tools.errors import DataError, UnknownNameError
 from tools.schema import TABLES, Row, TableSpec
 
 MANIFEST = "manifest.json"
+# Files a benchmark keeps beside the tables (utp_env's query set); covered by the content hash.
+COMPANION_FILES = ("queries.jsonl", "reference_plans.jsonl")
 
 
 def normalize(name: str) -> str:
@@ -300,6 +302,9 @@ class Database:
             columns, n, raw = _read_table(file, spec)
             digest.update(name.encode() + b"\0" + hashlib.sha256(raw).digest())
             tables[name] = Table(spec, columns, n)
+        for name in COMPANION_FILES:
+            if (path / name).exists():
+                digest.update(name.encode() + b"\0" + hashlib.sha256((path / name).read_bytes()).digest())
         manifest = {}
         if (path / MANIFEST).exists():
             try:

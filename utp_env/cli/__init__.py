@@ -8,7 +8,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-COMMAND_MODULES = ("data", "evaluate")
+COMMAND_MODULES = ("data", "simulate", "run", "show", "evaluate")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,46 @@
+"""`utp-env show RUN_DIR [OTHER_RUN_DIR]`: print a run's summary, or two runs side by side."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("show", help="print a run's summary, or compare two runs side by side")
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="one run folder, or two to compare")
+    p.add_argument("--markdown", action="store_true", help="print markdown instead of a text table")
+    p.set_defaults(handler=handle)
+
+
+def compare(left, right) -> str:  # RunSummary, RunSummary -> str
+    """The 'all' column of two runs' Table 3 side by side, with their difference where numeric."""
+    rows_l = dict(left.evaluation.model_copy(update={"groups": {"all": left.evaluation.groups["all"]}}).rows())
+    rows_r = dict(right.evaluation.model_copy(update={"groups": {"all": right.evaluation.groups["all"]}}).rows())
+    for summary, rows in ((left, rows_l), (right, rows_r)):
+        hold = summary.hold_rate.get("all")
+        rows["MC hold rate %"] = ["-" if hold is None else f"{100 * hold:.2f}"]
+    labels = list(rows_l)
+    width = max(len(label) for label in labels)
+    head_l, head_r = left.agent[:18], right.agent[:18]
+    lines = [f"{'':{width}}  {head_l:>18}  {head_r:>18}  {'diff':>8}"]
+    for label in labels:
+        a, b = rows_l[label][0], rows_r.get(label, ["-"])[0]
+        try:
+            diff = f"{float(b) - float(a):+.2f}"
+        except ValueError:
+            diff = ""
+        lines.append(f"{label:{width}}  {a:>18}  {b:>18}  {diff:>8}")
+    return "\n".join(lines)
+
+
+def handle(args: argparse.Namespace) -> int:
+    from utp_env.runs.summary import load_summary, render_markdown, render_text
+
+    if len(args.runs) > 2:
+        raise ValueError("show takes one run folder, or two to compare")
+    summaries = [load_summary(path) for path in args.runs]
+    if len(summaries) == 1:
+        print(render_markdown(summaries[0]) if args.markdown else render_text(summaries[0]))
+    else:
+        print(compare(*summaries))
+    return 0

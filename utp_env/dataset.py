@@ -1,0 +1,119 @@
+"""The benchmark dataset: a database directory plus its query set and reference plans.
+
+`queries.jsonl` and `reference_plans.jsonl` live next to the tables and are covered by the
+database's content hash. The reference plans are made by the reference planner (no LLM) and
+stand in for the paper's human gold plans; they are labelled `planner-made`. This module is a
+composition point: it loads the planner lazily by import path, never at module level.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools.database import Database
+from utp_env.itinerary import Plan
+from utp_env.query import Query
+
+QUERIES_FILE = "queries.jsonl"
+REFERENCES_FILE = "reference_plans.jsonl"
+REFERENCE_AGENT = "agents.reference:ReferencePlanner"
+REFERENCE_SOURCE = "planner-made"
+
+
+@dataclass
+class Dataset:
+    """A database with its queries (in file order) and reference plans by query id."""
+
+    db: Database
+    queries: list[Query]
+    references: dict[str, Plan] = field(default_factory=dict)
+
+    def query(self, query_id: str) -> Query:
+        for q in self.queries:
+            if q.query_id == query_id:
+                return q
+        raise LookupError(f"unknown query id {query_id!r} (the query set has {len(self.queries)} queries)")
+
+    def split(self, name: str) -> list[Query]:
+        return [q for q in self.queries if name == "all" or q.split == name]
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress: bool = True) -> int:
+    """Generate `n` queries for the database at `db_path`, plan each with the reference planner,
+    keep the queries it plans, and write both files. Returns the number of queries kept."""
+    from tqdm import tqdm
+
+    from utp_env.plan_format import format_plan
+    from utp_env.queries import dumps_queries, generate_queries
+
+    db_path = Path(db_path)
+    db = Database.open(db_path)
+    queries = generate_queries(db, n=n, seed=seed)
+    module, _, cls = REFERENCE_AGENT.partition(":")
+    planner = getattr(importlib.import_module(module), cls)()
+    toolkit_cls = importlib.import_module("agents.base").Toolkit
+    kept, lines = [], []
+    for query in tqdm(queries, desc="reference plans", unit="query", file=sys.stderr, disable=not progress):
+        result = planner.run(query, toolkit_cls(db))
+        if result.plan is None:
+            continue
+        kept.append(query)
+        lines.append(json.dumps({"query_id": query.query_id, "source": REFERENCE_SOURCE,
+                                 "plan": format_plan(result.plan)}, ensure_ascii=False, sort_keys=True))
+    _write_atomic(db_path / QUERIES_FILE, dumps_queries(kept))
+    _write_atomic(db_path / REFERENCES_FILE, "\n".join(lines) + ("\n" if lines else ""))
+    return len(kept)
+
+
+def read_references(path: Path, queries: dict[str, Query], db: Database) -> dict[str, Plan]:
+    """Reference plans by query id; a bad line is an error naming the file and line."""
+    from utp_env.plan_format import PlanFormatError, parse_plan
+
+    out: dict[str, Plan] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            query = queries[record["query_id"]]
+            plan = parse_plan(record["plan"], query=query, db=db)
+        except (json.JSONDecodeError, KeyError, PlanFormatError) as exc:
+            raise ValueError(f"{path.name} line {number}: {exc}") from exc
+        out[query.query_id] = plan.model_copy(update={"query_id": query.query_id,
+                                                      "source": record.get("source", REFERENCE_SOURCE)})
+    return out
+
+
+def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed: int = 0,
+                 progress: bool = True) -> Dataset:
+    """The database at `db_path` (default: the embedded sandbox of `profile`) with its query set,
+    building the sandbox and the query set on first use."""
+    if db_path is None:
+        from tools.sandbox.cache import ensure_sandbox
+
+        db_path = ensure_sandbox(profile, seed, quiet=not progress)
+    db_path = Path(db_path)
+    if not (db_path / QUERIES_FILE).exists():
+        if progress:
+            print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)
+        build_query_set(db_path, seed=seed, progress=progress)
+    db = Database.open(db_path)
+    from utp_env.queries import read_queries
+
+    queries = read_queries(db_path / QUERIES_FILE)
+    by_id = {q.query_id: q for q in queries}
+    references = read_references(db_path / REFERENCES_FILE, by_id, db) if (db_path / REFERENCES_FILE).exists() else {}
+    return Dataset(db, queries, references)

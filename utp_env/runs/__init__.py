@@ -1,0 +1,1 @@
+"""Benchmark runs: schedule episodes locally or on Ray, store them resumably, summarise them."""

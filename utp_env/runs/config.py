@@ -1,0 +1,55 @@
+"""The resolved configuration of a benchmark run (`utp-env run`), saved in the run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RunConfig(BaseModel):
+    """Everything that determines a run's results (timings aside)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(default="reference", description="Agent name, config file, or module:Class path")
+    agent_settings: dict[str, Any] = Field(default_factory=dict, description="Overrides of the agent's settings")
+    profile: Literal["full", "mini"] = Field(default="full", description="Embedded sandbox profile")
+    db: str | None = Field(default=None, description="Database directory (overrides profile)")
+    split: Literal["validation", "test", "all"] = "validation"
+    horizons: list[Literal[3, 5, 7]] = Field(default_factory=lambda: [3, 5, 7])
+    limit: int | None = Field(default=None, ge=1, description="At most this many queries")
+    trials: int = Field(default=1, ge=1, description="Trials per query (pass^k)")
+    seed: int = 0
+    workers: int = Field(default=1, ge=1)
+    backend: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
+    rollouts: int = Field(default=1000, ge=0, description="Monte Carlo rollouts per plan; 0 disables")
+    out: str | None = Field(default=None, description="Run folder; default runs/<agent>-<split>-seed<seed>")
+
+    def run_dir(self) -> Path:
+        if self.out:
+            return Path(self.out)
+        name = Path(self.agent).stem if self.agent.endswith((".yaml", ".yml")) else self.agent.split(":")[-1]
+        return Path("runs") / f"{name}-{self.split}-seed{self.seed}"
+
+    def identity(self) -> dict[str, Any]:
+        """The fields a resumed run must share with the original (not workers/backend/out)."""
+        return self.model_dump(exclude={"workers", "backend", "ray_address", "out"})
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+    """`key=value` strings into a dict; values parsed as YAML scalars (numbers, booleans, lists)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set expects key=value, got {pair!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--set {key}: cannot read value {value!r}: {exc}") from exc
+    return out
