@@ -74,3 +74,39 @@ def test_empty_input() -> None:
     assert list(s.groups) == ["all"]
     assert s.groups["all"].delivery_rate is None
     assert "-" in s.to_text()
+
+
+def test_cli_evaluate(tmp_path, capsys) -> None:  # noqa: ANN001
+    import json
+
+    from test_checks import build_tiny_db, good_plan
+
+    from utp_env.cli import main
+    from utp_env.plan_format import format_plan
+    from utp_env.queries import write_queries
+
+    db_dir = tmp_path / "db"
+    build_tiny_db(db_dir)
+    q1 = make_query()
+    q2 = q1.model_copy(update={"query_id": "q2", "risk_profile": "averse"})
+    write_queries(tmp_path / "q.jsonl", [q1, q2])
+    plans = tmp_path / "plans.jsonl"
+    plans.write_text(json.dumps({"query_id": "q1", "plan": format_plan(good_plan())}) + "\n"
+                     + json.dumps({"query_id": "q2", "plan": "no plan here, sorry"}) + "\n"
+                     + "{not json\n", encoding="utf-8")
+    out = tmp_path / "report.json"
+    rc = main(["evaluate", "--plans", str(plans), "--queries", str(tmp_path / "q.jsonl"), "--db", str(db_dir),
+               "--out", str(out)])
+    captured = capsys.readouterr()
+    assert rc == 0
+    assert "Delivery rate %" in captured.out and "50.00" in captured.out       # 1 of 2 delivered
+    assert "not delivered: q2 (line 2)" in captured.err
+    assert "plans.jsonl line 3: invalid JSON" in captured.err
+    data = json.loads(out.read_text())
+    assert [r["delivered"] for r in data["results"]] == [True, False]
+    assert data["results"][0]["report"]["commonsense"]["chronological_order"]["passed"] is True
+    assert data["summary"]["groups"]["3"]["n_queries"] == 2
+    # without --queries and without a query set next to the database: a clear error
+    rc = main(["evaluate", "--plans", str(plans), "--db", str(db_dir)])
+    assert rc == 2
+    assert "pass --queries" in capsys.readouterr().err
