@@ -1,0 +1,422 @@
+"""The LLM baselines driven by scripted fake chat models through full episodes on the mini sandbox.
+
+No network, no key: every model is a LangChain fake whose replies are scripted. The "good" plan is
+the reference planner's plan for a query where it passes every check, written in the paper's JSON
+format, so a correct agent must deliver a plan that the evaluator passes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+
+from agents.base import Toolkit
+from agents.llm import prompts
+from agents.llm.atlas import AtlasAgent, parse_verdict
+from agents.llm.direct import DirectAgent
+from agents.llm.reference_info import ReferenceLimits, gather_reference_info, route_legs, transfer_days
+from agents.llm.tool_calling import ToolCallingAgent, split_answers
+from agents.reference import ReferencePlanner
+from agents.registry import AgentConfigError, check_settings, import_agent_class, load_agent, read_config
+from utp_env.config import UncertaintyConfig
+from utp_env.env.sources import query_pool
+from utp_env.evaluation import evaluate
+from utp_env.itinerary import format_hhmm
+from utp_env.plan_format import parse_plan, plan_to_json
+
+MODEL = {"model": "openai:gpt-4o-mini"}
+PRICE = {"input_per_mtok": 0.15, "output_per_mtok": 0.60}
+
+
+class ScriptedChat(FakeMessagesListChatModel):
+    """A fake chat model that accepts `bind_tools`, records what it was sent, and can fail on a call.
+
+    Replies cycle through `responses` (so one reply repeated forever models a model that never stops).
+    """
+
+    fail_at: int | None = None
+    calls: int = 0
+    received: list[Any] = []  # noqa: RUF012 (a pydantic field: copied per instance)
+    bound_tools: list[Any] = []  # noqa: RUF012
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedChat:
+        self.bound_tools = list(tools)
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        index = self.calls
+        self.calls += 1
+        self.received.append(list(messages))
+        if self.fail_at is not None and index == self.fail_at:
+            raise RuntimeError(f"scripted failure on call {index + 1}")
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def scripted(*replies: Any, fail_at: int | None = None) -> ScriptedChat:
+    msgs = [r if isinstance(r, AIMessage) else AIMessage(content=r) for r in replies]
+    return ScriptedChat(responses=msgs, fail_at=fail_at, received=[])
+
+
+def usage(inp: int, out: int) -> dict[str, int]:
+    return {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out}
+
+
+def call(name: str, args: dict[str, Any], i: int = 0) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": f"call_{name}_{i}", "type": "tool_call"}
+
+
+@pytest.fixture(scope="module")
+def good(mini_db):
+    """(query, plan JSON text) of the first mini query whose reference plan passes every check."""
+    planner = ReferencePlanner()
+    for query in query_pool(mini_db)[:20]:
+        result = planner.run(query, Toolkit(mini_db))
+        if result.plan is not None and evaluate(result.plan, query, mini_db).final_pass:
+            return query, plan_to_json(result.plan)
+    pytest.fail("no mini query with a passing reference plan among the first 20")
+
+
+def passes(result, query, db) -> bool:
+    return result.plan is not None and evaluate(result.plan, query, db).final_pass
+
+
+# ---------------------------------------------------------------- reference information
+
+
+def test_reference_info_gathers_through_the_toolkit(mini_db, good) -> None:
+    query, _ = good
+    toolkit = Toolkit(mini_db)
+    info = gather_reference_info(query, toolkit, ReferenceLimits(stays=3))
+    assert info.errors == []
+    assert toolkit.trace.tool_calls > 0 and all(s.kind == "tool_call" for s in toolkit.trace.steps)
+    names = {s.name for s in toolkit.trace.steps}
+    assert {"search_stays", "search_restaurants", "search_attractions", "search_events"} <= names
+    assert info.legs[0][:2] == (query.org, info.cities[0]) and info.legs[-1][1] == query.org
+    assert f"Transport from {query.org} to {info.cities[0]} on {query.dates[0]}" in info.text
+
+
+def test_route_split_over_days() -> None:
+    assert transfer_days(5, 2) == [2] and transfer_days(7, 3) == [2, 4] and transfer_days(3, 1) == []
+
+
+def test_route_legs_for_a_state_query(mini_db) -> None:
+    query = next(q for q in query_pool(mini_db) if q.days == 7 and q.visiting_city_number == 3)
+    legs = route_legs(query, ["A", "B", "C"])
+    # out on day 1, moves on days 3 and 5 (indices 2 and 4), home on day 7
+    assert legs == [(query.org, "A", query.dates[0]), ("A", "B", query.dates[2]), ("B", "C", query.dates[4]),
+                    ("C", query.org, query.dates[6])]
+
+
+# ---------------------------------------------------------------- direct
+
+
+def test_direct_delivers_a_good_plan_and_sums_usage(mini_db, good) -> None:
+    query, plan_json = good
+    fake = scripted(AIMessage(content=plan_json, usage_metadata=usage(12_000, 3_000)))
+    agent = DirectAgent(chat_model=fake, **MODEL, price=PRICE)
+    result = agent.run(query, Toolkit(mini_db))
+    assert result.error is None and passes(result, query, mini_db)
+    assert result.plan.query_id == query.query_id
+    trace = result.trace
+    assert trace.model_calls == 1 and trace.tool_calls > 0
+    assert (trace.input_tokens, trace.output_tokens) == (12_000, 3_000)
+    assert trace.cost_usd == pytest.approx(12_000 * 0.15e-6 + 3_000 * 0.60e-6)  # 0.0018 + 0.0018
+    system, human = fake.received[0]
+    assert "Plan for uncertainty" in system.content and query.text in human.content
+    assert "Reference information:" in human.content and "Example" in human.content
+
+
+def test_direct_repairs_malformed_output(mini_db, good) -> None:
+    query, plan_json = good
+    fake = scripted(AIMessage(content="Sure! Here is your trip: day one we fly...", usage_metadata=usage(100, 10)),
+                    AIMessage(content="```json\n" + plan_json + "\n```", usage_metadata=usage(200, 20)))
+    result = DirectAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    assert result.error is None and passes(result, query, mini_db)
+    assert result.trace.model_calls == 2
+    assert (result.trace.input_tokens, result.trace.output_tokens) == (300, 30)
+    assert result.trace.cost_usd is None  # no price configured
+    repair_request = fake.received[1][-1].content
+    assert "could not be read as a plan" in repair_request and "no JSON" in repair_request
+
+
+def test_direct_malformed_twice_is_not_delivered(mini_db, good) -> None:
+    query, _ = good
+    fake = scripted("no plan here", '[{"days": 1, "current_city": "from X to Y", "transportation": "Spaceship"}]')
+    result = DirectAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    assert result.plan is None and "not delivered" in result.error
+    assert result.trace.model_calls == 2 and result.raw_output.startswith('[{"days": 1')
+    assert result.trace.input_tokens is None and result.trace.cost_usd is None  # fake reports no usage
+
+
+def test_direct_without_repair_fails_after_one_call(mini_db, good) -> None:
+    query, _ = good
+    fake = scripted("garbage")
+    result = DirectAgent(chat_model=fake, **MODEL, repair=False).run(query, Toolkit(mini_db))
+    assert result.plan is None and fake.calls == 1
+
+
+def test_direct_model_error_is_recorded(mini_db, good) -> None:
+    query, plan_json = good
+    fake = scripted(plan_json, fail_at=0)
+    result = DirectAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    assert result.plan is None and "scripted failure on call 1" in result.error
+    failed = [s for s in result.trace.steps if s.kind == "model_call"]
+    assert len(failed) == 1 and failed[0].ok is False
+
+
+def test_direct_no_uncertainty_prompt(mini_db, good) -> None:
+    query, plan_json = good
+    fake = scripted(plan_json)
+    agent = DirectAgent(chat_model=fake, **MODEL, uncertainty=False)
+    assert agent.name == "direct_no_uncertainty"
+    agent.run(query, Toolkit(mini_db))
+    system = fake.received[0][0].content
+    assert "Plan for uncertainty" not in system and "risk tolerant" not in system
+
+
+def test_uncertainty_prompt_quotes_the_metric_parameters(good) -> None:
+    query, _ = good
+    cfg = UncertaintyConfig()
+    text = prompts.instructions(query, cfg, uncertainty=True)
+    mine = cfg.risk_multipliers[query.risk_profile]
+    assert f"This traveller's range is {mine.low:g}x to {mine.high:g}x" in text
+    assert "AA 1.75" in text and "at least 4 hours" in text
+
+
+# ---------------------------------------------------------------- atlas
+
+
+def atlas_script(query, plan_json: str, checker_reply: str = '{"verdict": "pass", "feedback": ""}') -> list[Any]:
+    first_city = query.dest if query.days == 3 else query.org
+    return [
+        AIMessage(content="", tool_calls=[call("search_stays", {"city": first_city}, 0),
+                                          call("search_flights", {"origin": query.org, "destination": "Nowhere",
+                                                                  "date": query.dates[0]}, 1)]),
+        AIMessage(content="I have what the planner needs."),
+        AIMessage(content='{"explicit": ["budget"], "implicit": ["closed loop"]}'),
+        AIMessage(content=plan_json),
+        AIMessage(content=checker_reply),
+    ]
+
+
+def test_atlas_llm_checker_pass(mini_db, good) -> None:
+    query, plan_json = good
+    fake = ScriptedChat(responses=atlas_script(query, plan_json), received=[])
+    result = AtlasAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    assert result.error is None and passes(result, query, mini_db)
+    roles = [s.name for s in result.trace.steps if s.kind == "model_call"]
+    assert roles == ["search_agent", "search_agent", "constraint_manager", "planner", "checker"]
+    tools = [s for s in result.trace.steps if s.kind == "tool_call"]
+    assert [t.name for t in tools] == ["search_stays", "search_flights"]
+    assert tools[0].ok and not tools[1].ok  # the unknown city is an error result, answered to the model
+    # the search agent's second call saw both ToolMessages, with the tool error text
+    answered = [m for m in fake.received[1] if isinstance(m, ToolMessage)]
+    assert len(answered) == 2 and "Nowhere" in answered[1].content
+    assert {t["function"]["name"] for t in fake.bound_tools} >= {"search_flights", "crowd_profile"}
+
+
+def test_atlas_revises_after_checker_feedback(mini_db, good) -> None:
+    query, plan_json = good
+    script = atlas_script(query, "this is not a plan")
+    script += [AIMessage(content=plan_json), AIMessage(content='{"verdict": "pass", "feedback": "ok"}')]
+    del script[4]  # no checker call for the unparsable plan
+    fake = ScriptedChat(responses=script, received=[])
+    result = AtlasAgent(chat_model=fake, **MODEL, K=2).run(query, Toolkit(mini_db))
+    assert result.error is None and passes(result, query, mini_db)
+    roles = [s.name for s in result.trace.steps if s.kind == "model_call"]
+    assert roles[3:] == ["planner", "planner_revision", "checker"]
+    assert "rejected your previous plan" in fake.received[4][-1].content
+
+
+def test_atlas_symbolic_checker_unsatisfiable_goes_to_the_search_advisor(mini_db, good) -> None:
+    query, plan_json = good
+    invented = json.loads(plan_json)
+    invented[0]["accommodation"] = "Hotel That Does Not Exist"
+    poi = invented[0]["point_of_interest_list"]
+    real_stay = json.loads(plan_json)[0]["accommodation"]
+    invented[0]["point_of_interest_list"] = poi.replace(real_stay, "Hotel That Does Not Exist")
+    script = [
+        *atlas_script(query, json.dumps(invented))[:4],
+        AIMessage(content="Search stays again in the destination."),  # advisor
+        AIMessage(content="", tool_calls=[call("search_stays", {"city": query.dest if query.days == 3
+                                                                else query.org}, 5)]),
+        AIMessage(content="done"),                                      # search round ends
+        AIMessage(content='{"explicit": [], "implicit": []}'),          # constraints again
+        AIMessage(content=plan_json),                                   # revised plan
+    ]
+    fake = ScriptedChat(responses=script, received=[])
+    result = AtlasAgent(chat_model=fake, **MODEL, checker="symbolic", K=2, L=5).run(query, Toolkit(mini_db))
+    assert result.error is None and passes(result, query, mini_db)
+    roles = [s.name for s in result.trace.steps if s.kind == "model_call"]
+    assert roles == ["search_agent", "search_agent", "constraint_manager", "planner", "search_advisor",
+                     "search_agent", "search_agent", "constraint_manager", "planner_revision"]
+    notes = [s.result for s in result.trace.steps if s.kind == "note"]
+    assert any("unsatisfiable" in n and "within_sandbox" in n for n in notes)
+    assert any("pass" in n for n in notes)
+
+
+def test_atlas_budgets_k_and_l(mini_db, good) -> None:
+    query, plan_json = good
+    # the search agent never stops calling tools: L=2 rounds; the checker never passes: K=1 -> 2 planner calls
+    searching = AIMessage(content="", tool_calls=[call("list_cities", {"state": "Maharashtra"})])
+    script = [searching, searching, AIMessage(content="{}"), AIMessage(content=plan_json),
+              AIMessage(content='{"verdict": "fail", "feedback": "too tight"}'), AIMessage(content=plan_json),
+              AIMessage(content='{"verdict": "fail", "feedback": "still too tight"}')]
+    fake = ScriptedChat(responses=script, received=[])
+    result = AtlasAgent(chat_model=fake, **MODEL, K=1, L=2).run(query, Toolkit(mini_db))
+    roles = [s.name for s in result.trace.steps if s.kind == "model_call"]
+    assert roles == ["search_agent", "search_agent", "constraint_manager", "planner", "checker",
+                     "planner_revision", "checker"]
+    assert result.trace.tool_calls == 2 and result.plan is not None and result.error is None
+    assert any("revision budget K=1 spent" in s.result for s in result.trace.steps if s.kind == "note")
+
+
+def test_atlas_model_error_mid_episode(mini_db, good) -> None:
+    query, plan_json = good
+    fake = ScriptedChat(responses=atlas_script(query, plan_json), fail_at=2, received=[])
+    result = AtlasAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    assert result.plan is None and "scripted failure on call 3" in result.error
+    assert [s.ok for s in result.trace.steps if s.kind == "model_call"] == [True, True, False]
+
+
+def test_parse_verdict() -> None:
+    assert parse_verdict('Result: {"verdict": "PASS", "feedback": "fine"}').verdict == "pass"
+    assert parse_verdict("The problem is unsatisfiable: no stay allows pets").verdict == "unsatisfiable"
+    assert parse_verdict("hmm, the lunch overlaps").verdict == "fail"
+
+
+# ---------------------------------------------------------------- tool calling
+
+
+def test_tool_calling_submits_a_plan(mini_db, good) -> None:
+    query, plan_json = good
+    fake = scripted(
+        AIMessage(content="", tool_calls=[call("search_stays", {"city": query.org}, 0), call("view_plan", {}, 1)],
+                  usage_metadata=usage(50, 5)),
+        AIMessage(content="", tool_calls=[call("submit_plan", {"plan": plan_json}, 2)], usage_metadata=usage(70, 7)))
+    agent = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=5)
+    env = agent.make_env(Toolkit(mini_db))
+    outcome = agent.run_env(env, {"query": query})
+    assert outcome.info["termination_reason"] == "submitted" and outcome.result.error is None
+    assert outcome.info["evaluation"] is not None and outcome.reward > 0
+    assert passes(outcome.result, query, mini_db)
+    trace = outcome.result.trace
+    assert trace.model_calls == 2 and trace.tool_calls == 3
+    assert (trace.input_tokens, trace.output_tokens) == (120, 12)
+    answers = [m for m in fake.received[1] if isinstance(m, ToolMessage)]
+    assert [m.tool_call_id for m in answers] == ["call_search_stays_0", "call_view_plan_1"]
+    assert answers[0].content.startswith("[1/2] search_stays") and answers[1].content.startswith("[2/2] view_plan")
+    assert {t["function"]["name"] for t in fake.bound_tools} >= {"submit", "submit_plan", "add_item"}
+
+
+def test_tool_calling_run_protocol(mini_db, good) -> None:
+    query, plan_json = good
+    fake = scripted(AIMessage(content="", tool_calls=[call("submit_plan", {"plan": plan_json})]))
+    result = ToolCallingAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    assert result.error is None and passes(result, query, mini_db)
+
+
+def test_tool_calling_never_submits_is_truncated(mini_db, good) -> None:
+    """A model that adds one leg and then only looks at the plan is cut at the step limit and scored."""
+    query, plan_json = good
+    leg = parse_plan(plan_json).days[0].transport[0]
+    add = {"day": 1, "mode": leg.mode, "number": leg.number, "origin": leg.origin, "destination": leg.destination,
+           "departure": format_hhmm(leg.dep)}
+    looking = AIMessage(content="", tool_calls=[call("view_plan", {})])
+    fake = ScriptedChat(responses=[AIMessage(content="", tool_calls=[call("add_leg", add)]), *[looking] * 10],
+                        received=[])
+    agent = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=4)
+    outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
+    assert outcome.info["termination_reason"] == "step_limit" and fake.calls == 4
+    assert outcome.info["evaluation"] is not None  # the accumulated plan was scored
+    plan = outcome.result.plan
+    assert plan is not None and plan.days[0].transport[0].number == leg.number
+    assert outcome.result.error is None
+
+
+def test_tool_calling_text_only_replies_end_at_the_turn_limit(mini_db, good) -> None:
+    query, _ = good
+    fake = scripted("Let me think about this trip.")
+    agent = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=2)
+    outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
+    assert outcome.info["termination_reason"] == "step_limit" and fake.calls == 2
+    assert outcome.result.plan is None and "no plan was built" in outcome.result.error
+    assert "Reply with a tool call" in fake.received[1][-1].content
+
+
+def test_tool_calling_model_error_mid_episode(mini_db, good) -> None:
+    query, _ = good
+    fake = scripted(AIMessage(content="", tool_calls=[call("list_cities", {"state": "Gujarat"})]), fail_at=2)
+    agent = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=10)
+    outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
+    assert outcome.info["termination_reason"] == "agent_error"
+    assert "turn 3" in outcome.result.error and "scripted failure" in outcome.result.error
+    assert outcome.result.trace.tool_calls == 2
+
+
+def test_split_answers() -> None:
+    text = "[1/2] a: first\n\nstill first\n\n[2/2] b: second"
+    assert split_answers(text, 2) == ["[1/2] a: first\n\nstill first", "[2/2] b: second"]
+    assert split_answers("whole", 1) == ["whole"]
+    odd = split_answers("no markers", 2)
+    assert odd[0] == "no markers" and "answered together" in odd[1]
+
+
+# ---------------------------------------------------------------- loading agents
+
+
+class EchoAgent:
+    """A minimal agent for the loader tests."""
+
+    name = "echo"
+
+    def __init__(self, word: str = "hi") -> None:
+        self.word = word
+
+    def run(self, query, toolkit):
+        raise NotImplementedError
+
+
+def test_shipped_llm_configs_validate() -> None:
+    for name in ("direct", "direct_no_uncertainty", "atlas", "tool_calling"):
+        data, where = read_config(name)
+        cls = import_agent_class(data.pop("agent"), where)
+        check_settings(cls, data, where)
+    assert read_config("direct_no_uncertainty")[0]["uncertainty"] is False
+
+
+def test_load_agent_by_name_needs_the_key(monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match=r"OPENAI_API_KEY|langchain-openai"):
+        load_agent("direct")
+    assert load_agent("deterministic").buffers is False
+
+
+def test_load_agent_errors_name_the_problem() -> None:
+    with pytest.raises(AgentConfigError, match=r"unknown setting.*temprature.*valid settings"):
+        load_agent("atlas", {"temprature": 0.2})
+    with pytest.raises(AgentConfigError, match="setting checker"):
+        load_agent("atlas", {"checker": "oracle"})
+    with pytest.raises(AgentConfigError, match="not an import path"):
+        load_agent("direct", {"agent": "__import__('os').system('true')"})
+    with pytest.raises(AgentConfigError, match="unknown agent"):
+        load_agent("no_such_agent")
+    with pytest.raises(AgentConfigError, match="has no class"):
+        load_agent("agents.llm.direct:NoSuchAgent")
+    with pytest.raises(AgentConfigError, match=r"unknown setting.*colour"):
+        load_agent("test_llm_agents:EchoAgent", {"colour": "red"})
+    assert load_agent("test_llm_agents:EchoAgent", {"word": "hello"}).word == "hello"
+
+
+def test_load_agent_from_a_user_file(tmp_path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text("agent: test_llm_agents:EchoAgent\nword: yo\n")
+    assert load_agent(str(path)).word == "yo"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("word: yo\n")
+    with pytest.raises(AgentConfigError, match=r"agent: package\.module:ClassName"):
+        load_agent(str(bad))
