@@ -22,7 +22,8 @@ WAKE = 7 * 60
 MORNING = 30  # minutes at the stay after waking
 TRANSFER = 15  # minutes between two places in a city
 DESK = 15  # check-in / check-out
-ARRIVE_LEAD = 30  # extra minutes at the departure point, beyond the boarding margin (buffers on)
+AT_POINT = 10  # minutes at the airport/station/bus stand before boarding closes
+ARRIVE_LEAD = 30  # slack before heading to the departure point (buffers on), absorbing overruns
 LATEST_END = 1440 + 60  # the last visit of a day ends by 01:00
 MEAL_SLIDE = 30  # a meal may start up to this much after its earliest time to dodge crowds
 ATTRACTION_SLIDE = 60
@@ -80,15 +81,16 @@ class DayScheduler:
         return f"Cab pickup, {leg.origin}"
 
     def arrive_item(self, leg: LegOption) -> PlanItem:
-        margin = int(self.config.simulation.boarding_margin_min[leg.mode])
-        lead = ARRIVE_LEAD if self.timing.buffers else 0
-        start = max(0, leg.dep - margin - lead)
-        return PlanItem(name=self.departure_point(leg), activity="arrive", start=start, end=leg.dep,
-                        venue_type="transit")
+        """At the departure point for AT_POINT minutes, ending when boarding closes (departure - margin)."""
+        ready = leg.dep - int(self.config.simulation.boarding_margin_min[leg.mode])
+        return PlanItem(name=self.departure_point(leg), activity="arrive", start=max(0, ready - AT_POINT),
+                        end=max(0, ready), venue_type="transit")
 
     def leave_by(self, leg: LegOption) -> int:
-        """When the last activity before `leg` must end (then a transfer to the departure point)."""
-        return self.arrive_item(leg).start - TRANSFER  # type: ignore[operator]
+        """When the last activity before `leg` must end: a transfer, plus (with buffers) a lead that
+        absorbs overruns, before reaching the departure point."""
+        lead = ARRIVE_LEAD if self.timing.buffers else 0
+        return self.arrive_item(leg).start - TRANSFER - lead  # type: ignore[operator]
 
     # -- filling time in a city
 
