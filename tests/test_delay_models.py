@@ -16,7 +16,6 @@ from utp_env.simulation.delay_models import (
     DelayArrays,
     DelayModel,
     capped_lognormal_mean,
-    draw_uniform_normal,
     flight_model,
     flight_stats,
     lateness_model,
@@ -49,8 +48,7 @@ def _models(db: Database) -> list[DelayModel]:
 
 
 def _draws(models: list[DelayModel], seed: int = 0) -> np.ndarray:
-    u, z = draw_uniform_normal(np.random.default_rng(seed), N, len(models))
-    return sample(DelayArrays.of(models), u, z)
+    return sample(DelayArrays.of(models), np.random.default_rng(seed), N)
 
 
 def test_sampled_means_match_analytic_and_are_right_skewed(db: Database) -> None:

@@ -15,7 +15,7 @@ from utp_env.config import UncertaintyConfig, load_uncertainty
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, CompiledPlan, compile_plan
-from utp_env.simulation.delay_models import draw_uniform_normal, sample
+from utp_env.simulation.delay_models import sample
 from utp_env.simulation.engine import Rollouts, run
 from utp_env.simulation.params import RolloutParams
 from utp_env.simulation.report import RobustnessReport, build_report, held, outgoing_lateness
@@ -33,8 +33,7 @@ def compile_for(plan: Plan, query: Query | None, db: Database, config: Uncertain
 
 def draw_delays(compiled: CompiledPlan, rng: np.random.Generator, n: int) -> np.ndarray:
     """(n, k) sampled delays of the plan's delay elements: all of a run's randomness."""
-    u, z = draw_uniform_normal(rng, n, compiled.delays.k)
-    return sample(compiled.delays, u, z)
+    return sample(compiled.delays, rng, n)
 
 
 def simulate(plan: Plan, query: Query | None, db: Database, n: int = 10_000, seed: int = 0,

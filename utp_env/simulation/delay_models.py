@@ -105,15 +105,26 @@ def capped_lognormal_mean(log_mu: float, log_sd: float, cap: float) -> float:
     return full * _phi(z - log_sd) + cap * (1.0 - _phi(z))
 
 
-def sample(params: DelayArrays, u: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """Delays of shape (n, k) from uniform draws `u` and standard-normal draws `z` of that shape."""
-    late = np.minimum(np.exp(params.log_mu + params.log_sd * z), params.cap)
-    return np.where(u < params.p_dis, params.dmax, np.where(u < params.p_dis + params.p_late, late, 0.0))
+def sample(params: DelayArrays, rng: np.random.Generator, n: int) -> np.ndarray:
+    """Delays of shape (n, k): the only sampler, and all of a batch's randomness.
 
-
-def draw_uniform_normal(rng: np.random.Generator, n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The raw draws of n rollouts over k elements: uniforms then standard normals, in that order."""
-    return rng.random((n, k)), rng.standard_normal((n, k))
+    Draws only what the elements need, in a fixed order: first standard normals for the
+    elements with p_late > 0 (n per element, element by element), then uniforms for the mixture
+    elements (p_dis > 0 or 0 < p_late < 1). Elements that never delay cost nothing.
+    """
+    late = np.flatnonzero(params.p_late > 0)
+    mix = np.flatnonzero((params.p_dis > 0) | ((params.p_late > 0) & (params.p_late < 1)))
+    z = rng.standard_normal((late.size, n))
+    u = rng.random((mix.size, n))
+    # element-major (k, n) rows are contiguous; the (n, k) result is its transpose (a view)
+    out = np.zeros((params.k, n))
+    if late.size:
+        out[late] = np.minimum(np.exp(params.log_mu[late, None] + params.log_sd[late, None] * z),
+                               params.cap[late, None])
+    if mix.size:
+        p_dis, p_late = params.p_dis[mix, None], params.p_late[mix, None]
+        out[mix] = np.where(u < p_dis, params.dmax[mix, None], np.where(u < p_dis + p_late, out[mix], 0.0))
+    return out.T
 
 
 def lateness_model(label: str, mean: float, log_sd: float) -> DelayModel:

@@ -34,10 +34,11 @@ class Rollouts:
 def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) -> Rollouts:
     """Walk all rollouts at once. `delays` has shape (n, k): one column per delay element."""
     n, steps = delays.shape[0], plan.n_steps
-    start = np.empty((n, steps))
-    end = np.empty((n, steps))
-    lost = np.zeros((n, steps), dtype=bool)
-    missed = np.zeros((n, steps), dtype=bool)
+    # step-major (S, n) storage keeps each step's row contiguous; Rollouts exposes (n, S) views
+    start = np.empty((steps, n))
+    end = np.empty((steps, n))
+    lost = np.zeros((steps, n), dtype=bool)
+    missed = np.zeros((steps, n), dtype=bool)
     t = np.full(n, -np.inf)  # the traveller is ready for the first step whenever it starts
     zero = np.zeros(n)
     for j in range(steps):
@@ -47,12 +48,12 @@ def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) 
         if kind == LEG:
             latest = ps - plan.margin[j]
             wait = np.where(t > latest, np.ceil((t - latest) / MINUTES_PER_DAY), 0.0)
-            missed[:, j] = wait > 0
-            start[:, j] = ps + MINUTES_PER_DAY * wait
+            missed[j] = wait > 0
+            start[j] = ps + MINUTES_PER_DAY * wait
             t = plan.sched_arr[j] + MINUTES_PER_DAY * wait + d
         elif kind == CAB:
-            start[:, j] = np.maximum(ps, t)
-            t = start[:, j] + (plan.sched_arr[j] - ps) + d
+            start[j] = np.maximum(ps, t)
+            t = start[j] + (plan.sched_arr[j] - ps) + d
         else:
             s = np.maximum(ps, t + plan.gap[j])
             if kind == VISIT:
@@ -63,10 +64,10 @@ def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) 
                 e = np.maximum(pe, s + (pe - ps))
             if skip_passed_items and plan.skippable[j]:
                 gone = s >= pe
-                lost[:, j] = gone
+                lost[j] = gone
                 e = np.where(gone, s, e)
-            start[:, j] = s
+            start[j] = s
             t = e
-        end[:, j] = t
-    return Rollouts(start, end, lost, missed)
+        end[j] = t
+    return Rollouts(start.T, end.T, lost.T, missed.T)
 

@@ -68,8 +68,9 @@ class RobustnessReport(BaseModel):
 def _lateness(values: np.ndarray) -> Lateness:
     if values.size == 0:
         return Lateness(mean=0.0, p50=0.0, p95=0.0)
-    p50, p95 = np.quantile(values, [0.5, 0.95])
-    return Lateness(mean=float(values.mean()), p50=float(p50), p95=float(p95))
+    mean = float(values.mean())
+    p50, p95 = np.quantile(values, [0.5, 0.95], overwrite_input=True)  # callers pass arrays they own
+    return Lateness(mean=mean, p50=float(p50), p95=float(p95))
 
 
 def outgoing_lateness(plan: CompiledPlan, rollouts: Rollouts) -> np.ndarray:
@@ -90,47 +91,88 @@ def held(plan: CompiledPlan, rollouts: Rollouts, tolerance: float) -> np.ndarray
 
 
 def build_report(plan: CompiledPlan, rollouts: Rollouts, seed: int, tolerance: float) -> RobustnessReport:
-    """Summarise rollouts of `plan` into a RobustnessReport."""
-    n = int(rollouts.start.shape[0])
-    out = outgoing_lateness(plan, rollouts)
-    late_in = np.concatenate([np.zeros((n, 1)), out[:, :-1]], axis=1) if plan.n_steps else out
-    slate = start_lateness(plan, rollouts)
-    absorbed = np.maximum(late_in - out, 0.0).mean(axis=0) if n else np.zeros(plan.n_steps)
-    passed = out.mean(axis=0) if n else np.zeros(plan.n_steps)
-    lost_p = rollouts.lost.mean(axis=0) if n else np.zeros(plan.n_steps)
-    missed_p = rollouts.missed.mean(axis=0) if n else np.zeros(plan.n_steps)
-    if n and plan.n_steps:
-        q_start = np.quantile(slate, [0.5, 0.95], axis=0)
-        q_end = np.quantile(out, [0.5, 0.95], axis=0)
-        m_start, m_end = slate.mean(axis=0), out.mean(axis=0)
-    else:
-        q_start = q_end = np.zeros((2, plan.n_steps))
-        m_start = m_end = np.zeros(plan.n_steps)
-    steps = [
+    """Summarise rollouts of `plan` into a RobustnessReport.
+
+    Works on step-major (S, n) arrays so that every per-step reduction runs over a contiguous row.
+    """
+    n, steps = int(rollouts.start.shape[0]), plan.n_steps
+    if n == 0 or steps == 0:
+        return _empty_report(plan, n, seed, tolerance)
+    start, end = np.ascontiguousarray(rollouts.start.T), np.ascontiguousarray(rollouts.end.T)
+    lost, missed = np.ascontiguousarray(rollouts.lost.T), np.ascontiguousarray(rollouts.missed.T)
+    out = np.maximum(end - plan.end[:, None], 0.0)
+    slate = start - plan.start[:, None]
+    # absorbed by step j: mean of max(0, lateness handed in by step j-1 - lateness handed on by j)
+    absorbed = np.zeros(steps)
+    absorbed[1:] = np.maximum(out[:-1] - out[1:], 0.0).mean(axis=1)
+    passed = out.mean(axis=1)
+    lost_p, missed_p = lost.mean(axis=1), missed.mean(axis=1)
+    m_start = slate.mean(axis=1)
+    items = np.flatnonzero((plan.kind != LEG) & (plan.kind != CAB))
+    item_late = slate[items]
+    too_late = (item_late > tolerance).any(axis=0)
+    hold = ~(missed.any(axis=0) | lost.any(axis=0) | too_late)
+    lost_minutes = (plan.end - plan.start) @ lost
+    trip_end = _lateness(out[-1].copy())
+    item_start = _lateness(item_late.ravel())
+    # last uses of `slate` and `out`: let the quantiles partition them in place (no copies)
+    q_start = np.quantile(slate, [0.5, 0.95], axis=1, overwrite_input=True)
+    q_end = np.quantile(out, [0.5, 0.95], axis=1, overwrite_input=True)
+    steps_out = [
         StepReport(index=j, day=plan.day[j], label=plan.labels[j], kind=KIND_NAMES[int(plan.kind[j])],
                    planned_start=_clock(plan.start[j], plan.day[j]), planned_end=_clock(plan.end[j], plan.day[j]),
                    start_lateness=Lateness(mean=float(m_start[j]), p50=float(q_start[0, j]), p95=float(q_start[1, j])),
-                   end_lateness=Lateness(mean=float(m_end[j]), p50=float(q_end[0, j]), p95=float(q_end[1, j])),
+                   end_lateness=Lateness(mean=float(passed[j]), p50=float(q_end[0, j]), p95=float(q_end[1, j])),
                    absorbed_mean=float(absorbed[j]), passed_on_mean=float(passed[j]),
                    lost_probability=float(lost_p[j]), missed_probability=float(missed_p[j]))
-        for j in range(plan.n_steps)
+        for j in range(steps)
     ]
-    legs = plan.leg_steps
-    items = np.flatnonzero((plan.kind != LEG) & (plan.kind != CAB))
-    hold = held(plan, rollouts, tolerance)
-    lost_minutes = (rollouts.lost * (plan.end - plan.start)).sum(axis=1)
     return RobustnessReport(
-        n=n, seed=seed, hold_rate=float(hold.mean()) if n else 1.0, late_tolerance_min=tolerance,
-        any_missed_leg_probability=float(rollouts.missed.any(axis=1).mean()) if n else 0.0,
-        missed_legs=[LegRisk(label=plan.labels[j], missed_probability=float(missed_p[j])) for j in legs],
-        item_start_lateness=_lateness(slate[:, items]),
-        trip_end_lateness=_lateness(out[:, -1] if plan.n_steps else np.zeros(0)),
-        expected_lost_items=float(rollouts.lost.sum(axis=1).mean()) if n else 0.0,
-        expected_lost_minutes=float(lost_minutes.mean()) if n else 0.0,
-        steps=steps, skipped_untimed=list(plan.skipped))
+        n=n, seed=seed, hold_rate=float(hold.mean()), late_tolerance_min=tolerance,
+        any_missed_leg_probability=float(missed.any(axis=0).mean()),
+        missed_legs=[LegRisk(label=plan.labels[j], missed_probability=float(missed_p[j])) for j in plan.leg_steps],
+        item_start_lateness=item_start, trip_end_lateness=trip_end,
+        expected_lost_items=float(lost.sum() / n), expected_lost_minutes=float(lost_minutes.mean()),
+        steps=steps_out, skipped_untimed=list(plan.skipped))
+
+
+def _empty_report(plan: CompiledPlan, n: int, seed: int, tolerance: float) -> RobustnessReport:
+    """The report of a plan with no timed steps: it trivially holds."""
+    zero = Lateness(mean=0.0, p50=0.0, p95=0.0)
+    return RobustnessReport(n=n, seed=seed, hold_rate=1.0, late_tolerance_min=tolerance,
+                            any_missed_leg_probability=0.0, missed_legs=[], item_start_lateness=zero,
+                            trip_end_lateness=zero, expected_lost_items=0.0, expected_lost_minutes=0.0, steps=[],
+                            skipped_untimed=list(plan.skipped))
 
 
 def _clock(minutes: float, day: int) -> str:
     """`HH:MM` on the step's own day, with a `+Nd` suffix for times N days after it."""
     days, rest = divmod(round(float(minutes)) - (day - 1) * MINUTES_PER_DAY, MINUTES_PER_DAY)
     return format_hhmm(rest) + (f" +{days}d" if days else "")
+
+
+def render_table(report: RobustnessReport) -> str:
+    """The report as a readable plain-text table (the CLI's output)."""
+    lines = [
+        f"rollouts {report.n}  seed {report.seed}",
+        f"hold rate {report.hold_rate:.1%}  (no missed leg, no lost item, no item > "
+        f"{report.late_tolerance_min:g} min late)",
+        f"P(any missed leg) {report.any_missed_leg_probability:.1%}  expected lost items "
+        f"{report.expected_lost_items:.2f} ({report.expected_lost_minutes:.0f} min)",
+        f"item start lateness  mean {report.item_start_lateness.mean:.1f}  p50 {report.item_start_lateness.p50:.1f}"
+        f"  p95 {report.item_start_lateness.p95:.1f} min",
+        f"trip end lateness    mean {report.trip_end_lateness.mean:.1f}  p50 {report.trip_end_lateness.p50:.1f}"
+        f"  p95 {report.trip_end_lateness.p95:.1f} min",
+        "",
+        f"{'step':<58} {'planned':>15} {'late mean':>9} {'p50':>6} {'p95':>6} {'absorb':>7} {'pass':>6} "
+        f"{'lost/missed':>11}",
+    ]
+    for s in report.steps:
+        risk = s.missed_probability if s.kind in ("leg", "cab") else s.lost_probability
+        label = s.label if len(s.label) <= 58 else s.label[:55] + "..."
+        lines.append(f"{label:<58} {s.planned_start + '-' + s.planned_end:>15} {s.start_lateness.mean:>9.1f} "
+                     f"{s.start_lateness.p50:>6.1f} {s.start_lateness.p95:>6.1f} {s.absorbed_mean:>7.1f} "
+                     f"{s.passed_on_mean:>6.1f} {risk:>11.1%}")
+    if report.skipped_untimed:
+        lines += ["", "not simulated (untimed): " + "; ".join(report.skipped_untimed)]
+    return "\n".join(lines)

@@ -1,0 +1,98 @@
+"""`utp-env simulate`: Monte Carlo robustness of one plan, printed as a table, optionally plotted."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("simulate", help="replay a plan under sampled delays and report its robustness",
+                       description="Replay a plan (the paper's JSON day format, or the canonical Plan JSON) "
+                       "N times under sampled transport delays and visit overruns; print the hold rate, "
+                       "missed-leg probabilities and lateness per item (docs/SIMULATION.md).")
+    p.add_argument("--plan", type=Path, required=True, help="plan JSON file")
+    p.add_argument("--query-id", dest="query_id", help="the plan's query (default: the plan's query_id)")
+    p.add_argument("--queries", type=Path, help="JSONL of queries (default: the database's query set)")
+    p.add_argument("--db", help="database directory instead of the embedded sandbox")
+    p.add_argument("--profile", choices=["full", "mini"], default="full", help="embedded sandbox profile")
+    p.add_argument("--rollouts", type=int, default=10_000, help="number of rollouts (default 10000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same report)")
+    p.add_argument("--config", type=Path, help="uncertainty YAML (default configs/uncertainty.yaml)")
+    p.add_argument("--plot", type=Path, help="write a PNG timeline with lateness bands here")
+    p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    p.set_defaults(handler=handle)
+
+
+def load_plan(path: Path, query, db):  # -> Plan
+    """The plan in `path`: canonical `Plan` JSON (days holding `items`) or the paper's day format."""
+    from utp_env.itinerary import Plan
+    from utp_env.plan_format import parse_plan
+
+    if not path.exists():
+        raise FileNotFoundError(f"plan file {str(path)!r} does not exist")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    days = data.get("days") if isinstance(data, dict) else None
+    if isinstance(days, list) and days and isinstance(days[0], dict) and "items" in days[0]:
+        try:
+            return Plan.model_validate(data)
+        except ValueError as exc:
+            raise ValueError(f"{path}: not a valid canonical plan: {exc}") from exc
+    try:
+        return parse_plan(text, query=query, db=db)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from exc
+
+
+def find_query(query_id: str | None, queries_path: Path | None, db):  # -> Query | None
+    """The query `query_id` from `--queries` or the database's query set; None without an id."""
+    if query_id is None:
+        return None
+    if queries_path is not None:
+        from utp_env.queries import read_queries
+
+        pool = read_queries(queries_path)
+        where = str(queries_path)
+    else:
+        from utp_env.env.sources import query_pool
+
+        pool = list(query_pool(db))
+        where = "the database's query set"
+    for q in pool:
+        if q.query_id == query_id:
+            return q
+    from tools.database import suggest
+
+    hint = ", ".join(suggest(query_id, [q.query_id for q in pool])) or "none close"
+    raise LookupError(f"query {query_id!r} is not in {where}; closest: {hint}")
+
+
+def handle(args: argparse.Namespace) -> int:
+    from utp_env.config import load_uncertainty
+    from utp_env.env.sources import open_database
+    from utp_env.simulation import compile_for, simulate
+    from utp_env.simulation.report import render_table
+
+    if args.rollouts < 1:
+        raise ValueError(f"--rollouts must be >= 1, got {args.rollouts}")
+    db = open_database(args.db, args.profile)
+    config = load_uncertainty(args.config)
+    plan = load_plan(args.plan, None, db)
+    query = find_query(args.query_id or plan.query_id, args.queries, db)
+    if query is not None:
+        plan = load_plan(args.plan, query, db)  # with the query's dates
+    report = simulate(plan, query, db, n=args.rollouts, seed=args.seed, config=config)
+    print(report.model_dump_json(indent=2) if args.json else render_table(report))
+    if args.plot is not None:
+        from utp_env.simulation.plot import plot_timeline
+
+        compiled, _ = compile_for(plan, query, db, config)
+        title = f"{query.query_id if query else args.plan.name}: hold rate {report.hold_rate:.1%} ({report.n} rollouts)"
+        print(f"timeline written to {plot_timeline(compiled, report, args.plot, title)}", file=sys.stderr)
+    return 0
