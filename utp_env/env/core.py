@@ -9,6 +9,7 @@ A bad action never raises: it is answered with an error observation and counts a
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import traceback
 from pathlib import Path
@@ -79,6 +80,7 @@ class UTPEnv(gym.Env[str, Any]):
         self.action_space = ToolCallSpace(self.tools, self.db.cities, self.config.max_action_bytes,
                                           self.config.max_calls_per_action)
         self.episode: Episode | None = None
+        self._schemas: list[dict[str, Any]] | None = None
         self.stochastic = self.config.stochastic
         self.seed_value: int | None = None
 
@@ -155,8 +157,10 @@ class UTPEnv(gym.Env[str, Any]):
         return reward, info
 
     def openai_tools(self) -> list[dict[str, Any]]:
-        """The episode's tools as OpenAI function schemas (lookup and itinerary)."""
-        return [spec.openai_schema() for spec in self.tools.values()]
+        """The episode's tools as OpenAI function schemas (lookup and itinerary); a fresh copy each call."""
+        if self._schemas is None:
+            self._schemas = [spec.openai_schema() for spec in self.tools.values()]
+        return copy.deepcopy(self._schemas)
 
     def langchain_tools(self) -> list[Any]:
         """The tools as LangChain StructuredTools bound to this env's live episode (see adapters)."""
