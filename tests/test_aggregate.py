@@ -76,7 +76,7 @@ def test_empty_input() -> None:
     assert "-" in s.to_text()
 
 
-def test_cli_evaluate(tmp_path, capsys) -> None:  # noqa: ANN001
+def test_cli_evaluate(tmp_path, capsys) -> None:
     import json
 
     from test_checks import build_tiny_db, good_plan
