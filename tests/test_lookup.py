@@ -375,3 +375,22 @@ def test_every_tool_hits_on_the_mini_sandbox(mini_db: Database) -> None:
     state = mini_db.state_of(f["origin_city"])
     assert f["origin_city"] in numbers(call(mini_db, "list_cities", state=state, limit=100), "city")
     assert call(mini_db, "distance", origin=f["origin_city"], destination=f["dest_city"]).rows
+
+
+def test_rows_of_equals_table_rows(db: Database, mini_db: Database) -> None:
+    """The column-wise row builder the tools use gives exactly `Table.rows` (types included)."""
+    from tools.lookup.index import rows_of
+
+    for database in (db, mini_db):
+        for name, table in database.tables.items():
+            idx = list(range(0, table.n, max(1, table.n // 25)))[:25]
+            fast, slow = rows_of(table, idx), table.rows(idx)
+            assert fast == slow, name
+            assert [[type(v) for v in r.values()] for r in fast] == [[type(v) for v in r.values()] for r in slow]
+    assert rows_of(db.tables["flights"], []) == []
+
+
+def test_mini_sandbox_calendar_is_enforced(mini_db: Database) -> None:
+    f = mini_db.tables["flights"].row(0)
+    late = call(mini_db, "search_flights", origin=f["origin_city"], destination=f["dest_city"], date="2031-01-06")
+    assert not late.ok and "outside the dates the database covers" in late.error

@@ -22,16 +22,25 @@ def page(indices: Sequence[int] | np.ndarray, limit: int) -> tuple[np.ndarray, i
 
 
 def cell(value: Any) -> str:
-    """A value as a short table cell: no pipes or newlines, floats without noise, '-' for none."""
+    """A value as a short table cell: no pipes or newlines, floats without noise, '-' for none.
+
+    Type dispatch is by exact type first: this runs for every cell of every result.
+    """
+    kind = type(value)
+    if kind is str:
+        return value.replace("|", "/").replace("\n", " ") if ("|" in value or "\n" in value) else value
+    if kind is int:
+        return str(value)
     if value is None:
         return "-"
-    if isinstance(value, float | np.floating):
-        if np.isnan(value):
+    if kind is float or isinstance(value, np.floating):
+        v = float(value)
+        if v != v:
             return "-"
-        return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+        return str(int(v)) if v.is_integer() else f"{v:.1f}"
     if isinstance(value, list | tuple):
         return ", ".join(cell(v) for v in value) or "-"
-    return str(value).replace("|", "/").replace("\n", " ")
+    return cell(str(value))
 
 
 def table_text(heading: str, header: Sequence[str], lines: Sequence[Sequence[Any]], *, total: int,
@@ -45,7 +54,7 @@ def table_text(heading: str, header: Sequence[str], lines: Sequence[Sequence[Any
         return f"{heading}: no results. {empty}"
     shown = f"{total} found" if not truncated else f"{total} found, showing {len(lines)}"
     out = [f"{heading}: {shown}", " | ".join(header)]
-    out.extend(" | ".join(cell(v) for v in line) for line in lines)
+    out.extend(" | ".join([cell(v) for v in line]) for line in lines)
     if truncated:
         out.append(f"… {truncated} more rows; {narrow}")
     out.extend(notes)

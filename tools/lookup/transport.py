@@ -15,6 +15,7 @@ from pydantic import Field
 from tools.database import Database
 from tools.delays import delay_index
 from tools.lookup.common import WEEKDAYS, Args, DateStr, Name, Paged, in_calendar, lookup_tool, pair_of, weekday_of
+from tools.lookup.index import lookup_index, rows_of
 from tools.lookup.registry import ToolResult
 from tools.lookup.render import page, table_text
 
@@ -27,18 +28,15 @@ MODE_OF = {"flights": "flight", "trains": "train", "buses": "bus"}
 def services(db: Database, table: ServiceTable, origin: str, dest: str, weekday: int,
              sort_by: SortBy = "departure") -> np.ndarray:
     """Row indices of `table` from `origin` to `dest` (canonical names) running on `weekday`
-    (Mon = 0), sorted by departure time, fare or duration (ties by departure)."""
+    (Mon = 0), sorted by departure time, fare or duration (ties by departure, then row order)."""
+    index = lookup_index(db)
     rows = db.pair_rows(table, origin, dest)
-    cols = db.tables[table].columns
-    run = cols["run_days"]
-    keep = np.array([i for i in rows.tolist() if run[i][weekday] == "1"], dtype=np.int64)
-    if keep.size < 2:
-        return keep
-    dep = cols["dep_time"]
+    rows = rows[index.runs[table][rows, weekday]]
+    dep = index.dep_min[table][rows]
     if sort_by == "departure":
-        return np.array(sorted(keep.tolist(), key=dep.__getitem__), dtype=np.int64)
-    values = cols[PRICE_COLUMN[table] if sort_by == "price" else "duration_min"]
-    return np.array(sorted(keep.tolist(), key=lambda i: (values[i], dep[i])), dtype=np.int64)
+        return rows[np.argsort(dep, kind="stable")]
+    key = db.tables[table].columns[PRICE_COLUMN[table] if sort_by == "price" else "duration_min"][rows]
+    return rows[np.lexsort((dep, key))]
 
 
 def road_route_row(db: Database, origin: str, dest: str) -> int | None:
@@ -122,7 +120,7 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
     text = table_text(f"{table.capitalize()} from {origin} to {dest} on {args.date} ({WEEKDAYS[weekday]}), "
                       f"by {args.sort_by}", header, lines, total=int(found.size), truncated=cut,
                       narrow="sort by price or duration, or raise limit (max 100).", empty=empty, notes=notes)
-    return ToolResult(ok=True, text=text, rows=t.rows(shown), truncated=cut)
+    return ToolResult(ok=True, text=text, rows=rows_of(t, shown), truncated=cut)
 
 
 @lookup_tool

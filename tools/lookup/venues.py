@@ -7,7 +7,6 @@ without rendering.
 
 from __future__ import annotations
 
-import weakref
 from typing import Annotated, Literal
 
 import numpy as np
@@ -23,6 +22,7 @@ from tools.lookup.common import (
     date_range,
     lookup_tool,
 )
+from tools.lookup.index import NEEDS, lookup_index, rows_of
 from tools.lookup.registry import ToolError, ToolResult
 from tools.lookup.render import page, table_text
 from tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
@@ -36,23 +36,10 @@ Segment = Annotated[Literal[EVENT_SEGMENTS], choice(EVENT_SEGMENTS)]  # type: ig
 Tag = Annotated[str, Field(min_length=1, max_length=80)]
 
 _SINGULAR = {"amenities": "amenity", "services": "service"}
-_VOCAB: weakref.WeakKeyDictionary[Database, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
-
-
-def vocabulary(db: Database, column: str) -> dict[str, str]:
-    """Normalised -> canonical spelling of every amenity or service in the stays table.
-
-    Built once per database (an index like the others) so unknown filter values can be refused
-    with suggestions instead of silently matching nothing.
-    """
-    per_db = _VOCAB.setdefault(db, {})
-    if column not in per_db:
-        per_db[column] = {normalize(v): v for values in db.tables["accommodations"].columns[column] for v in values}
-    return per_db[column]
 
 
 def _known(db: Database, column: str, values: list[str], argument: str) -> set[str]:
-    vocab = vocabulary(db, column)
+    vocab = lookup_index(db).vocabulary[column]
     out = set()
     for v in values:
         key = normalize(v)
@@ -65,9 +52,16 @@ def _known(db: Database, column: str, values: list[str], argument: str) -> set[s
     return out
 
 
-def _by_rating(cols: dict, idx: np.ndarray) -> np.ndarray:
-    names = cols["name"]
-    return np.array(sorted(idx.tolist(), key=lambda i: (-cols["rating"][i], names[i])), dtype=np.int64)
+def _by_rating(db: Database, table: str, idx: np.ndarray) -> np.ndarray:
+    """`idx` sorted best rated first, ties by name."""
+    rating = db.tables[table].columns["rating"][idx]
+    return idx[np.lexsort((lookup_index(db).name_rank[table][idx], -rating))]
+
+
+def _by_key(db: Database, table: str, column: str, idx: np.ndarray) -> np.ndarray:
+    """`idx` sorted by ascending `column`, ties by name."""
+    key = db.tables[table].columns[column][idx]
+    return idx[np.lexsort((lookup_index(db).name_rank[table][idx], key))]
 
 
 def _has_crowd(db: Database, city: str, venue_type: str, name: str) -> str:
@@ -98,6 +92,7 @@ def find_stays(db: Database, city: str, args: StaySearch, amenities: frozenset[s
 
     `amenities`/`services` are the normalised required values (checked against the vocabulary).
     """
+    index = lookup_index(db)
     idx = db.city_rows("accommodations", city)
     cols = db.tables["accommodations"].columns
     mask = np.ones(idx.size, dtype=bool)
@@ -107,23 +102,17 @@ def find_stays(db: Database, city: str, args: StaySearch, amenities: frozenset[s
         mask &= cols["rating"][idx] >= args.min_rating
     if args.min_occupancy is not None:
         mask &= cols["max_occupancy"][idx] >= args.min_occupancy
+    if args.house_type is not None:
+        mask &= index.house_type[idx] == HOUSE_TYPES.index(args.house_type)
+    if args.allows:
+        need = sum({1 << NEEDS.index(n) for n in args.allows})
+        mask &= (index.forbids[idx] & need) == 0
     idx = idx[mask]
-    forbidden = {normalize(HOUSE_RULE_FORBIDS[n]) for n in args.allows}
-
-    def ok(i: int) -> bool:
-        if args.house_type is not None and cols["house_type"][i] != args.house_type:
-            return False
-        if forbidden and forbidden & {normalize(r) for r in cols["house_rules"][i]}:
-            return False
-        if amenities and not amenities <= {normalize(a) for a in cols["amenities"][i]}:
-            return False
-        return not (services and not services <= {normalize(s) for s in cols["services"][i]})
-
-    keep = np.array([i for i in idx.tolist() if ok(i)], dtype=np.int64)
+    if amenities or services:
+        idx = idx[[amenities <= index.amenities[i] and services <= index.services[i] for i in idx.tolist()]]
     if args.sort_by == "rating":
-        return _by_rating(cols, keep)
-    price, names = cols["price_per_night_inr"], cols["name"]
-    return np.array(sorted(keep.tolist(), key=lambda i: (price[i], names[i])), dtype=np.int64)
+        return _by_rating(db, "accommodations", idx)
+    return _by_key(db, "accommodations", "price_per_night_inr", idx)
 
 
 @lookup_tool
@@ -143,7 +132,7 @@ def search_stays(db: Database, args: StaySearch) -> ToolResult:
     found = find_stays(db, city, args, amen, serv)
     shown, cut = page(found, args.limit)
     table = db.tables["accommodations"]
-    rows = table.rows(shown)
+    rows = rows_of(table, shown)
     lines = [[r["name"], r["house_type"], r["star_rating"], r["rating"], r["price_per_night_inr"], r["max_occupancy"],
               r["house_rules"], r["amenities"], r["services"], r["minimum_nights"],
               f"{r['check_in']}/{r['check_out']}"] for r in rows]
@@ -169,13 +158,12 @@ class AttractionSearch(Paged):
 def find_attractions(db: Database, city: str, category: str | None, sort_by: str = "rating") -> np.ndarray:
     """Row indices of the attractions of `city` (canonical), optionally of one category, sorted."""
     idx = db.city_rows("attractions", city)
-    cols = db.tables["attractions"].columns
     if category is not None:
-        idx = np.array([i for i in idx.tolist() if category in cols["categories"][i]], dtype=np.int64)
+        bit = 1 << tuple(ATTRACTION_CATEGORIES).index(category)
+        idx = idx[(lookup_index(db).categories[idx] & bit) != 0]
     if sort_by == "rating":
-        return _by_rating(cols, idx)
-    key = cols["entry_fee_inr" if sort_by == "entry_fee" else "visit_duration_hr"]
-    return np.array(sorted(idx.tolist(), key=lambda i: (key[i], cols["name"][i])), dtype=np.int64)
+        return _by_rating(db, "attractions", idx)
+    return _by_key(db, "attractions", "entry_fee_inr" if sort_by == "entry_fee" else "visit_duration_hr", idx)
 
 
 @lookup_tool
@@ -189,7 +177,7 @@ def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
     city = city_of(db, args.city, "city")
     found = find_attractions(db, city, args.category, args.sort_by)
     shown, cut = page(found, args.limit)
-    rows = db.tables["attractions"].rows(shown)
+    rows = rows_of(db.tables["attractions"], shown)
     lines = [[r["name"], r["categories"], r["visit_duration_hr"], r["rating"], r["entry_fee_inr"],
               f"{r['open_time']}-{r['close_time']}", _has_crowd(db, city, "attraction", r["name"])] for r in rows]
     text = table_text(f"Attractions in {city}" + (f" ({args.category})" if args.category else "")
@@ -213,16 +201,15 @@ class RestaurantSearch(Paged):
 def find_restaurants(db: Database, city: str, cuisine: str | None, price_tier: str | None,
                      sort_by: str = "rating") -> np.ndarray:
     """Row indices of the restaurants of `city` (canonical) matching cuisine and tier, sorted."""
+    index = lookup_index(db)
     idx = db.city_rows("restaurants", city)
-    cols = db.tables["restaurants"].columns
-    if cuisine is not None or price_tier is not None:
-        idx = np.array([i for i in idx.tolist()
-                        if (cuisine is None or cuisine in cols["cuisines"][i])
-                        and (price_tier is None or cols["price_tier"][i] == price_tier)], dtype=np.int64)
+    if cuisine is not None:
+        idx = idx[(index.cuisines[idx] & (1 << CUISINES.index(cuisine))) != 0]
+    if price_tier is not None:
+        idx = idx[index.price_tier[idx] == PRICE_TIERS.index(price_tier)]
     if sort_by == "rating":
-        return _by_rating(cols, idx)
-    cost, names = cols["avg_cost_inr"], cols["name"]
-    return np.array(sorted(idx.tolist(), key=lambda i: (cost[i], names[i])), dtype=np.int64)
+        return _by_rating(db, "restaurants", idx)
+    return _by_key(db, "restaurants", "avg_cost_inr", idx)
 
 
 @lookup_tool
@@ -236,7 +223,7 @@ def search_restaurants(db: Database, args: RestaurantSearch) -> ToolResult:
     city = city_of(db, args.city, "city")
     found = find_restaurants(db, city, args.cuisine, args.price_tier, args.sort_by)
     shown, cut = page(found, args.limit)
-    rows = db.tables["restaurants"].rows(shown)
+    rows = rows_of(db.tables["restaurants"], shown)
     lines = [[r["name"], r["cuisines"], r["price_tier"], r["avg_cost_inr"], r["rating"],
               f"{r['open_time']}-{r['close_time']}", _has_crowd(db, city, "restaurant", r["name"])] for r in rows]
     text = table_text(f"Restaurants in {city}, by {args.sort_by}",
@@ -278,7 +265,7 @@ def search_events(db: Database, args: EventSearch) -> ToolResult:
     date_range(args.start_date, args.end_date)
     found = find_events(db, city, args.start_date, args.end_date, args.segment)
     shown, cut = page(found, args.limit)
-    rows = db.tables["events"].rows(shown)
+    rows = rows_of(db.tables["events"], shown)
     lines = [[r["date"], f"{r['start_time']}-{r['end_time']}", r["name"], r["segment"], r["venue"], r["price_inr"]]
              for r in rows]
     text = table_text(f"Events in {city} from {args.start_date} to {args.end_date}"

@@ -1,0 +1,133 @@
+"""Derived per-database indices that make every lookup filter and sort a few numpy operations.
+
+Built once per `Database` on first use (one pass per table, like the Database's own key
+indices) and cached; a tool call then only touches the rows of one city or city pair:
+weekday bits of `run_days`, departure minutes, name ranks (for tie-breaking sorts), codes of
+house types and price tiers, bit masks of forbidden house rules, attraction categories and
+cuisines, and the normalised amenity/service sets of each stay.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tools.database import Database, Table, normalize
+from tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
+
+NEEDS = tuple(HOUSE_RULE_FORBIDS)
+_CACHE: weakref.WeakKeyDictionary[Database, LookupIndex] = weakref.WeakKeyDictionary()
+
+
+def _runs(table: Table) -> np.ndarray:
+    """bool[n, 7]: whether each service runs on Mon..Sun."""
+    raw = "".join(table.columns["run_days"]).encode("ascii")
+    return (np.frombuffer(raw, dtype=np.uint8).reshape(table.n, 7) == ord("1")) if table.n else np.zeros((0, 7), bool)
+
+
+def _minutes(times: list[str]) -> np.ndarray:
+    return np.array([int(t[:2]) * 60 + int(t[3:5]) for t in times], dtype=np.int32)
+
+
+def _rank(values: list[str]) -> np.ndarray:
+    """Rank of each value in sorted order, so (key, name) sorts become integer lexsorts."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    rank = np.empty(len(values), dtype=np.int64)
+    rank[order] = np.arange(len(values))
+    return rank
+
+
+def _codes(values: list[str], choices: tuple[str, ...]) -> np.ndarray:
+    code = {c: i for i, c in enumerate(choices)}
+    return np.array([code.get(v, -1) for v in values], dtype=np.int16)
+
+
+def _bits(lists: list[list[str]], choices: tuple[str, ...]) -> np.ndarray:
+    bit = {normalize(c): 1 << i for i, c in enumerate(choices)}
+    return np.array([sum({bit.get(normalize(v), 0) for v in vs}) for vs in lists], dtype=np.int64)
+
+
+@dataclass
+class LookupIndex:
+    """The derived columns of one database (see the module docstring)."""
+
+    runs: dict[str, np.ndarray]
+    dep_min: dict[str, np.ndarray]
+    name_rank: dict[str, np.ndarray]
+    house_type: np.ndarray
+    forbids: np.ndarray
+    amenities: list[frozenset[str]]
+    services: list[frozenset[str]]
+    vocabulary: dict[str, dict[str, str]]
+    categories: np.ndarray
+    cuisines: np.ndarray
+    price_tier: np.ndarray
+
+    @classmethod
+    def build(cls, db: Database) -> LookupIndex:
+        t = db.tables
+        services = ("flights", "trains", "buses")
+        stays = t["accommodations"].columns
+        forbid_rules = tuple(HOUSE_RULE_FORBIDS[n] for n in NEEDS)
+        amen = [frozenset(normalize(a) for a in v) for v in stays["amenities"]]
+        serv = [frozenset(normalize(s) for s in v) for v in stays["services"]]
+        vocab = {col: {normalize(v): v for values in stays[col] for v in values} for col in ("amenities", "services")}
+        return cls(
+            runs={s: _runs(t[s]) for s in services},
+            dep_min={s: _minutes(t[s].columns["dep_time"]) for s in services},
+            name_rank={v: _rank(t[v].columns["name"]) for v in ("accommodations", "attractions", "restaurants")},
+            house_type=_codes(stays["house_type"], HOUSE_TYPES),
+            forbids=_bits(stays["house_rules"], forbid_rules),
+            amenities=amen, services=serv, vocabulary=vocab,
+            categories=_bits(t["attractions"].columns["categories"], tuple(ATTRACTION_CATEGORIES)),
+            cuisines=_bits(t["restaurants"].columns["cuisines"], CUISINES),
+            price_tier=_codes(t["restaurants"].columns["price_tier"], PRICE_TIERS),
+        )
+
+
+def lookup_index(db: Database) -> LookupIndex:
+    """The LookupIndex of `db`, built on first use and cached for the database's lifetime."""
+    index = _CACHE.get(db)
+    if index is None:
+        index = _CACHE[db] = LookupIndex.build(db)
+    return index
+
+
+def _integer_float_columns(table: Table) -> frozenset[str]:
+    """Optional integer columns, stored as float with NaN for missing (ints when read back)."""
+    found = _INT_COLUMNS.get(table.spec.name)
+    if found is None:
+        fields = table.spec.model.model_fields
+        found = _INT_COLUMNS[table.spec.name] = frozenset(
+            name for name, f in fields.items() if f.annotation in (int, int | None))
+    return found
+
+
+_INT_COLUMNS: dict[str, frozenset[str]] = {}
+
+
+def rows_of(table: Table, indices: np.ndarray) -> list[dict[str, Any]]:
+    """`table.rows(indices)` computed column-wise: the same Python values (None for missing,
+    ints for integer columns), many times faster for the twenty rows a tool shows."""
+    idx = np.asarray(indices, dtype=np.int64)
+    if idx.size == 0:
+        return []
+    integer = _integer_float_columns(table)
+    positions = idx.tolist()
+    columns: list[list[Any]] = []
+    for name, col in table.columns.items():
+        if isinstance(col, np.ndarray):
+            values = col[idx].tolist()
+            if col.dtype.kind == "f":
+                if name in integer:
+                    values = [None if v != v else int(v) for v in values]
+                else:
+                    values = [None if v != v else v for v in values]
+            columns.append(values)
+        else:
+            columns.append([col[i] for i in positions])
+    names = list(table.columns)
+    return [dict(zip(names, vals, strict=True)) for vals in zip(*columns, strict=True)]
