@@ -26,7 +26,7 @@ from tools.sandbox.transit import transit_table
 from tools.sandbox.venues import accommodations_table, attractions_table, restaurants_table
 from tools.sandbox.writer import write_table
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"
 Progress = Callable[[str], None]
 
 
@@ -37,15 +37,21 @@ def cities_table(cities: Cities, crowd: list[int]) -> dict[str, Any]:
             "longitude": np.round(cities.lon, 5), "population": cities.population, "has_crowd_data": has}
 
 
-def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str = "sandbox",
+def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str | None = None,
                   progress: Progress | None = None) -> dict:
     """Generate the sandbox of `profile` with `seed` into directory `out`; returns the manifest.
 
+    Without `out` it builds into the embedded-sandbox cache directory (`open_sandbox` then reuses
+    it); use `ensure_sandbox` for the atomic, build-once variant.
     `progress(stage)` is called before each stage (the CLI and the cache draw a progress bar).
     """
     prof: SandboxProfile = load_profile(profile)
     if not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if out is None:
+        from tools.sandbox.cache import sandbox_path
+
+        out = sandbox_path(str(profile), int(seed))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     step = progress or (lambda stage: None)

