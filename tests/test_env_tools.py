@@ -93,7 +93,7 @@ def test_building_a_plan_and_submitting_scores_it_like_evaluate(env: UTPEnv) -> 
     assert "item 1." in view and "leg 1." in view
     checked = env.step({"tool": "check_plan"})[0]
     assert "commonsense checks:" in checked and "metrics:" in checked
-    obs, reward, terminated, truncated, info = env.step({"tool": "submit"})
+    _, reward, terminated, truncated, info = env.step({"tool": "submit"})
     assert terminated and not truncated and info["termination_reason"] == "submitted"
     expected = evaluate(plan, query, env.db)
     assert info["evaluation"] == expected.model_dump(mode="json")

@@ -230,8 +230,8 @@ class UTPEnv(gym.Env[str, Any]):
     def _answer(self, ep: Episode, call: ToolCall, i: int, n: int, calls_info: list[dict[str, Any]]) -> str:
         head = f"[{i + 1}/{n}] {call.tool}: " if n > 1 else ""
         if ep.done:
-            text = f"Error: not executed: the episode already ended ({ep.status}) by an earlier call of this action."
-            result = ToolResult.failure(text)
+            result = ToolResult.failure(f"not executed: the episode already ended ({ep.status}) by an earlier "
+                                        "call of this action.")
         else:
             try:
                 result = self.call_tool(call.tool, call.args)
