@@ -1,0 +1,12 @@
+"""LLM baselines: direct prompting (C.2/C.4), ATLAS-style multi-agent planning, generic tool calling.
+
+Models come from LangChain (`agents.llm.models`); tests drive every agent with fake chat models.
+Importing this package does not import any provider package.
+"""
+
+from agents.llm.atlas import AtlasAgent
+from agents.llm.direct import DirectAgent
+from agents.llm.models import ModelConfigError, ModelSpec, make_chat_model
+from agents.llm.tool_calling import ToolCallingAgent
+
+__all__ = ["AtlasAgent", "DirectAgent", "ModelConfigError", "ModelSpec", "ToolCallingAgent", "make_chat_model"]
