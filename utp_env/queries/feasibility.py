@@ -56,6 +56,8 @@ class Skeleton:
 def skeleton(days: int, cities: tuple[str, ...]) -> Skeleton:
     """Split the days - 1 nights evenly over the cities (earlier cities take any extra night)."""
     k = len(cities)
+    if not 1 <= k <= days - 1:
+        raise ValueError(f"a {days}-day trip cannot visit {k} cities (one night each at least)")
     base, extra = divmod(days - 1, k)
     nights = tuple(base + (1 if j < extra else 0) for j in range(k))
     leg_days = tuple(itertools.accumulate((0, *nights)))

@@ -225,11 +225,23 @@ class _Generator:
                                      for c in cats[a]})]
 
 
+def balanced_cells(config: QueryConfig) -> list[tuple[int, str, str]]:
+    """Every (horizon, level, risk) cell once, in a Latin-square order: any run of len(horizons)
+    consecutive cells covers each horizon, level and risk once (for equal-sized lists), so every
+    prefix of the query list is as balanced as its length allows."""
+    hs, ls, rs = config.horizons, config.levels, config.risk_profiles
+    out = []
+    for c in range(len(hs) * len(ls) * len(rs)):
+        a, b, z = c % len(hs), (c // len(hs)) % len(ls), c // (len(hs) * len(ls))
+        out.append((hs[a], ls[(a + b) % len(ls)], rs[(a + b + z) % len(rs)]))
+    return out
+
+
 def generate_queries(db: Database, n: int = 1000, seed: int = 0, config: QueryConfig | None = None) -> list[Query]:
     """`n` feasible queries balanced over horizons x levels x risk profiles; same inputs, same queries."""
     config = config or QueryConfig()
     gen = _Generator(db, config, seed)
-    cells = list(itertools.product(config.horizons, config.levels, config.risk_profiles))
+    cells = balanced_cells(config)
     out = []
     for i in range(n):
         days, level, risk = cells[i % len(cells)]
