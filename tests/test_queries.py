@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import datetime as dt
+import itertools
 import json
 
 import pytest
@@ -66,7 +67,7 @@ def test_every_query_is_feasible_and_well_formed(mini_db: Database, queries: lis
         assert check(q, mini_db) == [], q.query_id
         dates = [dt.date.fromisoformat(d) for d in q.dates]
         assert len(dates) == q.days and start <= dates[0] and dates[-1] <= end
-        assert all((b - a).days == 1 for a, b in zip(dates, dates[1:], strict=False))
+        assert all((b - a).days == 1 for a, b in itertools.pairwise(dates))
         assert 1 <= q.people_number <= 8
         if q.days == 3:
             assert q.visiting_city_number == 1 and mini_db.has_city(q.dest)

@@ -181,7 +181,8 @@ class _Generator:
                                             "split": assign_split(qid, cfg.validation_fraction)})
         return None
 
-    def draw_constraints(self, query: Query, quote: TripQuote, target: int, rng: np.random.Generator) -> LocalConstraint:
+    def draw_constraints(self, query: Query, quote: TripQuote, target: int,
+                         rng: np.random.Generator) -> LocalConstraint:
         """Up to `target` constraints, each kept only if the quoted route still satisfies all of them."""
         lc = LocalConstraint()
         cities = quote.skeleton.cities

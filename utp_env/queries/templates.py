@@ -47,6 +47,12 @@ def long_date(date: str, with_year: bool) -> str:
     return f"{text}, {d.year}" if with_year else text
 
 
+def _a(noun: str) -> str:
+    """`a`/`an` with the lower-cased noun phrase."""
+    low = noun.lower()
+    return f"{'an' if low[:1] in 'aeiou' else 'a'} {low}"
+
+
 def _join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
@@ -67,7 +73,8 @@ def constraint_sentences(lc: LocalConstraint, rng: np.random.Generator) -> list[
         lead = ("Accommodations should", "The stay must", "Please pick lodging that will")[int(rng.integers(3))]
         out.append(f"{lead} {_join(stay)}.")
     if lc.cuisine:
-        lead = ("We would like to try", "Meals should include", "Please include restaurants serving")[int(rng.integers(3))]
+        lead = ("We would like to try", "Meals should include",
+                "Please include restaurants serving")[int(rng.integers(3))]
         out.append(f"{lead} {_join(lc.cuisine)} cuisine.")
     if lc.transportation:
         mode = "flights" if lc.transportation == "no flight" else "cabs"
@@ -94,7 +101,7 @@ def render_text(*, org: str, where: str, days: int, dates: list[str], people: in
         persona_text = (f"Traveler Type: {persona.traveler_type}; {risk_label}; Spending: {persona.spending}; "
                         f"Purpose: {persona.purpose}; Preference: {persona.location_preference}.")
     else:
-        persona_text = (f"I am a {persona.traveler_type.lower()} and a {persona.spending.lower()}, travelling for "
+        persona_text = (f"I am {_a(persona.traveler_type)} and {_a(persona.spending)}, travelling for "
                         f"{persona.purpose.lower()} and fond of {persona.location_preference.lower()}; "
                         f"{risk_phrases[int(rng.integers(len(risk_phrases)))]}.")
     return " ".join([opening, *constraint_sentences(lc, rng), persona_text])
