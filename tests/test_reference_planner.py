@@ -1,0 +1,139 @@
+"""The agent protocol and the reference planner: timing formulas by hand, plans that pass the
+evaluation, parse back from the paper's format, and beat the deterministic baseline."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from agents.base import Agent, AgentResult, Toolkit
+from agents.reference import ReferencePlanner
+from agents.reference.timing import Timing, Venue
+from tools.database import Database
+from utp_env.config import UncertaintyConfig
+from utp_env.evaluation import evaluate
+from utp_env.plan_format import format_plan, parse_plan
+from utp_env.queries import generate_queries
+from utp_env.queries.options import LegOption
+from utp_env.query import Query
+from utp_env.simulation import simulate
+
+N = 27  # one query per horizon x level x risk cell
+
+
+@pytest.fixture(scope="module")
+def queries(mini_db: Database) -> list[Query]:
+    return generate_queries(mini_db, N, seed=3)
+
+
+@pytest.fixture(scope="module")
+def runs(mini_db: Database, queries: list[Query]) -> dict[str, list[AgentResult]]:
+    return {name: [agent.run(q, Toolkit(mini_db)) for q in queries]
+            for name, agent in (("reference", ReferencePlanner()), ("deterministic", ReferencePlanner(buffers=False)))}
+
+
+@pytest.fixture(scope="module")
+def reports(mini_db: Database, queries: list[Query], runs: dict[str, list[AgentResult]]) -> dict[str, list]:
+    return {name: [evaluate(r.plan, q, mini_db) for r, q in zip(results, queries, strict=True)]
+            for name, results in runs.items()}
+
+
+def _mean(values: list[float | None]) -> float:
+    return statistics.fmean(v for v in values if v is not None)
+
+
+# ---------------------------------------------------------------- timing by hand
+
+
+def test_visit_length_is_v_plus_the_middle_of_the_risk_range() -> None:
+    timing = Timing.__new__(Timing)
+    timing.config, timing.buffers = UncertaintyConfig(), True
+    restaurant = Venue("restaurants", 0, "X", "Y", 0, 1440, None)
+    timing.mid = (1.25 + 2.00) / 2  # averse
+    # breakfast at 09:00: v = 50, Cf = 1 (no crowd data): 50 + 1.625 * 50 = 131.25 -> 132 minutes
+    assert timing.length(restaurant, 9 * 60) == 132
+    timing.mid = (0.5 + 1.0) / 2  # tolerant; dinner at 20:00: v = 75 -> 75 + 0.75 * 75 = 131.25 -> 132
+    assert timing.length(restaurant, 20 * 60) == 132
+    timing.mid = 0.0  # deterministic baseline: exactly v (lunch at 13:00: 60)
+    assert timing.length(restaurant, 13 * 60) == 60
+
+
+def test_planned_arrival_adds_the_middle_of_the_tdas_range_to_the_historical_duration() -> None:
+    leg = LegOption("train", "12345", "A", "B", 0, dep=600, arr=720, fare=1.0, expected_delay=40.0,
+                    hist_duration=120.0)
+    assert leg.planned_arrival(1.625) == 600 + 120 + 65  # E[D] 40 x 1.625 = 65
+    assert leg.planned_arrival(0.0) == 720
+    bus = LegOption("bus", "B1", "A", "B", 0, dep=600, arr=900, fare=1.0, expected_delay=10.0, hist_duration=200.0)
+    assert bus.planned_arrival(1.0) == 900  # never before the timetable's arrival
+
+
+# ---------------------------------------------------------------- protocol
+
+
+def test_reference_planner_satisfies_the_agent_protocol(mini_db: Database, queries: list[Query],
+                                                        runs: dict[str, list[AgentResult]]) -> None:
+    assert isinstance(ReferencePlanner(), Agent)
+    result = runs["reference"][0]
+    assert result.error is None and result.plan is not None and result.plan.source == "planner-made"
+    trace = result.trace
+    assert trace.tool_calls == sum(s.kind == "tool_call" for s in trace.steps) > 0
+    assert {"search_stays", "search_restaurants", "nearest_transit"} <= {s.name for s in trace.steps}
+    assert trace.model_calls == 0
+    assert trace.input_tokens is None and trace.output_tokens is None and trace.cost_usd is None
+
+
+def test_toolkit_records_failed_calls_without_raising(mini_db: Database) -> None:
+    kit = Toolkit(mini_db)
+    result = kit.call("search_nothing", {})
+    assert not result.ok and "unknown tool" in result.error
+    bad = kit.call("search_stays", {"city": "Atlantis"})
+    assert not bad.ok
+    assert [s.ok for s in kit.trace.steps] == [False, False] and kit.trace.tool_calls == 2
+
+
+def test_infeasible_query_gives_an_error_result(mini_db: Database, queries: list[Query]) -> None:
+    q = queries[0].model_copy(update={"local_constraint": queries[0].local_constraint.model_copy(
+        update={"cuisine": ["Martian"]})})
+    result = ReferencePlanner().run(q, Toolkit(mini_db))
+    assert result.plan is None and "Martian" in (result.error or "")
+
+
+# ---------------------------------------------------------------- plans
+
+
+def test_plans_cover_every_horizon_and_parse_back(mini_db: Database, queries: list[Query],
+                                                  runs: dict[str, list[AgentResult]], reports: dict) -> None:
+    assert {q.days for q in queries} == {3, 5, 7}
+    for q, result, report in zip(queries, runs["reference"], reports["reference"], strict=True):
+        plan = result.plan
+        assert plan is not None and len(plan.days) == q.days
+        back = parse_plan(format_plan(plan), query=q, db=mini_db)
+        again = evaluate(back, q, mini_db)
+        assert again.final_pass == report.final_pass
+        assert again.bas == pytest.approx(report.bas) and again.tdas == pytest.approx(report.tdas)
+
+
+def test_reference_plans_pass_and_score_high(reports: dict) -> None:
+    ref = reports["reference"]
+    failed = [(r.query_id, {k: c.reason for k, c in {**r.commonsense, **r.hard}.items() if c.passed is False})
+              for r in ref if not r.final_pass]
+    assert len(failed) <= 0.05 * len(ref), failed
+    assert _mean([r.bas for r in ref]) >= 0.9
+    assert _mean([r.tdas for r in ref]) >= 0.9
+    assert _mean([r.cats for r in ref]) >= 0.7
+
+
+def test_deterministic_baseline_scores_lower(mini_db: Database, queries: list[Query],
+                                             runs: dict[str, list[AgentResult]], reports: dict) -> None:
+    ref, det = reports["reference"], reports["deterministic"]
+    assert _mean([r.bas for r in det]) < _mean([r.bas for r in ref]) - 0.5
+    assert _mean([r.tdas for r in det]) < _mean([r.tdas for r in ref]) - 0.5
+    # Same choices: the same venues, only the timing differs.
+    for a, b in zip(runs["reference"], runs["deterministic"], strict=True):
+        assert [d.accommodation for d in a.plan.days] == [d.accommodation for d in b.plan.days]
+        assert [leg.number for _, leg in a.plan.legs] == [leg.number for _, leg in b.plan.legs]
+    sample = range(0, N, 3)
+    hold = {name: statistics.fmean(simulate(runs[name][i].plan, queries[i], mini_db, n=400, seed=i).hold_rate
+                                   for i in sample) for name in runs}
+    assert hold["deterministic"] < hold["reference"] - 0.2, hold
