@@ -99,6 +99,30 @@ def test_reference_info_gathers_through_the_toolkit(mini_db, good) -> None:
     assert f"Transport from {query.org} to {info.cities[0]} on {query.dates[0]}" in info.text
 
 
+def test_state_routes_are_served(mini_db) -> None:
+    """For 5/7-day queries the chosen route has stays meeting the constraints and a service on every leg."""
+    state_queries = [q for q in query_pool(mini_db) if q.days != 3][:8]
+    assert {q.days for q in state_queries} == {5, 7}
+    for query in state_queries:
+        toolkit = Toolkit(mini_db)
+        info = gather_reference_info(query, toolkit)
+        assert info.errors == [] and "no ordering" not in info.text
+        assert len(info.cities) == query.visiting_city_number == len(set(info.cities))
+        assert len(info.legs) == query.visiting_city_number + 1
+        for origin, dest, date in info.legs:
+            section = next(s for s in info.sections if s.startswith(f"## Transport from {origin} to {dest} on {date}"))
+            assert " found" in section  # some mode lists at least one service
+        calls = [json.dumps([s.name, s.args], sort_keys=True) for s in toolkit.trace.steps if s.kind == "tool_call"]
+        assert len(calls) == len(set(calls))  # the cache never repeats a lookup
+
+
+@pytest.mark.slow
+def test_reference_info_on_every_mini_query(mini_db) -> None:
+    for query in query_pool(mini_db):
+        info = gather_reference_info(query, Toolkit(mini_db))
+        assert info.errors == [] and "no ordering" not in info.text, query.query_id
+
+
 def test_route_split_over_days() -> None:
     assert transfer_days(5, 2) == [2] and transfer_days(7, 3) == [2, 4] and transfer_days(3, 1) == []
 

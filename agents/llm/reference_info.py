@@ -8,13 +8,17 @@ statistics of each leg's modes. Every lookup goes through the toolkit, so it is 
 trace like any agent's tool call, and the result is compact text: the tools' own tables under
 section headings.
 
-Which cities: a 3-day query names its city; a 5/7-day query names a state, so the state's most
-populous cities (from `list_cities`) are taken, `visiting_city_number` of them plus `extra_cities`
-spare candidates, visited in that order and split evenly over the days.
+Which cities: a 3-day query names its city; a 5/7-day query names a state, so the route is the
+first ordering (by population rank) of `visiting_city_number` of the state's most populous
+`visiting_city_number + extra_cities` cities in which every city has a stay meeting the stay
+constraints and every leg has a service on its date (days split evenly over the cities). Lookups
+are cached per (tool, arguments), so checking a route and listing it cost the same calls.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -41,7 +45,8 @@ class ReferenceLimits(BaseModel):
     restaurants: int = Field(default=8, ge=1, le=50)
     attractions: int = Field(default=6, ge=1, le=50)
     events: int = Field(default=5, ge=0, le=50)
-    extra_cities: int = Field(default=0, ge=0, le=3, description="Spare candidate cities for state queries")
+    extra_cities: int = Field(default=2, ge=0, le=3,
+                              description="Spare candidate cities considered when choosing a state query's route")
     crowd: bool = Field(default=True, description="Add the crowd profile of every listed venue")
     delay_stats: bool = Field(default=True, description="Add per-leg delay statistics")
     transit: bool = Field(default=False, description="Add the nearest transit stop of every listed venue")
@@ -84,17 +89,27 @@ def city_dates(query: Query, cities: list[str]) -> list[tuple[str, str]]:
 
 
 class _Gatherer:
+    """Runs the lookups, caching each (tool, args) so that route choice and rendering share calls."""
+
     def __init__(self, query: Query, toolkit: ToolCaller, limits: ReferenceLimits) -> None:
         self.query, self.toolkit, self.limits = query, toolkit, limits
         self.errors: list[str] = []
+        self.cache: dict[str, Any] = {}
 
     def call(self, name: str, **args: Any) -> Any:
-        result = self.toolkit.call(name, {k: v for k, v in args.items() if v not in (None, [], "")})
+        args = {k: v for k, v in args.items() if v not in (None, [], "")}
+        key = json.dumps([name, args], sort_keys=True)
+        if key in self.cache:
+            return self.cache[key]
+        result = self.toolkit.call(name, args)
         if not getattr(result, "ok", False):
             self.errors.append(getattr(result, "error", None) or getattr(result, "text", str(result)))
+        self.cache[key] = result
         return result
 
-    def cities(self) -> list[str]:
+    # ------------------------------------------------------------ route
+
+    def candidates(self) -> list[str]:
         q = self.query
         if q.days == 3:
             return [q.dest]
@@ -103,27 +118,54 @@ class _Gatherer:
         names = [row["city"] for row in getattr(result, "rows", [])][:want]
         return names or [q.dest]
 
-    def transport(self, origin: str, dest: str, date: str) -> str:
-        forbidden = self.query.local_constraint.transportation
-        out = [f"## Transport from {origin} to {dest} on {date}"]
+    def choose_route(self, candidates: list[str]) -> tuple[list[str], str | None]:
+        """The first ordering (by population rank) of `visiting_city_number` candidates whose cities
+        have a stay meeting the constraints and whose legs all have a service on their dates.
+
+        Returns the cities and a note when no ordering qualifies (then the top cities are used)."""
+        k = min(self.query.visiting_city_number, len(candidates)) if self.query.days != 3 else 1
+        with_stays = [c for c in candidates if getattr(self.stays(c), "rows", None)]
+        usable = with_stays if len(with_stays) >= k else candidates
+        for order in itertools.permutations(usable, k):
+            if all(self.served(*leg) for leg in route_legs(self.query, list(order))):
+                return list(order), None
+        return usable[:k], ("no ordering of the candidate cities has stays meeting the constraints and a "
+                            "service on every leg's date; listed what exists")
+
+    def served(self, origin: str, dest: str, date: str) -> bool:
+        return bool(self.transport_results(origin, dest, date)[1])
+
+    # ------------------------------------------------------------ sections
+
+    def transport_tools(self) -> list[str]:
         tools = ["search_flights", "search_trains", "search_buses"]
-        if forbidden == "no flight":
+        if self.query.local_constraint.transportation == "no flight":
             tools.remove("search_flights")
-            out.append("(flights are forbidden by the query)")
-        served: list[str] = []  # modes with at least one service, for the delay statistics
-        for tool in tools:
+        return tools
+
+    def transport_results(self, origin: str, dest: str, date: str) -> tuple[list[Any], list[str]]:
+        """The transport lookups of one leg and the modes that have a service."""
+        results, served = [], []
+        for tool in self.transport_tools():
             result = self.call(tool, origin=origin, destination=dest, date=date, sort_by="price",
                                limit=self.limits.transport)
-            out.append(result.text)
+            results.append(result)
             if getattr(result, "rows", None):
                 served.append(MODE_OF_TOOL[tool])
-        if forbidden == "no cab":
-            out.append("(cabs are forbidden by the query)")
-        else:
+        if self.query.local_constraint.transportation != "no cab":
             result = self.call("cab_route", origin=origin, destination=dest)
-            out.append(result.text)
+            results.append(result)
             if getattr(result, "rows", None):
                 served.append("cab")
+        return results, served
+
+    def transport(self, origin: str, dest: str, date: str) -> str:
+        forbidden = self.query.local_constraint.transportation
+        results, served = self.transport_results(origin, dest, date)
+        out = [f"## Transport from {origin} to {dest} on {date}"]
+        if forbidden:
+            out.append(f"(the query forbids: {forbidden})")
+        out.extend(r.text for r in results)
         if self.limits.delay_stats:
             for mode in served:
                 result = self.call("delay_stats", mode=mode, origin=origin, destination=dest)
@@ -131,12 +173,15 @@ class _Gatherer:
                     out.append(result.text)
         return "\n".join(out)
 
+    def stays(self, city: str) -> Any:
+        lc = self.query.local_constraint
+        return self.call("search_stays", city=city, house_type=lc.house_type,
+                         allows=[lc.house_rule] if lc.house_rule else [], amenities=list(lc.amenities),
+                         services=list(lc.services), sort_by="rating", limit=self.limits.stays)
+
     def city(self, city: str, start: str, end: str) -> str:
         lc, lim = self.query.local_constraint, self.limits
-        out = [f"## {city} ({start} to {end})"]
-        out.append(self.call("search_stays", city=city, house_type=lc.house_type,
-                             allows=[lc.house_rule] if lc.house_rule else [], amenities=list(lc.amenities),
-                             services=list(lc.services), sort_by="rating", limit=lim.stays).text)
+        out = [f"## {city} ({start} to {end})", self.stays(city).text]
         venues: list[tuple[str, str]] = []
         for cuisine in lc.cuisine:
             venues += self._listing(out, "search_restaurants", "restaurant", city=city, cuisine=cuisine, limit=3)
@@ -148,11 +193,7 @@ class _Gatherer:
             for segment in lc.event_types or [None]:
                 out.append(self.call("search_events", city=city, start_date=start, end_date=end, segment=segment,
                                      limit=lim.events).text)
-        seen: set[tuple[str, str]] = set()
-        for kind, name in venues:
-            if (kind, name) in seen:
-                continue
-            seen.add((kind, name))
+        for kind, name in dict.fromkeys(venues):
             if lim.crowd:
                 result = self.call("crowd_profile", city=city, venue=name, venue_type=kind)
                 if "no crowd data" not in result.text:
@@ -170,18 +211,15 @@ class _Gatherer:
 def gather_reference_info(query: Query, toolkit: ToolCaller, limits: ReferenceLimits | None = None) -> ReferenceInfo:
     """Look up everything a one-shot planner needs for `query`; see the module docstring."""
     g = _Gatherer(query, toolkit, limits or ReferenceLimits())
-    cities = g.cities()
-    plan_cities = cities[: query.visiting_city_number] if query.days != 3 else cities
-    legs = route_legs(query, plan_cities)
+    candidates = g.candidates()
+    cities, problem = g.choose_route(candidates)
+    legs = route_legs(query, cities)
     info = ReferenceInfo(cities=cities, legs=legs)
-    if len(cities) > len(plan_cities):
-        info.sections.append("## Candidate cities\nSuggested route: " + " -> ".join([query.org, *plan_cities,
-                                                                                      query.org])
-                             + f"; spare candidates: {', '.join(cities[len(plan_cities):])}")
+    if query.days != 3:
+        info.sections.append("## Route\nSuggested route: " + " -> ".join([query.org, *cities, query.org])
+                             + f" (moving on {', '.join(leg[2] for leg in legs[1:-1]) or '-'})"
+                             + (f"; {problem}" if problem else ""))
     info.sections.extend(g.transport(*leg) for leg in legs)
-    for extra in cities[len(plan_cities):]:
-        info.sections.append(g.transport(query.org, extra, query.dates[0]))
-    dates = city_dates(query, plan_cities) + [(query.dates[0], query.dates[-1])] * (len(cities) - len(plan_cities))
-    info.sections.extend(g.city(city, a, b) for city, (a, b) in zip(cities, dates, strict=True))
+    info.sections.extend(g.city(city, a, b) for city, (a, b) in zip(cities, city_dates(query, cities), strict=True))
     info.errors = g.errors
     return info
