@@ -366,6 +366,9 @@ def test_every_tool_hits_on_the_mini_sandbox(mini_db: Database) -> None:
     c = _some(mini_db, "crowd")
     crowd = call(mini_db, "crowd_profile", city=c["city"], venue=c["venue_name"], venue_type=c["venue_type"])
     assert crowd.rows == [c]
+    listing = call(mini_db, f"search_{c['venue_type']}s", city=c["city"], limit=100)
+    line = next(x for x in listing.text.splitlines() if x.startswith(c["venue_name"] + " | "))
+    assert line.endswith("| yes")
     ts = _some(mini_db, "transit_stops")
     assert call(mini_db, "nearest_transit", city=ts["city"], venue=ts["poi_name"]).rows[0]["stop_name"] == ts[
         "stop_name"]
@@ -394,3 +397,18 @@ def test_mini_sandbox_calendar_is_enforced(mini_db: Database) -> None:
     f = mini_db.tables["flights"].row(0)
     late = call(mini_db, "search_flights", origin=f["origin_city"], destination=f["dest_city"], date="2031-01-06")
     assert not late.ok and "outside the dates the database covers" in late.error
+
+
+@pytest.mark.slow
+def test_full_sandbox_lookups_match_pandas_scans() -> None:
+    """On the full sandbox the indexed tools return exactly the rows of pandas boolean-mask scans,
+    and faster (the timing bound is loose here; benchmarks/lookup.py measures the ratio)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "lookup.py"
+    spec = importlib.util.spec_from_file_location("lookup_benchmark", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    summary = module.run("full", n=120, seed=1, repeat=2)
+    assert summary["mismatches"] == 0
+    assert summary["median_ratio_core"] > 10

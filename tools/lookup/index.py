@@ -65,6 +65,7 @@ class LookupIndex:
     categories: np.ndarray
     cuisines: np.ndarray
     price_tier: np.ndarray
+    has_crowd: dict[str, np.ndarray]
 
     @classmethod
     def build(cls, db: Database) -> LookupIndex:
@@ -85,7 +86,22 @@ class LookupIndex:
             categories=_bits(t["attractions"].columns["categories"], tuple(ATTRACTION_CATEGORIES)),
             cuisines=_bits(t["restaurants"].columns["cuisines"], CUISINES),
             price_tier=_codes(t["restaurants"].columns["price_tier"], PRICE_TIERS),
+            has_crowd=_has_crowd(db),
         )
+
+
+def _has_crowd(db: Database) -> dict[str, np.ndarray]:
+    """Per attraction and restaurant row: whether the crowd table holds its profile."""
+    out = {}
+    crowd = db.tables["crowd"].columns
+    for kind, table in (("attraction", "attractions"), ("restaurant", "restaurants")):
+        flags = np.zeros(db.tables[table].n, dtype=bool)
+        for city, venue_type, name in zip(crowd["city"], crowd["venue_type"], crowd["venue_name"], strict=True):
+            i = db.venue(table, city, name) if venue_type == kind else None
+            if i is not None:
+                flags[i] = True
+        out[table] = flags
+    return out
 
 
 def lookup_index(db: Database) -> LookupIndex:

@@ -64,8 +64,9 @@ def _by_key(db: Database, table: str, column: str, idx: np.ndarray) -> np.ndarra
     return idx[np.lexsort((lookup_index(db).name_rank[table][idx], key))]
 
 
-def _has_crowd(db: Database, city: str, venue_type: str, name: str) -> str:
-    return "yes" if db.crowd_row(city, venue_type, name) is not None else "no"
+def _crowd_flags(db: Database, table: str, shown: np.ndarray) -> list[str]:
+    """'yes'/'no' per shown venue: whether crowd_profile has data for it."""
+    return ["yes" if f else "no" for f in lookup_index(db).has_crowd[table][shown].tolist()]
 
 
 # ---------------------------------------------------------------- stays
@@ -178,8 +179,9 @@ def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
     found = find_attractions(db, city, args.category, args.sort_by)
     shown, cut = page(found, args.limit)
     rows = rows_of(db.tables["attractions"], shown)
+    crowd = _crowd_flags(db, "attractions", shown)
     lines = [[r["name"], r["categories"], r["visit_duration_hr"], r["rating"], r["entry_fee_inr"],
-              f"{r['open_time']}-{r['close_time']}", _has_crowd(db, city, "attraction", r["name"])] for r in rows]
+              f"{r['open_time']}-{r['close_time']}", c] for r, c in zip(rows, crowd, strict=True)]
     text = table_text(f"Attractions in {city}" + (f" ({args.category})" if args.category else "")
                       + f", by {args.sort_by}",
                       ["name", "categories", "visit_hr", "rating", "entry_fee_inr", "hours", "crowd_data"], lines,
@@ -224,8 +226,9 @@ def search_restaurants(db: Database, args: RestaurantSearch) -> ToolResult:
     found = find_restaurants(db, city, args.cuisine, args.price_tier, args.sort_by)
     shown, cut = page(found, args.limit)
     rows = rows_of(db.tables["restaurants"], shown)
+    crowd = _crowd_flags(db, "restaurants", shown)
     lines = [[r["name"], r["cuisines"], r["price_tier"], r["avg_cost_inr"], r["rating"],
-              f"{r['open_time']}-{r['close_time']}", _has_crowd(db, city, "restaurant", r["name"])] for r in rows]
+              f"{r['open_time']}-{r['close_time']}", c] for r, c in zip(rows, crowd, strict=True)]
     text = table_text(f"Restaurants in {city}, by {args.sort_by}",
                       ["name", "cuisines", "tier", "avg_cost_inr", "rating", "hours", "crowd_data"], lines,
                       total=int(found.size), truncated=cut, narrow="filter by cuisine or price_tier, or raise limit.",
