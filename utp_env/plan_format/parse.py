@@ -102,9 +102,13 @@ def _text(value: Any, number: int, field: str, sep: str = "; ") -> str | None:
 
 
 def _list(value: Any, number: int, field: str) -> list[str]:
-    """A `;`-separated field as its non-absent parts."""
+    """A `;`-separated field as its non-absent parts; the POI list may end with one `.`."""
     text = _text(value, number, field)
-    return [] if text is None else [p for p in split_top(text.rstrip(". "), ";") if not is_absent(p)]
+    if text is None:
+        return []
+    if field == "point_of_interest_list" and text.endswith("."):
+        text = text[:-1]
+    return [p for p in split_top(text, ";") if not is_absent(p)]
 
 
 def _cities(value: Any, number: int, db: Database | None) -> list[str]:

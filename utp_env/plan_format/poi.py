@@ -74,7 +74,7 @@ def parse_entry(entry: str, day: int | str) -> RawItem:
         name, act = unwrap(head), None
         rest = entry[len(head):]
     else:
-        name, act = unwrap(m["name"]), m["act"]
+        name, act = unwrap(m["name"]), m.groupdict().get("act")
     if not name:
         raise PlanFormatError("entry without a name", day=day, field=FIELD, snippet=entry)
     activity = ACTIVITY_WORDS[re.sub(r"[\s-]", "", act.lower())] if act else None

@@ -93,12 +93,8 @@ def split_top(text: str, sep: str) -> list[str]:
 
 
 def unwrap(text: str) -> str:
-    """`text` without surrounding spaces and `,.;`, and without one enclosing pair of parentheses."""
+    """`text` without surrounding spaces and `,;`, and without one enclosing pair of parentheses."""
     text = text.strip().strip(",;").strip()
-    if text.endswith(".") and not text.endswith(")."):
-        text = text[:-1].rstrip()
-    elif text.endswith(")."):
-        text = text[:-1]
     if text.startswith("(") and text.endswith(")") and _closes_at_end(text):
         text = text[1:-1].strip()
     return text
