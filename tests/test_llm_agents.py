@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 
 from agents.base import Toolkit
@@ -380,6 +380,17 @@ def test_tool_calling_model_error_mid_episode(mini_db, good) -> None:
     assert outcome.info["termination_reason"] == "agent_error"
     assert "turn 3" in outcome.result.error and "scripted failure" in outcome.result.error
     assert outcome.result.trace.tool_calls == 2
+
+
+def test_models_without_tool_calling_get_a_clear_error(mini_db, good) -> None:
+    query, plan_json = good
+    plain = GenericFakeChatModel(messages=iter([AIMessage(content=plan_json)] * 3))
+    result = AtlasAgent(chat_model=plain, **MODEL).run(query, Toolkit(mini_db))
+    assert result.plan is None and "does not support tool calling" in result.error
+    agent = ToolCallingAgent(chat_model=GenericFakeChatModel(messages=iter([])), **MODEL)
+    outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
+    assert outcome.info["termination_reason"] == "agent_error"
+    assert "does not support tool calling" in outcome.result.error
 
 
 def test_split_answers() -> None:

@@ -201,7 +201,14 @@ class RetryingModel:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> RetryingModel:
-        bound = RetryingModel(self.model.bind_tools(tools, **kwargs), sleep=self.sleep, retry_if=self.retry_if)
+        """The model with `tools` bound, keeping the retries; ModelConfigError if it cannot call tools."""
+        try:
+            inner = self.model.bind_tools(tools, **kwargs)
+        except NotImplementedError:
+            raise ModelConfigError(f"the chat model {type(self.model).__name__} does not support tool calling "
+                                   "(bind_tools); the atlas and tool_calling agents need one. Use a tool-calling "
+                                   "model, or the direct agent") from None
+        bound = RetryingModel(inner, sleep=self.sleep, retry_if=self.retry_if)
         bound.delays = self.delays
         return bound
 

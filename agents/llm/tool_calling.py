@@ -117,11 +117,15 @@ class ToolCallingAgent:
         observation, info = env.reset(seed=seed, options=options)
         query = Query.model_validate(info["query"])
         session = ModelSession(self.model, trace, self.settings.price)
-        bound = self.model.bind_tools(env.openai_tools())
         messages: list[Any] = [SystemMessage(self.system_prompt(query)), HumanMessage(observation)]
         final: dict[str, Any] | None = None
         reward, error = 0.0, None
-        for turn in range(self.settings.max_steps):
+        try:
+            bound = self.model.bind_tools(env.openai_tools())
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            reward, final = env.end_episode("agent_error", message=error)
+        for turn in range(self.settings.max_steps if final is None else 0):
             try:
                 reply = session.invoke("agent", messages, model=bound)
             except Exception as exc:
