@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from tools.database import Database, normalize
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import Query
-from utp_env.resolve import ResolvedLeg, VenueRef, crowd_of, find_venue, resolve_leg, split_name_city
+from utp_env.resolve import ResolvedLeg, VenueRef, find_venue, resolve_leg, split_name_city
 
 KIND_TABLE = {"accommodation": "accommodations", "attraction": "attractions", "restaurant": "restaurants",
               "event": "events"}
@@ -58,6 +58,34 @@ class EvalIndex:
         cities = db.tables["cities"].columns
         self.state_of: dict[str, str] = {normalize(c): normalize(s)
                                          for c, s in zip(cities["city"], cities["state"], strict=True)}
+        self.city_names: dict[str, str] = {normalize(c): c for c in cities["city"]}
+
+    def find(self, tables: tuple[str, ...], cities: list[str], name: str, date: str | None) -> VenueRef | None:
+        """The first venue with normalised `name` in normalised `cities`, searching `tables` in order."""
+        for city in cities:
+            canonical = self.city_names.get(city)
+            if canonical is None:
+                continue
+            for table in tables:
+                if table == "events":
+                    if date is None:  # no date: the first event of that name (rare; scan via resolve)
+                        ref = find_venue(self.db, name, [canonical], ("events",), None)
+                        if ref is not None:
+                            return ref
+                        continue
+                    row = self.db.tables["events"].by_key.get((city, name, normalize(date)))
+                else:
+                    row = self.db.tables[table].by_key.get((city, name))
+                if row is not None:
+                    return VenueRef(table, canonical, row)
+        return None
+
+    def crowd_row(self, ref: VenueRef) -> int | None:
+        """The crowd row of an attraction or restaurant (None without crowd data)."""
+        if ref.table not in ("attractions", "restaurants"):
+            return None
+        name = normalize(self.db.tables[ref.table].columns["name"][ref.row])
+        return self.db.tables["crowd"].by_key.get((normalize(ref.city), ref.venue_type, name))
 
     def crowd(self, row: int) -> CrowdProfile:
         profile = self._crowd.get(row)
@@ -171,27 +199,27 @@ def _summary_names(day: Day) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def resolve_name(db: Database, text: str, tables: tuple[str, ...], cities: list[str],
+def resolve_name(index: EvalIndex, text: str, tables: tuple[str, ...], cities: list[str],
                  date: str | None) -> tuple[VenueRef | None, str | None]:
-    """Find `text` (`Name` or `Name, City`) in `tables` among `cities` (the stated city first).
+    """Find `text` (`Name` or `Name, City`) in `tables` among `cities` (normalised; the stated city first).
 
-    Returns (venue or None, the stated city or None). Exact match after normalisation only.
+    Returns (venue or None, the stated city or None). Exact match after normalisation only, the
+    semantics of `utp_env.resolve.find_venue`, with each name normalised once (hot path).
     """
     name, stated = split_name_city(text)
     if stated is not None:
-        ref = find_venue(db, name, [stated, *cities], tables, date)
+        ref = index.find(tables, [normalize(stated), *cities], normalize(name), date)
         if ref is not None:
             return ref, stated
-    return find_venue(db, text.strip(), cities, tables, date), stated
+    return index.find(tables, cities, normalize(text), date), stated
 
 
-def _item_kind(item: PlanItem, summary_kind: dict[str, tuple[str, str | None]]) -> tuple[str, str | None]:
-    """(kind, meal) of an item from its activity, its venue_type, or the day's summary fields."""
+def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[str, str | None]:
+    """(kind, meal) of an item from its activity, its venue_type, or its entry in the day's summary fields."""
     if item.activity == "travel" or item.venue_type == "transport":
         return "transport", None
     if item.activity == "arrive" or item.venue_type == "transit":
         return "transit", None
-    found = summary_kind.get(normalize(split_name_city(item.name)[0]))
     if item.venue_type is not None:
         meal = item.meal or (found[1] if found is not None and found[0] == item.venue_type else None)
         return item.venue_type, meal
@@ -213,29 +241,31 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
     for i, day in enumerate(plan.days):
         date = day.date or (query.dates[i] if i < len(query.dates) else None)
         ctx = DayContext(i, day, date)
-        cities = list(day.cities)
+        cities = [normalize(c) for c in day.cities]
         summary = _summary_names(day)
-        summary_kind = {normalize(split_name_city(t)[0]): (k, m) for k, t, m in summary}
+        keys = [normalize(split_name_city(t)[0]) for _, t, _ in summary]
+        summary_kind = {key: (k, m) for key, (k, _, m) in zip(keys, summary, strict=True)}
         named: set[tuple[str, str]] = set()
         for item in day.items:
-            kind, meal = _item_kind(item, summary_kind)
+            key = normalize(split_name_city(item.name)[0])
+            kind, meal = _item_kind(item, summary_kind.get(key))
             visit = Visit(i, kind, item.name, item, meal=meal)
             if kind in POI_KINDS:
-                visit.ref, visit.stated_city = resolve_name(db, item.name, (KIND_TABLE[kind],), cities, date)
+                visit.ref, visit.stated_city = resolve_name(index, item.name, (KIND_TABLE[kind],), cities, date)
             elif kind == "unknown":
                 visit.ref, visit.stated_city = resolve_name(
-                    db, item.name, ("attractions", "restaurants", "events", "accommodations"), cities, date)
+                    index, item.name, ("attractions", "restaurants", "events", "accommodations"), cities, date)
                 if visit.ref is not None:
                     visit.kind = TABLE_KIND[visit.ref.table]
             if visit.ref is not None and visit.kind in ("attraction", "restaurant"):
-                visit.crowd_row = crowd_of(db, visit.ref)
-            named.add((visit.kind, normalize(split_name_city(item.name)[0])))
+                visit.crowd_row = index.crowd_row(visit.ref)
+            named.add((visit.kind, key))
             ctx.visits.append(visit)
-        for kind, text, meal in summary:
-            if (kind, normalize(split_name_city(text)[0])) in named:
+        for key, (kind, text, meal) in zip(keys, summary, strict=True):
+            if (kind, key) in named:
                 continue
             visit = Visit(i, kind, text, None, meal=meal)
-            visit.ref, visit.stated_city = resolve_name(db, text, (KIND_TABLE[kind],), cities, date)
+            visit.ref, visit.stated_city = resolve_name(index, text, (KIND_TABLE[kind],), cities, date)
             ctx.visits.append(visit)
         ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date)) for leg in day.transport]
         days.append(ctx)

@@ -1,0 +1,168 @@
+"""Benchmark: complete evaluation of 7-day plans on the full sandbox, one core (DESIGN section 11).
+
+Builds realistic 7-day, 3-city plans programmatically (real legs, stays, meals and attractions
+with timings and transit distances), then times `utp_env.evaluation.evaluate` over them.
+Target: at least 1,000 plans per second. Run: `python benchmarks/evaluate.py [--plans 200] [--seconds 3]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import time
+
+import numpy as np
+
+from tools.database import Database
+from utp_env.evaluation import evaluate
+from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
+from utp_env.query import Persona, Query
+
+TARGET_PLANS_PER_SECOND = 1000.0
+MODES = (("flights", "flight", "flight_number"), ("trains", "train", "train_number"), ("buses", "bus", "bus_id"))
+
+
+def seeded(label: str) -> np.random.Generator:
+    return np.random.default_rng(int.from_bytes(hashlib.sha256(label.encode()).digest()[:8], "little"))
+
+
+def rich_cities(db: Database) -> dict[str, list[str]]:
+    """Cities with at least 2 attractions, 3 restaurants and a stay, grouped by state."""
+    out: dict[str, list[str]] = {}
+    for city in db.cities:
+        if (len(db.city_rows("attractions", city)) >= 2 and len(db.city_rows("restaurants", city)) >= 3
+                and len(db.city_rows("accommodations", city)) >= 1):
+            out.setdefault(db.state_of(city), []).append(city)
+    return out
+
+
+def leg(db: Database, origin: str, dest: str, rng: np.random.Generator) -> TransportLeg:
+    """A scheduled service between two cities (flight, train or bus), else a cab at 08:00."""
+    for table, mode, number_col in MODES:
+        rows = db.pair_rows(table, origin, dest)
+        if len(rows):
+            r = int(rows[rng.integers(len(rows))])
+            cols = db.tables[table].columns
+            dep = parse_hhmm(cols["dep_time"][r])
+            arr = parse_hhmm(cols["arr_time"][r]) + 1440 * int(cols["arr_day_offset"][r])
+            return TransportLeg(mode=mode, number=str(cols[number_col][r]), origin=origin, destination=dest,
+                                dep=dep, arr=arr, planned_arr=arr + int(rng.integers(0, 60)))
+    rows = db.pair_rows("distances", origin, dest)
+    minutes = int(db.tables["distances"].columns["duration_min"][rows[0]]) if len(rows) else 300
+    return TransportLeg(mode="cab", origin=origin, destination=dest, dep=480, arr=480 + minutes,
+                        planned_arr=480 + minutes + 30)
+
+
+def pick(db: Database, table: str, city: str, k: int, rng: np.random.Generator) -> list[str]:
+    rows = db.city_rows(table, city)
+    chosen = rng.choice(rows, size=min(k, len(rows)), replace=False)
+    return [str(db.tables[table].columns["name"][int(i)]) for i in chosen]
+
+
+def city_day(db: Database, number: int, city: str, hotel: str, rng: np.random.Generator,
+             arrive: TransportLeg | None = None, depart: TransportLeg | None = None, start_city: str | None = None
+             ) -> Day:
+    """One day in `city`: stay, breakfast, two attractions, lunch, dinner, stay (trimmed around legs)."""
+    items: list[PlanItem] = []
+    attractions = pick(db, "attractions", city, 2, rng)
+    breakfast, lunch, dinner = pick(db, "restaurants", city, 3, rng)
+    t = 480
+    if depart is not None:  # leave in the morning from the previous city
+        items.append(PlanItem(name=hotel, activity="checkout", start=max(0, depart.dep - 150),
+                              end=max(0, depart.dep - 120)))
+        items.append(PlanItem(name="Transit point", activity="arrive", start=max(0, depart.dep - 90),
+                              end=max(0, depart.dep - 60)))
+        t = depart.planned_arrival + 30
+    elif arrive is None and number > 1:
+        items.append(PlanItem(name=hotel, activity="stay", start=420, end=480))
+    if arrive is not None:
+        items.append(PlanItem(name="Transit point", activity="arrive", start=max(0, arrive.dep - 90),
+                              end=max(0, arrive.dep - 60)))
+        t = arrive.planned_arrival + 30
+    stay_name = hotel
+    meal_plan = [(breakfast, "breakfast", 50), (attractions[0], None, 0), (lunch, "lunch", 60),
+                 (attractions[-1], None, 0), (dinner, "dinner", 75)]
+    hours = db.tables["attractions"].columns["visit_duration_hr"]
+    for name, meal, base in meal_plan:
+        if t >= 22 * 60:
+            break
+        if meal is None:
+            row = db.venue("attractions", city, name)
+            base = int(float(hours[row]) * 60) if row is not None else 120
+        length = base + int(rng.integers(0, base // 2 + 1))
+        items.append(PlanItem(name=name, activity="visit", start=t, end=t + length, meal=meal,
+                              transit_stop="Stop", transit_distance_m=float(rng.integers(50, 8000))))
+        t += length + 30
+    items.append(PlanItem(name=stay_name, activity="stay", start=max(t, 21 * 60), end=max(t, 21 * 60) + 600))
+    cities = [start_city, city] if start_city else [city]
+    legs = [x for x in (arrive, depart) if x is not None]
+    return Day(day=number, cities=cities, transport=legs, accommodation=hotel,
+               breakfast=breakfast, lunch=lunch, dinner=dinner, attractions=attractions, items=items)
+
+
+def seven_day_plan(db: Database, index: int, states: dict[str, list[str]], origins: list[str]
+                   ) -> tuple[Plan, Query]:
+    rng = seeded(f"bench-eval-{index}")
+    state = sorted(states)[int(rng.integers(len(states)))]
+    c1, c2, c3 = (str(c) for c in rng.choice(states[state], size=3, replace=False))
+    org = origins[int(rng.integers(len(origins)))]
+    hotels = {c: pick(db, "accommodations", c, 1, rng)[0] for c in (c1, c2, c3)}
+    days = [
+        city_day(db, 1, c1, hotels[c1], rng, arrive=leg(db, org, c1, rng), start_city=org),
+        city_day(db, 2, c1, hotels[c1], rng),
+        city_day(db, 3, c2, hotels[c2], rng, arrive=leg(db, c1, c2, rng), start_city=c1),
+        city_day(db, 4, c2, hotels[c2], rng),
+        city_day(db, 5, c3, hotels[c3], rng, arrive=leg(db, c2, c3, rng), start_city=c2),
+        city_day(db, 6, c3, hotels[c3], rng),
+    ]
+    back = leg(db, c3, org, rng)
+    last = Day(day=7, cities=[c3, org], transport=[back],
+               items=[PlanItem(name=hotels[c3], activity="checkout", start=max(0, back.dep - 150),
+                               end=max(0, back.dep - 120)),
+                      PlanItem(name="Transit point", activity="arrive", start=max(0, back.dep - 90),
+                               end=max(0, back.dep - 60))])
+    days.append(last)
+    query = Query(query_id=f"bench-{index}", org=org, dest=state, visiting_city_number=3, days=7,
+                  dates=[f"2025-11-{10 + i}" for i in range(7)], people_number=int(rng.integers(1, 6)),
+                  budget_inr=150000, level="hard",
+                  persona=Persona(traveler_type="Adventure Seeker", purpose="Cultural Exploration",
+                                  spending="Luxury Traveler", location_preference="Historical Sites"),
+                  risk_profile=("tolerant", "optimized", "averse")[index % 3], text="benchmark")
+    return Plan(query_id=query.query_id, days=days), query
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--plans", type=int, default=200, help="distinct plans to build")
+    parser.add_argument("--seconds", type=float, default=3.0, help="time budget of the measurement")
+    parser.add_argument("--db", help="database directory (default: the embedded full sandbox)")
+    args = parser.parse_args()
+    if args.db:
+        db = Database.open(args.db)
+    else:
+        from tools.sandbox import open_sandbox
+
+        db = open_sandbox("full")
+    states = {s: c for s, c in rich_cities(db).items() if len(c) >= 3}
+    origins = sorted(c for cs in rich_cities(db).values() for c in cs)
+    pairs = [seven_day_plan(db, i, states, origins) for i in range(args.plans)]
+    items = sum(len(d.items) for p, _ in pairs for d in p.days)
+    legs = sum(len(d.transport) for p, _ in pairs for d in p.days)
+    evaluate(*pairs[0], db)  # warm the per-database caches (delay index, crowd profiles, name index)
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < args.seconds:
+        for plan, query in pairs:
+            evaluate(plan, query, db)
+        done += len(pairs)
+    elapsed = time.perf_counter() - start
+    rate = done / elapsed
+    sample = evaluate(*pairs[0], db)
+    print(f"plans: {args.plans} distinct 7-day plans, {items / args.plans:.1f} items and "
+          f"{legs / args.plans:.1f} legs each; sample BAS {sample.bas}, CATS {sample.cats}, TDAS {sample.tdas}")
+    print(f"evaluate: {rate:,.0f} plans/s on one core ({1e3 / rate:.3f} ms per plan); "
+          f"target {TARGET_PLANS_PER_SECOND:,.0f}/s: ratio {rate / TARGET_PLANS_PER_SECOND:.2f}x "
+          f"({'OK' if rate >= TARGET_PLANS_PER_SECOND else 'BELOW TARGET'})")
+
+
+if __name__ == "__main__":
+    main()
