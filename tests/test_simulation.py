@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tools.database import Database
 from tools.schema import TABLES
@@ -18,6 +20,7 @@ from utp_env.simulation import compile_for, draw_delays, simulate, simulate_once
 from utp_env.simulation.compile import CAB, ELASTIC, FIXED, LEG, VISIT
 from utp_env.simulation.engine import run
 from utp_env.simulation.loop import run_loop
+from utp_env.simulation.report import QUANTILES, nonneg_quantiles
 
 # ------------------------------------------------------------------ a tiny hand-made database
 
@@ -401,3 +404,12 @@ def test_week_plan_on_the_full_sandbox_is_fast() -> None:
     elapsed = time.perf_counter() - t0
     assert report.n == 10_000 and len(report.missed_legs) == 3
     assert elapsed < 1.0  # the 100 ms target is measured by benchmarks/simulate.py; CI machines vary
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 60), rows=st.integers(1, 4), zero_share=st.floats(0, 1), seed=st.integers(0, 2**32 - 1))
+def test_nonneg_quantiles_equal_numpy(n: int, rows: int, zero_share: float, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    values = rng.exponential(30.0, (rows, n)) * (rng.random((rows, n)) >= zero_share)
+    np.testing.assert_allclose(nonneg_quantiles(values), np.quantile(values, QUANTILES, axis=1),
+                               rtol=1e-12, atol=1e-12)

@@ -65,12 +65,43 @@ class RobustnessReport(BaseModel):
     skipped_untimed: list[str] = Field(description="Untimed items, not simulated")
 
 
+QUANTILES = (0.5, 0.95)
+
+
+def nonneg_quantiles(rows: np.ndarray, qs: tuple[float, ...] = QUANTILES) -> np.ndarray:
+    """Per-row quantiles (numpy's default linear interpolation) of a 2-D array of values >= 0.
+
+    Lateness is mostly exactly 0, so each row's zeros are counted rather than sorted and only its
+    positive values are partitioned: several times faster than `np.quantile` on typical rollouts.
+    Returns shape (len(qs), rows).
+    """
+    n_rows, n = rows.shape
+    out = np.zeros((len(qs), n_rows))
+    if n == 0:
+        return out
+    ranks = [q * (n - 1) for q in qs]
+    needed = sorted({int(np.floor(h)) for h in ranks} | {min(int(np.floor(h)) + 1, n - 1) for h in ranks})
+    for r in range(n_rows):
+        positive = rows[r][rows[r] > 0]
+        zeros = n - positive.size
+        kth = [i - zeros for i in needed if i >= zeros]
+        if not kth:
+            continue
+        part = np.partition(positive, kth)
+        value = {i: (part[i - zeros] if i >= zeros else 0.0) for i in needed}
+        for qi, h in enumerate(ranks):
+            lo = int(np.floor(h))
+            hi = min(lo + 1, n - 1)
+            out[qi, r] = value[lo] + (h - lo) * (value[hi] - value[lo])
+    return out
+
+
 def _lateness(values: np.ndarray) -> Lateness:
+    """Mean, p50 and p95 of a 1-D array of lateness values (>= 0)."""
     if values.size == 0:
         return Lateness(mean=0.0, p50=0.0, p95=0.0)
-    mean = float(values.mean())
-    p50, p95 = np.quantile(values, [0.5, 0.95], overwrite_input=True)  # callers pass arrays they own
-    return Lateness(mean=mean, p50=float(p50), p95=float(p95))
+    p50, p95 = nonneg_quantiles(values[None, :])[:, 0]
+    return Lateness(mean=float(values.mean()), p50=float(p50), p95=float(p95))
 
 
 def outgoing_lateness(plan: CompiledPlan, rollouts: Rollouts) -> np.ndarray:
@@ -113,11 +144,10 @@ def build_report(plan: CompiledPlan, rollouts: Rollouts, seed: int, tolerance: f
     too_late = (item_late > tolerance).any(axis=0)
     hold = ~(missed.any(axis=0) | lost.any(axis=0) | too_late)
     lost_minutes = (plan.end - plan.start) @ lost
-    trip_end = _lateness(out[-1].copy())
+    trip_end = _lateness(out[-1])
     item_start = _lateness(item_late.ravel())
-    # last uses of `slate` and `out`: let the quantiles partition them in place (no copies)
-    q_start = np.quantile(slate, [0.5, 0.95], axis=1, overwrite_input=True)
-    q_end = np.quantile(out, [0.5, 0.95], axis=1, overwrite_input=True)
+    q_start = nonneg_quantiles(slate)
+    q_end = nonneg_quantiles(out)
     steps_out = [
         StepReport(index=j, day=plan.day[j], label=plan.labels[j], kind=KIND_NAMES[int(plan.kind[j])],
                    planned_start=_clock(plan.start[j], plan.day[j]), planned_end=_clock(plan.end[j], plan.day[j]),
