@@ -103,3 +103,13 @@ def test_plan_reward_scores_a_good_and_a_garbage_completion(mini_db_path: Path, 
     assert expected > 0
     with pytest.raises(ValueError, match="query_id"):
         reward([good])
+
+
+def test_the_docs_agent_loop_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The custom-agent example of docs/ENV.md is run verbatim (our own file, not model output)."""
+    text = (Path(__file__).parent.parent / "docs" / "ENV.md").read_text(encoding="utf-8")
+    section = text.split("## Example: a custom agent loop", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 15 <= len(code.strip().splitlines()) <= 30
+    exec(compile(code, "docs/ENV.md", "exec"), {"__name__": "docs_example"})
+    assert capsys.readouterr().out.startswith("submitted 0.0 {")
