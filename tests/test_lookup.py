@@ -404,10 +404,12 @@ def test_full_sandbox_lookups_match_pandas_scans() -> None:
     """On the full sandbox the indexed tools return exactly the rows of pandas boolean-mask scans,
     and faster (the timing bound is loose here; benchmarks/lookup.py measures the ratio)."""
     import importlib.util
+    import sys
 
     path = Path(__file__).resolve().parents[1] / "benchmarks" / "lookup.py"
     spec = importlib.util.spec_from_file_location("lookup_benchmark", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses of the script look their module up
     spec.loader.exec_module(module)
     summary = module.run("full", n=120, seed=1, repeat=2)
     assert summary["mismatches"] == 0
