@@ -193,6 +193,16 @@ def test_cli_validate_and_stats(mini_db_path: Path, tmp_path: Path, capsys: pyte
     assert "missing" in capsys.readouterr().err
 
 
+def test_cli_build_writes_tables_and_queries(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "built"
+    assert cli_main(["data", "build", "--profile", "mini", "--seed", "3", "--out", str(out), "--queries", "2"]) == 0
+    assert "built mini sandbox (seed 3)" in capsys.readouterr().out
+    assert Database.open(out).manifest["seed"] == 3
+    assert (out / "queries.jsonl").exists()
+    with pytest.raises(SystemExit):
+        cli_main(["data", "build", "--seed", "-1"])
+
+
 def test_bad_seed_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="seed"):
         build_sandbox("mini", -1, tmp_path)

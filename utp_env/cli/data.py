@@ -24,6 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--seed", type=_seed, default=0, help="generator seed (default: 0)")
     build.add_argument("--out", type=Path, default=None,
                        help="output directory (default: the embedded sandbox cache used by the env)")
+    build.add_argument("--queries", type=_count, default=1000, metavar="N",
+                       help="also build N queries with reference plans beside the tables (default: 1000; 0 skips)")
     build.set_defaults(handler=cmd_build)
     validate = sub.add_parser("validate", help="open a database directory and check every file")
     validate.add_argument("path", type=Path, metavar="DIR")
@@ -44,6 +46,16 @@ def _seed(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--queries must be a non-negative integer, got {text!r}")
+    return value
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.out is None:
@@ -60,6 +72,14 @@ def cmd_build(args: argparse.Namespace) -> int:
           f"[{time.perf_counter() - started:.1f} s]")
     print(_counts_text(manifest["row_counts"]))
     print(f"content hash: {manifest['content_hash']}")
+    if args.queries:
+        from utp_env.dataset import QUERIES_FILE, build_query_set
+
+        if args.out is None and (path / QUERIES_FILE).exists():
+            print(f"query set already built: {path / QUERIES_FILE}")
+        else:
+            kept = build_query_set(path, n=args.queries, seed=args.seed, progress=True)
+            print(f"query set: {kept} of {args.queries} queries kept with reference plans in {path / QUERIES_FILE}")
     return 0
 
 
