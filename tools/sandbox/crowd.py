@@ -100,14 +100,16 @@ def crowd_table(cities: Cities, venues: dict[str, Columns], profile: SandboxProf
 
 
 def _peak_window(hours: list[int], levels: list[int]) -> tuple[int, int]:
-    """The longest run of open hours at the top level."""
+    """The longest run of open hours at the top level (the first one on ties)."""
     top = max(levels)
-    best, run = (0, 0, -1), None
-    for k, lv in enumerate(levels):
-        if lv == top:
-            run = (run[0], k) if run else (k, k)
-            if run[1] - run[0] > best[1] - best[0] or best[2] < 0:
-                best = (run[0], run[1], 1)
-        else:
-            run = None
+    best: tuple[int, int] | None = None
+    start: int | None = None
+    for k, lv in enumerate([*levels, -1]):
+        if lv == top and start is None:
+            start = k
+        elif lv != top and start is not None:
+            if best is None or k - 1 - start > best[1] - best[0]:
+                best = (start, k - 1)
+            start = None
+    assert best is not None  # levels is non-empty, so the top level occurs
     return hours[best[0]], hours[best[1]]

@@ -57,8 +57,11 @@ def events_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
         name = base
         key = f"{name}|{day}".casefold()
         seen = taken.setdefault(c, set())
+        tries = 0
         while key in seen:
-            name = f"{base} {nm.AREAS[int(rng.integers(len(nm.AREAS)))]}"
+            tries += 1
+            suffix = nm.AREAS[int(rng.integers(len(nm.AREAS)))] if tries < 10 else str(tries)
+            name = f"{base} {suffix}"
             key = f"{name}|{day}".casefold()
         seen.add(key)
         start = (9 * 60 if segment == "Sports" else 17 * 60) + int(rng.integers(0, 8)) * 30
