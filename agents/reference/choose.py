@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 from tools.database import Database
-from utp_env.queries.feasibility import Skeleton
+from utp_env.queries.feasibility import Skeleton, TripQuote
 from utp_env.queries.options import (
     LegOption,
     attractions_by_fee,
@@ -34,19 +34,22 @@ def spending_style(query: Query) -> str:
     return next((k for k in VALUE_OF_TIME if k in text), "moderate")
 
 
-def choose_legs(query: Query, db: Database, sk: Skeleton, mid: float, policy: Policy) -> list[LegOption]:
-    """One option per leg: the cheapest, or the best fare + time value + delay risk for the persona."""
+def choose_legs(query: Query, db: Database, quote: TripQuote, mid: float, policy: Policy) -> list[LegOption]:
+    """One option per leg: the quote's (cheapest, conflict-free) legs, or the best fare + time value +
+    delay risk for the persona among the modes the quote's legs allow (never both flight and cab)."""
+    if policy == "cheapest":
+        return list(quote.legs)
+    sk = quote.skeleton
+    banned = "cab" if any(leg.mode == "flight" for leg in quote.legs) else "flight"
     stops = (query.org, *sk.cities, query.org)
     vot = VALUE_OF_TIME[spending_style(query)] * query.people_number
     out = []
     for j, day in enumerate(sk.leg_days):
         opts = leg_options(db, stops[j], stops[j + 1], query.dates[day], query.people_number,
                            query.local_constraint, first=j == 0, last=j == len(sk.leg_days) - 1, mid=mid)
-        if policy == "cheapest":
-            out.append(opts[0])
-        else:
-            out.append(min(opts, key=lambda o: (o.fare + vot * (o.hist_duration + (1 + mid) * o.expected_delay),
-                                                o.dep, o.mode, o.number or "")))
+        out.append(min((o for o in opts if o.mode != banned), default=quote.legs[j],
+                       key=lambda o: (o.fare + vot * (o.hist_duration + (1 + mid) * o.expected_delay),
+                                      o.dep, o.mode, o.number or "")))
     return out
 
 

@@ -12,15 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.database import Database
-from utp_env.config import UncertaintyConfig
-from utp_env.evaluation.context import build_context
-from utp_env.evaluation.hard import trip_cost
-from utp_env.itinerary import Day, Plan, TransportLeg
-from utp_env.queries.feasibility import TripQuote, cheapest_trip
-from utp_env.queries.options import LegOption
-from utp_env.query import Query
-
 from agents.base import AgentResult, Toolkit
 from agents.reference.choose import (
     Policy,
@@ -33,6 +24,15 @@ from agents.reference.choose import (
 )
 from agents.reference.schedule import DESK, LATEST_END, MORNING, TRANSFER, WAKE, DayScheduler, TransitLookup, TripState
 from agents.reference.timing import Timing
+from tools.database import Database
+from tools.errors import UnknownNameError
+from utp_env.config import UncertaintyConfig
+from utp_env.evaluation.context import build_context
+from utp_env.evaluation.hard import trip_cost
+from utp_env.itinerary import Day, Plan, TransportLeg
+from utp_env.queries.feasibility import TripQuote, cheapest_trip
+from utp_env.queries.options import LegOption
+from utp_env.query import Query
 
 SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses"}
 ATTRACTIONS_PER_DAY = {"adventure": 3, "laidback": 2, "other": 2}
@@ -49,7 +49,11 @@ class ReferencePlanner:
     def run(self, query: Query, toolkit: Toolkit) -> AgentResult:
         """Plan `query`; an infeasible query yields an error result (never an exception)."""
         db = toolkit.db
-        quote = cheapest_trip(query, db, self.config)
+        try:
+            quote = cheapest_trip(query, db, self.config)
+        except UnknownNameError as exc:
+            toolkit.trace.note(str(exc))
+            return AgentResult(plan=None, trace=toolkit.trace, error=f"bad query: {exc}")
         if isinstance(quote, str):
             toolkit.trace.note(f"no valid plan: {quote}")
             return AgentResult(plan=None, trace=toolkit.trace, error=f"no valid plan: {quote}")
@@ -72,7 +76,7 @@ class ReferencePlanner:
         timing = Timing(db, self.config, query.risk_profile, self.buffers)
         risk = self.config.risk_multipliers[query.risk_profile]
         route_mid = (risk.low + risk.high) / 2
-        legs = choose_legs(query, db, sk, route_mid, policy)
+        legs = choose_legs(query, db, quote, route_mid, policy)
         stays = choose_stays(query, db, sk, policy)
         events = choose_events(query, db, sk)
         lc = query.local_constraint

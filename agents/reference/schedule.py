@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agents.reference.timing import Timing, venue
 from tools.database import Database, normalize
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Meal, PlanItem
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, serves, serves_meal
-
-from agents.reference.timing import Timing, venue
 
 WAKE = 7 * 60
 MORNING = 30  # minutes at the stay after waking

@@ -132,6 +132,27 @@ def constraint_problems(query: Query, db: Database, sk: Skeleton, mid: float) ->
     return problems
 
 
+def mixes_flight_and_cab(legs: list[LegOption]) -> bool:
+    """A trip with both a flight and a cab has conflicting transport (paper Table 8)."""
+    modes = {leg.mode for leg in legs}
+    return "flight" in modes and "cab" in modes
+
+
+def conflict_free_cheapest(options: list[list[LegOption]]) -> list[LegOption] | None:
+    """The cheapest option of each leg such that the trip does not mix flights and cabs, or None."""
+    chosen = [opts[0] for opts in options]
+    if not mixes_flight_and_cab(chosen):
+        return chosen
+    best: list[LegOption] | None = None
+    for banned in ("flight", "cab"):
+        picks = [next((o for o in opts if o.mode != banned), None) for opts in options]
+        if all(p is not None for p in picks):
+            total = sum(p.fare for p in picks)  # type: ignore[union-attr]
+            if best is None or total < sum(o.fare for o in best):
+                best = picks  # type: ignore[assignment]
+    return best
+
+
 def quote_route(query: Query, db: Database, cities: tuple[str, ...], config: UncertaintyConfig) -> TripQuote | str:
     """The cheapest valid plan along `cities`, or why there is none."""
     mid = risk_mid(config, query.risk_profile)
@@ -143,7 +164,9 @@ def quote_route(query: Query, db: Database, cities: tuple[str, ...], config: Unc
     if problems:
         return problems[0]
     people, lc = query.people_number, query.local_constraint
-    chosen = [opts[0] for opts in legs]
+    chosen = conflict_free_cheapest(legs)
+    if chosen is None:
+        return f"every way along {' -> '.join((query.org, *cities, query.org))} mixes a flight and a cab"
     stays = [stay_options(db, c, lc, people, n)[0] for c, n in zip(cities, sk.nights, strict=True)]
     rcost = db.tables["restaurants"].columns["avg_cost_inr"]
     fees = db.tables["attractions"].columns["entry_fee_inr"]
