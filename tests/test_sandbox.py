@@ -94,6 +94,14 @@ def test_transport_keys_and_pairs(mini_db: Database) -> None:
         assert np.array_equal(dep + c["duration_min"], arr + 1440 * c["arr_day_offset"]), table
 
 
+def test_transit_stops_point_at_existing_venues(mini_db: Database) -> None:
+    t = mini_db.tables["transit_stops"].columns
+    tables = {"attraction": "attractions", "restaurant": "restaurants", "accommodation": "accommodations"}
+    for kind, city, name in zip(t["poi_type"], t["city"], t["poi_name"], strict=True):
+        assert mini_db.venue(tables[kind], city, name) is not None, (kind, city, name)
+    assert np.all((t["distance_m"] >= 20) & (t["distance_m"] <= 9000))
+
+
 def test_flight_statistics_are_consistent(mini_db: Database) -> None:
     f = mini_db.tables["flights"].columns
     has = ~np.isnan(f["otp_total"])

@@ -16,6 +16,7 @@ import numpy as np
 
 from tools.database import MANIFEST, Database
 from tools.sandbox.air import flights_table
+from tools.sandbox.calibration import connectivity
 from tools.sandbox.crowd import crowd_cities, crowd_table
 from tools.sandbox.events import events_table
 from tools.sandbox.geography import Cities, match_airports, select_cities
@@ -88,6 +89,9 @@ def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str |
     counts["transit_stops"] = write_table(out, "transit_stops", transit_table(cities, venues, prof, seed))
     step("validate")
     db = Database.open(out)
+    reach = connectivity(db)
+    if not all(reach.values()):  # guaranteed by construction; a failure is a generator bug
+        raise RuntimeError(f"sandbox {prof.name!r} seed {seed} is not connected: {reach}")
     manifest = {
         "profile": prof.name,
         "seed": int(seed),
