@@ -57,9 +57,10 @@ def ensure_sandbox(profile: str = "full", seed: int = 0, quiet: bool = False) ->
             build_sandbox(profile, seed, tmp, progress=step)
         try:
             os.replace(tmp, target)
-        except OSError:
+        except OSError as exc:
             if not (target / MANIFEST).exists():  # a real failure, not a lost race
-                raise
+                raise OSError(f"cannot move the built sandbox into {target}: {exc}; if that directory is "
+                              "a leftover without manifest.json, delete it and retry") from exc
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
