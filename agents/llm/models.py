@@ -142,8 +142,12 @@ def make_chat_model(model: str | dict[str, Any] | ModelSpec) -> Any:
     except ImportError:
         chat_models = None
     if chat_models is not None:
-        _import(module_name or f"langchain_{provider}", package, f"provider {provider!r}")
-        return chat_models.init_chat_model(spec.model, **common)
+        if module_name:
+            _import(module_name, package, f"provider {provider!r}")
+        try:
+            return chat_models.init_chat_model(spec.model, **common)
+        except ImportError as exc:  # a provider outside PROVIDERS: init_chat_model names its package
+            raise ModelConfigError(f"provider {provider!r}: {exc}") from None
     if not module_name:
         raise ModelConfigError(f"provider {provider!r} needs the package 'langchain' (pip install langchain "
                                f"{package}); known providers without it: {', '.join(sorted(PROVIDERS))}")
