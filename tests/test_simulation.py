@@ -413,3 +413,35 @@ def test_nonneg_quantiles_equal_numpy(n: int, rows: int, zero_share: float, seed
     values = rng.exponential(30.0, (rows, n)) * (rng.random((rows, n)) >= zero_share)
     np.testing.assert_allclose(nonneg_quantiles(values), np.quantile(values, QUANTILES, axis=1),
                                rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize(("arrive_at", "missed"), [("07:00", False), ("07:15", False), ("07:16", True)])
+def test_at_the_departure_point_from_the_start_of_an_arrive_item(tiny_db: Database, arrive_at: str,
+                                                                  missed: bool) -> None:
+    """The paper's pattern: `Airport, arrive from 07:00 to 07:30` before an 08:00 flight (margin 45 min)."""
+    day = Day(day=1, cities=["Alpha", "Beta"],
+              transport=[TransportLeg(mode="flight", number="6E-100", origin="Alpha", destination="Beta",
+                                      dep=480, arr=600)],
+              items=[item("Alpha Airport", "arrive", arrive_at, "07:45")])
+    compiled, _ = compile_for(Plan(days=[day]), None, tiny_db, CONFIG)
+    r = run(compiled, np.zeros((1, compiled.delays.k)))
+    assert bool(r.missed[0, 1]) is missed
+
+
+def test_days_numbered_from_a_later_day(tiny_db: Database) -> None:
+    """A plan excerpt starting at day 2 (as in the paper's figures) is timed from its first day."""
+    plan = two_day_plan()
+    plan.days = [d.model_copy(update={"day": d.day + 1}) for d in plan.days]
+    report = simulate(plan, None, tiny_db, n=300, seed=0, config=CONFIG)
+    assert report.steps[0].label.startswith("day 2:") and report.steps[0].planned_start == "06:30"
+    assert report.steps[0].day == 2
+    reference = simulate(two_day_plan(), None, tiny_db, n=300, seed=0, config=CONFIG)
+    assert report.hold_rate == reference.hold_rate
+
+
+def test_travel_items_are_modelled_by_their_leg(tiny_db: Database) -> None:
+    plan = connection_plan(0)
+    plan.days[0].items.append(PlanItem(name="Flight 6E-100", activity="travel", start=480, end=600,
+                                       venue_type="transport"))
+    compiled, _ = compile_for(plan, None, tiny_db, CONFIG)
+    assert compiled.kind.tolist() == [LEG, LEG] and compiled.skipped == []

@@ -85,7 +85,7 @@ def simulate_once(plan: Plan, query: Query | None, db: Database, rng: np.random.
 
     steps = []
     for j in range(compiled.n_steps):
-        off = (compiled.day[j] - 1) * 1440
+        off = compiled.day_index[j] * 1440
         steps.append(StepOutcome(
             label=compiled.labels[j], day=compiled.day[j], kind=KIND_NAMES[int(compiled.kind[j])],
             planned_start=float(compiled.start[j] - off), planned_end=float(compiled.end[j] - off),

@@ -2,7 +2,8 @@
 
 Times become absolute trip minutes (day index x 1440 + minutes from that day's midnight). Within
 a day, the timed items and the legs are ordered by start time (a leg departing at t comes before
-an item starting at t). Untimed items cannot be simulated and are listed in `skipped`.
+an item starting at t). Untimed items cannot be simulated and are listed in `skipped`; `travel`
+items on a day with legs are the journeys themselves, modelled by the legs, and are dropped.
 
 Each step has a kind:
 - VISIT (attraction/restaurant visit): keeps at least its base duration v plus a sampled overrun;
@@ -45,7 +46,10 @@ class CompiledPlan:
     """The plan as arrays of shape (S,) over its S steps, plus the delay elements of shape (k,).
 
     `draw[j]` is the delay element of step j (leg delay or visit overrun), -1 when none.
-    For legs `start`/`end` are the scheduled departure and the planner's planned arrival,
+    `day[j]` is the plan's number of the step's day (for display), `day_index[j]` its 0-based position
+    (times are offset by day_index x 1440). `arrive[j]` marks an `arrive` item: the traveller is at
+    the departure point from its start. For legs `start`/`end` are the scheduled departure and the
+    planner's planned arrival,
     `sched_arr` the scheduled arrival and `margin` the boarding margin. `gap[j]` is the intra-city
     travel time before item j when it follows another item (`RolloutParams.intra_city_travel_min`).
     """
@@ -61,6 +65,8 @@ class CompiledPlan:
     labels: list[str]
     names: list[str]
     day: list[int]
+    day_index: list[int]
+    arrive: np.ndarray
     delays: DelayArrays
     models: list[DelayModel]
     skipped: list[str] = field(default_factory=list)
@@ -92,6 +98,8 @@ class _Step:
     label: str
     name: str
     day: int
+    day_index: int
+    arrive: bool = False
 
 
 def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
@@ -103,8 +111,10 @@ def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
         offset = d * MINUTES_PER_DAY
         date = day.date or (query.dates[d] if query is not None and d < len(query.dates) else None)
         for i, leg in enumerate(day.transport):
-            steps.append(_leg_step(db, config, leg, d, offset, i, date))
+            steps.append(_leg_step(db, config, leg, day, d, offset, i, date))
         for i, item in enumerate(day.items):
+            if item.activity == "travel" and day.transport:
+                continue  # the journey itself: the day's legs model it
             if not item.timed:
                 skipped.append(f"day {day.day}: {item.name} ({item.activity})")
                 continue
@@ -128,11 +138,12 @@ def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
         end=arr([s.end for s in steps]), base=arr([s.base for s in steps]),
         sched_arr=arr([s.sched_arr for s in steps]), margin=arr([s.margin for s in steps]),
         draw=arr(draw, np.int64), gap=arr(gap), labels=[s.label for s in steps], names=[s.name for s in steps],
-        day=[s.day for s in steps], delays=DelayArrays.of(models), models=models, skipped=skipped)
+        day=[s.day for s in steps], day_index=[s.day_index for s in steps],
+        arrive=arr([s.arrive for s in steps], bool), delays=DelayArrays.of(models), models=models, skipped=skipped)
 
 
-def _leg_step(db: Database, config: UncertaintyConfig, leg: TransportLeg, d: int, offset: int, i: int,
-              date: str | None) -> _Step:
+def _leg_step(db: Database, config: UncertaintyConfig, leg: TransportLeg, day: Day, d: int, offset: int,
+              i: int, date: str | None) -> _Step:
     sim = config.simulation
     res = resolve_leg(db, leg, date)
     dep = res.scheduled_dep if res.scheduled_dep is not None else leg.dep
@@ -141,7 +152,7 @@ def _leg_step(db: Database, config: UncertaintyConfig, leg: TransportLeg, d: int
         sched_arr += MINUTES_PER_DAY
     planned_arr = sched_arr + max(0, leg.planned_arrival - leg.arr)
     what = f"{leg.mode.capitalize()} {leg.number}" if leg.number else leg.mode.capitalize()
-    label = f"day {d + 1}: {what} {leg.origin}->{leg.destination} {format_hhmm(dep)}"
+    label = f"day {day.day}: {what} {leg.origin}->{leg.destination} {format_hhmm(dep)}"
     if leg.mode == "flight":
         stats, _ = flight_stats(db, res.row)
         model = flight_model(label, stats, sim.flight_lognormal_sigma_default)
@@ -150,7 +161,7 @@ def _leg_step(db: Database, config: UncertaintyConfig, leg: TransportLeg, d: int
         model = lateness_model(label, res.expected_delay, log_sd)
     return _Step((offset + dep, 0, i), CAB if leg.mode == "cab" else LEG, offset + dep, offset + planned_arr,
                  0.0, offset + sched_arr, float(sim.boarding_margin_min.get(leg.mode, 0.0)), model, label,
-                 what, d + 1)
+                 what, day.day, d)
 
 
 def _item_step(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day, d: int, offset: int, i: int,
@@ -168,7 +179,7 @@ def _item_step(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day
     else:
         kind = FIXED
     return _Step((offset + start, 1, i), kind, offset + start, offset + end, base, 0, 0.0, model, label,
-                 item.name, day.day)
+                 item.name, day.day, d, item.activity == "arrive")
 
 
 def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day, start: int, label: str,

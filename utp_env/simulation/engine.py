@@ -6,9 +6,12 @@ Semantics (DESIGN section 6, docs/SIMULATION.md). `t` is the time the traveller 
   it takes no time (end = s). Check-in, checkout and arrivals are never skipped;
 - VISIT ends at max(planned end, s + v + overrun); ELASTIC at max(planned end, s);
   FIXED at max(planned end, s + planned length);
-- LEG: missed when t > departure - margin; then rebooked w whole days later, w the fewest that
-  make it reachable; arrival = scheduled arrival + 1440 w + delay;
-- CAB: leaves at max(departure, t), arrives after its scheduled duration plus delay.
+- the traveller reaches the departure point at the end of the previous item, or at the start of
+  an `arrive` item (at the airport/station from then on);
+- LEG: missed when that is later than departure - margin; then rebooked w whole days later, w the
+  fewest that make it reachable; arrival = scheduled arrival + 1440 w + delay;
+- CAB: leaves when the traveller is there (not before departure), arrives after its scheduled
+  duration plus delay; never missed.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) 
     lost = np.zeros((steps, n), dtype=bool)
     missed = np.zeros((steps, n), dtype=bool)
     t = np.full(n, -np.inf)  # the traveller is ready for the first step whenever it starts
+    reach = t  # when the traveller is at the next leg's departure point
     zero = np.zeros(n)
     for j in range(steps):
         kind = plan.kind[j]
@@ -47,13 +51,13 @@ def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) 
         d = delays[:, plan.draw[j]] if plan.draw[j] >= 0 else zero
         if kind == LEG:
             latest = ps - plan.margin[j]
-            wait = np.where(t > latest, np.ceil((t - latest) / MINUTES_PER_DAY), 0.0)
+            wait = np.where(reach > latest, np.ceil((reach - latest) / MINUTES_PER_DAY), 0.0)
             missed[j] = wait > 0
             start[j] = ps + MINUTES_PER_DAY * wait
-            t = plan.sched_arr[j] + MINUTES_PER_DAY * wait + d
+            t = reach = plan.sched_arr[j] + MINUTES_PER_DAY * wait + d
         elif kind == CAB:
-            start[j] = np.maximum(ps, t)
-            t = start[j] + (plan.sched_arr[j] - ps) + d
+            start[j] = np.maximum(ps, reach)
+            t = reach = start[j] + (plan.sched_arr[j] - ps) + d
         else:
             s = np.maximum(ps, t + plan.gap[j])
             if kind == VISIT:
@@ -68,6 +72,7 @@ def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) 
                 e = np.where(gone, s, e)
             start[j] = s
             t = e
+            reach = s if plan.arrive[j] else e
         end[j] = t
     return Rollouts(start.T, end.T, lost.T, missed.T)
 

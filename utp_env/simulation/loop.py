@@ -21,6 +21,7 @@ def run_loop(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = T
     ps_all, pe_all = plan.start.tolist(), plan.end.tolist()
     base, gap, margin = plan.base.tolist(), plan.gap.tolist(), plan.margin.tolist()
     sched_arr, draws, skippable = plan.sched_arr.tolist(), plan.draw.tolist(), plan.skippable.tolist()
+    arrive = plan.arrive.tolist()
     table = delays.tolist()
     start = [[0.0] * steps for _ in range(n)]
     end = [[0.0] * steps for _ in range(n)]
@@ -28,19 +29,19 @@ def run_loop(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = T
     missed = [[False] * steps for _ in range(n)]
     for r in range(n):
         row = table[r]
-        t = -math.inf
+        t = reach = -math.inf
         for j in range(steps):
             ps, pe, kind = ps_all[j], pe_all[j], kinds[j]
             d = row[draws[j]] if draws[j] >= 0 else 0.0
             if kind == LEG:
                 latest = ps - margin[j]
-                wait = math.ceil((t - latest) / MINUTES_PER_DAY) if t > latest else 0
+                wait = math.ceil((reach - latest) / MINUTES_PER_DAY) if reach > latest else 0
                 missed[r][j] = wait > 0
                 start[r][j] = ps + MINUTES_PER_DAY * wait
-                t = sched_arr[j] + MINUTES_PER_DAY * wait + d
+                t = reach = sched_arr[j] + MINUTES_PER_DAY * wait + d
             elif kind == CAB:
-                start[r][j] = max(ps, t)
-                t = start[r][j] + (sched_arr[j] - ps) + d
+                start[r][j] = max(ps, reach)
+                t = reach = start[r][j] + (sched_arr[j] - ps) + d
             else:
                 s = max(ps, t + gap[j])
                 if kind == VISIT:
@@ -54,6 +55,7 @@ def run_loop(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = T
                     e = s
                 start[r][j] = s
                 t = e
+                reach = s if arrive[j] else e
             end[r][j] = t
     shape = (n, steps)
     return Rollouts(np.array(start, dtype=float).reshape(shape), np.array(end, dtype=float).reshape(shape),

@@ -25,13 +25,13 @@ def plot_timeline(compiled: CompiledPlan, report: RobustnessReport, path: str | 
     from matplotlib.patches import Patch
 
     path = Path(path)
-    days = max(compiled.day, default=1)
+    days = max(compiled.day_index, default=0) + 1
     fig, ax = plt.subplots(figsize=(12, 0.8 * days + 1.6))
     for j, step in enumerate(report.steps):
-        offset = (compiled.day[j] - 1) * MINUTES_PER_DAY
+        offset = compiled.day_index[j] * MINUTES_PER_DAY
         start = (compiled.start[j] - offset) / 60.0
         end = (compiled.end[j] - offset) / 60.0
-        y = compiled.day[j]
+        y = compiled.day_index[j] + 1
         is_leg = compiled.kind[j] in (LEG, CAB)
         ax.barh(y, max(end - start, 0.05), left=start, height=0.5, color=COLOURS["leg" if is_leg else "item"],
                 edgecolor="black", linewidth=0.4)

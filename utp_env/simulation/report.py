@@ -150,7 +150,8 @@ def build_report(plan: CompiledPlan, rollouts: Rollouts, seed: int, tolerance: f
     q_end = nonneg_quantiles(out)
     steps_out = [
         StepReport(index=j, day=plan.day[j], label=plan.labels[j], kind=KIND_NAMES[int(plan.kind[j])],
-                   planned_start=_clock(plan.start[j], plan.day[j]), planned_end=_clock(plan.end[j], plan.day[j]),
+                   planned_start=_clock(plan.start[j], plan.day_index[j]),
+                   planned_end=_clock(plan.end[j], plan.day_index[j]),
                    start_lateness=Lateness(mean=float(m_start[j]), p50=float(q_start[0, j]), p95=float(q_start[1, j])),
                    end_lateness=Lateness(mean=float(passed[j]), p50=float(q_end[0, j]), p95=float(q_end[1, j])),
                    absorbed_mean=float(absorbed[j]), passed_on_mean=float(passed[j]),
@@ -175,9 +176,9 @@ def _empty_report(plan: CompiledPlan, n: int, seed: int, tolerance: float) -> Ro
                             skipped_untimed=list(plan.skipped))
 
 
-def _clock(minutes: float, day: int) -> str:
+def _clock(minutes: float, day_index: int) -> str:
     """`HH:MM` on the step's own day, with a `+Nd` suffix for times N days after it."""
-    days, rest = divmod(round(float(minutes)) - (day - 1) * MINUTES_PER_DAY, MINUTES_PER_DAY)
+    days, rest = divmod(round(float(minutes)) - day_index * MINUTES_PER_DAY, MINUTES_PER_DAY)
     return format_hhmm(rest) + (f" +{days}d" if days else "")
 
 
