@@ -137,3 +137,14 @@ def test_reset_info_and_errors(env_id: str, mini_db_path: Path) -> None:
         env.reset(options={"query_id": "nope"})
     with pytest.raises(ValueError, match="split 'train' has no queries"):
         env.reset(options={"split": "train"})
+
+
+@pytest.mark.slow
+def test_full_sandbox_env_passes_the_checker_and_the_step_rate_target() -> None:
+    """On the embedded full sandbox: the env checker passes and lookups run at >= 5,000 steps/s."""
+    env = gym.make("utp_env/UTP-v0")
+    check_env(env.unwrapped, skip_render_check=True)
+    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+    from env_steps import main
+
+    assert main(["--profile", "full", "--n", "5000"]) == 0

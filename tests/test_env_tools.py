@@ -216,3 +216,18 @@ def test_reward_is_a_renormalised_weighted_mean() -> None:
               "d": CheckResult(passed=True)}
     assert pass_rate(checks) == pytest.approx(2 / 3)
     assert pass_rate({"c": CheckResult(passed=None)}) is None
+
+
+def test_a_crashing_tool_ends_the_episode_as_infrastructure_error(env: UTPEnv, monkeypatch) -> None:
+    from dataclasses import replace
+
+    def broken(db: Database, args: Any) -> Any:
+        raise RuntimeError("index corrupted")
+
+    monkeypatch.setitem(env.tools, "distance", replace(env.tools["distance"], fn=broken))
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step({"tool": "distance", "args": {"origin": "a",
+                                                                                      "destination": "b"}})
+    assert "internal error in tool 'distance': RuntimeError: index corrupted" in obs
+    assert truncated and not terminated and reward == 0.0
+    assert info["termination_reason"] == "infrastructure_error" and "traceback" in info["calls"][0]
