@@ -8,7 +8,7 @@ from itertools import pairwise
 
 from tools.database import normalize
 from utp_env.evaluation.context import POI_KINDS, DayContext, PlanContext, Visit
-from utp_env.evaluation.report import CheckResult
+from utp_env.evaluation.report import CheckResult, build
 from utp_env.itinerary import format_hhmm
 
 MAX_REASONS = 3
@@ -19,14 +19,14 @@ def verdict(problems: list[str], applicable: bool = True, why_not: str = "nothin
     """True without problems, False naming the first few, None when the check does not apply."""
     if problems:
         more = f" (+{len(problems) - MAX_REASONS} more)" if len(problems) > MAX_REASONS else ""
-        return CheckResult.model_construct(passed=False, reason="; ".join(problems[:MAX_REASONS]) + more)
+        return build(CheckResult, passed=False, reason="; ".join(problems[:MAX_REASONS]) + more)
     if not applicable:
-        return CheckResult.model_construct(passed=None, reason=why_not)
-    return CheckResult.model_construct(passed=True, reason=None)
+        return build(CheckResult, passed=None, reason=why_not)
+    return build(CheckResult, passed=True, reason=None)
 
 
 def _cities(day: DayContext) -> set[str]:
-    return {normalize(c) for c in day.day.cities}
+    return set(day.city_keys)
 
 
 def _where(visit: Visit) -> str:
@@ -120,14 +120,14 @@ def valid_poi_list(ctx: PlanContext) -> CheckResult:
         for visit in items:
             if visit.kind != "accommodation" or not visit.timed or visit.city is None:
                 continue
-            city = normalize(visit.city)
+            city = visit.city_key
             if visit.item.activity == "check-in":  # type: ignore[union-attr]
-                arrivals = [lc.leg.planned_arrival for lc in day.legs if normalize(lc.leg.destination) == city]
+                arrivals = [lc.leg.planned_arrival for lc in day.legs if lc.dest_key == city]
                 if arrivals and visit.item.start < max(arrivals):  # type: ignore[union-attr,operator]
                     problems.append(f"day {n}: check-in at {visit.name!r} before the arrival "
                                     f"({format_hhmm(max(arrivals))})")
             if visit.item.activity == "checkout":  # type: ignore[union-attr]
-                departures = [lc.leg.dep for lc in day.legs if normalize(lc.leg.origin) == city]
+                departures = [lc.leg.dep for lc in day.legs if lc.origin_key == city]
                 if departures and visit.item.end > min(departures):  # type: ignore[union-attr,operator]
                     problems.append(f"day {n}: check-out of {visit.name!r} after the departure "
                                     f"({format_hhmm(min(departures))})")
@@ -144,13 +144,13 @@ def valid_poi_list(ctx: PlanContext) -> CheckResult:
 def _segments(day: DayContext, carry: tuple[int, str] | None) -> list[tuple[int, int, str]]:
     """Where the traveller is during the day: (from, to, city) between the legs (sorted by departure)."""
     legs = sorted(day.legs, key=lambda lc: lc.leg.dep)
-    start, city = -INFINITY, normalize(legs[0].leg.origin if legs else day.day.cities[0])
+    start, city = -INFINITY, legs[0].origin_key if legs else day.city_keys[0]
     if carry is not None:
         start, city = carry
     segments = []
     for lc in legs:
         segments.append((start, lc.leg.dep, city))
-        start, city = lc.leg.planned_arrival, normalize(lc.leg.destination)
+        start, city = lc.leg.planned_arrival, lc.dest_key
     segments.append((start, INFINITY, city))
     return segments
 
@@ -178,8 +178,8 @@ def chronological_order(ctx: PlanContext) -> CheckResult:
         segments = _segments(day, carry)
         for v in timed:
             start, end = v.item.start, v.item.end  # type: ignore[union-attr]
-            if v.kind in POI_KINDS and v.city is not None:
-                city = normalize(v.city)
+            if v.kind in POI_KINDS and v.city_key is not None:
+                city = v.city_key
                 if not any(s <= start and end <= e and c == city for s, e, c in segments):  # type: ignore[operator]
                     problems.append(f"{_where(v)} at {format_hhmm(start)}-{format_hhmm(end)} "  # type: ignore[arg-type]
                                     f"is outside the time spent in {v.city}")
@@ -188,11 +188,11 @@ def chronological_order(ctx: PlanContext) -> CheckResult:
                     if start < lc.leg.planned_arrival and end > lc.leg.dep:  # type: ignore[operator]
                         problems.append(f"{_where(v)} overlaps the {lc.leg.mode} "
                                         f"{format_hhmm(lc.leg.dep)}-{format_hhmm(lc.leg.planned_arrival)}")
-        late = [lc.leg for lc in day.legs if lc.leg.planned_arrival >= 1440]
+        late = [lc for lc in day.legs if lc.leg.planned_arrival >= 1440]
         carry = None
         if late:
-            leg = max(late, key=lambda leg: leg.planned_arrival)
-            carry = (leg.planned_arrival - 1440, normalize(leg.destination))
+            last = max(late, key=lambda lc: lc.leg.planned_arrival)
+            carry = (last.leg.planned_arrival - 1440, last.dest_key)
     return verdict(problems, applicable, "no timed items")
 
 
@@ -202,7 +202,7 @@ def _diverse(ctx: PlanContext, kind: str) -> CheckResult:
     for visit in ctx.visits:
         if visit.kind != kind:
             continue
-        key = (visit.ref.table, visit.ref.row) if visit.ref is not None else normalize(visit.name)
+        key = (visit.ref.table, visit.ref.row) if visit.ref is not None else visit.key
         if key in seen:
             problems.append(f"{visit.name!r} repeated on day {visit.day + 1} (first on day {seen[key] + 1})")
         else:
@@ -238,7 +238,7 @@ def within_current_city(ctx: PlanContext) -> CheckResult:
             applicable = True
             if visit.stated_city is not None and normalize(visit.stated_city) not in cities:
                 problems.append(f"{_where(visit)} is stated in {visit.stated_city}, not {day.day.current_city}")
-            elif visit.ref is not None and normalize(visit.ref.city) not in cities:
+            elif visit.ref is not None and visit.city_key not in cities:
                 problems.append(f"{_where(visit)} is in {visit.ref.city}, not {day.day.current_city}")
             elif visit.ref is None:
                 table = {"accommodation": "accommodations", "attraction": "attractions",
@@ -259,20 +259,20 @@ def reasonable_city_route(ctx: PlanContext) -> CheckResult:
         return verdict(["the plan has no days"])
     problems: list[str] = []
     org = normalize(q.org)
-    if normalize(ctx.days[0].day.cities[0]) != org:
+    if ctx.days[0].city_keys[0] != org:
         problems.append(f"the trip starts in {ctx.days[0].day.cities[0]}, not {q.org}")
-    if normalize(ctx.days[-1].day.end_city) != org:
+    if ctx.days[-1].city_keys[-1] != org:
         problems.append(f"the trip ends in {ctx.days[-1].day.end_city}, not back in {q.org}")
     route: list[str] = []
     for day in ctx.days:
-        cities = [normalize(c) for c in day.day.cities]
-        if day.index > 0 and cities[0] != normalize(ctx.days[day.index - 1].day.end_city):
+        cities = day.city_keys
+        if day.index > 0 and cities[0] != ctx.days[day.index - 1].city_keys[-1]:
             problems.append(f"day {day.index + 1} starts in {day.day.cities[0]} but day {day.index} "
                             f"ended in {ctx.days[day.index - 1].day.end_city}")
         legs = sorted(day.legs, key=lambda lc: lc.leg.dep)
         if legs:
-            chain = [normalize(legs[0].leg.origin)] + [normalize(lc.leg.destination) for lc in legs]
-            broken = any(normalize(a.leg.destination) != normalize(b.leg.origin)
+            chain = [legs[0].origin_key] + [lc.dest_key for lc in legs]
+            broken = any(a.dest_key != b.origin_key
                          for a, b in pairwise(legs))
             if broken or chain[0] != cities[0] or chain[-1] != cities[-1]:
                 problems.append(f"day {day.index + 1}: the legs do not lead from {day.day.cities[0]} "

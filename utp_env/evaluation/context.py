@@ -61,7 +61,11 @@ class EvalIndex:
         self.city_names: dict[str, str] = {normalize(c): c for c in cities["city"]}
 
     def find(self, tables: tuple[str, ...], cities: list[str], name: str, date: str | None) -> VenueRef | None:
-        """The first venue with normalised `name` in normalised `cities`, searching `tables` in order."""
+        """The first venue with normalised `name` in normalised `cities`, searching `tables` in order.
+
+        The returned VenueRef's city is canonical; `find` also records nothing else, so callers
+        normalise `ref.city` only through `city_key`.
+        """
         for city in cities:
             canonical = self.city_names.get(city)
             if canonical is None:
@@ -80,12 +84,11 @@ class EvalIndex:
                     return VenueRef(table, canonical, row)
         return None
 
-    def crowd_row(self, ref: VenueRef) -> int | None:
-        """The crowd row of an attraction or restaurant (None without crowd data)."""
+    def crowd_row(self, ref: VenueRef, city_key: str, name_key: str) -> int | None:
+        """The crowd row of an attraction or restaurant found under these normalised keys, or None."""
         if ref.table not in ("attractions", "restaurants"):
             return None
-        name = normalize(self.db.tables[ref.table].columns["name"][ref.row])
-        return self.db.tables["crowd"].by_key.get((normalize(ref.city), ref.venue_type, name))
+        return self.db.tables["crowd"].by_key.get((city_key, ref.venue_type, name_key))
 
     def crowd(self, row: int) -> CrowdProfile:
         profile = self._crowd.get(row)
@@ -131,6 +134,8 @@ class Visit:
     meal: str | None = None
     stated_city: str | None = None
     crowd_row: int | None = None
+    key: str = ""  # normalised name (without a `, City` suffix)
+    city_key: str | None = None  # normalised city of the found venue
 
     @property
     def city(self) -> str | None:
@@ -146,6 +151,8 @@ class LegContext:
     day: int
     leg: TransportLeg
     resolved: ResolvedLeg
+    origin_key: str = ""
+    dest_key: str = ""
 
 
 @dataclass
@@ -153,6 +160,7 @@ class DayContext:
     index: int
     day: Day
     date: str | None
+    city_keys: list[str] = field(default_factory=list)  # normalised day.cities
     visits: list[Visit] = field(default_factory=list)
     legs: list[LegContext] = field(default_factory=list)
 
@@ -182,7 +190,7 @@ class PlanContext:
 
 
 def _is_venue(text: str | None) -> bool:
-    return text is not None and normalize(text) not in NO_VENUE
+    return bool(text) and (len(text) > 4 or normalize(text) not in NO_VENUE)  # type: ignore[arg-type]
 
 
 def _summary_names(day: Day) -> list[tuple[str, str, str | None]]:
@@ -200,18 +208,22 @@ def _summary_names(day: Day) -> list[tuple[str, str, str | None]]:
 
 
 def resolve_name(index: EvalIndex, text: str, tables: tuple[str, ...], cities: list[str],
-                 date: str | None) -> tuple[VenueRef | None, str | None]:
+                 date: str | None) -> tuple[VenueRef | None, str | None, str | None, str]:
     """Find `text` (`Name` or `Name, City`) in `tables` among `cities` (normalised; the stated city first).
 
-    Returns (venue or None, the stated city or None). Exact match after normalisation only, the
-    semantics of `utp_env.resolve.find_venue`, with each name normalised once (hot path).
+    Returns (venue or None, the stated city or None, the venue's normalised city, the normalised
+    name that matched). Exact match after normalisation only, the semantics of
+    `utp_env.resolve.find_venue`, with each name normalised once (hot path).
     """
     name, stated = split_name_city(text)
     if stated is not None:
-        ref = index.find(tables, [normalize(stated), *cities], normalize(name), date)
+        key = normalize(name)
+        ref = index.find(tables, [normalize(stated), *cities], key, date)
         if ref is not None:
-            return ref, stated
-    return index.find(tables, cities, normalize(text), date), stated
+            return ref, stated, normalize(ref.city), key
+    key = normalize(text)
+    ref = index.find(tables, cities, key, date)
+    return ref, stated, (normalize(ref.city) if ref is not None else None), key
 
 
 def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[str, str | None]:
@@ -234,14 +246,23 @@ def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[st
     return "unknown", None
 
 
+def _resolve(index: EvalIndex, visit: Visit, tables: tuple[str, ...], cities: list[str], date: str | None) -> None:
+    visit.ref, visit.stated_city, visit.city_key, matched = resolve_name(index, visit.name, tables, cities, date)
+    if visit.ref is not None:
+        if visit.kind == "unknown":
+            visit.kind = TABLE_KIND[visit.ref.table]
+        if visit.kind in ("attraction", "restaurant"):
+            visit.crowd_row = index.crowd_row(visit.ref, visit.city_key, matched)  # type: ignore[arg-type]
+
+
 def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
     """Resolve every leg and venue of `plan` once."""
     index = eval_index(db)
     days: list[DayContext] = []
     for i, day in enumerate(plan.days):
         date = day.date or (query.dates[i] if i < len(query.dates) else None)
-        ctx = DayContext(i, day, date)
         cities = [normalize(c) for c in day.cities]
+        ctx = DayContext(i, day, date, cities)
         summary = _summary_names(day)
         keys = [normalize(split_name_city(t)[0]) for _, t, _ in summary]
         summary_kind = {key: (k, m) for key, (k, _, m) in zip(keys, summary, strict=True)}
@@ -249,25 +270,20 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
         for item in day.items:
             key = normalize(split_name_city(item.name)[0])
             kind, meal = _item_kind(item, summary_kind.get(key))
-            visit = Visit(i, kind, item.name, item, meal=meal)
+            visit = Visit(i, kind, item.name, item, meal=meal, key=key)
             if kind in POI_KINDS:
-                visit.ref, visit.stated_city = resolve_name(index, item.name, (KIND_TABLE[kind],), cities, date)
+                _resolve(index, visit, (KIND_TABLE[kind],), cities, date)
             elif kind == "unknown":
-                visit.ref, visit.stated_city = resolve_name(
-                    index, item.name, ("attractions", "restaurants", "events", "accommodations"), cities, date)
-                if visit.ref is not None:
-                    visit.kind = TABLE_KIND[visit.ref.table]
-            if visit.ref is not None and visit.kind in ("attraction", "restaurant"):
-                visit.crowd_row = index.crowd_row(visit.ref)
+                _resolve(index, visit, ("attractions", "restaurants", "events", "accommodations"), cities, date)
             named.add((visit.kind, key))
             ctx.visits.append(visit)
         for key, (kind, text, meal) in zip(keys, summary, strict=True):
-            if (kind, key) in named:
-                continue
-            visit = Visit(i, kind, text, None, meal=meal)
-            visit.ref, visit.stated_city = resolve_name(index, text, (KIND_TABLE[kind],), cities, date)
-            ctx.visits.append(visit)
-        ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date)) for leg in day.transport]
+            if (kind, key) not in named:
+                visit = Visit(i, kind, text, None, meal=meal, key=key)
+                _resolve(index, visit, (KIND_TABLE[kind],), cities, date)
+                ctx.visits.append(visit)
+        ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
+                    for leg in day.transport]
         days.append(ctx)
     return PlanContext(plan, query, db, index, days)
 
@@ -282,7 +298,7 @@ def night_stay(day: DayContext, final: bool) -> Visit | None:
     if _is_venue(day.day.accommodation):
         wanted = normalize(split_name_city(day.day.accommodation)[0])  # type: ignore[arg-type]
         for visit in day.visits:
-            if visit.kind == "accommodation" and normalize(split_name_city(visit.name)[0]) == wanted:
+            if visit.kind == "accommodation" and visit.key == wanted:
                 return visit
     if final:
         return None

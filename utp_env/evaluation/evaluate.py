@@ -13,7 +13,7 @@ from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.commonsense import commonsense_checks
 from utp_env.evaluation.context import PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
-from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail
+from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 
@@ -44,7 +44,7 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
         buffer = (end - start) - v  # type: ignore[operator]
         low, high = un.bas_range(v, cf, risk)
         crowd = un.crowd_timing_score(profile, start, end, config.crowd_intensity) if profile else None  # type: ignore[arg-type]
-        out.append(PoiDetail.model_construct(
+        out.append(build(PoiDetail,
             day=visit.day + 1, name=visit.name, venue_type=visit.kind, start=start, end=end, v=v, cf=cf,
             tier=tier, buffer=buffer, range_low=low, range_high=high, q=un.deviation(buffer, low, high),
             crowd_score=crowd[0] if crowd else None, crowd_intensity=crowd[1] if crowd else None))
@@ -62,7 +62,7 @@ def _leg_details(ctx: PlanContext, config: UncertaintyConfig) -> list[LegDetail]
             hist, source = float(leg.arr - leg.dep), "stated schedule"
         buffer = un.transport_buffer(leg.dep, leg.planned_arrival, hist)
         low, high = un.tdas_range(res.expected_delay, risk)
-        out.append(LegDetail.model_construct(
+        out.append(build(LegDetail,
             day=lc.day + 1, mode=leg.mode, number=leg.number, origin=leg.origin, destination=leg.destination,
             found=res.found, expected_delay=res.expected_delay, measured=res.delay_measured, hist_duration=hist,
             hist_source=source, planned_duration=float(leg.planned_arrival - leg.dep), buffer=buffer,
@@ -145,7 +145,7 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
     ordering = None
     if reference is not None:
         ordering = tc.ordering_score(type_sequences(ctx), type_sequences(build_context(reference, query, db)))
-    return EvaluationReport.model_construct(
+    return build(EvaluationReport,
         query_id=query.query_id,
         commonsense=commonsense_checks(ctx, config.min_meal_gap_minutes),
         hard=hard_checks(ctx, cost),

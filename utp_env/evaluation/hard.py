@@ -11,7 +11,7 @@ from tools.database import normalize
 from tools.schema import HOUSE_RULE_FORBIDS
 from utp_env.evaluation.commonsense import verdict
 from utp_env.evaluation.context import PlanContext, Visit, night_stay
-from utp_env.evaluation.report import CheckResult, CostBreakdown
+from utp_env.evaluation.report import CheckResult, CostBreakdown, build
 from utp_env.query import LocalConstraint
 
 CAB_SEATS = 4
@@ -57,7 +57,7 @@ def trip_cost(ctx: PlanContext) -> CostBreakdown:
     attractions = _per_person(ctx.visits, "attraction", db.tables["attractions"].columns["entry_fee_inr"]) * people
     events = _per_person(ctx.visits, "event", db.tables["events"].columns["price_inr"]) * people
     total = transport + stays + meals + attractions + events
-    return CostBreakdown.model_construct(transport=transport, stays=stays, meals=meals, attractions=attractions,
+    return build(CostBreakdown, transport=transport, stays=stays, meals=meals, attractions=attractions,
                                          events=events, total=total)
 
 

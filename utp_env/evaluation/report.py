@@ -7,7 +7,26 @@ These are the pydantic models at the boundary of the evaluation (they are serial
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
 from pydantic import BaseModel, ConfigDict, Field
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def build(model: type[M], **values: Any) -> M:
+    """An instance of `model` from values the evaluator has already typed, without validation.
+
+    Equivalent to `model.model_construct(**values)` when every field is given (the evaluator
+    always passes every field; a property test validates dumped reports against the schema),
+    but several times cheaper, which matters in the per-item hot path.
+    """
+    obj = model.__new__(model)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
 
 COMMONSENSE_CHECKS: tuple[str, ...] = (
     "within_sandbox", "complete_information", "meal_gaps", "valid_poi_list", "chronological_order",
