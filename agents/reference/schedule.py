@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agents.reference.timing import Timing, venue
+from agents.reference.timing import Timing, Venue, venue
 from tools.database import Database, normalize
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Meal, PlanItem
@@ -26,6 +26,7 @@ ARRIVE_LEAD = 30  # slack before heading to the departure point (buffers on), ab
 LATEST_END = 1440 + 60  # the last visit of a day ends by 01:00
 MEAL_SLIDE = 30  # a meal may start up to this much after its earliest time to dodge crowds
 ATTRACTION_SLIDE = 60
+MEAL_CHOICES = 4  # restaurants compared for each meal (the shortest crowd-adjusted booking wins)
 
 
 @dataclass
@@ -109,7 +110,7 @@ class DayScheduler:
             if meal is not None:
                 w_lo, w_hi = MEAL_WINDOWS[meal]
                 lo = max(w_lo, t, (self.last_meal_end or 0) + int(self.config.min_meal_gap_minutes))
-                if lo > w_hi:
+                if lo > w_hi or (meal == "lunch" and self._needs_early_dinner(city)):
                     pending.pop(0)
                     continue
                 if t >= lo - 30:
@@ -141,6 +142,16 @@ class DayScheduler:
                 continue
             return t
 
+    def _needs_early_dinner(self, city: str) -> bool:
+        """Whether a wanted cuisine is served in `city` only at dinner: then lunch gives way, so that
+        the dinner can start early (long buffered lunches would push it past the evening)."""
+        rows = [r for r in self.restaurant_order.get(city, []) if r not in self.state.used_restaurants]
+        for cuisine in self.state.cuisines_left:
+            serving = [r for r in rows if serves(self.db, r, cuisine)]
+            if serving and not any(serves_meal(self.db, r, m) for r in serving for m in ("breakfast", "lunch")):
+                return True
+        return False
+
     def _event_times(self, row: int) -> tuple[int, int]:
         from utp_env.itinerary import parse_hhmm
 
@@ -165,12 +176,20 @@ class DayScheduler:
                            key=lambda r: (-sum(serves(self.db, r, c) for c in wanted),
                                           sum(serves_meal(self.db, r, m) for m in MEAL_WINDOWS)))
             candidates = first + [r for r in candidates if r not in set(first)]
-        for r in candidates:
+        # Among the first few that fit (a wanted cuisine before any other), the shortest booking:
+        # a crowded lunch that runs long would push dinner out of its window.
+        fitting: list[tuple[int, int, int, int, Venue]] = []
+        for rank, r in enumerate(candidates):
+            covers = bool(wanted) and any(serves(self.db, r, c) for c in wanted)
+            if fitting and (len(fitting) >= MEAL_CHOICES or (fitting[0][0] == 0 and not covers)):
+                break
             v = venue(self.db, "restaurants", r)
             slot = self.timing.best_start(v, lo, hi, stop)
-            if slot is None:
-                continue
-            start, end = slot
+            if slot is not None:
+                fitting.append((0 if covers else 1, slot[1] - slot[0], rank, slot[0], v))
+        if fitting:
+            _, length, _, start, v = min(fitting, key=lambda f: f[:3])
+            r, end = v.row, start + length
             label = f"{v.name}, {v.city}"
             self.add(self.transit.annotate(PlanItem(name=label, activity="visit", start=start, end=end,
                                                     venue_type="restaurant", meal=meal), v.city, "restaurant", v.name))
