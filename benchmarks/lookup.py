@@ -58,6 +58,11 @@ def seeded_rng(seed: int, label: str) -> np.random.Generator:
 class Lookup:
     kind: str
     args: dict[str, Any]
+    stay_filter: StaySearch | None = None  # the validated filter of a stay lookup, as the tool holds it
+
+    def __post_init__(self) -> None:
+        if self.kind == "stays":
+            self.stay_filter = StaySearch.model_validate(self.args)
 
 
 @dataclass
@@ -101,15 +106,10 @@ def core_query(db: Database, lk: Lookup) -> np.ndarray:
         return services(db, lk.kind, o, d, dt.date.fromisoformat(a["date"]).weekday())
     city = db.city(a["city"])
     if lk.kind == "stays":
-        return find_stays(db, city, StaySearch.model_construct(**{**_stay_defaults(), **a}))
+        return find_stays(db, city, lk.stay_filter)
     if lk.kind == "attractions":
         return find_attractions(db, city, a["category"])
     return find_restaurants(db, city, a["cuisine"], a["price_tier"])
-
-
-def _stay_defaults() -> dict[str, Any]:
-    return {name: (f.default_factory() if f.default_factory else f.default)
-            for name, f in StaySearch.model_fields.items() if not f.is_required()}
 
 
 class PandasTools:

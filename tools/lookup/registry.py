@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from tools.database import suggest
 from tools.errors import UnknownNameError
 
 if TYPE_CHECKING:
@@ -173,8 +174,6 @@ class Registry(Generic[Ctx]):
         """Run tool `name`; an unknown name gives an error result listing the closest tools."""
         spec = self.tools.get(name) if isinstance(name, str) else None
         if spec is None:
-            from tools.database import suggest
-
             close = suggest(str(name), self.tools) or list(self.tools)
             return ToolResult.failure(f"unknown tool {name!r}; available tools: {', '.join(close)}")
         return spec.invoke(ctx, raw_args)
