@@ -137,3 +137,33 @@ def test_deterministic_baseline_scores_lower(mini_db: Database, queries: list[Qu
     hold = {name: statistics.fmean(simulate(runs[name][i].plan, queries[i], mini_db, n=400, seed=i).hold_rate
                                    for i in sample) for name in runs}
     assert hold["deterministic"] < hold["reference"] - 0.2, hold
+
+
+# ---------------------------------------------------------------- full scale
+
+
+@pytest.mark.slow
+def test_full_sandbox_validation_targets() -> None:
+    """60 validation queries on the full sandbox: pass rate, BAS/TDAS/CATS targets, baseline lower."""
+    from tools.sandbox import open_sandbox
+
+    db = open_sandbox("full")
+    qs = [q for q in generate_queries(db, 300, seed=0) if q.split == "validation"][:60]
+    assert len(qs) == 60
+    scores: dict[str, dict[str, list]] = {}
+    for name, agent in (("reference", ReferencePlanner()), ("deterministic", ReferencePlanner(buffers=False))):
+        rows: dict[str, list] = {"final": [], "bas": [], "tdas": [], "cats": [], "hold": []}
+        for i, q in enumerate(qs):
+            plan = agent.run(q, Toolkit(db)).plan
+            assert plan is not None, q.query_id
+            report = evaluate(plan, q, db)
+            for key in ("bas", "tdas", "cats"):
+                rows[key].append(getattr(report, key))
+            rows["final"].append(float(report.final_pass))
+            if i % 4 == 0:
+                rows["hold"].append(simulate(plan, q, db, n=500, seed=i).hold_rate)
+        scores[name] = {k: _mean(v) for k, v in rows.items()}
+    ref, det = scores["reference"], scores["deterministic"]
+    assert ref["final"] >= 0.95 and ref["bas"] >= 0.9 and ref["tdas"] >= 0.9 and ref["cats"] >= 0.7, ref
+    assert det["bas"] < ref["bas"] - 0.5 and det["tdas"] < ref["tdas"] - 0.5, scores
+    assert det["hold"] < ref["hold"] - 0.15, scores
