@@ -20,6 +20,9 @@ from tools.lookup import LOOKUP_TOOLS, ToolResult, make_registry
 from tools.lookup.registry import provider_schema
 
 NAMES = list(LOOKUP_TOOLS)
+# The JSON-schema subset that OpenAI, Anthropic, Gemini and open-model servers all accept.
+PORTABLE_KEYWORDS = {"type", "description", "properties", "required", "items", "enum", "default", "minimum",
+                     "maximum", "minLength", "maxLength", "minItems", "maxItems", "pattern", "additionalProperties"}
 VALID = {
     "search_flights": dict(origin="Pune", destination="Indore", date="2025-11-17", sort_by="price", limit=5),
     "search_trains": dict(origin="Pune", destination="Indore", date="2025-11-22"),
@@ -82,8 +85,9 @@ def test_openai_schema_is_a_valid_object_schema(name: str) -> None:
     params = schema["function"]["parameters"]
     jsonschema.Draft202012Validator.check_schema(params)
     assert params["type"] == "object" and params["additionalProperties"] is False
-    keys = {k for k, _ in _nodes(params)}
-    assert not keys & {"$ref", "$defs", "title"}, "refs must be inlined and titles dropped"
+    keywords = {k for k, _ in _nodes(params)}  # schema keywords only: property names are not yielded
+    assert not keywords & {"$ref", "$defs", "title"}, "refs must be inlined and titles dropped"
+    assert keywords <= PORTABLE_KEYWORDS, f"keywords some providers reject: {keywords - PORTABLE_KEYWORDS}"
     fields = spec.args_model.model_fields
     assert list(params["properties"]) == list(fields)
     required = [n for n, f in fields.items() if f.is_required()]

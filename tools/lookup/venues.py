@@ -74,7 +74,7 @@ def _crowd_flags(db: Database, table: str, shown: np.ndarray) -> list[str]:
 
 class StaySearch(Paged):
     city: Name = Field(description="City, e.g. 'Kochi'")
-    max_price_per_night: float | None = Field(None, gt=0, description="Highest price of one room per night, INR")
+    max_price_per_night: float | None = Field(None, ge=1, description="Highest price of one room per night, INR")
     house_type: HouseType | None = Field(None, description="Property type")
     allows: list[Need] = Field(default_factory=list, max_length=3,
                                description="What the travellers need allowed (the stay must not forbid it)")
