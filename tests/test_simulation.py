@@ -445,3 +445,22 @@ def test_travel_items_are_modelled_by_their_leg(tiny_db: Database) -> None:
                                        venue_type="transport"))
     compiled, _ = compile_for(plan, None, tiny_db, CONFIG)
     assert compiled.kind.tolist() == [LEG, LEG] and compiled.skipped == []
+
+
+def test_report_aggregates_match_the_rollouts(tiny_db: Database) -> None:
+    from utp_env.simulation.report import build_report
+
+    plan = two_day_plan(fort_end="16:30")
+    compiled, _ = compile_for(plan, None, tiny_db, CONFIG)
+    rollouts = run(compiled, draw_delays(compiled, np.random.default_rng(9), 4000))
+    report = build_report(compiled, rollouts, 9, 30.0)
+    lost_minutes = (rollouts.lost * (compiled.end - compiled.start)).sum(axis=1)
+    assert rollouts.lost.any()
+    assert report.expected_lost_minutes == pytest.approx(lost_minutes.mean(), rel=1e-12)
+    assert report.expected_lost_items == pytest.approx(rollouts.lost.sum(axis=1).mean(), rel=1e-12)
+    start_late = rollouts.start - compiled.start
+    items = (compiled.kind != LEG) & (compiled.kind != CAB)
+    held = ~(rollouts.missed.any(axis=1) | rollouts.lost.any(axis=1) | (start_late[:, items] > 30).any(axis=1))
+    assert report.hold_rate == pytest.approx(held.mean(), rel=1e-12)
+    fort = report.steps[4]
+    assert fort.start_lateness.p95 == pytest.approx(np.quantile(start_late[:, 4], 0.95), rel=1e-12)

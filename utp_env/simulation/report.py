@@ -143,7 +143,7 @@ def build_report(plan: CompiledPlan, rollouts: Rollouts, seed: int, tolerance: f
     item_late = slate[items]
     too_late = (item_late > tolerance).any(axis=0)
     hold = ~(missed.any(axis=0) | lost.any(axis=0) | too_late)
-    lost_minutes = (plan.end - plan.start) @ lost
+    expected_lost_minutes = float((plan.end - plan.start) @ lost_p)  # = mean over rollouts of the lost sum
     trip_end = _lateness(out[-1])
     item_start = _lateness(item_late.ravel())
     q_start = nonneg_quantiles(slate)
@@ -163,7 +163,7 @@ def build_report(plan: CompiledPlan, rollouts: Rollouts, seed: int, tolerance: f
         any_missed_leg_probability=float(missed.any(axis=0).mean()),
         missed_legs=[LegRisk(label=plan.labels[j], missed_probability=float(missed_p[j])) for j in plan.leg_steps],
         item_start_lateness=item_start, trip_end_lateness=trip_end,
-        expected_lost_items=float(lost.sum() / n), expected_lost_minutes=float(lost_minutes.mean()),
+        expected_lost_items=float(lost.sum() / n), expected_lost_minutes=expected_lost_minutes,
         steps=steps_out, skipped_untimed=list(plan.skipped))
 
 
