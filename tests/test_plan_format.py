@@ -6,8 +6,10 @@ times past midnight).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -372,3 +374,34 @@ def test_database_gives_schedule_canonical_cities_and_venue_types(tmp_path: Path
     assert (leg.origin, leg.destination, leg.dep, leg.arr, leg.planned_arr) == ("Pune", "Indore", 315, 430, 470)
     assert [i.venue_type for i in day.items] == ["attraction", "restaurant", None]
     assert parse_plan(raw).days[0].transport[0].arr == 470  # without the database: the stated arrival
+
+
+# ---------------------------------------------------------------- adversarial input stays fast
+
+_K = 20_000
+_S = " " * _K
+
+
+def _one_day(**fields: str) -> str:
+    return json.dumps([{"days": 1, "current_city": "P", **fields}])
+
+
+@pytest.mark.parametrize("text", [
+    _one_day(point_of_interest_list=", , ," * (_K // 5) + "stay from 10:00"),  # took 157 s before the fix
+    _one_day(point_of_interest_list="a" + _S + "stay" + _S + "from" + _S + "x"),
+    _one_day(point_of_interest_list="Board" + _S + "x" + _S + "y"),  # took 29 s before the fix
+    _one_day(point_of_interest_list="a " + "?" * _K),
+    _one_day(point_of_interest_list="a, visit " + "1" * _K),
+    _one_day(point_of_interest_list="a, visit from 10:00 to 11:00, nearest transit: s, " + "1" * _K),
+    _one_day(point_of_interest_list="a, visit from " * (_K // 14)),
+    _one_day(current_city="from a" + _S + "to" + _S),
+    _one_day(transportation="Flight, from A to B, Departure" + _S + "x"),
+    _one_day(transportation="Flight, a to" + _S),
+    "```" * _K,
+    "{a} [b] " * _K,
+], ids=range(12))
+def test_adversarial_text_is_handled_in_linear_time(text: str) -> None:
+    start = time.perf_counter()
+    with contextlib.suppress(PlanFormatError):
+        parse_plan(text)
+    assert time.perf_counter() - start < 2.0

@@ -84,6 +84,7 @@ CITIES = ["Pune", "Surat", "Kanpur", "Bhopal", "Navi Mumbai", "Port Blair", "Thi
 names = st.sampled_from(NAMES)
 city = st.sampled_from(CITIES)
 maybe_name = st.none() | names
+ids = st.sampled_from([n for n in NAMES if "," not in n])  # a comma would end the transport segment
 maybe_note = st.none() | st.sampled_from(NOTES)
 distance = st.none() | st.floats(min_value=0, max_value=1e5, allow_nan=False, allow_infinity=False)
 shift = st.none() | st.integers(-720, 719)  # a start relative to the previous time (None: unknown)
@@ -91,7 +92,7 @@ length = st.none() | st.integers(0, 1439)
 mode = st.sampled_from(["flight", "train", "bus", "cab"])
 NUMBERS = {"flight": st.builds("{}-{}".format, st.sampled_from(["6E", "AI", "IX", "SG", "QP", "UK"]),
                                st.integers(1, 9999)),
-           "train": st.integers(10000, 99999).map(str), "bus": names, "cab": names}
+           "train": st.integers(10000, 99999).map(str), "bus": ids, "cab": ids}
 clock = st.integers(0, 1439)
 journey = st.integers(0, 4000)
 buffer = st.integers(0, 4300)

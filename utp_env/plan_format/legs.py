@@ -19,13 +19,13 @@ from utp_env.plan_format.text import CLOCK, at_or_after, clock, day_offset, spli
 FIELD = "transportation"
 _MODES: dict[str, Mode] = {"flight": "flight", "train": "train", "bus": "bus", "cab": "cab", "taxi": "cab"}
 _HEAD_RE = re.compile(
-    r"^\s*(?P<mode>flight|train|bus|cab|taxi)\b\.?\s*(?:(?:number|num|no|id)\b\.?|#)?\s*[:#\-]?\s*(?P<rest>.*)$",
+    r"^\s*(?P<mode>flight|train|bus|cab|taxi)\b\.?\s*+(?:(?:number|num|no|id)\b\.?|#)?\s*+[:#\-]?\s*+(?P<rest>.*)$",
     re.IGNORECASE | re.DOTALL,
 )
-_ROUTE_RE = re.compile(r"^\s*(?:from\s+)?(?P<o>.+?)\s+(?:to|->|→)\s+(?P<d>.+?)\s*$", re.IGNORECASE)
+_ROUTE_RE = re.compile(r"^\s*(?:from\s+)?(?P<o>.*?\S)\s++(?:to|->|→)\s++(?P<d>.*\S)\s*$", re.IGNORECASE)
 _FROM_RE = re.compile(r"\bfrom\s+", re.IGNORECASE)
-_DEP_RE = re.compile(rf"^\s*(?:departure|departs?|dep)\b\.?\s*(?:time)?\s*[:\-]?\s*(?P<t>{CLOCK})", re.IGNORECASE)
-_ARR_RE = re.compile(rf"^\s*(?:arrival|arrives?|arr)\b\.?\s*(?:time)?\s*[:\-]?\s*(?P<t>{CLOCK})", re.IGNORECASE)
+_DEP_RE = re.compile(rf"^\s*(?:departure|departs?|dep)\b\.?\s*+(?:time)?\s*+[:\-]?\s*+(?P<t>{CLOCK})", re.IGNORECASE)
+_ARR_RE = re.compile(rf"^\s*(?:arrival|arrives?|arr)\b\.?\s*+(?:time)?\s*+[:\-]?\s*+(?P<t>{CLOCK})", re.IGNORECASE)
 _SCHEDULED_RE = re.compile(
     rf"\(\s*scheduled(?:\s+arrival)?\s*:?\s*(?P<t>{CLOCK})(?P<off>[^()]*)\)", re.IGNORECASE
 )

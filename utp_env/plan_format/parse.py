@@ -34,7 +34,7 @@ KEY_ALIASES: dict[str, str] = {
 MEALS: tuple[Meal, ...] = ("breakfast", "lunch", "dinner")
 _DAY_NUMBER_RE = re.compile(r"^\s*(?:day\s*)?(\d{1,3})\s*$", re.IGNORECASE)
 _CITY_RE = re.compile(r"^\s*from\s+(?P<route>.+)$", re.IGNORECASE | re.DOTALL)
-_CITY_SEP_RE = re.compile(r"\s+(?:to|->|→)\s+", re.IGNORECASE)
+_CITY_SEP_RE = re.compile(r"(?<!\s)\s++(?:to|->|→)\s+", re.IGNORECASE)
 
 
 def parse_plan(data: Any, *, query: Query | None = None, db: Database | None = None) -> Plan:

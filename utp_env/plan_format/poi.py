@@ -35,12 +35,16 @@ _ACT = r"stay|visit|check[\s-]?in|check[\s-]?out|arrive|arrival|rest|travel|boar
 _TIME = rf"{CLOCK}|\(\s*\)|-{{1,2}}|\?+|tbd|n/?a"
 _RANGE = rf"(?:from\s+)?(?P<start>{_TIME})\s*(?:to|until|till|-|–)\s*(?P<end>{_TIME})"
 _FLAGS = re.IGNORECASE | re.DOTALL
-_ITEM_RE = re.compile(rf"^(?P<name>.*?)[\s,]*\b(?P<act>{_ACT})\b[\s:]*{_RANGE}(?P<rest>.*)$", _FLAGS)
-_BOARD_RE = re.compile(rf"^\s*(?P<act>boarding|board)\s+(?P<name>.+?)\s+{_RANGE}(?P<rest>.*)$", _FLAGS)
-_BARE_RE = re.compile(rf"^(?P<name>.*?)[\s,]*(?<![\w:]){_RANGE}(?P<rest>.*)$", _FLAGS)
-_NO_TIME_RE = re.compile(rf"^(?P<name>.*?)[\s,]*\b(?P<act>{_ACT})\b(?P<rest>.*)$", _FLAGS)
-_TRANSIT_RE = re.compile(r",?\s*(?:nearest\s+)?transit(?:\s+stop)?\s*:", re.IGNORECASE)
-_CLOCK_RE = re.compile(CLOCK, re.IGNORECASE)
+# Every lazy name part ends at a position a lookbehind checks in O(1) (never `.*?` followed by an
+# overlapping `[\s,]*`), so that adversarial text such as 15,000 characters of `, , ,` parses
+# in linear time instead of backtracking for minutes.
+_AFTER_SEP = r"(?<![^\s,])"  # at the start, or after whitespace or a comma
+_ITEM_RE = re.compile(rf"^(?P<name>.*?){_AFTER_SEP}(?P<act>{_ACT})\b[\s:]*+{_RANGE}(?P<rest>.*)$", _FLAGS)
+_BOARD_RE = re.compile(rf"^\s*(?P<act>boarding|board)\s++(?P<name>.*?\S)\s++{_RANGE}(?P<rest>.*)$", _FLAGS)
+_BARE_RE = re.compile(rf"^(?P<name>.*?)(?<![\w:?\-]){_RANGE}(?P<rest>.*)$", _FLAGS)
+_NO_TIME_RE = re.compile(rf"^(?P<name>.*?){_AFTER_SEP}(?P<act>{_ACT})\b(?P<rest>.*)$", _FLAGS)
+_TRANSIT_RE = re.compile(r"(?:nearest\s++)?(?<![\w-])transit(?:\s++stop)?\s*+:", re.IGNORECASE)
+_CLOCK_RE = re.compile(rf"(?<!\d){CLOCK}", re.IGNORECASE)  # lookbehind: linear on digit runs
 _TRANSPORT_NAME_RE = re.compile(r"^\s*(?:flight|train|bus|cab|taxi)\b", re.IGNORECASE)
 
 

@@ -20,7 +20,7 @@ CLOCK = r"\d+\s*:\s*\d+(?:\s*[ap]\.?\s?m\b\.?)?"
 _CLOCK_RE = re.compile(r"^\s*(?P<h>\d+)\s*:\s*(?P<m>\d+)\s*(?P<ampm>[ap])?\.?\s?m?\.?\s*$", re.IGNORECASE)
 _DAY_OFFSET_RE = re.compile(r"\+\s*(\d{1,2})\s*(?:days?|d)\b", re.IGNORECASE)
 _DISTANCE_RE = re.compile(
-    r"(?P<num>\d+(?:\.\d+)?)\s*(?P<unit>kms?|kilomet(?:er|re)s?|m|mtrs?|met(?:er|re)s?)\b\.?(?:\s+away)?",
+    r"(?<![\d.])(?P<num>\d+(?:\.\d+)?)\s*+(?P<unit>kms?|kilomet(?:er|re)s?|m|mtrs?|met(?:er|re)s?)\b\.?(?:\s+away)?",
     re.IGNORECASE,
 )
 PAST_MIDNIGHT_SLACK = 720  # a start up to 12 h before the previous time is an overlap, not tomorrow
