@@ -104,7 +104,11 @@ def seven_day_plan(db: Database, index: int, states: dict[str, list[str]], origi
                    ) -> tuple[Plan, Query]:
     rng = seeded(f"bench-eval-{index}")
     state = sorted(states)[int(rng.integers(len(states)))]
+    crowded = [c for c in states[state] if db.tables["cities"].columns["has_crowd_data"][
+        db.tables["cities"].find(c)]]
     c1, c2, c3 = (str(c) for c in rng.choice(states[state], size=3, replace=False))
+    if crowded and c1 not in crowded and c2 not in crowded and c3 not in crowded:
+        c1 = str(crowded[int(rng.integers(len(crowded)))])  # visit a city with crowd data (CATS)
     org = origins[int(rng.integers(len(origins)))]
     hotels = {c: pick(db, "accommodations", c, 1, rng)[0] for c in (c1, c2, c3)}
     days = [
@@ -147,6 +151,8 @@ def main() -> None:
     origins = sorted(c for cs in rich_cities(db).values() for c in cs)
     pairs = [seven_day_plan(db, i, states, origins) for i in range(args.plans)]
     items = sum(len(d.items) for p, _ in pairs for d in p.days)
+    crowd = sum(len(evaluate(p, q, db).pois) for p, q in pairs[:50])
+    with_crowd = sum(sum(x.crowd_score is not None for x in evaluate(p, q, db).pois) for p, q in pairs[:50])
     legs = sum(len(d.transport) for p, _ in pairs for d in p.days)
     evaluate(*pairs[0], db)  # warm the per-database caches (delay index, crowd profiles, name index)
     # CPU time of this process: on a shared, loaded machine wall time also counts other processes.
@@ -159,7 +165,8 @@ def main() -> None:
     wall_rate = done / (time.perf_counter() - wall)
     sample = evaluate(*pairs[0], db)
     print(f"plans: {args.plans} distinct 7-day plans, {items / args.plans:.1f} items and "
-          f"{legs / args.plans:.1f} legs each; sample BAS {sample.bas}, CATS {sample.cats}, TDAS {sample.tdas}")
+          f"{legs / args.plans:.1f} legs each; {with_crowd / max(crowd, 1):.0%} of scored visits have crowd data; "
+          f"sample BAS {sample.bas:.3f}, TDAS {sample.tdas:.3f}")
     print(f"evaluate: {rate:,.0f} plans per CPU second on one core ({1e3 / rate:.3f} ms per plan; "
           f"wall clock {wall_rate:,.0f}/s); "
           f"target {TARGET_PLANS_PER_SECOND:,.0f}/s: ratio {rate / TARGET_PLANS_PER_SECOND:.2f}x "

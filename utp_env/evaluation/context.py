@@ -216,12 +216,12 @@ def resolve_name(index: EvalIndex, text: str, tables: tuple[str, ...], cities: l
     `utp_env.resolve.find_venue`, with each name normalised once (hot path).
     """
     name, stated = split_name_city(text)
+    key = normalize(name)
     if stated is not None:
-        key = normalize(name)
         ref = index.find(tables, [normalize(stated), *cities], key, date)
         if ref is not None:
             return ref, stated, normalize(ref.city), key
-    key = normalize(text)
+        key = normalize(text)  # a name that itself contains a comma
     ref = index.find(tables, cities, key, date)
     return ref, stated, (normalize(ref.city) if ref is not None else None), key
 
