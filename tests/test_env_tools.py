@@ -11,7 +11,7 @@ import pytest
 from tools.database import Database
 from utp_env.env.core import UTPEnv
 from utp_env.env.reward import metric_values, pass_rate, weighted_reward
-from utp_env.env.sources import query_pool
+from utp_env.env.sources import query_pool, reference_plan
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.report import CheckResult
 from utp_env.itinerary import format_hhmm
@@ -95,7 +95,7 @@ def test_building_a_plan_and_submitting_scores_it_like_evaluate(env: UTPEnv) -> 
     assert "commonsense checks:" in checked and "metrics:" in checked
     _, reward, terminated, truncated, info = env.step({"tool": "submit"})
     assert terminated and not truncated and info["termination_reason"] == "submitted"
-    expected = evaluate(plan, query, env.db)
+    expected = evaluate(plan, query, env.db, reference=reference_plan(env.db, query.query_id))
     assert info["evaluation"] == expected.model_dump(mode="json")
     assert reward == pytest.approx(weighted_reward(metric_values(expected), env.config.reward_weights))
     assert 0.0 < reward <= 1.0
@@ -111,7 +111,8 @@ def test_submit_plan_in_paper_format_equals_evaluate_of_the_parsed_plan(env: UTP
     obs, reward, terminated, _, info = env.step({"tool": "submit_plan", "args": {"plan": data}})
     assert terminated, obs
     parsed = parse_plan(data, query=query, db=env.db)
-    assert info["evaluation"] == evaluate(parsed, query, env.db).model_dump(mode="json")
+    reference = reference_plan(env.db, query.query_id)
+    assert info["evaluation"] == evaluate(parsed, query, env.db, reference=reference).model_dump(mode="json")
     assert reward > 0
 
 
@@ -231,3 +232,30 @@ def test_a_crashing_tool_ends_the_episode_as_infrastructure_error(env: UTPEnv, m
     assert "internal error in tool 'distance': RuntimeError: index corrupted" in obs
     assert truncated and not terminated and reward == 0.0
     assert info["termination_reason"] == "infrastructure_error" and "traceback" in info["calls"][0]
+
+
+def test_reference_plans_submitted_in_paper_format_score_like_evaluate(mini_db_path: Path, tmp_path: Path) -> None:
+    """With a dataset (queries + planner-made reference plans) beside the tables, the env draws its
+    queries from it, and a reference plan submitted via submit_plan gets evaluate's exact report,
+    Ordering included (1.0 against itself)."""
+    import shutil
+
+    from utp_env.dataset import build_query_set
+
+    db_dir = tmp_path / "db"
+    shutil.copytree(mini_db_path, db_dir)
+    kept = build_query_set(db_dir, n=12, seed=0, progress=False)
+    assert kept > 0
+    env = UTPEnv(db_path=db_dir)
+    assert len(query_pool(env.db)) == kept
+    for seed, query in enumerate(query_pool(env.db)[:3]):
+        env.reset(seed=seed, options={"query_id": query.query_id})
+        reference = reference_plan(env.db, query.query_id)
+        assert reference is not None and reference.source == "planner-made"
+        data = format_plan(reference)
+        _, reward, terminated, _, info = env.step({"tool": "submit_plan", "args": {"plan": data}})
+        assert terminated
+        expected = evaluate(parse_plan(data, query=query, db=env.db), query, env.db, reference=reference)
+        assert info["evaluation"] == expected.model_dump(mode="json")
+        assert expected.ordering == 1.0 and expected.commonsense_pass and expected.hard_pass
+        assert reward == pytest.approx(weighted_reward(metric_values(expected), env.config.reward_weights))

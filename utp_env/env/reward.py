@@ -48,10 +48,12 @@ def weighted_reward(values: dict[str, float | None], weights: dict[str, float]) 
 
 
 def evaluate_plan(plan: Plan, ep: Episode) -> EvaluationReport:
-    """Evaluate `plan` for the episode's query with `utp_env.evaluation.evaluate` (the only evaluator)."""
+    """Evaluate `plan` for the episode's query with `utp_env.evaluation.evaluate` (the only evaluator),
+    against the dataset's reference plan of that query when there is one (for the Ordering score)."""
+    from utp_env.env.sources import reference_plan
     from utp_env.evaluation import evaluate
 
-    return evaluate(plan, ep.query, ep.db)
+    return evaluate(plan, ep.query, ep.db, reference=reference_plan(ep.db, ep.query.query_id))
 
 
 def plan_reward(plan: Plan, ep: Episode, weights: dict[str, float]) -> tuple[float, EvaluationReport]:

@@ -1,4 +1,7 @@
-"""Where an env gets its database and queries: a path or a sandbox profile, loaded once per process.
+"""Where an env gets its database, queries and reference plans: a path or a sandbox profile,
+loaded once per process. The query set and reference plans are the dataset's files next to the
+tables (`utp_env.dataset`, built by `utp-env data build`); without them queries are generated in
+memory and the Ordering metric, which needs a reference plan, is None.
 
 Constructors receive only paths and profile names (picklable, so `AsyncVectorEnv` workers can
 build their own env); the opened `Database` and query pools are cached per process here.
@@ -10,6 +13,7 @@ import functools
 from pathlib import Path
 
 from tools.database import Database
+from utp_env.itinerary import Plan
 from utp_env.query import Query
 
 QUERIES_FILE = "queries.jsonl"
@@ -65,3 +69,18 @@ def split_pool(db: Database, split: str) -> list[Query]:
         known = sorted({str(q.split) for q in pool})
         raise ValueError(f"split {split!r} has no queries; known splits: {', '.join(known) or 'none'}")
     return chosen
+
+
+@functools.lru_cache(maxsize=8)
+def _references_of(db_key: str, db: Database) -> dict[str, Plan]:
+    from utp_env.dataset import REFERENCES_FILE, read_references
+
+    path = Path(db.path) / REFERENCES_FILE
+    if not path.exists():
+        return {}
+    return read_references(path, {q.query_id: q for q in query_pool(db)}, db)
+
+
+def reference_plan(db: Database, query_id: str) -> Plan | None:
+    """The dataset's reference plan of a query (read once per database), or None."""
+    return _references_of(db.content_hash, db).get(query_id)
