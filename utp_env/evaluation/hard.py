@@ -16,7 +16,7 @@ from utp_env.query import LocalConstraint
 
 CAB_SEATS = 4
 FARE_COLUMN = {"flight": ("flights", "price_inr"), "train": ("trains", "fare_inr"), "bus": ("buses", "fare_inr")}
-NOT_SET = CheckResult(passed=None, reason="not set by the query")
+NOT_SET = "not set by the query"
 
 
 def rooms_needed(people: int, max_occupancy: int) -> int:
@@ -188,7 +188,7 @@ def hard_checks(ctx: PlanContext, cost: CostBreakdown) -> dict[str, CheckResult]
     out = {"budget": budget(ctx, cost)}
     constraint = ctx.query.local_constraint
     for name, (field_name, check) in OPTIONAL.items():
-        out[name] = check(ctx) if constraint.is_set(field_name) else NOT_SET
+        out[name] = check(ctx) if constraint.is_set(field_name) else build(CheckResult, passed=None, reason=NOT_SET)
     return out
 
 
