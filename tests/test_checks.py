@@ -368,3 +368,26 @@ def test_fig6_missing_times_fails_complete_information_and_is_scored(tiny_db: Da
     # still scored: the timed breakfast (07:50-08:50) gives BAS, the flight gives TDAS
     assert report.bas is not None and report.tdas is not None and report.temporal_meal is not None
     assert report.spatial is not None
+
+
+@pytest.mark.slow
+def test_reference_plans_pass_every_check(mini_db_path: Path, tmp_path: Path) -> None:
+    """Cross-check with the reference planner: its plans for generated queries pass every check."""
+    import shutil
+
+    from utp_env.dataset import open_dataset
+
+    path = tmp_path / "mini"
+    shutil.copytree(mini_db_path, path)
+    from utp_env.dataset import build_query_set
+
+    assert build_query_set(path, n=30, seed=0, progress=False) >= 25
+    dataset = open_dataset(path, progress=False)
+    failures = {}
+    for query in dataset.queries:
+        plan = dataset.references[query.query_id]
+        report = evaluate(plan, query, dataset.db, reference=plan)
+        failures.update({(query.query_id, k): v.reason for k, v in {**report.commonsense, **report.hard}.items()
+                         if v.passed is False})
+        assert report.ordering == 1.0
+    assert failures == {}
