@@ -80,6 +80,14 @@ class TripQuote:
 
 def visitable(db: Database, city: str, nights: int) -> bool:
     """A city a trip can spend `nights` in: a stay, enough distinct restaurants and attractions."""
+    cache: dict = db.__dict__.setdefault("_utp_visitable", {})
+    key = (normalize(city), nights)
+    if key not in cache:
+        cache[key] = _visitable(db, city, nights)
+    return cache[key]
+
+
+def _visitable(db: Database, city: str, nights: int) -> bool:
     return (len(db.city_rows("accommodations", city)) >= 1
             and len(db.city_rows("restaurants", city)) >= MEALS_PER_DAY * nights + 1
             and len(db.city_rows("attractions", city)) >= nights + 1)

@@ -123,8 +123,16 @@ class _Generator:
         self.orgs = sorted(c for c in cities if len(self.nb.get(c, ())) >= config.min_org_destinations) or sorted(
             c for c in cities if self.nb.get(c))
         self.visitable3 = {c for c in cities if visitable(db, c, 2)}
+        self._states: dict[tuple[int, int], list[str]] = {}
 
     def states_for(self, k: int, nights: int) -> list[str]:
+        """States with at least k cities visitable for `nights` nights (cached per (k, nights))."""
+        key = (k, nights)
+        if key not in self._states:
+            self._states[key] = self._states_for(k, nights)
+        return self._states[key]
+
+    def _states_for(self, k: int, nights: int) -> list[str]:
         by_state: dict[str, int] = {}
         for c in self.db.cities:
             if visitable(self.db, c, nights):
