@@ -207,6 +207,8 @@ def test_transport_variants() -> None:
     (train,) = legs("Train Number: 12627, from Bangalore to Delhi, Departure Time: 20:00, "
                     "Arrival Time: 07:00 (+2 days) (scheduled 06:20 +2 day)")
     assert (train.arr, train.planned_arr) == (380 + 2880, 420 + 2880)
+    (early,) = legs("(scheduled 07:10) Flight 6E-1, from A to B, Dep: 06:00, Arr: 07:30")
+    assert (early.arr, early.planned_arr) == (430, 450)
     two = legs("Flight Number: AI-1, from A to B, Departure Time: 06:00, Arrival Time: 08:00; "
                "Cab, from B to C, Departure Time: 09:00, Arrival Time: 11:30;")
     assert [(leg.mode, leg.origin, leg.destination) for leg in two] == [("flight", "A", "B"), ("cab", "B", "C")]
@@ -242,6 +244,8 @@ def test_poi_variants() -> None:
     assert (c.start, c.end, c.note, c.transit_distance_m) == (1500, 1530, "quick", 1500.0)
     (nameless_times,) = items("Lumbini Park, visit, nearest transit: S, 0.2km away")
     assert (nameless_times.start, nameless_times.end, nameless_times.activity) == (None, None, "visit")
+    (empty,) = items("Lumbini Park, visit ()")
+    assert (empty.start, empty.end, empty.note) == (None, None, None)
     (bare,) = items("Conrad Pune")
     assert (bare.activity, bare.venue_type) == ("stay", "accommodation")
 

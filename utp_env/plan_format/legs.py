@@ -42,14 +42,13 @@ def parse_leg(entry: str, day: int | str, lookup: ScheduleLookup | None = None) 
     `lookup(mode, number, origin, dest)` returns the database's scheduled arrival (minutes from
     the departure day's midnight) or None; it is used when the entry has no `(scheduled ...)` remark.
     """
-    head = _HEAD_RE.match(entry)
+    scheduled = _SCHEDULED_RE.search(entry)
+    head = _HEAD_RE.match(_SCHEDULED_RE.sub("", entry) if scheduled else entry)
     if head is None:
         raise PlanFormatError("no recognisable mode (expected Flight, Train, Bus or Cab first)",
                               day=day, field=FIELD, snippet=entry)
     mode = _MODES[head["mode"].lower()]
-    scheduled = _SCHEDULED_RE.search(entry)
-    body = _SCHEDULED_RE.sub("", entry) if scheduled else entry
-    segments = split_top(_HEAD_RE.match(body)["rest"], ",")
+    segments = split_top(head["rest"], ",")
     number_text, route_in_head = segments[0], None
     found_from = _FROM_RE.search(number_text)
     if found_from:  # `Cab from A to B, ...` or `Bus: X from A to B, ...`
