@@ -246,6 +246,9 @@ def test_poi_variants() -> None:
     assert (nameless_times.start, nameless_times.end, nameless_times.activity) == (None, None, "visit")
     (empty,) = items("Lumbini Park, visit ()")
     assert (empty.start, empty.end, empty.note) == (None, None, None)
+    (named,) = items("Lumbini Park, nearest transit: S, 0.2km away (closed Mondays)")
+    assert (named.name, named.activity, named.transit_stop, named.transit_distance_m, named.note) == (
+        "Lumbini Park", "visit", "S", 200.0, "closed Mondays")
     (bare,) = items("Conrad Pune")
     assert (bare.activity, bare.venue_type) == ("stay", "accommodation")
 

@@ -74,9 +74,9 @@ def parse_entry(entry: str, day: int | str) -> RawItem:
         if _CLOCK_RE.search(_TRANSIT_RE.split(rest, maxsplit=1)[0]):
             raise PlanFormatError("times must read 'from HH:MM to HH:MM'", day=day, field=FIELD, snippet=entry)
     if m is None:  # neither activity nor times: `Name[, nearest transit: ...]`
-        head, _, _ = _split_transit(entry)
-        name, act = unwrap(head), None
-        rest = entry[len(head):]
+        transit = _TRANSIT_RE.search(entry)
+        cut = transit.start() if transit else len(entry)
+        name, act, rest = unwrap(entry[:cut]), None, entry[cut:]
     else:
         name, act = unwrap(m["name"]), m.groupdict().get("act")
     if not name:
