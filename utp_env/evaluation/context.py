@@ -60,12 +60,10 @@ class EvalIndex:
                                          for c, s in zip(cities["city"], cities["state"], strict=True)}
         self.city_names: dict[str, str] = {normalize(c): c for c in cities["city"]}
 
-    def find(self, tables: tuple[str, ...], cities: list[str], name: str, date: str | None) -> VenueRef | None:
-        """The first venue with normalised `name` in normalised `cities`, searching `tables` in order.
-
-        The returned VenueRef's city is canonical; `find` also records nothing else, so callers
-        normalise `ref.city` only through `city_key`.
-        """
+    def find(self, tables: tuple[str, ...], cities: list[str], name: str,
+             date: str | None) -> tuple[VenueRef | None, str | None]:
+        """(venue, its normalised city): the first venue with normalised `name` in normalised
+        `cities`, searching `tables` in order; (None, None) when there is none."""
         for city in cities:
             canonical = self.city_names.get(city)
             if canonical is None:
@@ -75,14 +73,14 @@ class EvalIndex:
                     if date is None:  # no date: the first event of that name (rare; scan via resolve)
                         ref = find_venue(self.db, name, [canonical], ("events",), None)
                         if ref is not None:
-                            return ref
+                            return ref, city
                         continue
                     row = self.db.tables["events"].by_key.get((city, name, normalize(date)))
                 else:
                     row = self.db.tables[table].by_key.get((city, name))
                 if row is not None:
-                    return VenueRef(table, canonical, row)
-        return None
+                    return VenueRef(table, canonical, row), city
+        return None, None
 
     def crowd_row(self, ref: VenueRef, city_key: str, name_key: str) -> int | None:
         """The crowd row of an attraction or restaurant found under these normalised keys, or None."""
@@ -207,23 +205,25 @@ def _summary_names(day: Day) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def resolve_name(index: EvalIndex, text: str, tables: tuple[str, ...], cities: list[str],
-                 date: str | None) -> tuple[VenueRef | None, str | None, str | None, str]:
+def resolve_name(index: EvalIndex, text: str, tables: tuple[str, ...], cities: list[str], date: str | None,
+                 split: tuple[str, str | None] | None = None, key: str | None = None
+                 ) -> tuple[VenueRef | None, str | None, str | None, str]:
     """Find `text` (`Name` or `Name, City`) in `tables` among `cities` (normalised; the stated city first).
 
     Returns (venue or None, the stated city or None, the venue's normalised city, the normalised
     name that matched). Exact match after normalisation only, the semantics of
-    `utp_env.resolve.find_venue`, with each name normalised once (hot path).
+    `utp_env.resolve.find_venue`, with each name normalised once (hot path): callers that already
+    split and normalised the name pass `split` and `key`.
     """
-    name, stated = split_name_city(text)
-    key = normalize(name)
+    name, stated = split or split_name_city(text)
+    key = key if key is not None else normalize(name)
     if stated is not None:
-        ref = index.find(tables, [normalize(stated), *cities], key, date)
+        ref, city = index.find(tables, [normalize(stated), *cities], key, date)
         if ref is not None:
-            return ref, stated, normalize(ref.city), key
+            return ref, stated, city, key
         key = normalize(text)  # a name that itself contains a comma
-    ref = index.find(tables, cities, key, date)
-    return ref, stated, (normalize(ref.city) if ref is not None else None), key
+    ref, city = index.find(tables, cities, key, date)
+    return ref, stated, city, key
 
 
 def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[str, str | None]:
@@ -246,8 +246,10 @@ def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[st
     return "unknown", None
 
 
-def _resolve(index: EvalIndex, visit: Visit, tables: tuple[str, ...], cities: list[str], date: str | None) -> None:
-    visit.ref, visit.stated_city, visit.city_key, matched = resolve_name(index, visit.name, tables, cities, date)
+def _resolve(index: EvalIndex, visit: Visit, tables: tuple[str, ...], cities: list[str], date: str | None,
+             split: tuple[str, str | None]) -> None:
+    visit.ref, visit.stated_city, visit.city_key, matched = resolve_name(index, visit.name, tables, cities, date,
+                                                                         split, visit.key)
     if visit.ref is not None:
         if visit.kind == "unknown":
             visit.kind = TABLE_KIND[visit.ref.table]
@@ -264,23 +266,26 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
         cities = [normalize(c) for c in day.cities]
         ctx = DayContext(i, day, date, cities)
         summary = _summary_names(day)
-        keys = [normalize(split_name_city(t)[0]) for _, t, _ in summary]
+        splits = [split_name_city(t) for _, t, _ in summary]
+        keys = [normalize(name) for name, _ in splits]
         summary_kind = {key: (k, m) for key, (k, _, m) in zip(keys, summary, strict=True)}
         named: set[tuple[str, str]] = set()
         for item in day.items:
-            key = normalize(split_name_city(item.name)[0])
+            split = split_name_city(item.name)
+            key = normalize(split[0])
             kind, meal = _item_kind(item, summary_kind.get(key))
             visit = Visit(i, kind, item.name, item, meal=meal, key=key)
             if kind in POI_KINDS:
-                _resolve(index, visit, (KIND_TABLE[kind],), cities, date)
+                _resolve(index, visit, (KIND_TABLE[kind],), cities, date, split)
             elif kind == "unknown":
-                _resolve(index, visit, ("attractions", "restaurants", "events", "accommodations"), cities, date)
+                _resolve(index, visit, ("attractions", "restaurants", "events", "accommodations"), cities, date,
+                         split)
             named.add((visit.kind, key))
             ctx.visits.append(visit)
-        for key, (kind, text, meal) in zip(keys, summary, strict=True):
+        for key, split, (kind, text, meal) in zip(keys, splits, summary, strict=True):
             if (kind, key) not in named:
                 visit = Visit(i, kind, text, None, meal=meal, key=key)
-                _resolve(index, visit, (KIND_TABLE[kind],), cities, date)
+                _resolve(index, visit, (KIND_TABLE[kind],), cities, date, split)
                 ctx.visits.append(visit)
         ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
                     for leg in day.transport]
