@@ -27,7 +27,8 @@ from utp_env.queries import (
     skeleton,
     write_queries,
 )
-from utp_env.queries.generate import balanced_cells, calendar
+from utp_env.queries.feasibility import calendar
+from utp_env.queries.generate import balanced_cells
 from utp_env.queries.templates import long_date, ordinal
 from utp_env.query import LocalConstraint, Query
 
@@ -61,7 +62,7 @@ def test_same_seed_same_bytes_other_seed_other_queries(mini_db: Database, querie
 
 
 def test_every_query_is_feasible_and_well_formed(mini_db: Database, queries: list[Query]) -> None:
-    start, end = calendar(mini_db, QueryConfig())
+    start, end = calendar(mini_db)
     for i, q in enumerate(queries):
         assert q.query_id == f"utp-q-{i + 1:04d}"
         assert check(q, mini_db) == [], q.query_id
@@ -113,6 +114,8 @@ def test_checker_reports_each_kind_of_problem(mini_db: Database, queries: list[Q
     assert "unknown city" in check(q.model_copy(update={"org": "Atlantis"}), mini_db)[0]
     gap = q.model_copy(update={"dates": [q.dates[0], q.dates[0], q.dates[0]][: q.days]})
     assert check(gap, mini_db)
+    early = q.model_copy(update={"dates": [f"2020-01-0{d + 1}" for d in range(q.days)]})
+    assert any("outside the sandbox calendar" in p for p in check(early, mini_db))
     nothing = q.model_copy(update={"local_constraint": LocalConstraint(cuisine=["Martian"])})
     assert any("Martian" in p for p in check(nothing, mini_db))
 

@@ -9,6 +9,7 @@ the generator calibrates budgets from it and the reference planner falls back to
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import math
 from dataclasses import dataclass, field
@@ -218,6 +219,22 @@ def cheapest_trip(query: Query, db: Database, config: UncertaintyConfig | None =
     return best if best is not None else reason
 
 
+def calendar(db: Database, default: tuple[str, str] | None = None) -> tuple[dt.date, dt.date] | None:
+    """The sandbox calendar: manifest `calendar` ({start, end} or [start, end]), else the span of the
+    events' dates, else `default` (None when there is nothing to go by)."""
+    cal = db.manifest.get("calendar") if isinstance(db.manifest, dict) else None
+    if isinstance(cal, dict) and "start" in cal and "end" in cal:
+        return dt.date.fromisoformat(cal["start"]), dt.date.fromisoformat(cal["end"])
+    if isinstance(cal, list | tuple) and len(cal) == 2:
+        return dt.date.fromisoformat(cal[0]), dt.date.fromisoformat(cal[1])
+    dates = db.tables["events"].columns["date"]
+    if len(dates):
+        return dt.date.fromisoformat(min(dates)), dt.date.fromisoformat(max(dates))
+    if default is None:
+        return None
+    return dt.date.fromisoformat(default[0]), dt.date.fromisoformat(default[1])
+
+
 def check(query: Query, db: Database, config: UncertaintyConfig | None = None) -> list[str]:
     """Problems that make `query` infeasible; an empty list means feasible.
 
@@ -237,6 +254,11 @@ def check(query: Query, db: Database, config: UncertaintyConfig | None = None) -
         problems.append(f"{len(query.dates)} dates for a {query.days}-day trip")
     elif any(b != _next_day(a) for a, b in itertools.pairwise(query.dates)):
         problems.append("dates are not consecutive days")
+    span = calendar(db)
+    if not problems and span is not None and not (span[0].isoformat() <= query.dates[0]
+                                                  and query.dates[-1] <= span[1].isoformat()):
+        problems.append(f"dates {query.dates[0]}..{query.dates[-1]} are outside the sandbox calendar "
+                        f"{span[0]}..{span[1]}")
     expected_k = 1 if query.days == 3 else None
     if expected_k and query.visiting_city_number != expected_k:
         problems.append("a 3-day trip visits exactly one city")
@@ -252,6 +274,4 @@ def check(query: Query, db: Database, config: UncertaintyConfig | None = None) -
 
 
 def _next_day(date: str) -> str:
-    import datetime as dt
-
     return (dt.date.fromisoformat(date) + dt.timedelta(days=1)).isoformat()

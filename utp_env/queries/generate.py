@@ -25,6 +25,7 @@ from utp_env.config import CONFIG_DIR, UncertaintyConfig, load_model
 from utp_env.queries.feasibility import (
     MAX_VISIT_GAP_MIN,
     TripQuote,
+    calendar,
     cheapest_trip,
     quote_route,
     visitable,
@@ -83,19 +84,6 @@ def assign_split(query_id: str, validation_fraction: float) -> str:
     return "validation" if stable_int("split", query_id) % 10_000 < validation_fraction * 10_000 else "test"
 
 
-def calendar(db: Database, config: QueryConfig) -> tuple[dt.date, dt.date]:
-    """The sandbox calendar: manifest `calendar` ({start, end} or [start, end]), else event dates."""
-    cal = db.manifest.get("calendar") if isinstance(db.manifest, dict) else None
-    if isinstance(cal, dict) and "start" in cal and "end" in cal:
-        return dt.date.fromisoformat(cal["start"]), dt.date.fromisoformat(cal["end"])
-    if isinstance(cal, list | tuple) and len(cal) == 2:
-        return dt.date.fromisoformat(cal[0]), dt.date.fromisoformat(cal[1])
-    dates = db.tables["events"].columns["date"]
-    if len(dates):
-        return dt.date.fromisoformat(min(dates)), dt.date.fromisoformat(max(dates))
-    return tuple(dt.date.fromisoformat(d) for d in config.default_calendar)  # type: ignore[return-value]
-
-
 def neighbours(db: Database) -> dict[str, set[str]]:
     """Cities directly served from each city by flight, train, bus or road route (cached on db)."""
     cached = db.__dict__.get("_utp_neighbours")
@@ -117,7 +105,7 @@ class _Generator:
         self.db, self.config, self.seed = db, config, seed
         self.unc = UncertaintyConfig()
         self.nb = neighbours(db)
-        self.cal = calendar(db, config)
+        self.cal: tuple[dt.date, dt.date] = calendar(db, config.default_calendar)  # type: ignore[assignment]
         cities = db.cities
         self.state = {c: db.state_of(c) for c in cities}
         self.orgs = sorted(c for c in cities if len(self.nb.get(c, ())) >= config.min_org_destinations) or sorted(

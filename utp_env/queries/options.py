@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from tools.database import Database, normalize
 from tools.delays import delay_index
-from tools.schema import HOUSE_RULE_FORBIDS
 from utp_env.config import UncertaintyConfig
+from utp_env.evaluation.hard import forbidding_rule
 from utp_env.itinerary import Mode, parse_hhmm
 from utp_env.query import LocalConstraint, Query
 
@@ -152,8 +152,8 @@ def stay_admissible(db: Database, row: int, constraint: LocalConstraint, nights:
     if int(cols["minimum_nights"][row]) > nights:
         return False
     if constraint.house_rule:
-        forbidding = HOUSE_RULE_FORBIDS.get(normalize(constraint.house_rule).removeprefix("no ").strip())
-        if forbidding and normalize(forbidding) in {normalize(r) for r in cols["house_rules"][row]}:
+        rule, forbidden = forbidding_rule(constraint.house_rule)  # the evaluator's reading of the rule
+        if (normalize(rule) in {normalize(r) for r in cols["house_rules"][row]}) == forbidden:
             return False
     if constraint.house_type and normalize(cols["house_type"][row]) != normalize(constraint.house_type):
         return False
