@@ -13,6 +13,7 @@ from agents.reference.timing import Timing, Venue
 from tools.database import Database
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import evaluate
+from utp_env.evaluation.context import CrowdProfile
 from utp_env.plan_format import format_plan, parse_plan
 from utp_env.queries import generate_queries
 from utp_env.queries.options import LegOption
@@ -46,17 +47,21 @@ def _mean(values: list[float | None]) -> float:
 # ---------------------------------------------------------------- timing by hand
 
 
-def test_visit_length_is_v_plus_the_middle_of_the_risk_range() -> None:
-    timing = Timing.__new__(Timing)
-    timing.config, timing.buffers = UncertaintyConfig(), True
-    restaurant = Venue("restaurants", 0, "X", "Y", 0, 1440, None)
-    timing.mid = (1.25 + 2.00) / 2  # averse
-    # breakfast at 09:00: v = 50, Cf = 1 (no crowd data): 50 + 1.625 * 50 = 131.25 -> 132 minutes
-    assert timing.length(restaurant, 9 * 60) == 132
-    timing.mid = (0.5 + 1.0) / 2  # tolerant; dinner at 20:00: v = 75 -> 75 + 0.75 * 75 = 131.25 -> 132
-    assert timing.length(restaurant, 20 * 60) == 132
-    timing.mid = 0.0  # deterministic baseline: exactly v (lunch at 13:00: 60)
-    assert timing.length(restaurant, 13 * 60) == 60
+def test_visit_length_is_v_plus_the_middle_of_the_risk_range(mini_db: Database) -> None:
+    config = UncertaintyConfig()
+    restaurant = Venue("restaurants", 0, "X", "Y", 0, 1440, None)  # no crowd data: Cf = 1
+    # averse, breakfast at 09:00: v = 50 -> 50 + 1.625 * 50 = 131.25 -> 132 minutes
+    assert Timing(mini_db, config, "averse", True).length(restaurant, 9 * 60) == 132
+    # tolerant, dinner at 20:00: v = 75 -> 75 + 0.75 * 75 = 131.25 -> 132
+    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 20 * 60) == 132
+    # optimized, lunch at 13:00: v = 60 -> 60 + 1.125 * 60 = 127.5 -> 128; without buffers exactly 60
+    assert Timing(mini_db, config, "optimized", True).length(restaurant, 13 * 60) == 128
+    assert Timing(mini_db, config, "optimized", False).length(restaurant, 13 * 60) == 60
+    # a crowd window at tier AA (Cf 1.75) from 12:00: 60 + 1.125 * 60 * 1.75 = 178.125 -> 179
+    crowded = Venue("restaurants", 0, "X", "Y", 0, 1440, CrowdProfile(((frozenset(range(12, 15)), "AA"),),
+                                                                      frozenset(), frozenset()))
+    assert Timing(mini_db, config, "optimized", True).length(crowded, 13 * 60) == 179
+    assert Timing(mini_db, config, "optimized", True).length(crowded, 11 * 60) == 128  # 11:00 has no window
 
 
 def test_planned_arrival_adds_the_middle_of_the_tdas_range_to_the_historical_duration() -> None:
