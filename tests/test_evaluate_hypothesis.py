@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from tools.database import Database
 from tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_TYPES
 from utp_env.evaluation import EvaluationReport, evaluate
+from utp_env.evaluation.aggregate import summarize
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import LocalConstraint, Persona, Query
 
@@ -19,9 +20,13 @@ TIME = st.one_of(st.none(), st.integers(min_value=0, max_value=3 * 1440))
 
 
 def names(db: Database) -> list[str]:
+    """Real venue names, bare and in the paper's `Name, City` form (spread over the table)."""
     out = []
     for table in ("attractions", "restaurants", "accommodations", "events"):
-        out += list(db.tables[table].columns["name"][:40])
+        cols = db.tables[table].columns
+        step = max(1, db.tables[table].n // 30)
+        out += [n for n in cols["name"][::step]]
+        out += [f"{n}, {c}" for n, c in zip(cols["name"][::step], cols["city"][::step], strict=True)]
     return out
 
 
@@ -95,3 +100,9 @@ def test_random_plans_never_raise_and_stay_in_range(mini_db: Database, data: st.
     plan, query = data.draw(plans_and_queries(mini_db))
     report = evaluate(plan, query, mini_db, reference=data.draw(st.sampled_from([None, plan])))
     check_report(report)
+    summary = summarize([(query, report), (query, None)])
+    for group in summary.groups.values():
+        rates = [group.delivery_rate, group.commonsense_micro, group.commonsense_macro, group.hard_micro,
+                 group.hard_macro, group.final_pass_rate]
+        assert all(r is None or 0 <= r <= 1 for r in rates)
+    assert summary.to_text() and summary.to_markdown()
