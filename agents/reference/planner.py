@@ -22,7 +22,17 @@ from agents.reference.choose import (
     restaurant_order,
     spending_style,
 )
-from agents.reference.schedule import DESK, LATEST_END, MORNING, TRANSFER, WAKE, DayScheduler, TransitLookup, TripState
+from agents.reference.schedule import (
+    DESK,
+    LATEST_END,
+    MEAL_CHOICES,
+    MORNING,
+    TRANSFER,
+    WAKE,
+    DayScheduler,
+    TransitLookup,
+    TripState,
+)
 from agents.reference.timing import Timing
 from tools.database import Database
 from tools.errors import UnknownNameError
@@ -89,7 +99,9 @@ class ReferencePlanner:
         for d in range(query.days):
             j = sum(1 for ld in sk.leg_days if ld < d)  # legs taken before today
             leg_index = sk.leg_days.index(d) if d in sk.leg_days else None
-            sched = DayScheduler(db, self.config, timing, state, r_order, a_order, cap, transit)
+            # The cheapest policy eats at the first (cheapest) restaurant that fits, as the budget assumes.
+            sched = DayScheduler(db, self.config, timing, state, r_order, a_order, cap, transit,
+                                 meal_choices=1 if policy == "cheapest" else MEAL_CHOICES)
             here = stops[j]
             t = WAKE + MORNING
             if d > 0:

@@ -52,10 +52,10 @@ class DayScheduler:
 
     def __init__(self, db: Database, config: UncertaintyConfig, timing: Timing, state: TripState,
                  restaurant_order: dict[str, list[int]], attraction_order: dict[str, list[int]],
-                 attraction_cap: int, transit: TransitLookup) -> None:
+                 attraction_cap: int, transit: TransitLookup, meal_choices: int = MEAL_CHOICES) -> None:
         self.db, self.config, self.timing, self.state = db, config, timing, state
         self.restaurant_order, self.attraction_order = restaurant_order, attraction_order
-        self.cap, self.transit = attraction_cap, transit
+        self.cap, self.transit, self.meal_choices = attraction_cap, transit, meal_choices
         self.out = DayResult()
         self.last_meal_end: int | None = None
         self.attractions_today = 0
@@ -181,7 +181,7 @@ class DayScheduler:
         fitting: list[tuple[int, int, int, int, Venue]] = []
         for rank, r in enumerate(candidates):
             covers = bool(wanted) and any(serves(self.db, r, c) for c in wanted)
-            if fitting and (len(fitting) >= MEAL_CHOICES or (fitting[0][0] == 0 and not covers)):
+            if fitting and (len(fitting) >= self.meal_choices or (fitting[0][0] == 0 and not covers)):
                 break
             v = venue(self.db, "restaurants", r)
             slot = self.timing.best_start(v, lo, hi, stop)
