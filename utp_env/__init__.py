@@ -1,7 +1,27 @@
-"""utp-env: a gymnasium environment and benchmark for uncertainty-aware travel planning in India."""
+"""utp-env: a gymnasium environment and benchmark for uncertainty-aware travel planning in India.
 
-__version__ = "0.1.0"
+`import utp_env` registers the gymnasium env `utp_env/UTP-v0` (without loading any data);
+`utp_env.evaluate` and `utp_env.simulate` are the evaluation and Monte Carlo entry points.
+"""
+
+from typing import Any
 
 from utp_env.env.registration import register_envs as _register_envs
 
+__version__ = "0.1.0"
+__all__ = ["evaluate", "simulate"]
+
 _register_envs()
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use so that `import utp_env` (done by every gym worker) stays light.
+    if name == "evaluate":
+        from utp_env.evaluation import evaluate
+
+        return evaluate
+    if name == "simulate":
+        from utp_env.simulation import simulate
+
+        return simulate
+    raise AttributeError(f"module 'utp_env' has no attribute {name!r}")

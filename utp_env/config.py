@@ -7,10 +7,10 @@ the defaults agree, so code and configs cannot drift apart.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError
 
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 M = TypeVar("M", bound=BaseModel)
@@ -40,7 +40,7 @@ class MealGaussian(_Strict):
     mu_minutes: float
     sigma_hour: float
     sigma_minutes: float
-    rho: float = Field(ge=-1, le=1)
+    rho: float = Field(gt=-1, lt=1)
 
 
 class TripCraftParams(_Strict):
@@ -51,7 +51,7 @@ class TripCraftParams(_Strict):
     }
     attraction_sigma_minutes: float = 53.82
     attraction_k_minutes: float = 16.61
-    attractions_per_day_lambda: dict[str, float] = {"adventure": 1.82, "other": 1.11}
+    attractions_per_day_lambda: dict[str, PositiveFloat] = {"adventure": 1.82, "other": 1.11}
     spatial_near_m: float = 5000.0
     spatial_decay_per_m: float = 0.0002
 
@@ -72,6 +72,13 @@ class SimulationParams(_Strict):
         description="A leg is missed if the traveller reaches it later than departure minus this")
     late_tolerance_min: float = Field(default=30.0, ge=0,
                                       description="An item starting later than this past plan breaks 'hold'")
+    intra_city_travel_min: float = Field(default=0.0, ge=0,
+                                         description="Minutes added between consecutive items in a city")
+    skip_passed_items: bool = Field(default=True,
+                                    description="An item reached after its planned end is lost (skipped)")
+    missed_leg_policy: Literal["next_day"] = Field(
+        default="next_day", description="A missed leg is rebooked on the same service's next departure "
+                                        "the traveller can reach (whole days later)")
 
 
 class UncertaintyConfig(_Strict):

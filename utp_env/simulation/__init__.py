@@ -17,7 +17,6 @@ from utp_env.query import Query
 from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, CompiledPlan, compile_plan
 from utp_env.simulation.delay_models import sample
 from utp_env.simulation.engine import Rollouts, run
-from utp_env.simulation.params import RolloutParams
 from utp_env.simulation.report import RobustnessReport, build_report, held, outgoing_lateness
 
 __all__ = ["Realisation", "RobustnessReport", "StepOutcome", "compile_for", "draw_delays", "simulate",
@@ -43,7 +42,7 @@ def simulate(plan: Plan, query: Query | None, db: Database, n: int = 10_000, see
         raise ValueError(f"n (rollouts) must be >= 1, got {n}")
     compiled, config = compile_for(plan, query, db, config)
     delays = draw_delays(compiled, np.random.default_rng(seed), n)
-    rollouts = run(compiled, delays, RolloutParams.of(config).skip_passed_items)
+    rollouts = run(compiled, delays, config.simulation.skip_passed_items)
     return build_report(compiled, rollouts, seed, config.simulation.late_tolerance_min)
 
 
@@ -81,7 +80,7 @@ def simulate_once(plan: Plan, query: Query | None, db: Database, rng: np.random.
                   config: UncertaintyConfig | None = None) -> Realisation:
     """One realisation of `plan` with draws from `rng` (the env passes its own generator)."""
     compiled, config = compile_for(plan, query, db, config)
-    r: Rollouts = run(compiled, draw_delays(compiled, rng, 1), RolloutParams.of(config).skip_passed_items)
+    r: Rollouts = run(compiled, draw_delays(compiled, rng, 1), config.simulation.skip_passed_items)
 
     steps = []
     for j in range(compiled.n_steps):

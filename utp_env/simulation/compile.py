@@ -33,7 +33,6 @@ from utp_env.simulation.delay_models import (
     flight_stats,
     lateness_model,
 )
-from utp_env.simulation.params import RolloutParams
 
 VISIT, ELASTIC, FIXED, LEG, CAB = 0, 1, 2, 3, 4
 KIND_NAMES = {VISIT: "visit", ELASTIC: "elastic", FIXED: "fixed", LEG: "leg", CAB: "cab"}
@@ -51,7 +50,7 @@ class CompiledPlan:
     the departure point from its start. For legs `start`/`end` are the scheduled departure and the
     planner's planned arrival,
     `sched_arr` the scheduled arrival and `margin` the boarding margin. `gap[j]` is the intra-city
-    travel time before item j when it follows another item (`RolloutParams.intra_city_travel_min`).
+    travel time before item j when it follows another item (`SimulationParams.intra_city_travel_min`).
     """
 
     kind: np.ndarray
@@ -126,7 +125,7 @@ def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
         draw.append(k if s.model is not None else -1)
         k += s.model is not None
 
-    travel = RolloutParams.of(config).intra_city_travel_min
+    travel = config.simulation.intra_city_travel_min
     gap = [travel if j and s.kind not in (LEG, CAB) and steps[j - 1].kind not in (LEG, CAB) else 0.0
            for j, s in enumerate(steps)]
 
