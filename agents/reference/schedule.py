@@ -9,12 +9,13 @@ planned arrival. Every visit's length comes from `Timing` (v plus the mid-range 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from agents.reference.timing import Timing, Venue, venue
 from tools.database import Database, normalize
 from utp_env.config import UncertaintyConfig
-from utp_env.itinerary import Meal, PlanItem
+from utp_env.itinerary import Meal, PlanItem, parse_hhmm
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, serves, serves_meal
 
 WAKE = 7 * 60
@@ -153,8 +154,6 @@ class DayScheduler:
         return False
 
     def _event_times(self, row: int) -> tuple[int, int]:
-        from utp_env.itinerary import parse_hhmm
-
         cols = self.db.tables["events"].columns
         return parse_hhmm(cols["start_time"][row]), parse_hhmm(cols["end_time"][row])
 
@@ -167,7 +166,7 @@ class DayScheduler:
 
     def _place_meal(self, meal: Meal, city: str, lo: int, hi: int, stop: int) -> int | None:
         order = self.restaurant_order.get(city, [])
-        wanted = [c for c in self.state.cuisines_left]
+        wanted = list(self.state.cuisines_left)
         candidates = [r for r in order if r not in self.state.used_restaurants]
         if wanted:
             # Restaurants covering more wanted cuisines first; among them, those open for fewer meals
@@ -230,7 +229,7 @@ class DayScheduler:
 class TransitLookup:
     """Nearest public transit of a venue, fetched through a callable (a traced tool call) and cached."""
 
-    def __init__(self, fetch) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, fetch: Callable[[str, str, str], tuple[str, float] | None]) -> None:
         self.fetch = fetch
         self.cache: dict[tuple[str, str, str], tuple[str, float] | None] = {}
 
