@@ -9,12 +9,18 @@ import pytest
 from tools.database import Database
 from tools.sandbox import build_sandbox
 
+MINI_QUERIES = 60
+
 
 @pytest.fixture(scope="session")
 def mini_db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Directory of the mini sandbox (seed 0), built once per session. Do not modify it."""
+    """Directory of the mini sandbox (seed 0) with a small query set and its reference plans,
+    built once per session. Do not modify it (copy it first)."""
+    from utp_env.dataset import build_query_set
+
     path = tmp_path_factory.mktemp("mini_sandbox")
     build_sandbox("mini", 0, path)
+    build_query_set(path, n=MINI_QUERIES, seed=0, progress=False)
     return path
 
 

@@ -55,13 +55,15 @@ def test_mini_counts_and_manifest(mini_db: Database) -> None:
 
 
 def test_same_seed_same_bytes_different_seed_differs(mini_db_path: Path, tmp_path: Path) -> None:
-    again = tmp_path / "again"
+    first, again = tmp_path / "first", tmp_path / "again"
+    build_sandbox("mini", 0, first)
     build_sandbox("mini", 0, again)
     for table in TABLES:
+        assert (again / f"{table}.csv").read_bytes() == (first / f"{table}.csv").read_bytes(), table
         assert (again / f"{table}.csv").read_bytes() == (mini_db_path / f"{table}.csv").read_bytes(), table
-    assert (again / "manifest.json").read_bytes() == (mini_db_path / "manifest.json").read_bytes()
+    assert (again / "manifest.json").read_bytes() == (first / "manifest.json").read_bytes()
     other = build_sandbox("mini", 1, tmp_path / "seed1")
-    assert other["content_hash"] != Database.open(mini_db_path).content_hash
+    assert other["content_hash"] != Database.open(first).content_hash
     # geography is real and fixed; generated tables differ
     assert (tmp_path / "seed1" / "cities.csv").read_bytes() == (mini_db_path / "cities.csv").read_bytes()
     assert (tmp_path / "seed1" / "trains.csv").read_bytes() != (mini_db_path / "trains.csv").read_bytes()

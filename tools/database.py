@@ -346,6 +346,7 @@ class Database:
                                 hint="every table of docs/DATA.md must be present")
             files[name], raws[name] = file, file.read_bytes()
             digest.update(name.encode() + b"\0" + hashlib.sha256(raws[name]).digest())
+        tables_hash = digest.hexdigest()  # keys the validated cache: companions do not need revalidation
         for name in COMPANION_FILES:
             if (path / name).exists():
                 digest.update(name.encode() + b"\0" + hashlib.sha256((path / name).read_bytes()).digest())
@@ -356,7 +357,7 @@ class Database:
                 manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
                 raise DataError(f"invalid JSON: {exc.msg}", file=MANIFEST, row=exc.lineno) from exc
-        tables = _load_validated(path, content_hash) if use_cache else None
+        tables = _load_validated(path, tables_hash) if use_cache else None
         if tables is None:
             tables, json_text = {}, {}
             for name, spec in TABLES.items():
@@ -366,7 +367,7 @@ class Database:
                 _index(table)
             _check_foreign_cities(tables)
             if use_cache:
-                _save_validated(path, content_hash, tables, json_text)
+                _save_validated(path, tables_hash, tables, json_text)
         return cls(path, tables, content_hash, manifest)
 
     # -- names

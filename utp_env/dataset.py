@@ -75,7 +75,20 @@ def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress:
                                  "plan": format_plan(result.plan)}, ensure_ascii=False, sort_keys=True))
     _write_atomic(db_path / QUERIES_FILE, dumps_queries(kept))
     _write_atomic(db_path / REFERENCES_FILE, "\n".join(lines) + ("\n" if lines else ""))
+    _record_in_manifest(db_path, len(kept), seed)
     return len(kept)
+
+
+def _record_in_manifest(db_path: Path, n_queries: int, seed: int) -> None:
+    """Keep manifest.json's content hash equal to Database.content_hash now that the query set
+    (a companion file covered by the hash) exists."""
+    from tools.database import MANIFEST
+
+    path = db_path / MANIFEST
+    manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    manifest["content_hash"] = Database.open(db_path).content_hash
+    manifest["query_set"] = {"queries": n_queries, "seed": seed, "reference_source": REFERENCE_SOURCE}
+    _write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
 def read_references(path: Path, queries: dict[str, Query], db: Database) -> dict[str, Plan]:
@@ -97,6 +110,20 @@ def read_references(path: Path, queries: dict[str, Query], db: Database) -> dict
     return out
 
 
+def load_dataset(db: Database) -> Dataset:
+    """The query set and reference plans stored next to an opened database."""
+    from utp_env.queries import read_queries
+
+    path = Path(db.path)
+    if not (path / QUERIES_FILE).exists():
+        raise FileNotFoundError(f"no {QUERIES_FILE} next to the database in {path}: build the query set with "
+                                f"`utp-env data build --out {path}` (or utp_env.dataset.build_query_set)")
+    queries = read_queries(path / QUERIES_FILE)
+    by_id = {q.query_id: q for q in queries}
+    references = read_references(path / REFERENCES_FILE, by_id, db) if (path / REFERENCES_FILE).exists() else {}
+    return Dataset(db, queries, references)
+
+
 def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed: int = 0,
                  progress: bool = True) -> Dataset:
     """The database at `db_path` (default: the embedded sandbox of `profile`) with its query set,
@@ -110,10 +137,4 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
         if progress:
             print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)
         build_query_set(db_path, seed=seed, progress=progress)
-    db = Database.open(db_path)
-    from utp_env.queries import read_queries
-
-    queries = read_queries(db_path / QUERIES_FILE)
-    by_id = {q.query_id: q for q in queries}
-    references = read_references(db_path / REFERENCES_FILE, by_id, db) if (db_path / REFERENCES_FILE).exists() else {}
-    return Dataset(db, queries, references)
+    return load_dataset(Database.open(db_path))

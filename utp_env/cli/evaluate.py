@@ -8,9 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-QUERIES_FILE = "queries.jsonl"
-REFERENCES_FILE = "reference_plans.jsonl"
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("evaluate", help="score plans (paper JSON format) and print the summary table",
@@ -46,19 +43,21 @@ def read_plan_lines(path: Path) -> list[tuple[int, dict[str, Any] | None, str | 
     return out
 
 
-def load_queries(queries: Path | None, db_path: Path) -> list:  # -> list[Query]
-    """Queries from `--queries`, else the database's `queries.jsonl`; a clear error when neither exists."""
+def load_queries(queries: Path | None, db) -> tuple[dict, dict]:  # -> (queries by id, reference plans by id)
+    """Queries from `--queries` (no reference plans), else the database's query set with its
+    reference plans; a clear error when neither exists."""
+    from utp_env.dataset import load_dataset
     from utp_env.queries import read_queries
 
     if queries is not None:
         if not queries.is_file():
             raise FileNotFoundError(f"queries file {str(queries)!r} does not exist")
-        return read_queries(queries)
-    default = db_path / QUERIES_FILE
-    if not default.is_file():
-        raise FileNotFoundError(f"the database at {db_path} has no query set ({QUERIES_FILE}); "
-                                "pass --queries Q.jsonl (or build it with `utp-env data build`)")
-    return read_queries(default)
+        return {q.query_id: q for q in read_queries(queries)}, {}
+    try:
+        dataset = load_dataset(db)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{exc}; or pass --queries Q.jsonl") from None
+    return {q.query_id: q for q in dataset.queries}, dataset.references
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -75,12 +74,7 @@ def handle(args: argparse.Namespace) -> int:
         from tools.sandbox import open_sandbox
 
         db = open_sandbox("full")
-    queries = {q.query_id: q for q in load_queries(args.queries, Path(db.path))}
-    references = {}
-    if (Path(db.path) / REFERENCES_FILE).is_file() and args.queries is None:
-        from utp_env.dataset import read_references
-
-        references = read_references(Path(db.path) / REFERENCES_FILE, queries, db)
+    queries, references = load_queries(args.queries, db)
     results, records, errors = [], [], []
     for number, record, error in read_plan_lines(args.plans):
         if record is None:

@@ -60,9 +60,9 @@ def find_query(query_id: str | None, queries_path: Path | None, db):  # -> Query
         pool = read_queries(queries_path)
         where = str(queries_path)
     else:
-        from utp_env.env.sources import query_pool
+        from utp_env.dataset import load_dataset
 
-        pool = list(query_pool(db))
+        pool = load_dataset(db).queries
         where = "the database's query set"
     for q in pool:
         if q.query_id == query_id:
@@ -74,14 +74,19 @@ def find_query(query_id: str | None, queries_path: Path | None, db):  # -> Query
 
 
 def handle(args: argparse.Namespace) -> int:
+    from tools.database import Database
     from utp_env.config import load_uncertainty
-    from utp_env.env.sources import open_database
     from utp_env.simulation import compile_for, simulate
     from utp_env.simulation.report import render_table
 
     if args.rollouts < 1:
         raise ValueError(f"--rollouts must be >= 1, got {args.rollouts}")
-    db = open_database(args.db, args.profile)
+    if args.db is not None:
+        db = Database.open(args.db)
+    else:
+        from tools.sandbox import open_sandbox
+
+        db = open_sandbox(args.profile)
     config = load_uncertainty(args.config)
     plan = load_plan(args.plan, None, db)
     query = find_query(args.query_id or plan.query_id, args.queries, db)
