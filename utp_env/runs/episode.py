@@ -64,7 +64,7 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
         record.update(termination_reason="agent_error", error=_describe(exc))
         record["duration_s"] = round(time.perf_counter() - started, 3)
         return record
-    record["trace"] = result.trace.summary() if hasattr(result.trace, "summary") else None
+    record["trace"] = _trace_summary(result.trace)
     record["usage"] = _usage(result.trace)
     if result.plan is None:
         record.update(termination_reason="not_delivered", error=result.error or "agent returned no plan")
@@ -94,6 +94,21 @@ def _plan(ctx: RunContext, query: Query) -> Any:
     from agents.base import Toolkit  # lazily: utp_env never imports agents at module level
 
     return ctx.agent.run(query, Toolkit(ctx.dataset.db))
+
+
+def _trace_summary(trace: Any) -> dict[str, Any] | None:
+    """What the agent did, without timings (so that reruns compare equal): how many steps of each
+    kind and name, and which failed."""
+    if trace is None or not hasattr(trace, "steps"):
+        return None
+    counts: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    for step in trace.steps:
+        key = f"{step.kind}:{step.name}"
+        counts[key] = counts.get(key, 0) + 1
+        if not step.ok:
+            failed[key] = failed.get(key, 0) + 1
+    return {"steps": len(trace.steps), "by_name": dict(sorted(counts.items())), "failed": dict(sorted(failed.items()))}
 
 
 def _usage(trace: Any) -> dict[str, Any] | None:

@@ -98,7 +98,7 @@ def run(config: RunConfig, progress: bool = True) -> Path:
     store = ResultsStore(run_dir)
     episodes = plan_episodes(config)
     todo = [(q, t) for q, t in episodes if not store.done(q, t)]
-    if store.records and progress:
+    if store.records or store.torn_lines:
         print(f"resuming {run_dir}: {len(episodes) - len(todo)} of {len(episodes)} episodes done"
               + (f", {store.torn_lines} torn line redone" if store.torn_lines else ""), file=sys.stderr)
     from utp_env.runs.progress import RunProgress

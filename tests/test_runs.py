@@ -1,0 +1,133 @@
+"""Benchmark runs: resume after a real kill, the same results on any worker count or backend,
+bad episodes recorded without stopping the run, and the summary commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from utp_env.cli import main
+from utp_env.runs.config import RunConfig
+from utp_env.runs.runner import run
+
+TESTS = Path(__file__).resolve().parent
+VOLATILE = {"duration_s"}
+
+
+def _records(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+
+
+def _stable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records in canonical order without timings."""
+    out = [{k: v for k, v in r.items() if k not in VOLATILE} for r in records]
+    return sorted(out, key=lambda r: (r["query_id"], r["trial"]))
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    summary.pop("mean_duration_s")
+    return summary
+
+
+def _config(db: Path, out: Path, **kw: Any) -> RunConfig:
+    base = {"db": str(db), "split": "all", "limit": 6, "rollouts": 50, "out": str(out)}
+    return RunConfig(**(base | kw))
+
+
+def test_killed_run_resumes_without_redoing_or_duplicating(mini_db_path: Path, tmp_path: Path) -> None:
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "utp_env", "run", "--db", str(mini_db_path), "--split", "all", "--limit", "6",
+           "--rollouts", "50", "--agent", "run_agents:SlowReference", "--out", str(out), "--quiet"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    results = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 2:
+            break
+        if proc.poll() is not None:
+            pytest.fail(f"run ended before it could be killed: {proc.stderr.read().decode()[-2000:]}")
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    done_before = len(results.read_text().splitlines())
+    assert 2 <= done_before < 6, "the kill should land mid-run"
+    with results.open("a") as fh:  # and a line torn by the kill
+        fh.write('{"query_id": "utp-q-9999", "trial": 0, "pl')
+    finished = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert "torn line redone" in finished.stderr
+    records = _records(out)
+    keys = [(r["query_id"], r["trial"]) for r in records]
+    assert len(keys) == len(set(keys)) == 6
+    uninterrupted = tmp_path / "uninterrupted"
+    full = subprocess.run([*cmd[:-2], str(uninterrupted), "--quiet"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert full.returncode == 0, full.stderr[-2000:]
+    assert _stable(records) == _stable(_records(uninterrupted))
+    assert _summary(out) == _summary(uninterrupted)
+
+
+def test_one_and_two_workers_give_the_same_results(mini_db_path: Path, tmp_path: Path) -> None:
+    one = run(_config(mini_db_path, tmp_path / "one"), progress=False)
+    two = run(_config(mini_db_path, tmp_path / "two", workers=2), progress=False)
+    assert _stable(_records(one)) == _stable(_records(two))
+    assert _summary(one) == _summary(two)
+    assert {p.name for p in one.glob("*.png")} == {"metrics_by_horizon_risk.png", "pass_rates_by_level.png",
+                                                   "timeline.png"}
+
+
+@pytest.mark.slow
+def test_ray_backend_gives_the_same_results(mini_db_path: Path, tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray")
+    local = run(_config(mini_db_path, tmp_path / "local"), progress=False)
+    try:
+        on_ray = run(_config(mini_db_path, tmp_path / "ray", backend="ray", workers=2), progress=False)
+    finally:
+        ray.shutdown()
+    assert _stable(_records(local)) == _stable(_records(on_ray))
+    assert _summary(local) == _summary(on_ray)
+
+
+def test_bad_episodes_are_recorded_and_the_run_goes_on(mini_db_path: Path, tmp_path: Path) -> None:
+    run_dir = run(_config(mini_db_path, tmp_path / "troubled", agent="run_agents:TroubledAgent", limit=9),
+                  progress=False)
+    records = _records(run_dir)
+    assert len(records) == 9
+    reasons = {r["termination_reason"] for r in records}
+    assert reasons == {"agent_error", "not_delivered", "submitted"}
+    crashed = [r for r in records if r["termination_reason"] == "agent_error"]
+    assert all("RuntimeError: model exploded" in r["error"] for r in crashed)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["evaluation"]["groups"]["all"]["delivery_rate"] == pytest.approx(
+        sum(r["report"] is not None for r in records) / 9)
+    assert len(summary["errors"]) == sum(r["termination_reason"] != "submitted" for r in records)
+
+
+def test_trials_give_pass_hat_k_and_the_cli_shows_and_compares(mini_db_path: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    a = run(_config(mini_db_path, tmp_path / "a", limit=3, trials=2), progress=False)
+    summary = json.loads((a / "summary.json").read_text())
+    assert set(summary["pass_hat_k"]) == {"1", "2"}
+    assert summary["episodes"] == 6 and all(q["trials"] == 2 for q in summary["per_query"])
+    b = run(_config(mini_db_path, tmp_path / "b", limit=3, agent="deterministic"), progress=False)
+    assert main(["show", str(a)]) == 0
+    assert "Final pass rate" in capsys.readouterr().out
+    assert main(["show", str(a), str(b)]) == 0
+    compared = capsys.readouterr().out
+    assert "deterministic" in compared and "diff" in compared and "MC hold rate" in compared
+
+
+def test_a_different_run_in_the_same_folder_is_refused(mini_db_path: Path, tmp_path: Path) -> None:
+    run(_config(mini_db_path, tmp_path / "same", limit=2), progress=False)
+    with pytest.raises(ValueError, match="another configuration"):
+        run(_config(mini_db_path, tmp_path / "same", limit=3), progress=False)
