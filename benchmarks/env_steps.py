@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from tools.lookup import LOOKUP_TOOLS
-from utp_env.env.core import UTPEnv, stable_int
+from tools.seeding import stable_int
+from utp_env.env.core import UTPEnv
 
 TARGET_STEPS_PER_S = 5_000
 

@@ -141,7 +141,7 @@ def test_deterministic_baseline_scores_lower(mini_db: Database, queries: list[Qu
     sample = range(0, N, 3)
     hold = {name: statistics.fmean(simulate(runs[name][i].plan, queries[i], mini_db, n=400, seed=i).hold_rate
                                    for i in sample) for name in runs}
-    assert hold["deterministic"] < hold["reference"] - 0.2, hold
+    assert hold["deterministic"] < hold["reference"] - 0.15, hold
 
 
 # ---------------------------------------------------------------- full scale
@@ -153,7 +153,7 @@ def test_full_sandbox_validation_targets() -> None:
     from tools.sandbox import open_sandbox
 
     db = open_sandbox("full")
-    qs = [q for q in generate_queries(db, 300, seed=0) if q.split == "validation"][:60]
+    qs = [q for q in generate_queries(db, 400, seed=0) if q.split == "validation"][:60]
     assert len(qs) == 60
     scores: dict[str, dict[str, list]] = {}
     for name, agent in (("reference", ReferencePlanner()), ("deterministic", ReferencePlanner(buffers=False))):

@@ -24,6 +24,9 @@ QUERIES_FILE = "queries.jsonl"
 REFERENCES_FILE = "reference_plans.jsonl"
 REFERENCE_AGENT = "agents.reference:ReferencePlanner"
 REFERENCE_SOURCE = "planner-made"
+# Bump when query generation or the reference planner changes what a fresh build writes, so that
+# the embedded sandboxes cached on users' machines rebuild their query set.
+QUERY_SET_VERSION = "1"
 
 
 @dataclass
@@ -88,7 +91,8 @@ def _record_in_manifest(db_path: Path, n_queries: int, seed: int) -> None:
     path = db_path / MANIFEST
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     manifest["content_hash"] = Database.open(db_path).content_hash
-    manifest["query_set"] = {"queries": n_queries, "seed": seed, "reference_source": REFERENCE_SOURCE}
+    manifest["query_set"] = {"queries": n_queries, "seed": seed, "reference_source": REFERENCE_SOURCE,
+                             "version": QUERY_SET_VERSION}
     _write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
@@ -111,6 +115,16 @@ def read_references(path: Path, queries: dict[str, Query], db: Database) -> dict
     return out
 
 
+def _query_set_version(db_path: Path) -> str | None:
+    from tools.database import MANIFEST
+
+    try:
+        manifest = json.loads((db_path / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    return (manifest.get("query_set") or {}).get("version")
+
+
 def load_dataset(db: Database) -> Dataset:
     """The query set and reference plans stored next to an opened database."""
     from utp_env.queries import read_queries
@@ -129,12 +143,13 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
                  progress: bool = True) -> Dataset:
     """The database at `db_path` (default: the embedded sandbox of `profile`) with its query set,
     building the sandbox and the query set on first use."""
+    embedded = db_path is None
     if db_path is None:
         from tools.sandbox.cache import ensure_sandbox
 
         db_path = ensure_sandbox(profile, seed, quiet=not progress)
     db_path = Path(db_path)
-    if not (db_path / QUERIES_FILE).exists():
+    if not (db_path / QUERIES_FILE).exists() or (embedded and _query_set_version(db_path) != QUERY_SET_VERSION):
         if progress:
             print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)
         build_query_set(db_path, seed=seed, progress=progress)

@@ -10,6 +10,7 @@ Lookups go through the toolkit, so the trace shows what the planner consulted.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from agents.base import AgentResult, Toolkit
@@ -48,6 +49,19 @@ SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "sea
 ATTRACTIONS_PER_DAY = {"adventure": 3, "laidback": 2, "other": 2}
 
 
+@dataclass(frozen=True)
+class DayShape:
+    """How many attractions and which meals each day of a plan has."""
+
+    attractions: list[int]
+    meals: list[frozenset[str]]
+
+    @classmethod
+    def of(cls, plan: Plan) -> DayShape:
+        return cls([len(day.attractions) for day in plan.days],
+                   [frozenset(m for m in ("breakfast", "lunch", "dinner") if getattr(day, m)) for day in plan.days])
+
+
 class ReferencePlanner:
     """Uncertainty-aware heuristic planner; `buffers=False` gives the deterministic baseline."""
 
@@ -69,21 +83,38 @@ class ReferencePlanner:
             return AgentResult(plan=None, trace=toolkit.trace, error=f"no valid plan: {quote}")
         self._look_up(query, quote, toolkit)
         transit = TransitLookup(lambda city, kind, name: _nearest_transit(toolkit, city, name))
+        # The policy (preferred, or cheapest when the preferred plan is over budget) is decided on
+        # the buffered plan, so that the deterministic baseline makes the reference's choices and
+        # differs only in its timing.
         plan = None
         for policy in ("preferred", "cheapest"):
-            plan = self.build(query, db, quote, policy, transit)  # type: ignore[arg-type]
-            cost = trip_cost(build_context(plan, query, db)).total
-            toolkit.trace.note(f"{policy} plan costs INR {cost:.0f} of {query.budget_inr:.0f}")
-            if cost <= query.budget_inr:
+            plan = self.build(query, db, quote, policy, transit, buffers=True)  # type: ignore[arg-type]
+            if self._affordable(plan, query, db, toolkit, policy):
                 break
+        if not self.buffers:
+            # Same policy, as many attractions and the same meals per day as the buffered plan: only
+            # the timing differs.
+            shape = DayShape.of(plan)
+            plan = self.build(query, db, quote, policy, transit, buffers=False, shape=shape)  # type: ignore[arg-type]
+            if not self._affordable(plan, query, db, toolkit, policy) and policy == "preferred":
+                plan = self.build(query, db, quote, "cheapest", transit, buffers=False, shape=shape)
         return AgentResult(plan=plan, trace=toolkit.trace)
+
+    @staticmethod
+    def _affordable(plan: Plan, query: Query, db: Database, toolkit: Toolkit, policy: str) -> bool:
+        cost = trip_cost(build_context(plan, query, db)).total
+        toolkit.trace.note(f"{policy} plan costs INR {cost:.0f} of {query.budget_inr:.0f}")
+        return cost <= query.budget_inr
 
     # -- the plan
 
-    def build(self, query: Query, db: Database, quote: TripQuote, policy: Policy, transit: TransitLookup) -> Plan:
-        """The whole plan for one policy along the quoted route."""
+    def build(self, query: Query, db: Database, quote: TripQuote, policy: Policy, transit: TransitLookup,
+              buffers: bool | None = None, shape: DayShape | None = None) -> Plan:
+        """The whole plan for one policy along the quoted route (buffered unless `buffers` is False;
+        by default the planner's own setting); `shape` limits each day's attractions and meals."""
+        buffers = self.buffers if buffers is None else buffers
         sk = quote.skeleton
-        timing = Timing(db, self.config, query.risk_profile, self.buffers)
+        timing = Timing(db, self.config, query.risk_profile, buffers)
         risk = self.config.risk_multipliers[query.risk_profile]
         route_mid = (risk.low + risk.high) / 2
         legs = choose_legs(query, db, quote, route_mid, policy)
@@ -100,7 +131,9 @@ class ReferencePlanner:
             j = sum(1 for ld in sk.leg_days if ld < d)  # legs taken before today
             leg_index = sk.leg_days.index(d) if d in sk.leg_days else None
             # The cheapest policy eats at the first (cheapest) restaurant that fits, as the budget assumes.
-            sched = DayScheduler(db, self.config, timing, state, r_order, a_order, cap, transit,
+            sched = DayScheduler(db, self.config, timing, state, r_order, a_order,
+                                 cap if shape is None else min(cap, shape.attractions[d]), transit,
+                                 meals=None if shape is None else shape.meals[d],
                                  meal_choices=1 if policy == "cheapest" else MEAL_CHOICES)
             here = stops[j]
             t = WAKE + MORNING
@@ -114,7 +147,7 @@ class ReferencePlanner:
                     sched.add(sched.stay_item(stays[j - 1], "checkout", t, t + DESK))
                     t = sched.fill(here, t + DESK + TRANSFER, sched.leave_by(leg))
                 sched.add(sched.arrive_item(leg))
-                planned = leg.planned_arrival(timing.mid) if self.buffers else leg.arr
+                planned = leg.planned_arrival(timing.mid) if buffers else leg.arr
                 transport.append(TransportLeg(mode=leg.mode, number=leg.number, origin=leg.origin,
                                               destination=leg.destination, dep=leg.dep, arr=leg.arr,
                                               planned_arr=planned))

@@ -53,8 +53,10 @@ class DayScheduler:
 
     def __init__(self, db: Database, config: UncertaintyConfig, timing: Timing, state: TripState,
                  restaurant_order: dict[str, list[int]], attraction_order: dict[str, list[int]],
-                 attraction_cap: int, transit: TransitLookup, meal_choices: int = MEAL_CHOICES) -> None:
+                 attraction_cap: int, transit: TransitLookup, meal_choices: int = MEAL_CHOICES,
+                 meals: frozenset[str] | None = None) -> None:
         self.db, self.config, self.timing, self.state = db, config, timing, state
+        self.allowed_meals = meals
         self.restaurant_order, self.attraction_order = restaurant_order, attraction_order
         self.cap, self.transit, self.meal_choices = attraction_cap, transit, meal_choices
         self.out = DayResult()
@@ -97,7 +99,8 @@ class DayScheduler:
 
     def fill(self, city: str, t: int, horizon: int, event: int | None = None) -> int:
         """Place meals, attractions and `event` in `city` from `t` until `horizon`; returns the cursor."""
-        pending: list[Meal] = [m for m in ("breakfast", "lunch", "dinner") if m not in self.out.meals]  # type: ignore[misc]
+        pending: list[Meal] = [m for m in ("breakfast", "lunch", "dinner")  # type: ignore[misc]
+                               if m not in self.out.meals and (self.allowed_meals is None or m in self.allowed_meals)]
         ev = None
         if event is not None:
             ev = self._event_times(event)

@@ -1,22 +1,21 @@
 """Shared helpers of the sandbox generator: per-stage random generators, geodesy, time formats.
 
-Every stage draws from its own `numpy.random.Generator` seeded from `sha256(f"{seed}:{stage}")`,
+Every stage draws from its own `numpy.random.Generator` seeded from `tools.seeding.stable_int(seed, stage)`,
 so that changing one table never reshuffles the others and the same seed gives the same bytes.
 """
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
+
+from tools.seeding import stable_int
 
 EARTH_RADIUS_KM = 6371.0088
 
 
 def stage_rng(seed: int, stage: str) -> np.random.Generator:
     """The generator of one build stage, derived from the seed with a stable hash."""
-    digest = hashlib.sha256(f"{seed}:{stage}".encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:16], "big"))
+    return np.random.default_rng(stable_int(seed, stage))
 
 
 def haversine_km(lat1: np.ndarray, lon1: np.ndarray, lat2: np.ndarray, lon2: np.ndarray) -> np.ndarray:

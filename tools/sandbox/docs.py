@@ -77,6 +77,15 @@ generator version, row counts, content hash). `Database.open(DIR)` (and `utp-env
 DIR`) checks every file against the schema below and stops at the first bad cell with an error
 naming the file, the 1-based data row (the header is row 0), the column and the fix.
 
+Beside the tables, the benchmark keeps its query set, `queries.jsonl` (one `Query` per line) and
+`reference_plans.jsonl` (the reference planner's plan of each query in the paper's JSON format,
+labelled `planner-made`); `utp-env data build` writes them (`utp_env.dataset`). The content hash
+(`Database.content_hash`, reported by the env and recorded by every run) covers the tables and
+these two files. A successful validation is remembered in `.validated.npz` (plain arrays, no
+pickle) keyed by the hash of the tables: reopening unchanged files loads the validated columns
+(about 0.2 s for the full sandbox instead of 4-5 s of CSV validation), and any edit to any table
+revalidates. Delete the file freely; `Database.open(DIR, use_cache=False)` ignores it.
+
 Conventions:
 
 - Times are local `HH:MM` (24 h). Transport rows give the departure time, the arrival time and
@@ -105,7 +114,7 @@ No public copy of the UTP-Bench database exists, so `utp-env data build` (or
 `tools.sandbox.build_sandbox(profile, seed, out)`) generates a deterministic India-wide sandbox
 from real geography, calibrated to the statistics the paper publishes. Same profile and seed:
 the same bytes. Each stage draws from its own `numpy.random.Generator` seeded from
-`sha256(f"{seed}:{stage}")`, so changing one table's generator never reshuffles another.
+`tools.seeding.stable_int(seed, stage)`, so changing one table's generator never reshuffles another.
 `open_sandbox(profile, seed)` builds it once into the user cache
 (`platformdirs.user_cache_dir("utp-env")/sandbox-<profile>-seed<seed>-v<version>`, or
 `$UTP_ENV_CACHE`), writing to a temporary directory that is renamed into place.

@@ -10,7 +10,6 @@ A bad action never raises: it is answered with an error observation and counts a
 from __future__ import annotations
 
 import copy
-import hashlib
 import traceback
 from pathlib import Path
 from typing import Any, ClassVar
@@ -21,6 +20,7 @@ import numpy as np
 from tools.database import Database
 from tools.lookup import LOOKUP_TOOLS
 from tools.lookup.registry import ToolResult, ToolSpec
+from tools.seeding import stable_int
 from utp_env.env.actions import ACTION_FORMAT, ActionError, ToolCall, parse_action
 from utp_env.env.config import EnvConfig, load_env_config
 from utp_env.env.episode import Episode
@@ -32,12 +32,6 @@ from utp_env.query import Query
 
 RESET_OPTIONS = frozenset({"query_id", "query", "split", "stochastic"})
 TERMINATION_REASONS = ("submitted", "step_limit", "agent_error", "infrastructure_error")
-
-
-def stable_int(*parts: Any) -> int:
-    """A 63-bit integer from the parts' text via SHA-256 (stable across processes, unlike `hash()`)."""
-    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
 
 
 def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:

@@ -1,9 +1,9 @@
 """Benchmark queries: generation, feasibility checking and JSONL input/output (DESIGN section 3)."""
 
 from utp_env.queries.feasibility import TripQuote, cheapest_trip, check, skeleton
-from utp_env.queries.generate import QueryConfig, assign_split, generate_queries, load_query_config, stable_int
+from utp_env.queries.generate import QueryConfig, assign_split, generate_queries, load_query_config
 from utp_env.queries.io import dumps_queries, loads_queries, read_queries, write_queries
 
 __all__ = ["QueryConfig", "TripQuote", "assign_split", "cheapest_trip", "check", "dumps_queries",
            "generate_queries", "load_query_config", "loads_queries", "read_queries", "skeleton",
-           "stable_int", "write_queries"]
+           "write_queries"]

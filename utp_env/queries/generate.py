@@ -11,7 +11,6 @@ SHA-256 of (seed, index), so the output is byte-stable and independent of Python
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import itertools
 import math
 from pathlib import Path
@@ -21,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.database import Database
 from tools.schema import HOUSE_RULE_FORBIDS, HOUSE_TYPES
+from tools.seeding import stable_int
 from utp_env.config import CONFIG_DIR, UncertaintyConfig, load_model
 from utp_env.queries.feasibility import (
     MAX_VISIT_GAP_MIN,
@@ -72,11 +72,6 @@ def load_query_config(path: str | Path | None = None) -> QueryConfig:
     if path is None and default.exists():
         path = default
     return load_model(QueryConfig, path)
-
-
-def stable_int(*parts: object) -> int:
-    """A 64-bit integer from SHA-256 of the parts: a seed that is the same in every process."""
-    return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:8], "big")
 
 
 def assign_split(query_id: str, validation_fraction: float) -> str:
