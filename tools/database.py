@@ -14,21 +14,21 @@ import hashlib
 import json
 import os
 import re
-import types
 import typing
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
 
 from tools.errors import DataError, UnknownNameError
-from tools.schema import TABLES, Row, TableSpec
+from tools.schema import TABLES, Row, TableSpec, unwrap_optional
 
 MANIFEST = "manifest.json"
+T = TypeVar("T")
 # Files a benchmark keeps beside the tables (utp_env's query set); covered by the content hash.
 COMPANION_FILES = ("queries.jsonl", "reference_plans.jsonl")
 
@@ -64,11 +64,7 @@ class _Column:
 def _columns(model: type[Row]) -> list[_Column]:
     out = []
     for name, info in model.model_fields.items():
-        ann = info.annotation
-        optional = False
-        if typing.get_origin(ann) in (typing.Union, types.UnionType):
-            args = [a for a in typing.get_args(ann) if a is not type(None)]
-            optional, ann = True, args[0]
+        ann, optional = unwrap_optional(info.annotation)
         origin = typing.get_origin(ann)
         if origin is typing.Literal:
             out.append(_Column(name, "literal", optional, info, choices=typing.get_args(ann)))
@@ -320,7 +316,18 @@ class Database:
         self.manifest = manifest
         self._city_names = {normalize(c): c for c in tables["cities"].columns["city"]}
         self._pairs: dict[str, Grouping] = {}
+        self._derived: dict[Callable[[Database], Any], Any] = {}
         self._cities_by_state = _group(tables["cities"], ("state",))
+
+    def derived(self, build: Callable[[Database], T]) -> T:
+        """`build(self)`, computed once per database and kept with it: the place for structures
+        derived from the tables (E[D] of every row, lookup and evaluation indices, pooled
+        statistics), so each is built once and none is recomputed on a hot path."""
+        try:
+            return self._derived[build]
+        except KeyError:
+            value = self._derived[build] = build(self)
+            return value
 
     # -- opening
 

@@ -83,8 +83,4 @@ def _nanmedian(values: np.ndarray) -> float:
 
 def delay_index(db: Database) -> DelayIndex:
     """The DelayIndex of `db`, built on first use."""
-    index = getattr(db, "_delay_index", None)
-    if index is None:
-        index = DelayIndex(db)
-        db._delay_index = index  # type: ignore[attr-defined]
-    return index
+    return db.derived(DelayIndex)

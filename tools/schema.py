@@ -8,8 +8,10 @@ List-valued columns hold JSON arrays in CSV cells.
 
 from __future__ import annotations
 
+import types
+import typing
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,6 +61,14 @@ PRICE_TIERS = ("$", "$$", "$$$", "$$$$")
 EVENT_SEGMENTS = ("Concerts", "Sports", "Arts & Theatre", "Music", "Film", "Comedy")
 AIRLINES = {"6E": "IndiGo", "AI": "Air India", "IX": "Air India Express", "SG": "SpiceJet",
             "QP": "Akasa Air", "UK": "Vistara"}
+
+
+def unwrap_optional(annotation: Any) -> tuple[Any, bool]:
+    """(the type inside `X | None`, True) for an optional column, else (annotation, False)."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return args[0], True
+    return annotation, False
 
 
 class Row(BaseModel):

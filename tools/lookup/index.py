@@ -9,9 +9,7 @@ cuisines, and the normalised amenity/service sets of each stay.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -19,7 +17,6 @@ from tools.database import Database, Table, normalize
 from tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
 
 NEEDS = tuple(HOUSE_RULE_FORBIDS)
-_CACHE: weakref.WeakKeyDictionary[Database, LookupIndex] = weakref.WeakKeyDictionary()
 
 
 def _runs(table: Table) -> np.ndarray:
@@ -106,44 +103,4 @@ def _has_crowd(db: Database) -> dict[str, np.ndarray]:
 
 def lookup_index(db: Database) -> LookupIndex:
     """The LookupIndex of `db`, built on first use and cached for the database's lifetime."""
-    index = _CACHE.get(db)
-    if index is None:
-        index = _CACHE[db] = LookupIndex.build(db)
-    return index
-
-
-def _integer_float_columns(table: Table) -> frozenset[str]:
-    """Optional integer columns, stored as float with NaN for missing (ints when read back)."""
-    found = _INT_COLUMNS.get(table.spec.name)
-    if found is None:
-        fields = table.spec.model.model_fields
-        found = _INT_COLUMNS[table.spec.name] = frozenset(
-            name for name, f in fields.items() if f.annotation in (int, int | None))
-    return found
-
-
-_INT_COLUMNS: dict[str, frozenset[str]] = {}
-
-
-def rows_of(table: Table, indices: np.ndarray) -> list[dict[str, Any]]:
-    """`table.rows(indices)` computed column-wise: the same Python values (None for missing,
-    ints for integer columns), many times faster for the twenty rows a tool shows."""
-    idx = np.asarray(indices, dtype=np.int64)
-    if idx.size == 0:
-        return []
-    integer = _integer_float_columns(table)
-    positions = idx.tolist()
-    columns: list[list[Any]] = []
-    for name, col in table.columns.items():
-        if isinstance(col, np.ndarray):
-            values = col[idx].tolist()
-            if col.dtype.kind == "f":
-                if name in integer:
-                    values = [None if v != v else int(v) for v in values]
-                else:
-                    values = [None if v != v else v for v in values]
-            columns.append(values)
-        else:
-            columns.append([col[i] for i in positions])
-    names = list(table.columns)
-    return [dict(zip(names, vals, strict=True)) for vals in zip(*columns, strict=True)]
+    return db.derived(LookupIndex.build)

@@ -15,7 +15,7 @@ from pydantic import Field
 from tools.database import Database
 from tools.delays import delay_index
 from tools.lookup.common import WEEKDAYS, Args, DateStr, Name, Paged, in_calendar, lookup_tool, pair_of, weekday_of
-from tools.lookup.index import lookup_index, rows_of
+from tools.lookup.index import lookup_index
 from tools.lookup.registry import ToolResult
 from tools.lookup.render import page, table_text
 
@@ -120,7 +120,7 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
     text = table_text(f"{table.capitalize()} from {origin} to {dest} on {args.date} ({WEEKDAYS[weekday]}), "
                       f"by {args.sort_by}", header, lines, total=int(found.size), truncated=cut,
                       narrow="sort by price or duration, or raise limit (max 100).", empty=empty, notes=notes)
-    return ToolResult(ok=True, text=text, rows=rows_of(t, shown), truncated=cut)
+    return ToolResult(ok=True, text=text, rows=t.rows(shown), truncated=cut)
 
 
 @lookup_tool

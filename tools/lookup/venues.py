@@ -22,7 +22,7 @@ from tools.lookup.common import (
     date_range,
     lookup_tool,
 )
-from tools.lookup.index import NEEDS, lookup_index, rows_of
+from tools.lookup.index import NEEDS, lookup_index
 from tools.lookup.registry import ToolError, ToolResult
 from tools.lookup.render import page, table_text
 from tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
@@ -133,7 +133,7 @@ def search_stays(db: Database, args: StaySearch) -> ToolResult:
     found = find_stays(db, city, args, amen, serv)
     shown, cut = page(found, args.limit)
     table = db.tables["accommodations"]
-    rows = rows_of(table, shown)
+    rows = table.rows(shown)
     lines = [[r["name"], r["house_type"], r["star_rating"], r["rating"], r["price_per_night_inr"], r["max_occupancy"],
               r["house_rules"], r["amenities"], r["services"], r["minimum_nights"],
               f"{r['check_in']}/{r['check_out']}"] for r in rows]
@@ -178,7 +178,7 @@ def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
     city = city_of(db, args.city, "city")
     found = find_attractions(db, city, args.category, args.sort_by)
     shown, cut = page(found, args.limit)
-    rows = rows_of(db.tables["attractions"], shown)
+    rows = db.tables["attractions"].rows(shown)
     crowd = _crowd_flags(db, "attractions", shown)
     lines = [[r["name"], r["categories"], r["visit_duration_hr"], r["rating"], r["entry_fee_inr"],
               f"{r['open_time']}-{r['close_time']}", c] for r, c in zip(rows, crowd, strict=True)]
@@ -225,7 +225,7 @@ def search_restaurants(db: Database, args: RestaurantSearch) -> ToolResult:
     city = city_of(db, args.city, "city")
     found = find_restaurants(db, city, args.cuisine, args.price_tier, args.sort_by)
     shown, cut = page(found, args.limit)
-    rows = rows_of(db.tables["restaurants"], shown)
+    rows = db.tables["restaurants"].rows(shown)
     crowd = _crowd_flags(db, "restaurants", shown)
     lines = [[r["name"], r["cuisines"], r["price_tier"], r["avg_cost_inr"], r["rating"],
               f"{r['open_time']}-{r['close_time']}", c] for r, c in zip(rows, crowd, strict=True)]
@@ -268,7 +268,7 @@ def search_events(db: Database, args: EventSearch) -> ToolResult:
     date_range(args.start_date, args.end_date)
     found = find_events(db, city, args.start_date, args.end_date, args.segment)
     shown, cut = page(found, args.limit)
-    rows = rows_of(db.tables["events"], shown)
+    rows = db.tables["events"].rows(shown)
     lines = [[r["date"], f"{r['start_time']}-{r['end_time']}", r["name"], r["segment"], r["venue"], r["price_inr"]]
              for r in rows]
     text = table_text(f"Events in {city} from {args.start_date} to {args.end_date}"

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import sys
-import types
 import typing
 from pathlib import Path
 
@@ -15,17 +14,13 @@ from pydantic.fields import FieldInfo
 
 from tools.sandbox.calibration import __doc__ as CALIBRATION_DOC
 from tools.sandbox.profiles import PROFILES
-from tools.schema import TABLES
+from tools.schema import TABLES, unwrap_optional
 
 DATA_MD = Path(__file__).resolve().parents[2] / "docs" / "DATA.md"
 
 
 def _type_name(info: FieldInfo) -> tuple[str, bool]:
-    ann = info.annotation
-    optional = False
-    if typing.get_origin(ann) in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(ann) if a is not type(None)]
-        optional, ann = True, args[0]
+    ann, optional = unwrap_optional(info.annotation)
     origin = typing.get_origin(ann)
     if origin is typing.Literal:
         return "one of " + ", ".join(f"`{a}`" for a in typing.get_args(ann)), optional

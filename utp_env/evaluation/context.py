@@ -113,11 +113,7 @@ class EvalIndex:
 
 def eval_index(db: Database) -> EvalIndex:
     """The EvalIndex of `db`, built on first use."""
-    index = getattr(db, "_eval_index", None)
-    if index is None:
-        index = EvalIndex(db)
-        db._eval_index = index  # type: ignore[attr-defined]
-    return index
+    return db.derived(EvalIndex)
 
 
 @dataclass

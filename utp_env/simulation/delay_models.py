@@ -23,7 +23,6 @@ An element whose mean is 0 never delays (p_late is set to 0).
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,7 +147,6 @@ class FlightStats:
     dmax: float
 
 
-_POOLED: weakref.WeakKeyDictionary[Database, FlightStats] = weakref.WeakKeyDictionary()
 
 
 def pooled_flight_stats(db: Database) -> FlightStats:
@@ -159,9 +157,10 @@ def pooled_flight_stats(db: Database) -> FlightStats:
     (sigma^2 = sum w (sigma_i^2 + mu_i^2) / sum w - mu^2); Dmax is the median of the flights' Dmax
     (the maximum of maxima would make every unmeasured disruption an outlier).
     """
-    cached = _POOLED.get(db)
-    if cached is not None:
-        return cached
+    return db.derived(_pool_flight_stats)
+
+
+def _pool_flight_stats(db: Database) -> FlightStats:
     c = db.tables["flights"].columns
     n = np.nan_to_num(np.asarray(c["otp_total"], float))
     has = n > 0
@@ -182,7 +181,6 @@ def pooled_flight_stats(db: Database) -> FlightStats:
         dm = dmax[has & ~np.isnan(dmax)]
         stats = FlightStats(float(n_dis[has].sum() / total), float(n_late[has].sum() / total), mu_pool,
                             math.sqrt(max(var, 0.0)) or None, float(np.median(dm)) if dm.size else 0.0)
-    _POOLED[db] = stats
     return stats
 
 
