@@ -25,8 +25,6 @@ error recorded, never raised.
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,8 +34,7 @@ from pydantic import Field
 from agents.base import AgentResult, Toolkit, Trace
 from agents.llm import prompts
 from agents.llm.direct import parse_reply
-from agents.llm.models import LLMSettings, ModelSession, build_model, message_text
-from utp_env.config import UncertaintyConfig, load_uncertainty
+from agents.llm.models import ChatAgent, LLMSettings, ModelSession, message_text
 from utp_env.itinerary import Plan
 from utp_env.plan_format import PlanFormatError, plan_to_json
 from utp_env.query import Query
@@ -114,17 +111,11 @@ def symbolic_check(plan: Plan, query: Query, toolkit: Toolkit) -> CheckOutcome:
     return CheckOutcome(verdict, feedback)
 
 
-class AtlasAgent:
+class AtlasAgent(ChatAgent):
     """Search agent, constraint manager, planner, checker and search advisor (see the module docstring)."""
 
     name = "atlas"
     Settings = AtlasSettings
-
-    def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
-                 uncertainty_config: UncertaintyConfig | None = None, **settings: Any) -> None:
-        self.settings = self.Settings.model_validate(settings)
-        self.model = build_model(self.settings, chat_model, sleep)
-        self.config = uncertainty_config or load_uncertainty()
 
     # ------------------------------------------------------------ roles
 

@@ -18,9 +18,9 @@ from pydantic import Field
 
 from agents.base import AgentResult, Toolkit, Trace
 from agents.llm import prompts
-from agents.llm.models import LLMSettings, ModelSession, build_model, message_text
+from agents.llm.models import ChatAgent, LLMSettings, ModelSession, message_text
 from agents.llm.reference_info import ReferenceLimits, gather_reference_info
-from utp_env.config import UncertaintyConfig, load_uncertainty
+from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Plan
 from utp_env.plan_format import PlanFormatError, parse_plan
 from utp_env.query import Query
@@ -43,7 +43,7 @@ def parse_reply(text: str, query: Query, toolkit: Toolkit) -> Plan:
     return plan.model_copy(update={"query_id": query.query_id})
 
 
-class DirectAgent:
+class DirectAgent(ChatAgent):
     """One model call over the gathered reference information (see the module docstring)."""
 
     name = "direct"
@@ -51,9 +51,7 @@ class DirectAgent:
 
     def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
                  uncertainty_config: UncertaintyConfig | None = None, **settings: Any) -> None:
-        self.settings = self.Settings.model_validate(settings)
-        self.model = build_model(self.settings, chat_model, sleep)
-        self.config = uncertainty_config or load_uncertainty()
+        super().__init__(chat_model, sleep, uncertainty_config, **settings)
         if not self.settings.uncertainty:
             self.name = "direct_no_uncertainty"
 

@@ -314,3 +314,20 @@ def build_model(settings: LLMSettings, chat_model: Any | None = None,
     """The retrying chat model of an agent: `chat_model` if given (tests, custom models), else built
     from the settings (raising ModelConfigError when a package or key is missing)."""
     return RetryingModel.from_spec(settings.model_spec(), chat_model, sleep)
+
+
+class ChatAgent:
+    """What every LLM agent shares: validated settings (`Settings`, a subclass of LLMSettings), the
+    retrying chat model they describe (or an injected one, e.g. a fake in tests) and the
+    uncertainty parameters its prompts quote."""
+
+    name = "chat"
+    Settings: type[LLMSettings] = LLMSettings
+
+    def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
+                 uncertainty_config: Any | None = None, **settings: Any) -> None:
+        from utp_env.config import load_uncertainty
+
+        self.settings = self.Settings.model_validate(settings)
+        self.model = build_model(self.settings, chat_model, sleep)
+        self.config = uncertainty_config or load_uncertainty()

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +24,7 @@ from pydantic import Field
 
 from agents.base import AgentResult, Toolkit, Trace, TraceStep
 from agents.llm import prompts
-from agents.llm.models import LLMSettings, ModelSession, build_model
-from utp_env.config import UncertaintyConfig, load_uncertainty
+from agents.llm.models import ChatAgent, LLMSettings, ModelSession
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 
@@ -82,17 +79,11 @@ def openai_entries(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for i, call in enumerate(tool_calls)]
 
 
-class ToolCallingAgent:
+class ToolCallingAgent(ChatAgent):
     """A chat model with bound tools stepping `UTPEnv` (see the module docstring)."""
 
     name = "tool_calling"
     Settings = ToolCallingSettings
-
-    def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
-                 uncertainty_config: UncertaintyConfig | None = None, **settings: Any) -> None:
-        self.settings = self.Settings.model_validate(settings)
-        self.model = build_model(self.settings, chat_model, sleep)
-        self.config = uncertainty_config or load_uncertainty()
 
     def make_env(self, toolkit: Toolkit) -> Any:
         """A UTPEnv over the toolkit's database, with this agent's step limit."""
