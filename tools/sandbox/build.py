@@ -27,7 +27,7 @@ from tools.sandbox.transit import transit_table
 from tools.sandbox.venues import accommodations_table, attractions_table, restaurants_table
 from tools.sandbox.writer import write_table
 
-GENERATOR_VERSION = "3"
+GENERATOR_VERSION = "4"
 Progress = Callable[[str], None]
 
 

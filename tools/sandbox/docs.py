@@ -136,7 +136,8 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    to trains between populous cities along shortest rail paths. A train yields a row for each
    ordered pair of its stops; each has a return working (odd/even number). Five delay horizons
    per row: a log-normal base growing along the route, per-horizon noise, each column calibrated
-   to a mean of 43.75 min (paper: 40.8–46.7); ~6 % of rows have no statistics.
+   to its own mean, 41.0 (1 week) rising to 46.5 min (1 year), inside the paper's 40.8–46.7; ~6 % of rows
+   have no statistics.
 5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the most
    populous chosen city within 40 km (main commercial airports preferred), the 67 most populous
    airport cities kept (the paper's 67). Pairs of at least 150 km, busier between large cities,

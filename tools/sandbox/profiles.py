@@ -19,7 +19,10 @@ class Calibration(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    train_mean_min: float = Field(43.75, description="Target mean delay of every train horizon column")
+    train_horizon_means_min: dict[str, float] = Field(
+        default={"avg_delay_1w": 41.0, "avg_delay_1m": 42.4, "avg_delay_3m": 43.8, "avg_delay_6m": 45.1,
+                 "avg_delay_1y": 46.5},
+        description="Target mean delay of each train horizon column, spread over the paper's 40.8-46.7")
     train_range_min: tuple[float, float] = (40.8, 46.7)
     flight_delayed_mean_min: float = Field(40.59, description="Late-count-weighted mean of delay_avg_min")
     flight_tolerance_min: float = 1.5

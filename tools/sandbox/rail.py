@@ -186,12 +186,12 @@ def _rows_of_routes(cities: Cities, gc: np.ndarray, routes: list[list[int]], pro
 
 def _delay_columns(base: np.ndarray, profile: SandboxProfile, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """The five delay horizons: the row's base delay with horizon noise, each column calibrated
-    to the target mean; ~6% of rows carry no statistics."""
+    to its own target mean (spread over the paper's range); ~6% of rows carry no statistics."""
     n = len(base)
     missing = rng.random(n) < 0.06
     out = {}
-    for col in ("avg_delay_1w", "avg_delay_1m", "avg_delay_3m", "avg_delay_6m", "avg_delay_1y"):
+    for col, target in profile.calibration.train_horizon_means_min.items():
         values = base * rng.lognormal(0.0, 0.25, n)
         values[missing] = np.nan
-        out[col] = np.round(rescale_to_mean(values, profile.calibration.train_mean_min), 1)
+        out[col] = np.round(rescale_to_mean(values, target), 1)
     return out
