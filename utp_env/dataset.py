@@ -26,7 +26,7 @@ REFERENCE_AGENT = "agents.reference:ReferencePlanner"
 REFERENCE_SOURCE = "planner-made"
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
 # the embedded sandboxes cached on users' machines rebuild their query set.
-QUERY_SET_VERSION = "1"
+QUERY_SET_VERSION = "2"
 
 
 @dataclass

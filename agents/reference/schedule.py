@@ -215,6 +215,8 @@ class DayScheduler:
             lo = max(t, v.open_min)
             hi = end_by if is_required else lo + ATTRACTION_SLIDE
             slot = self.timing.best_start(v, lo, hi, end_by)
+            if slot is None and is_required:
+                slot = self.timing.squeezed_start(v, lo, hi, end_by)
             if slot is None:
                 continue
             start, end = slot

@@ -86,3 +86,16 @@ class Timing:
             if best is None or key < best:
                 best, out = key, (start, end)
         return out
+
+    def squeezed_start(self, v: Venue, lo: int, hi: int, latest_end: int, step: int = 15) -> tuple[int, int] | None:
+        """(start, end) in [lo, hi] keeping the longest buffer that still fits (at least the base
+        length v): for a visit the query requires, a hard constraint outranks a full BAS buffer."""
+        out: tuple[int, int] | None = None
+        for start in range(max(lo, v.open_min), hi + 1, step):
+            room = min(latest_end, v.close_min) - start
+            if room < self.base_minutes(v, start):
+                continue
+            end = start + min(room, self.length(v, start))
+            if out is None or end - start > out[1] - out[0]:
+                out = (start, end)
+        return out
