@@ -1,231 +1,46 @@
-"""The database: load a directory of tables, validate them against `tools.schema`, index them.
+"""The database: a directory of tables, validated against `tools.schema`, indexed, hashed.
 
-Validation is columnar (numpy conversions on whole columns, regexes and JSON per cell only where
-the schema needs them) so that the full sandbox opens in well under two seconds; the slow,
-per-cell path runs only to locate a bad cell once a column has failed. Lookups go through hash
-indices built here, never through scans.
+`Database.open` validates every file column by column (`tools.columns`), remembers a successful
+validation in a cache keyed by the files' hash (`tools.validated_cache`), and answers keyed
+lookups (city, city pair, venue name) through sorted-group indices (`tools.grouping`), never
+through scans.
 """
 
 from __future__ import annotations
 
-import csv
-import difflib
 import hashlib
 import json
-import os
-import re
-import typing
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import TypeAdapter, ValidationError
-from pydantic.fields import FieldInfo
 
+from tools import validated_cache
+from tools.columns import read_table
 from tools.errors import DataError, UnknownNameError
-from tools.schema import TABLES, Row, TableSpec, unwrap_optional
+from tools.grouping import EMPTY, Grouping, group
+from tools.names import normalize, suggest
+from tools.schema import TABLES, Row, TableSpec
+from tools.validated_cache import VALIDATED_CACHE
+
+__all__ = [
+    "COMPANION_FILES",
+    "MANIFEST",
+    "VALIDATED_CACHE",
+    "DataError",
+    "Database",
+    "Table",
+    "normalize",
+    "suggest",
+]
 
 MANIFEST = "manifest.json"
 T = TypeVar("T")
 # Files a benchmark keeps beside the tables (utp_env's query set); covered by the content hash.
 COMPANION_FILES = ("queries.jsonl", "reference_plans.jsonl")
 
-
-def normalize(name: str) -> str:
-    """Canonical form of a name for matching: collapsed whitespace, case-folded."""
-    return " ".join(str(name).split()).casefold()
-
-
-def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """The closest known names to `name`, best first (for 'did you mean' errors)."""
-    pool = {normalize(c): c for c in candidates}
-    key = normalize(name)
-    close = difflib.get_close_matches(key, list(pool), n=n, cutoff=0.6)
-    if len(close) < n:
-        close += [k for k in pool if key and (key in k or k in key) and k not in close][: n - len(close)]
-    return [pool[k] for k in close]
-
-
-# ---------------------------------------------------------------- column conversion
-
-
-@dataclass(frozen=True)
-class _Column:
-    name: str
-    kind: str  # str | int | float | bool | json | literal
-    optional: bool
-    info: FieldInfo
-    adapter: TypeAdapter | None = None
-    choices: tuple[str, ...] = ()
-
-
-def _columns(model: type[Row]) -> list[_Column]:
-    out = []
-    for name, info in model.model_fields.items():
-        ann, optional = unwrap_optional(info.annotation)
-        origin = typing.get_origin(ann)
-        if origin is typing.Literal:
-            out.append(_Column(name, "literal", optional, info, choices=typing.get_args(ann)))
-        elif origin in (list, tuple) or ann in (list, tuple):
-            out.append(_Column(name, "json", optional, info, adapter=TypeAdapter(info.annotation)))
-        elif ann in (str, int, float, bool):
-            out.append(_Column(name, ann.__name__, optional, info))
-        else:  # pragma: no cover - guards schema edits
-            raise TypeError(f"unsupported column type {ann!r} for {model.__name__}.{name}")
-    return out
-
-
-def _bounds(info: FieldInfo) -> dict[str, float]:
-    found = {}
-    for meta in info.metadata:
-        for op in ("ge", "gt", "le", "lt"):
-            if getattr(meta, op, None) is not None:
-                found[op] = getattr(meta, op)
-    return found
-
-
-def _pattern(info: FieldInfo) -> str | None:
-    for meta in info.metadata:
-        if getattr(meta, "pattern", None):
-            return meta.pattern
-    return None
-
-
-_TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
-
-
-def _convert(col: _Column, cells: list[str], file: str) -> Any:
-    """Convert one CSV column to its stored form, or raise DataError at the first bad cell.
-
-    Checks that depend only on a cell's text (formats, allowed values, JSON) run once per
-    distinct value, which keeps the 250k-row tables fast to open.
-    """
-
-    def fail(i: int, message: str, hint: str | None = None) -> typing.NoReturn:
-        raise DataError(f"{message}: {cells[i]!r}", file=file, row=i + 1, column=col.name, hint=hint)
-
-    def fail_value(value: str, message: str, hint: str | None = None) -> typing.NoReturn:
-        fail(cells.index(value), message, hint)
-
-    distinct = set(cells)
-    if not col.optional and col.kind != "str" and "" in distinct:
-        fail_value("", "empty cell in a required column", "fill it in")
-    if col.kind == "str":
-        pattern = _pattern(col.info)
-        rx = re.compile(pattern) if pattern else None
-        for value in distinct:
-            if rx is not None and not rx.match(value):
-                fail_value(value, f"does not match the format {pattern}")
-            if rx is None and not value.strip():
-                fail_value(value, "empty cell in a required column", "fill it in")
-        return cells
-    if col.kind == "literal":
-        for value in distinct:
-            if value not in col.choices and not (col.optional and value == ""):
-                fail_value(value, "not an allowed value", f"use one of {', '.join(col.choices)}")
-        return cells
-    if col.kind == "bool":
-        for value in distinct:
-            if value.strip().lower() not in _TRUE | _FALSE:
-                fail_value(value, "not a boolean", "use true or false")
-        truth = {value: value.strip().lower() in _TRUE for value in distinct}
-        return np.fromiter((truth[c] for c in cells), dtype=bool, count=len(cells))
-    if col.kind in ("int", "float"):
-        try:
-            if "" in distinct:
-                values = np.fromiter((float(c) if c else np.nan for c in cells), dtype=np.float64, count=len(cells))
-            else:
-                values = np.fromiter(map(float, cells), dtype=np.float64, count=len(cells))
-        except ValueError:
-            for value in distinct:
-                if value != "":
-                    try:
-                        float(value)
-                    except ValueError:
-                        fail_value(value, f"not a number (expected {col.kind})")
-            raise
-        empty = np.isnan(values) if "" in distinct else np.zeros(len(cells), dtype=bool)
-        finite = ~empty & ~np.isfinite(values)
-        if finite.any():
-            fail(int(np.argmax(finite)), "not a finite number")
-        if col.kind == "int":
-            bad = ~empty & (values != np.round(values))
-            if bad.any():
-                fail(int(np.argmax(bad)), "not an integer")
-        for op, bound in _bounds(col.info).items():
-            ok = {"ge": values >= bound, "gt": values > bound, "le": values <= bound,
-                  "lt": values < bound}[op] | empty
-            if not ok.all():
-                fail(int(np.argmax(~ok)), f"out of range (must be {op} {bound})")
-        if col.kind == "int" and not col.optional:
-            return values.astype(np.int64)
-        return values  # optional ints stay float with NaN for missing
-    # json-valued column: validated once per distinct text, the parsed value shared read-only
-    parsed: dict[str, Any] = {}
-    for value in distinct:
-        if value == "" and col.optional:
-            parsed[value] = None
-            continue
-        try:
-            parsed[value] = col.adapter.validate_json(value)  # type: ignore[union-attr]
-        except ValidationError as exc:
-            fail_value(value, f"invalid JSON value ({exc.errors()[0]['msg']})")
-    return [parsed[c] for c in cells]
-
-
-def _read_table(path: Path, raw: bytes, spec: TableSpec) -> tuple[dict[str, Any], int, dict[str, list[str]]]:
-    """Validate one table file's bytes; returns its columns, row count and the JSON cells as text
-    (kept for the validated cache)."""
-    file = path.name
-    if path.suffix == ".parquet":
-        try:
-            import pyarrow.parquet as pq
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise DataError("reading parquet needs pyarrow", file=file,
-                            hint="pip install pyarrow, or store the table as CSV") from exc
-        table = pq.read_table(path)
-        header = table.column_names
-        rows_by_col = {
-            name: ["" if v is None else (json.dumps(v) if isinstance(v, list | dict) else str(v))
-                   for v in table.column(name).to_pylist()]
-            for name in header
-        }
-    else:
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"not UTF-8 at byte {exc.start}", file=file, hint="save the file as UTF-8") from exc
-        reader = csv.reader(text.splitlines())
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise DataError("empty file, no header row", file=file) from None
-        body = list(reader)
-        for i, r in enumerate(body):
-            if len(r) != len(header):
-                raise DataError(f"has {len(r)} cells but the header has {len(header)}", file=file,
-                                row=i + 1, hint="quote cells that contain commas")
-        columns_t = list(zip(*body, strict=True)) if body else [() for _ in header]
-        rows_by_col = {name: list(columns_t[j]) for j, name in enumerate(header)}
-    expected = list(spec.model.model_fields)
-    missing = [c for c in expected if c not in rows_by_col]
-    if missing:
-        raise DataError(f"missing column(s) {', '.join(missing)}", file=file, row=0, column=missing[0],
-                        hint=f"the header must hold: {', '.join(expected)}")
-    extra = [c for c in rows_by_col if c not in expected]
-    if extra:
-        raise DataError(f"unknown column(s) {', '.join(extra)}", file=file, row=0, column=extra[0],
-                        hint="remove them or check the spelling against docs/DATA.md")
-    n = len(rows_by_col[expected[0]]) if expected else 0
-    specs = _columns(spec.model)
-    columns = {col.name: _convert(col, rows_by_col[col.name], file) for col in specs}
-    json_text = {col.name: rows_by_col[col.name] for col in specs if col.kind == "json"}
-    return columns, n, json_text
-
-
-# ---------------------------------------------------------------- tables and the database
 
 
 @dataclass
@@ -243,7 +58,7 @@ class Table:
     def by_key(self) -> dict[tuple[str, ...], int]:
         """Row index by the normalized unique key."""
         if self._by_key is None:
-            grouping = _group(self, self.spec.key)
+            grouping = group(self.columns, self.spec.key, self.n)
             self._by_key = dict(zip(grouping.spans, grouping.order.tolist(), strict=True))
         return self._by_key
 
@@ -251,7 +66,7 @@ class Table:
     def by_city(self) -> dict[str, np.ndarray]:
         """Row indices by normalized city (venue tables)."""
         if self._by_city is None:
-            self._by_city = ({k[0]: v for k, v in _group(self, ("city",)).items()}
+            self._by_city = ({k[0]: v for k, v in group(self.columns, ("city",), self.n).items()}
                              if "city" in self.columns else {})
         return self._by_city
 
@@ -364,17 +179,19 @@ class Database:
                 manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
                 raise DataError(f"invalid JSON: {exc.msg}", file=MANIFEST, row=exc.lineno) from exc
-        tables = _load_validated(path, tables_hash) if use_cache else None
-        if tables is None:
+        cached = validated_cache.load(path, tables_hash) if use_cache else None
+        if cached is not None:
+            tables = {name: Table(TABLES[name], columns, n) for name, (columns, n) in cached.items()}
+        else:
             tables, json_text = {}, {}
             for name, spec in TABLES.items():
-                columns, n, json_text[name] = _read_table(files[name], raws[name], spec)
+                columns, n, json_text[name] = read_table(files[name], raws[name], spec)
                 tables[name] = Table(spec, columns, n)
             for table in tables.values():
                 _index(table)
             _check_foreign_cities(tables)
             if use_cache:
-                _save_validated(path, tables_hash, tables, json_text)
+                validated_cache.save(path, tables_hash, {n: (t.columns, t.n) for n, t in tables.items()}, json_text)
         return cls(path, tables, content_hash, manifest)
 
     # -- names
@@ -414,11 +231,11 @@ class Database:
         grouping = self._pairs.get(table)
         if grouping is None:
             grouping = self._pairs[table] = _group(self.tables[table], ("origin_city", "dest_city"))
-        return grouping.get((normalize(origin), normalize(dest)), _EMPTY)
+        return grouping.get((normalize(origin), normalize(dest)), EMPTY)
 
     def city_rows(self, table: str, city: str) -> np.ndarray:
         """Row indices of a venue table (accommodations, attractions, ...) in one city."""
-        return self.tables[table].by_city.get(normalize(city), _EMPTY)
+        return self.tables[table].by_city.get(normalize(city), EMPTY)
 
     def venue(self, table: str, city: str, name: str) -> int | None:
         """Row index of the venue `name` in `city` of `table`, or None."""
@@ -440,64 +257,8 @@ class Database:
         return {name: t.n for name, t in self.tables.items()}
 
 
-_EMPTY = np.empty(0, dtype=np.int64)
-
-
-def _codes(values: Sequence[str]) -> tuple[np.ndarray, list[str]]:
-    """Integer codes of the normalized values and the normalized names they stand for."""
-    raw_code: dict[str, int] = {}
-    raw = np.fromiter((raw_code.setdefault(v, len(raw_code)) for v in values), dtype=np.int64, count=len(values))
-    names: list[str] = []
-    code_of: dict[str, int] = {}
-    remap = np.empty(len(raw_code), dtype=np.int64)
-    for value, i in raw_code.items():
-        key = normalize(value)
-        if key not in code_of:
-            code_of[key] = len(names)
-            names.append(key)
-        remap[i] = code_of[key]
-    return remap[raw], names
-
-
-class Grouping:
-    """Row indices grouped by normalized key: one sorted order array and a (start, end) per key,
-    so that grouping a 250k-row table costs a sort, not 250k small arrays."""
-
-    def __init__(self, order: np.ndarray, spans: dict[tuple[str, ...], tuple[int, int]]) -> None:
-        self.order = order
-        self.spans = spans
-
-    def get(self, key: tuple[str, ...], default: np.ndarray | None = None) -> np.ndarray | None:
-        span = self.spans.get(key)
-        return default if span is None else self.order[span[0]:span[1]]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.spans
-
-    def __len__(self) -> int:
-        return len(self.spans)
-
-    def items(self) -> Iterator[tuple[tuple[str, ...], np.ndarray]]:
-        return ((k, self.order[a:b]) for k, (a, b) in self.spans.items())
-
-
-def _group(table: Table, columns: Sequence[str]) -> Grouping:
-    """Row indices by the normalized value(s) of `columns`, rows in table order within a group."""
-    if table.n == 0:
-        return Grouping(_EMPTY, {})
-    combined = np.zeros(table.n, dtype=np.int64)
-    parts = []
-    for column in columns:
-        codes, names = _codes(table.columns[column])
-        combined = combined * max(len(names), 1) + codes
-        parts.append((codes, np.array(names, dtype=object)))
-    order = np.argsort(combined, kind="stable")
-    sorted_keys = combined[order]
-    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-    ends = np.r_[starts[1:], table.n]
-    first_rows = order[starts]
-    keys = zip(*(names[codes[first_rows]].tolist() for codes, names in parts), strict=True)
-    return Grouping(order, dict(zip(keys, zip(starts.tolist(), ends.tolist(), strict=True), strict=True)))
+def _group(table: Table, keys: tuple[str, ...]) -> Grouping:
+    return group(table.columns, keys, table.n)
 
 
 def _index(table: Table) -> None:
@@ -523,63 +284,3 @@ def _check_foreign_cities(tables: dict[str, Table]) -> None:
                     raise DataError(f"unknown city {value!r}", file=f"{name}.csv", row=values.index(value) + 1,
                                     column=column, hint="add it to cities.csv or fix the spelling: "
                                     + ", ".join(suggest(value, tables["cities"].columns["city"])))
-
-
-# ---------------------------------------------------------------- the validated cache
-
-VALIDATED_CACHE = ".validated.npz"
-_CACHE_FORMAT = "utp-validated-1"
-
-
-def _save_validated(path: Path, content_hash: str, tables: dict[str, Table],
-                    json_text: dict[str, dict[str, list[str]]]) -> None:
-    """Remember validated columns (numbers as arrays, text as categories); best effort."""
-    arrays: dict[str, np.ndarray] = {"__meta__": np.array([_CACHE_FORMAT, content_hash])}
-    for name, table in tables.items():
-        arrays[f"{name}|__n__"] = np.array([table.n], dtype=np.int64)
-        for column, values in table.columns.items():
-            if isinstance(values, np.ndarray):
-                arrays[f"{name}|{column}|num"] = values
-                continue
-            text = json_text[name].get(column, values)
-            code_of: dict[str, int] = {}
-            codes = np.fromiter((code_of.setdefault(v, len(code_of)) for v in text), dtype=np.int32, count=len(text))
-            arrays[f"{name}|{column}|cat"] = np.array(list(code_of), dtype=str)
-            arrays[f"{name}|{column}|codes"] = codes
-    tmp = path / f"{VALIDATED_CACHE}.{os.getpid()}.tmp.npz"
-    try:
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path / VALIDATED_CACHE)
-    except OSError:  # a read-only database directory simply is not cached
-        tmp.unlink(missing_ok=True)
-
-
-def _load_validated(path: Path, content_hash: str) -> dict[str, Table] | None:
-    """The validated tables remembered for exactly this content hash, or None."""
-    file = path / VALIDATED_CACHE
-    if not file.exists():
-        return None
-    try:
-        with np.load(file, allow_pickle=False) as npz:
-            meta = npz["__meta__"].tolist()
-            if meta != [_CACHE_FORMAT, content_hash]:
-                return None
-            tables = {}
-            for name, spec in TABLES.items():
-                columns: dict[str, Any] = {}
-                for col in _columns(spec.model):
-                    key = f"{name}|{col.name}"
-                    if col.kind in ("int", "float", "bool"):
-                        columns[col.name] = npz[f"{key}|num"]
-                        continue
-                    categories = npz[f"{key}|cat"].tolist()
-                    if col.kind == "json":  # validated when cached: parse each distinct text once
-                        categories = [None if c == "" and col.optional else col.adapter.validate_json(c)  # type: ignore[union-attr]
-                                      for c in categories]
-                    lookup = np.empty(len(categories), dtype=object)
-                    lookup[:] = categories
-                    columns[col.name] = lookup[npz[f"{key}|codes"]].tolist()
-                tables[name] = Table(spec, columns, int(npz[f"{name}|__n__"][0]))
-            return tables
-    except (OSError, KeyError, ValueError):  # unreadable or from another version: validate again
-        return None
