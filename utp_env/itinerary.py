@@ -11,28 +11,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.clock import MINUTES_PER_DAY, format_hhmm, parse_hhmm
+
 Mode = Literal["flight", "train", "bus", "cab"]
 Activity = Literal["stay", "visit", "check-in", "checkout", "arrive", "travel", "rest", "event"]
 VenueType = Literal["accommodation", "attraction", "restaurant", "event", "transit", "transport"]
 Meal = Literal["breakfast", "lunch", "dinner"]
-MINUTES_PER_DAY = 1440
-
-
-def format_hhmm(minutes: int) -> str:
-    """`HH:MM` of a minute count, wrapped to the clock (1500 -> '01:00')."""
-    minutes = int(minutes) % MINUTES_PER_DAY
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-def parse_hhmm(text: str) -> int:
-    """Minutes from midnight of an `H:MM`/`HH:MM` clock time; ValueError otherwise."""
-    hours, _, mins = text.strip().partition(":")
-    if not (hours.isdigit() and mins.isdigit() and len(mins) == 2):
-        raise ValueError(f"not a HH:MM time: {text!r}")
-    h, m = int(hours), int(mins)
-    if h > 24 or m > 59 or (h == 24 and m):
-        raise ValueError(f"not a clock time: {text!r}")
-    return h * 60 + m
+__all__ = ["MINUTES_PER_DAY", "Day", "Plan", "PlanItem", "TransportLeg", "format_hhmm", "parse_hhmm"]
 
 
 class TransportLeg(BaseModel):

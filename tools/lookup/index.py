@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tools.clock import parse_hhmm
 from tools.database import Database, Table, normalize
 from tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
 
@@ -26,7 +27,7 @@ def _runs(table: Table) -> np.ndarray:
 
 
 def _minutes(times: list[str]) -> np.ndarray:
-    return np.array([int(t[:2]) * 60 + int(t[3:5]) for t in times], dtype=np.int32)
+    return np.array([parse_hhmm(t) for t in times], dtype=np.int32)
 
 
 def _rank(values: list[str]) -> np.ndarray:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tools.sandbox.common import apportion, hhmm, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from tools.clock import format_hhmm
+from tools.sandbox.common import apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
 from tools.sandbox.geography import Airport, Cities
 from tools.sandbox.profiles import SandboxProfile
 from tools.schema import AIRLINES
@@ -66,8 +67,8 @@ def flights_table(cities: Cities, gc: np.ndarray, airports: dict[int, Airport], 
         "dest_city": [cities.name[i] for i in d.tolist()],
         "origin_airport": [airports[i].iata for i in o.tolist()],
         "dest_airport": [airports[i].iata for i in d.tolist()],
-        "dep_time": [hhmm(m) for m in dep.tolist()],
-        "arr_time": [hhmm(m) for m in arr.tolist()],
+        "dep_time": [format_hhmm(m) for m in dep.tolist()],
+        "arr_time": [format_hhmm(m) for m in arr.tolist()],
         "arr_day_offset": (arr // 1440).tolist(),
         "duration_min": dur.tolist(),
         "run_days": run_days(rng, n, 0.7),

@@ -31,12 +31,6 @@ def distance_matrix_km(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
     return haversine_km(lat[:, None], lon[:, None], lat[None, :], lon[None, :])
 
 
-def hhmm(minutes: int) -> str:
-    """Minutes (any non-negative count) as the wall-clock `HH:MM` of that day."""
-    m = int(minutes) % 1440
-    return f"{m // 60:02d}:{m % 60:02d}"
-
-
 def lognormal_with_mean(rng: np.random.Generator, mean: float, sigma: float, size: int) -> np.ndarray:
     """Log-normal draws (right-skewed: mean above median) whose expected value is `mean`."""
     mu = np.log(mean) - sigma**2 / 2

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tools.clock import parse_hhmm
 from tools.sandbox.common import stage_rng
 from tools.sandbox.geography import Cities
 from tools.sandbox.profiles import SandboxProfile
@@ -39,7 +40,7 @@ def crowd_cities(cities: Cities, profile: SandboxProfile) -> list[int]:
 def open_hours(open_time: str, close_time: str) -> list[int]:
     """The hours a venue is open, in order, from its HH:MM opening and closing times (may wrap)."""
     first = int(open_time[:2])
-    close_min = int(close_time[:2]) * 60 + int(close_time[3:])
+    close_min = parse_hhmm(close_time)
     last = ((close_min - 1) // 60) % 24
     hours = [first]
     while hours[-1] != last and len(hours) < 24:

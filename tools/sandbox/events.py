@@ -6,8 +6,9 @@ from datetime import date, timedelta
 
 import numpy as np
 
+from tools.clock import format_hhmm
 from tools.sandbox import names as nm
-from tools.sandbox.common import hhmm, stage_rng
+from tools.sandbox.common import stage_rng
 from tools.sandbox.geography import Cities
 from tools.sandbox.profiles import SandboxProfile
 from tools.schema import EVENT_SEGMENTS
@@ -69,8 +70,8 @@ def events_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
         cols["name"].append(name)
         cols["city"].append(city)
         cols["date"].append(day)
-        cols["start_time"].append(hhmm(start))
-        cols["end_time"].append(hhmm(start + length))
+        cols["start_time"].append(format_hhmm(start))
+        cols["end_time"].append(format_hhmm(start + length))
         cols["segment"].append(segment)
         cols["venue"].append(nm.fill(VENUE_TEMPLATES[int(rng.integers(len(VENUE_TEMPLATES)))], city, rng))
         cols["price_inr"].append(float(rng.choice([0, 199, 299, 499, 799, 999, 1499, 2499, 3999])))

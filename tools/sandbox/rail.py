@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 
-from tools.sandbox.common import hhmm, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from tools.clock import format_hhmm
+from tools.sandbox.common import lognormal_with_mean, rescale_to_mean, run_days, stage_rng
 from tools.sandbox.geography import Cities
 from tools.sandbox.profiles import SandboxProfile
 
@@ -170,8 +171,8 @@ def _rows_of_routes(cities: Cities, gc: np.ndarray, routes: list[list[int]], pro
                     cols["dest_city"].append(cities.name[path[j]])
                     cols["origin_station"].append(stations[path[i]])
                     cols["dest_station"].append(stations[path[j]])
-                    cols["dep_time"].append(hhmm(dep_abs))
-                    cols["arr_time"].append(hhmm(arr_abs))
+                    cols["dep_time"].append(format_hhmm(dep_abs))
+                    cols["arr_time"].append(format_hhmm(arr_abs))
                     cols["arr_day_offset"].append(arr_abs // 1440 - dep_abs // 1440)
                     cols["duration_min"].append(arr_abs - dep_abs)
                     cols["run_days"].append(days)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from tools.sandbox.common import apportion, hhmm, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from tools.clock import format_hhmm
+from tools.sandbox.common import apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
 from tools.sandbox.geography import Cities
 from tools.sandbox.profiles import SandboxProfile
 
@@ -139,8 +140,8 @@ def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, pr
         "bus_type": [types[k] for k in t.tolist()],
         "origin_city": [cities.name[i] for i in bo.tolist()],
         "dest_city": [cities.name[i] for i in bd.tolist()],
-        "dep_time": [hhmm(m) for m in dep.tolist()],
-        "arr_time": [hhmm(m) for m in arr.tolist()],
+        "dep_time": [format_hhmm(m) for m in dep.tolist()],
+        "arr_time": [format_hhmm(m) for m in arr.tolist()],
         "arr_day_offset": (arr // 1440).tolist(),
         "duration_min": dur.tolist(),
         "run_days": run_days(rng, n, 0.8),
