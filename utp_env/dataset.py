@@ -153,4 +153,9 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
         if progress:
             print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)
         build_query_set(db_path, seed=seed, progress=progress)
-    return load_dataset(Database.open(db_path))
+    return dataset_of(Database.open(db_path))
+
+
+def dataset_of(db: Database) -> Dataset:
+    """The dataset stored next to `db`, read once per opened database (`Database.derived`)."""
+    return db.derived(load_dataset)

@@ -46,7 +46,7 @@ def read_plan_lines(path: Path) -> list[tuple[int, dict[str, Any] | None, str | 
 def load_queries(queries: Path | None, db) -> tuple[dict, dict]:  # -> (queries by id, reference plans by id)
     """Queries from `--queries` (no reference plans), else the database's query set with its
     reference plans; a clear error when neither exists."""
-    from utp_env.dataset import load_dataset
+    from utp_env.dataset import dataset_of
     from utp_env.queries import read_queries
 
     if queries is not None:
@@ -54,7 +54,7 @@ def load_queries(queries: Path | None, db) -> tuple[dict, dict]:  # -> (queries 
             raise FileNotFoundError(f"queries file {str(queries)!r} does not exist")
         return {q.query_id: q for q in read_queries(queries)}, {}
     try:
-        dataset = load_dataset(db)
+        dataset = dataset_of(db)
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{exc}; or pass --queries Q.jsonl") from None
     return {q.query_id: q for q in dataset.queries}, dataset.references

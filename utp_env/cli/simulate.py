@@ -60,9 +60,9 @@ def find_query(query_id: str | None, queries_path: Path | None, db):  # -> Query
         pool = read_queries(queries_path)
         where = str(queries_path)
     else:
-        from utp_env.dataset import load_dataset
+        from utp_env.dataset import dataset_of
 
-        pool = load_dataset(db).queries
+        pool = dataset_of(db).queries
         where = "the database's query set"
     for q in pool:
         if q.query_id == query_id:

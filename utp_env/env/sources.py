@@ -2,7 +2,8 @@
 of a database path or of the embedded sandbox profile, built on first use, loaded once per process.
 
 Constructors receive only paths and profile names (picklable, so `AsyncVectorEnv` workers can
-build their own env); the opened datasets are cached per process here.
+build their own env); the opened databases are cached per process here and each database keeps
+its dataset (`utp_env.dataset.dataset_of`).
 """
 
 from __future__ import annotations
@@ -11,44 +12,30 @@ import functools
 from pathlib import Path
 
 from tools.database import Database
-from utp_env.dataset import Dataset, open_dataset
+from utp_env.dataset import dataset_of, open_dataset
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 
 
 @functools.lru_cache(maxsize=8)
-def _dataset(path: str | None, profile: str) -> Dataset:
-    return open_dataset(path, profile=profile, progress=False)
-
-
-_BY_HASH: dict[str, Dataset] = {}
+def _open(path: str | None, profile: str) -> Database:
+    return open_dataset(path, profile=profile, progress=False).db
 
 
 def open_database(db_path: str | Path | None = None, profile: str = "full") -> Database:
     """The database at `db_path`, else the embedded sandbox of `profile` (cached per process)."""
-    path = None
-    if db_path is not None:
-        resolved = Path(db_path).expanduser().resolve()
-        if not resolved.is_dir():
-            raise FileNotFoundError(f"db_path {str(db_path)!r} is not a directory holding the database CSV files; "
-                                    "build one with `utp-env data build` or pass profile='mini'|'full'")
-        path = str(resolved)
-    dataset = _dataset(path, profile)
-    _BY_HASH[dataset.db.content_hash] = dataset
-    return dataset.db
-
-
-def _of(db: Database) -> Dataset:
-    dataset = _BY_HASH.get(db.content_hash)
-    if dataset is None or dataset.db is not db:
-        dataset = _dataset(str(Path(db.path).resolve()), "full")
-        _BY_HASH[db.content_hash] = dataset
-    return dataset
+    if db_path is None:
+        return _open(None, profile)
+    resolved = Path(db_path).expanduser().resolve()
+    if not resolved.is_dir():
+        raise FileNotFoundError(f"db_path {str(db_path)!r} is not a directory holding the database CSV files; "
+                                "build one with `utp-env data build` or pass profile='mini'|'full'")
+    return _open(str(resolved), profile)
 
 
 def query_pool(db: Database) -> tuple[Query, ...]:
     """Every query of the database's query set."""
-    return tuple(_of(db).queries)
+    return tuple(dataset_of(db).queries)
 
 
 def split_pool(db: Database, split: str) -> list[Query]:
@@ -63,4 +50,4 @@ def split_pool(db: Database, split: str) -> list[Query]:
 
 def reference_plan(db: Database, query_id: str) -> Plan | None:
     """The dataset's reference plan of a query, or None."""
-    return _of(db).references.get(query_id)
+    return dataset_of(db).references.get(query_id)
