@@ -198,13 +198,17 @@ class Database:
 
     def city(self, name: str) -> str:
         """The canonical spelling of a city; UnknownNameError with suggestions otherwise."""
-        found = self._city_names.get(normalize(name))
+        found = self.known_city(name)
         if found is None:
             raise UnknownNameError("city", name, suggest(name, self._city_names.values()))
         return found
 
+    def known_city(self, name: str) -> str | None:
+        """The canonical spelling of a city, or None when the database has no such city."""
+        return self._city_names.get(normalize(name))
+
     def has_city(self, name: str) -> bool:
-        return normalize(name) in self._city_names
+        return self.known_city(name) is not None
 
     @property
     def cities(self) -> list[str]:

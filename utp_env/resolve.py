@@ -118,27 +118,30 @@ def find_venue(db: Database, name: str, cities: list[str], tables: tuple[str, ..
 
     Events are keyed by date as well; without a date the first event of that name matches.
     """
-    for city in cities:
-        if not db.has_city(city):
-            continue
-        canonical = db.city(city)
+    return find_venue_by_key(db, tables, [normalize(c) for c in cities], normalize(name), date)[0]
+
+
+def find_venue_by_key(db: Database, tables: tuple[str, ...], city_keys: list[str], name_key: str,
+                      date: str | None) -> tuple[VenueRef | None, str | None]:
+    """`find_venue` for names already normalised (the evaluator's hot path): the venue and the
+    normalised city it was found in, or (None, None)."""
+    for city in city_keys:
         for table in tables:
-            if table == "events":
-                row = _find_event(db, canonical, name, date)
+            if table != "events":
+                row = db.tables[table].by_key.get((city, name_key))
+            elif date is not None:
+                row = db.tables["events"].by_key.get((city, name_key, normalize(date)))
             else:
-                row = db.venue(table, canonical, name)
-            if row is not None:
-                return VenueRef(table, canonical, row)
-    return None
+                row = _first_event(db, city, name_key)
+            if row is not None:  # a row's city is known, so it has a canonical spelling
+                return VenueRef(table, db.city(city), row), city
+    return None, None
 
 
-def _find_event(db: Database, city: str, name: str, date: str | None) -> int | None:
-    table = db.tables["events"]
-    if date is not None:
-        return table.find(city, name, date)
-    wanted = normalize(name)
+def _first_event(db: Database, city: str, name_key: str) -> int | None:
+    names = db.tables["events"].columns["name"]
     for i in db.city_rows("events", city):
-        if normalize(table.columns["name"][i]) == wanted:
+        if normalize(names[i]) == name_key:
             return int(i)
     return None
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from tools.database import Database, normalize
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import Query
-from utp_env.resolve import ResolvedLeg, VenueRef, find_venue, resolve_leg, split_name_city
+from utp_env.resolve import ResolvedLeg, VenueRef, find_venue_by_key, resolve_leg, split_name_city
 
 KIND_TABLE = {"accommodation": "accommodations", "attraction": "attractions", "restaurant": "restaurants",
               "event": "events"}
@@ -58,29 +58,6 @@ class EvalIndex:
         cities = db.tables["cities"].columns
         self.state_of: dict[str, str] = {normalize(c): normalize(s)
                                          for c, s in zip(cities["city"], cities["state"], strict=True)}
-        self.city_names: dict[str, str] = {normalize(c): c for c in cities["city"]}
-
-    def find(self, tables: tuple[str, ...], cities: list[str], name: str,
-             date: str | None) -> tuple[VenueRef | None, str | None]:
-        """(venue, its normalised city): the first venue with normalised `name` in normalised
-        `cities`, searching `tables` in order; (None, None) when there is none."""
-        for city in cities:
-            canonical = self.city_names.get(city)
-            if canonical is None:
-                continue
-            for table in tables:
-                if table == "events":
-                    if date is None:  # no date: the first event of that name (rare; scan via resolve)
-                        ref = find_venue(self.db, name, [canonical], ("events",), None)
-                        if ref is not None:
-                            return ref, city
-                        continue
-                    row = self.db.tables["events"].by_key.get((city, name, normalize(date)))
-                else:
-                    row = self.db.tables[table].by_key.get((city, name))
-                if row is not None:
-                    return VenueRef(table, canonical, row), city
-        return None, None
 
     def crowd_row(self, ref: VenueRef, city_key: str, name_key: str) -> int | None:
         """The crowd row of an attraction or restaurant found under these normalised keys, or None."""
@@ -207,18 +184,18 @@ def resolve_name(index: EvalIndex, text: str, tables: tuple[str, ...], cities: l
     """Find `text` (`Name` or `Name, City`) in `tables` among `cities` (normalised; the stated city first).
 
     Returns (venue or None, the stated city or None, the venue's normalised city, the normalised
-    name that matched). Exact match after normalisation only, the semantics of
-    `utp_env.resolve.find_venue`, with each name normalised once (hot path): callers that already
+    name that matched). Exact match after normalisation only, through
+    `utp_env.resolve.find_venue_by_key`, with each name normalised once (hot path): callers that already
     split and normalised the name pass `split` and `key`.
     """
     name, stated = split or split_name_city(text)
     key = key if key is not None else normalize(name)
     if stated is not None:
-        ref, city = index.find(tables, [normalize(stated), *cities], key, date)
+        ref, city = find_venue_by_key(index.db, tables, [normalize(stated), *cities], key, date)
         if ref is not None:
             return ref, stated, city, key
         key = normalize(text)  # a name that itself contains a comma
-    ref, city = index.find(tables, cities, key, date)
+    ref, city = find_venue_by_key(index.db, tables, cities, key, date)
     return ref, stated, city, key
 
 
