@@ -138,6 +138,33 @@ def find_venue_by_key(db: Database, tables: tuple[str, ...], city_keys: list[str
     return None, None
 
 
+def find_named_venue(db: Database, text: str, cities: list[str], tables: tuple[str, ...] = VENUE_TABLES,
+                     date: str | None = None) -> VenueRef | None:
+    """The venue a plan names as `Name` or the paper's `Name, City`, among `cities`."""
+    return find_named_venue_by_key(db, text, tables, [normalize(c) for c in cities], date)[0]
+
+
+def find_named_venue_by_key(db: Database, text: str, tables: tuple[str, ...], city_keys: list[str],
+                            date: str | None, split: tuple[str, str | None] | None = None, key: str | None = None
+                            ) -> tuple[VenueRef | None, str | None, str | None, str]:
+    """Find `text` (`Name` or `Name, City`) in `tables`, the stated city first, then `city_keys`
+    (normalised).
+
+    Returns (venue or None, the stated city or None, the venue's normalised city, the normalised
+    name that matched). Exact match after normalisation only; callers that already split and
+    normalised the name (the evaluator's hot path) pass `split` and `key`.
+    """
+    name, stated = split or split_name_city(text)
+    key = key if key is not None else normalize(name)
+    if stated is not None:
+        ref, city = find_venue_by_key(db, tables, [normalize(stated), *city_keys], key, date)
+        if ref is not None:
+            return ref, stated, city, key
+        key = normalize(text)  # a name that itself contains a comma
+    ref, city = find_venue_by_key(db, tables, city_keys, key, date)
+    return ref, stated, city, key
+
+
 def _first_event(db: Database, city: str, name_key: str) -> int | None:
     names = db.tables["events"].columns["name"]
     for i in db.city_rows("events", city):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from tools.database import Database, normalize
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import Query
-from utp_env.resolve import ResolvedLeg, VenueRef, find_venue_by_key, resolve_leg, split_name_city
+from utp_env.resolve import ResolvedLeg, VenueRef, find_named_venue_by_key, resolve_leg, split_name_city
 
 KIND_TABLE = {"accommodation": "accommodations", "attraction": "attractions", "restaurant": "restaurants",
               "event": "events"}
@@ -178,27 +178,6 @@ def _summary_names(day: Day) -> list[tuple[str, str, str | None]]:
     return out
 
 
-def resolve_name(index: EvalIndex, text: str, tables: tuple[str, ...], cities: list[str], date: str | None,
-                 split: tuple[str, str | None] | None = None, key: str | None = None
-                 ) -> tuple[VenueRef | None, str | None, str | None, str]:
-    """Find `text` (`Name` or `Name, City`) in `tables` among `cities` (normalised; the stated city first).
-
-    Returns (venue or None, the stated city or None, the venue's normalised city, the normalised
-    name that matched). Exact match after normalisation only, through
-    `utp_env.resolve.find_venue_by_key`, with each name normalised once (hot path): callers that already
-    split and normalised the name pass `split` and `key`.
-    """
-    name, stated = split or split_name_city(text)
-    key = key if key is not None else normalize(name)
-    if stated is not None:
-        ref, city = find_venue_by_key(index.db, tables, [normalize(stated), *cities], key, date)
-        if ref is not None:
-            return ref, stated, city, key
-        key = normalize(text)  # a name that itself contains a comma
-    ref, city = find_venue_by_key(index.db, tables, cities, key, date)
-    return ref, stated, city, key
-
-
 def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[str, str | None]:
     """(kind, meal) of an item from its activity, its venue_type, or its entry in the day's summary fields."""
     if item.activity == "travel" or item.venue_type == "transport":
@@ -221,8 +200,8 @@ def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[st
 
 def _resolve(index: EvalIndex, visit: Visit, tables: tuple[str, ...], cities: list[str], date: str | None,
              split: tuple[str, str | None]) -> None:
-    visit.ref, visit.stated_city, visit.city_key, matched = resolve_name(index, visit.name, tables, cities, date,
-                                                                         split, visit.key)
+    visit.ref, visit.stated_city, visit.city_key, matched = find_named_venue_by_key(
+        index.db, visit.name, tables, cities, date, split, visit.key)
     if visit.ref is not None:
         if visit.kind == "unknown":
             visit.kind = TABLE_KIND[visit.ref.table]

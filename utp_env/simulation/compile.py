@@ -25,7 +25,7 @@ from utp_env.evaluation.context import eval_index
 from utp_env.evaluation.uncertainty import restaurant_base_minutes
 from utp_env.itinerary import Day, PlanItem, TransportLeg, format_hhmm
 from utp_env.query import Query
-from utp_env.resolve import crowd_of, find_venue, resolve_leg, split_name_city
+from utp_env.resolve import crowd_of, find_named_venue, resolve_leg
 from utp_env.simulation.delay_models import (
     DelayArrays,
     DelayModel,
@@ -187,10 +187,7 @@ def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: D
     sim = config.simulation
     tables = {"attraction": ("attractions",), "restaurant": ("restaurants",)}.get(
         item.venue_type or "", ("attractions", "restaurants"))
-    venue = find_venue(db, item.name, day.cities, tables, date)
-    if venue is None:  # the paper's `Name, City` spelling
-        name, city = split_name_city(item.name)
-        venue = find_venue(db, name, [city] if city else day.cities, tables, date)
+    venue = find_named_venue(db, item.name, day.cities, tables, date)
     planned = float((item.end or 0) - start)
     if venue is None:
         return planned, lateness_model(label, 0.0, sim.overrun_lognormal_sigma)
