@@ -22,7 +22,7 @@ from tools.columns import read_table
 from tools.errors import DataError, UnknownNameError
 from tools.grouping import EMPTY, Grouping, group
 from tools.names import normalize, suggest
-from tools.schema import TABLES, Row, TableSpec
+from tools.schema import NUMBER_COLUMN, TABLES, Row, TableSpec
 from tools.validated_cache import VALIDATED_CACHE
 
 __all__ = [
@@ -236,6 +236,12 @@ class Database:
         if grouping is None:
             grouping = self._pairs[table] = _group(self.tables[table], ("origin_city", "dest_city"))
         return grouping.get((normalize(origin), normalize(dest)), EMPTY)
+
+    def services(self, table: str, origin: str, dest: str, number: str) -> list[int]:
+        """Rows of `table` (flights, trains, buses) numbered `number` between two cities."""
+        numbers = self.tables[table].columns[NUMBER_COLUMN[table]]
+        wanted = normalize(number)
+        return [int(i) for i in self.pair_rows(table, origin, dest) if normalize(numbers[i]) == wanted]
 
     def city_rows(self, table: str, city: str) -> np.ndarray:
         """Row indices of a venue table (accommodations, attractions, ...) in one city."""

@@ -245,6 +245,11 @@ class TransitStop(Row):
     distance_m: float = Field(ge=0, description="Walking distance from the venue, metres")
 
 
+# The scheduled services: which table holds each mode, and which column numbers its services.
+SERVICE_TABLE: dict[str, str] = {"flight": "flights", "train": "trains", "bus": "buses"}
+NUMBER_COLUMN: dict[str, str] = {"flights": "flight_number", "trains": "train_number", "buses": "bus_id"}
+
+
 @dataclass(frozen=True)
 class TableSpec:
     """How a table is stored and keyed: its row model, unique key and city foreign keys."""

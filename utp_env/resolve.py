@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 from tools.database import Database, normalize
 from tools.delays import delay_index
+from tools.schema import SERVICE_TABLE
 from utp_env.itinerary import Mode, TransportLeg, parse_hhmm
 
-SERVICE_TABLE: dict[str, str] = {"flight": "flights", "train": "trains", "bus": "buses"}
-NUMBER_COLUMN: dict[str, str] = {"flights": "flight_number", "trains": "train_number", "buses": "bus_id"}
 VENUE_TABLES: tuple[str, ...] = ("accommodations", "attractions", "restaurants", "events")
 
 
@@ -54,13 +53,8 @@ def find_service(db: Database, mode: Mode, number: str | None, origin: str, dest
     table_name = SERVICE_TABLE.get(mode)
     if table_name is None or not number:
         return None
-    table = db.tables[table_name]
-    numbers = table.columns[NUMBER_COLUMN[table_name]]
-    wanted = normalize(number)
-    for i in db.pair_rows(table_name, origin, dest):
-        if normalize(numbers[i]) == wanted:
-            return int(i)
-    return None
+    rows = db.services(table_name, origin, dest, number)
+    return rows[0] if rows else None
 
 
 def resolve_leg(db: Database, leg: TransportLeg, date: str | None = None) -> ResolvedLeg:

@@ -7,13 +7,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from tools.database import Database, normalize, suggest
+from tools.database import Database, suggest
 from tools.delays import Mode, delay_index
 from tools.errors import UnknownNameError
 from tools.lookup.common import Args, Name, city_of, lookup_tool, pair_of
 from tools.lookup.registry import ToolError, ToolResult
 from tools.lookup.render import table_text
 from tools.lookup.transport import road_route_row
+from tools.schema import NUMBER_COLUMN, SERVICE_TABLE
 
 LEVEL_NAMES = {"L": "Low", "BA": "Below average", "A": "Average", "AA": "Above average", "H": "High"}
 VENUE_TABLES = {"attraction": "attractions", "restaurant": "restaurants", "accommodation": "accommodations"}
@@ -101,7 +102,8 @@ FLIGHT_STATS = ("otp_total", "otp_on_time", "otp_late", "otp_very_late", "otp_ex
                 "otp_diverted", "delay_avg_min", "delay_std_min", "delay_max_min")
 TRAIN_STATS = ("avg_delay_1w", "avg_delay_1m", "avg_delay_3m", "avg_delay_6m", "avg_delay_1y")
 ROAD_STATS = ("free_flow_min", "historical_delay_min", "estimated_delay_min")
-SERVICE = {"flight": ("flights", "flight_number", FLIGHT_STATS), "train": ("trains", "train_number", TRAIN_STATS)}
+SERVICE = {mode: (SERVICE_TABLE[mode], NUMBER_COLUMN[SERVICE_TABLE[mode]], stats)
+           for mode, stats in (("flight", FLIGHT_STATS), ("train", TRAIN_STATS))}
 
 
 def _service_rows(db: Database, table: str, column: str, origin: str, dest: str, number: str | None,
@@ -110,7 +112,7 @@ def _service_rows(db: Database, table: str, column: str, origin: str, dest: str,
     if number is None:
         return rows
     numbers = db.tables[table].columns[column]
-    hit = [i for i in rows if normalize(numbers[i]) == normalize(number)]
+    hit = db.services(table, origin, dest, number)
     if not hit:
         close = suggest(number, [numbers[i] for i in rows])
         on_pair = f"did you mean {', '.join(map(repr, close))}?" if close else (
@@ -148,7 +150,7 @@ def delay_stats(db: Database, args: DelayQuery) -> ToolResult:
         empty = f"No {table} run from {origin} to {dest}; try another mode."
     else:
         if args.mode == "bus" and args.number is not None:
-            _service_rows(db, "buses", "bus_id", origin, dest, args.number)
+            _service_rows(db, "buses", NUMBER_COLUMN["buses"], origin, dest, args.number)
         road = road_route_row(db, origin, dest)
         ed, measured = index.of(args.mode, road)
         raw = {s: db.tables["road_routes"].value(s, road) if road is not None else None for s in ROAD_STATS}

@@ -20,9 +20,10 @@ from pydantic import Field
 from tools.database import Database, suggest
 from tools.lookup.common import Args, Name, city_of
 from tools.lookup.registry import Registry, ToolError, ToolResult, make_registry
+from tools.schema import NUMBER_COLUMN, SERVICE_TABLE
 from utp_env.env.episode import Episode
 from utp_env.itinerary import Day, Meal, Mode, PlanItem, TransportLeg, format_hhmm, parse_hhmm
-from utp_env.resolve import NUMBER_COLUMN, SERVICE_TABLE, find_service, find_venue, weekday_index
+from utp_env.resolve import find_service, find_venue, weekday_index
 
 ITINERARY: Registry[Episode] = make_registry("itinerary")
 itinerary_tool = ITINERARY.tool

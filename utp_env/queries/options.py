@@ -12,17 +12,15 @@ from dataclasses import dataclass
 
 from tools.database import Database, normalize
 from tools.delays import delay_index
+from tools.schema import NUMBER_COLUMN, SERVICE_TABLE
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.hard import forbidding_rule
 from utp_env.itinerary import Mode, parse_hhmm
 from utp_env.query import LocalConstraint, Query
 
-SERVICE_TABLES: dict[str, tuple[str, str, str]] = {
-    # mode -> (table, number column, fare column)
-    "flight": ("flights", "flight_number", "price_inr"),
-    "train": ("trains", "train_number", "fare_inr"),
-    "bus": ("buses", "bus_id", "fare_inr"),
-}
+FARE_COLUMN: dict[str, str] = {"flights": "price_inr", "trains": "fare_inr", "buses": "fare_inr"}
+SERVICE_TABLES: dict[str, tuple[str, str, str]] = {  # mode -> (table, number column, fare column)
+    mode: (table, NUMBER_COLUMN[table], FARE_COLUMN[table]) for mode, table in SERVICE_TABLE.items()}
 CAB_SEATS = 4
 FIRST_DEP_MIN = 6 * 60  # earliest departure on the first day
 LATER_DEP_MIN = 9 * 60  # earliest departure on a day that starts at a stay (checkout first)
