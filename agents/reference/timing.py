@@ -53,9 +53,7 @@ class Timing:
         self.mid = (risk.low + risk.high) / 2 if buffers else 0.0
 
     def base_minutes(self, v: Venue, start: int) -> float:
-        if v.table == "attractions":
-            return float(self.db.tables["attractions"].columns["visit_duration_hr"][v.row]) * 60.0
-        return un.restaurant_base_minutes(start, self.config.restaurant_meals)
+        return un.base_visit_minutes(self.db, v.table, v.row, start, self.config.restaurant_meals)
 
     def length(self, v: Venue, start: int) -> int:
         """Minutes to book for a visit starting at `start`: v + mid * v * Cf (just v without buffers)."""

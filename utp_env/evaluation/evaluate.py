@@ -11,7 +11,7 @@ from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.commonsense import commonsense_checks
-from utp_env.evaluation.context import PlanContext, Visit, build_context
+from utp_env.evaluation.context import KIND_TABLE, PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
 from utp_env.itinerary import Plan
@@ -27,18 +27,15 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
     when not found (Cf 1). Untimed visits are skipped (complete_information flags them).
     """
     risk = un.risk_range(config, ctx.query.risk_profile)
-    attractions = ctx.db.tables["attractions"].columns["visit_duration_hr"]
     out: list[PoiDetail] = []
     for visit in ctx.visits:
         if not visit.timed or visit.kind not in ("attraction", "restaurant"):
             continue
         start, end = visit.item.start, visit.item.end  # type: ignore[union-attr]
-        if visit.kind == "attraction":
-            if visit.ref is None:
-                continue
-            v = float(attractions[visit.ref.row]) * 60.0
-        else:
-            v = un.restaurant_base_minutes(start, config.restaurant_meals)  # type: ignore[arg-type]
+        if visit.kind == "attraction" and visit.ref is None:
+            continue
+        v = un.base_visit_minutes(ctx.db, KIND_TABLE[visit.kind], visit.ref.row if visit.ref else None,
+                                  start, config.restaurant_meals)  # type: ignore[arg-type]
         profile = ctx.index.crowd(visit.crowd_row) if visit.crowd_row is not None else None
         cf, tier = un.congestion(profile, start, config.congestion_factor)  # type: ignore[arg-type]
         buffer = (end - start) - v  # type: ignore[operator]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tools.database import Database
 from utp_env.config import MealWindow, RiskRange, UncertaintyConfig
 from utp_env.evaluation.context import CrowdProfile
 
@@ -47,6 +48,15 @@ def restaurant_base_minutes(start: int, meals: dict[str, MealWindow]) -> float:
     """v of a restaurant visit from its start hour (Table 9); 0 if no meal window covers the hour."""
     meal = meal_of_hour(start // 60, meals)
     return meals[meal].base_minutes if meal is not None else 0.0
+
+
+def base_visit_minutes(db: Database, table: str, row: int | None, start: int,
+                       meals: dict[str, MealWindow]) -> float:
+    """v of BAS: an attraction's visit_duration_hr x 60 (Table 7 means), a restaurant's meal base
+    minutes by start hour (Table 9; the row is not needed, so unknown restaurants get it too)."""
+    if table == "attractions":
+        return float(db.tables["attractions"].columns["visit_duration_hr"][row]) * 60.0
+    return restaurant_base_minutes(start, meals)
 
 
 def congestion(profile: CrowdProfile | None, start: int, factors: dict[str, float]) -> tuple[float, str | None]:

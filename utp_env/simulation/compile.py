@@ -22,7 +22,7 @@ import numpy as np
 from tools.database import Database
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import eval_index
-from utp_env.evaluation.uncertainty import restaurant_base_minutes
+from utp_env.evaluation.uncertainty import base_visit_minutes
 from utp_env.itinerary import Day, PlanItem, TransportLeg, format_hhmm
 from utp_env.query import Query
 from utp_env.resolve import crowd_of, find_named_venue, resolve_leg
@@ -191,10 +191,7 @@ def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: D
     planned = float((item.end or 0) - start)
     if venue is None:
         return planned, lateness_model(label, 0.0, sim.overrun_lognormal_sigma)
-    if venue.table == "attractions":
-        base = float(db.tables["attractions"].columns["visit_duration_hr"][venue.row]) * 60.0
-    else:
-        base = restaurant_base_minutes(start, config.restaurant_meals) or planned
+    base = base_visit_minutes(db, venue.table, venue.row, start, config.restaurant_meals) or planned
     crowd = crowd_of(db, venue)
     tier = (eval_index(db).crowd(crowd).level_at((start // 60) % 24) if crowd is not None else None) or "L"
     fraction = sim.overrun_fraction_by_tier.get(tier, 0.0)
