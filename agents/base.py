@@ -11,9 +11,9 @@ import time
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+from utp_env.tools.database import Database
+from utp_env.tools.lookup.registry import Registry, ToolResult
 
-from tools.database import Database
-from tools.lookup.registry import Registry, ToolResult
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 
@@ -76,7 +76,7 @@ class Toolkit:
 
     def __init__(self, db: Database, registry: Registry[Database] | None = None, trace: Trace | None = None) -> None:
         if registry is None:
-            from tools.lookup import LOOKUP
+            from utp_env.tools.lookup import LOOKUP
 
             registry = LOOKUP
         self.db = db

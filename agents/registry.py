@@ -2,7 +2,7 @@
 
 A config file is YAML with an `agent: module:Class` key and the agent's settings beside it:
 
-    agent: agents.llm.direct:DirectAgent
+    agent: utp_env.agents.llm.direct:DirectAgent
     model: openai:gpt-4o-mini
     temperature: 0.0
     uncertainty: true
@@ -32,8 +32,8 @@ AGENT_CONFIG_DIR = CONFIG_DIR / "agents"
 NAMES = ("reference", "deterministic", "direct", "direct_no_uncertainty", "atlas", "tool_calling")
 # Used when configs/agents/<name>.yaml is absent (the reference planner has no model settings).
 BUILTIN: dict[str, dict[str, Any]] = {
-    "reference": {"agent": "agents.reference:ReferencePlanner"},
-    "deterministic": {"agent": "agents.reference:ReferencePlanner", "buffers": False},
+    "reference": {"agent": "utp_env.agents.reference:ReferencePlanner"},
+    "deterministic": {"agent": "utp_env.agents.reference:ReferencePlanner", "buffers": False},
 }
 IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -46,7 +46,7 @@ def import_agent_class(path: str, where: str = "agent") -> type:
     """The class at `module:Class` (a dotted module path and a class name; nothing else is accepted)."""
     if not isinstance(path, str) or not IMPORT_PATH.match(path):
         raise AgentConfigError(f"{where}: {path!r} is not an import path; write 'package.module:ClassName', "
-                               "e.g. 'agents.llm.direct:DirectAgent'")
+                               "e.g. 'utp_env.agents.llm.direct:DirectAgent'")
     module_name, cls_name = path.split(":")
     try:
         module = importlib.import_module(module_name)

@@ -16,9 +16,9 @@ import time
 from typing import Any
 
 import numpy as np
+from utp_env.tools.lookup import LOOKUP_TOOLS
+from utp_env.tools.seeding import stable_int
 
-from tools.lookup import LOOKUP_TOOLS
-from tools.seeding import stable_int
 from utp_env.env.core import UTPEnv
 
 TARGET_STEPS_PER_S = 5_000

@@ -12,8 +12,8 @@ import hashlib
 import time
 
 import numpy as np
+from utp_env.tools.database import Database
 
-from tools.database import Database
 from utp_env.evaluation import evaluate
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
 from utp_env.query import Persona, Query
@@ -144,7 +144,7 @@ def main() -> None:
     if args.db:
         db = Database.open(args.db)
     else:
-        from tools.sandbox import open_sandbox
+        from utp_env.tools.sandbox import open_sandbox
 
         db = open_sandbox("full")
     states = {s: c for s, c in rich_cities(db).items() if len(c) >= 3}

@@ -33,13 +33,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-
-from tools.database import Database
-from tools.lookup import LOOKUP_TOOLS
-from tools.lookup.transport import services
-from tools.lookup.venues import StaySearch, find_attractions, find_restaurants, find_stays
-from tools.sandbox import open_sandbox
-from tools.schema import HOUSE_RULE_FORBIDS
+from utp_env.tools.database import Database
+from utp_env.tools.lookup import LOOKUP_TOOLS
+from utp_env.tools.lookup.transport import services
+from utp_env.tools.lookup.venues import StaySearch, find_attractions, find_restaurants, find_stays
+from utp_env.tools.sandbox import open_sandbox
+from utp_env.tools.schema import HOUSE_RULE_FORBIDS
 
 KINDS = ("flights", "trains", "buses", "stays", "attractions", "restaurants")
 TOOL = {"flights": "search_flights", "trains": "search_trains", "buses": "search_buses", "stays": "search_stays",

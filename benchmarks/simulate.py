@@ -17,8 +17,8 @@ import sys
 import time
 
 import numpy as np
+from utp_env.tools.database import Database
 
-from tools.database import Database
 from utp_env.config import load_uncertainty
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
 from utp_env.simulation import compile_for, draw_delays, simulate
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="best of this many timings (vectorised)")
     args = parser.parse_args(argv)
 
-    from tools.sandbox import open_sandbox
+    from utp_env.tools.sandbox import open_sandbox
 
     db = open_sandbox(args.profile)
     plan = week_plan(db)

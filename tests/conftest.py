@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from tools.database import Database
-from tools.sandbox import build_sandbox
+from utp_env.tools.database import Database
+from utp_env.tools.sandbox import build_sandbox
 
 MINI_QUERIES = 60
 

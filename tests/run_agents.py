@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
-from agents.base import AgentResult, Toolkit
-from agents.reference import ReferencePlanner
+from utp_env.agents.base import AgentResult, Toolkit
+from utp_env.agents.reference import ReferencePlanner
+
 from utp_env.query import Query
 
 

@@ -8,9 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
-from tools.database import Database
-from tools.errors import DataError
+from utp_env.tools.database import Database
+from utp_env.tools.errors import DataError
 
 
 def _copy(src: Path, dst: Path) -> Path:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from tools.database import VALIDATED_CACHE, Database, DataError
+from utp_env.tools.database import VALIDATED_CACHE, Database, DataError
 
 
 def _same_tables(a: Database, b: Database) -> None:

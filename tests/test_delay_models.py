@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_simulation import FLIGHT_STATS, tiny_rows, write_db
+from utp_env.tools.database import Database
 
-from tools.database import Database
 from utp_env.config import SimulationParams
 from utp_env.simulation.delay_models import (
     DelayArrays,

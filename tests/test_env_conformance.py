@@ -40,7 +40,7 @@ def test_ids_are_registered_and_registration_is_idempotent() -> None:
 
 def test_import_registers_without_loading_the_database() -> None:
     code = ("import sys, utp_env, gymnasium as gym; assert 'utp_env/UTP-v0' in gym.registry; "
-            "assert 'tools.database' not in sys.modules, 'registration loaded the database'")
+            "assert 'utp_env.tools.database' not in sys.modules, 'registration loaded the database'")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from utp_env.tools.database import Database
 
-from tools.database import Database
 from utp_env.env.core import UTPEnv
 from utp_env.env.reward import metric_values, pass_rate, weighted_reward
 from utp_env.env.sources import query_pool, reference_plan

@@ -6,9 +6,9 @@ import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from utp_env.tools.database import Database
+from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_TYPES
 
-from tools.database import Database
-from tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_TYPES
 from utp_env.evaluation import EvaluationReport, evaluate
 from utp_env.evaluation.aggregate import summarize
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg

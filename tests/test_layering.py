@@ -1,39 +1,81 @@
-"""Imports point one way: tools <- utp_env <- agents; utp_env loads agents only lazily."""
+"""Imports point one way: utp_env.tools <- core utp_env <- utp_env.agents.
+
+Only the composition points (the CLI, the run worker) reach `utp_env.agents`; the dataset build
+finds its gold planner through an entry point. Checked on import statements *and* on any string
+that names a module (import_module paths, `module:Class` specs), and at run time.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Modules that compose the layers and so may import utp_env.agents.
+COMPOSITION_POINTS = ("utp_env/cli/", "utp_env/runs/episode.py")
+# A string that is a whole module path or `module:attr` spec, as import_module and loaders take.
+MODULE_PATH = re.compile(r"^(utp_env|tools|agents|configs)(\.[A-Za-z_]\w*)+(:\w+)?$")
 
 
-def _imports(path: Path) -> list[tuple[str, bool]]:
-    """(imported module, at module level?) for every import statement of a file."""
+def _imports(path: Path) -> list[str]:
+    """Every module a file names: import statements and string constants that look like module paths."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    top = {id(node) for node in tree.body}
-    out = []
+    out: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out += [(alias.name, id(node) in top) for alias in node.names]
+            out += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.append((node.module, id(node) in top))
+            out.append(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.level:
+            out.append("." * node.level + (node.module or ""))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and MODULE_PATH.match(node.value):
+            out.append(node.value.split(":")[0])
     return out
 
 
-def _files(package: str) -> list[Path]:
-    return sorted((ROOT / package).rglob("*.py"))
+def _files(folder: str) -> list[Path]:
+    return sorted((ROOT / folder).rglob("*.py"))
 
 
-@pytest.mark.parametrize("path", _files("tools"), ids=lambda p: str(p.relative_to(ROOT)))
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+@pytest.mark.parametrize("path", _files("tools"), ids=_rel)
 def test_tools_imports_nothing_above_it(path: Path) -> None:
-    bad = [m for m, _ in _imports(path) if m.split(".")[0] in ("utp_env", "agents")]
-    assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+    allowed = ("utp_env.tools", "utp_env.configs")
+    bad = [m for m in _imports(path)
+           if (m.startswith("utp_env") and not m.startswith(allowed)) or m.split(".")[0] in ("tools", "agents")
+           or m.startswith(".")]
+    assert not bad, f"{_rel(path)} names {bad}: the tools layer may use only utp_env.tools and utp_env.configs"
 
 
-@pytest.mark.parametrize("path", _files("utp_env"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_utp_env_never_imports_agents_at_module_level(path: Path) -> None:
-    bad = [m for m, top in _imports(path) if top and m.split(".")[0] == "agents"]
-    assert not bad, f"{path.relative_to(ROOT)} imports {bad} at module level"
+@pytest.mark.parametrize("path", [p for p in _files("utp_env") if not _rel(p).startswith(COMPOSITION_POINTS)],
+                         ids=_rel)
+def test_core_never_reaches_agents(path: Path) -> None:
+    bad = [m for m in _imports(path) if m.startswith("utp_env.agents") or m.split(".")[0] in ("tools", "agents")]
+    assert not bad, f"{_rel(path)} names {bad}: only {COMPOSITION_POINTS} may reach utp_env.agents"
+
+
+@pytest.mark.parametrize("path", _files("agents") + _files("utp_env") + _files("tools"), ids=_rel)
+def test_no_top_level_tools_or_agents_package_is_named(path: Path) -> None:
+    bad = [m for m in _imports(path) if m.split(".")[0] in ("tools", "agents", "configs")]
+    assert not bad, f"{_rel(path)} names {bad}: write utp_env.tools / utp_env.agents / utp_env.configs"
+
+
+def test_an_env_episode_loads_no_agent(mini_db_path: Path) -> None:
+    """At run time too: making the env, stepping and submitting never imports utp_env.agents."""
+    code = (
+        "import sys, gymnasium as gym, utp_env\n"
+        f"env = gym.make('utp_env/UTP-v0', db_path={str(mini_db_path)!r})\n"
+        "env.reset(seed=0)\n"
+        "env.step({'tool': 'submit', 'args': {}})\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('utp_env.agents'))\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=300)

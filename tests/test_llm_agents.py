@@ -13,15 +13,15 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
+from utp_env.agents.base import Toolkit
+from utp_env.agents.llm import prompts
+from utp_env.agents.llm.atlas import AtlasAgent, parse_verdict
+from utp_env.agents.llm.direct import DirectAgent
+from utp_env.agents.llm.reference_info import ReferenceLimits, gather_reference_info, route_legs, transfer_days
+from utp_env.agents.llm.tool_calling import ToolCallingAgent, split_answers
+from utp_env.agents.reference import ReferencePlanner
+from utp_env.agents.registry import AgentConfigError, check_settings, import_agent_class, load_agent, read_config
 
-from agents.base import Toolkit
-from agents.llm import prompts
-from agents.llm.atlas import AtlasAgent, parse_verdict
-from agents.llm.direct import DirectAgent
-from agents.llm.reference_info import ReferenceLimits, gather_reference_info, route_legs, transfer_days
-from agents.llm.tool_calling import ToolCallingAgent, split_answers
-from agents.reference import ReferencePlanner
-from agents.registry import AgentConfigError, check_settings, import_agent_class, load_agent, read_config
 from utp_env.config import UncertaintyConfig
 from utp_env.env.sources import query_pool
 from utp_env.evaluation import evaluate
@@ -441,7 +441,7 @@ def test_load_agent_errors_name_the_problem() -> None:
     with pytest.raises(AgentConfigError, match="unknown agent"):
         load_agent("no_such_agent")
     with pytest.raises(AgentConfigError, match="has no class"):
-        load_agent("agents.llm.direct:NoSuchAgent")
+        load_agent("utp_env.agents.llm.direct:NoSuchAgent")
     with pytest.raises(AgentConfigError, match=r"unknown setting.*colour"):
         load_agent("test_llm_agents:EchoAgent", {"colour": "red"})
     assert load_agent("test_llm_agents:EchoAgent", {"word": "hello"}).word == "hello"

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tools.database import Database
-from tools.lookup import LOOKUP, LOOKUP_TOOLS, ToolResult
-from tools.schema import TABLES
+from utp_env.tools.database import Database
+from utp_env.tools.lookup import LOOKUP, LOOKUP_TOOLS, ToolResult
+from utp_env.tools.schema import TABLES
 
 # ---------------------------------------------------------------- a tiny database, by hand
 

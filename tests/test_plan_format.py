@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
+from utp_env.tools.database import Database
+from utp_env.tools.schema import TABLES
 
-from tools.database import Database
-from tools.schema import TABLES
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.plan_format import PlanFormatError, format_plan, parse_plan, plan_to_json
 from utp_env.query import Persona, Query

@@ -11,8 +11,8 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from utp_env.tools.database import Database
 
-from tools.database import Database
 from utp_env.config import CONFIG_DIR
 from utp_env.queries import (
     QueryConfig,

@@ -6,11 +6,11 @@ from __future__ import annotations
 import statistics
 
 import pytest
+from utp_env.agents.base import Agent, AgentResult, Toolkit
+from utp_env.agents.reference import ReferencePlanner
+from utp_env.agents.reference.timing import Timing, Venue
+from utp_env.tools.database import Database
 
-from agents.base import Agent, AgentResult, Toolkit
-from agents.reference import ReferencePlanner
-from agents.reference.timing import Timing, Venue
-from tools.database import Database
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.context import CrowdProfile
@@ -150,7 +150,7 @@ def test_deterministic_baseline_scores_lower(mini_db: Database, queries: list[Qu
 @pytest.mark.slow
 def test_full_sandbox_validation_targets() -> None:
     """60 validation queries on the full sandbox: pass rate, BAS/TDAS/CATS targets, baseline lower."""
-    from tools.sandbox import open_sandbox
+    from utp_env.tools.sandbox import open_sandbox
 
     db = open_sandbox("full")
     qs = [q for q in generate_queries(db, 400, seed=0) if q.split == "validation"][:60]

@@ -11,14 +11,14 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from utp_env.tools.database import Database, normalize
+from utp_env.tools.sandbox import PROFILES, build_sandbox, open_sandbox, sandbox_path
+from utp_env.tools.sandbox.calibration import calibrate, connectivity
+from utp_env.tools.sandbox.common import apportion
+from utp_env.tools.sandbox.crowd import open_hours, windows_of
+from utp_env.tools.sandbox.profiles import CONFIG_DIR, SandboxProfile, load_profile
+from utp_env.tools.schema import ATTRACTION_CATEGORIES, TABLES
 
-from tools.database import Database, normalize
-from tools.sandbox import PROFILES, build_sandbox, open_sandbox, sandbox_path
-from tools.sandbox.calibration import calibrate, connectivity
-from tools.sandbox.common import apportion
-from tools.sandbox.crowd import open_hours, windows_of
-from tools.sandbox.profiles import CONFIG_DIR, SandboxProfile, load_profile
-from tools.schema import ATTRACTION_CATEGORIES, TABLES
 from utp_env.cli import main as cli_main
 
 MINI = PROFILES["mini"]
@@ -220,10 +220,10 @@ def test_bad_seed_is_refused(tmp_path: Path) -> None:
 
 
 def test_data_md_is_generated_and_documents_every_column() -> None:
-    from tools.sandbox.docs import DATA_MD, render_data_md
+    from utp_env.tools.sandbox.docs import DATA_MD, render_data_md
 
     text = DATA_MD.read_text(encoding="utf-8")
-    assert text == render_data_md(), "docs/DATA.md is stale: run `python -m tools.sandbox.docs`"
+    assert text == render_data_md(), "docs/DATA.md is stale: run `python -m utp_env.tools.sandbox.docs`"
     for name, spec in TABLES.items():
         section = text.split(f"### `{name}`", 1)[1].split("### ", 1)[0]
         for column in spec.model.model_fields:

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from utp_env.tools.database import Database
+from utp_env.tools.schema import TABLES
 
-from tools.database import Database
-from tools.schema import TABLES
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
 from utp_env.simulation import compile_for, draw_delays, simulate, simulate_once
@@ -394,7 +394,7 @@ def test_week_plan_on_the_mini_sandbox(mini_db: Database) -> None:
 def test_week_plan_on_the_full_sandbox_is_fast() -> None:
     import time
 
-    from tools.sandbox import open_sandbox
+    from utp_env.tools.sandbox import open_sandbox
 
     db = open_sandbox("full")
     plan = _week_plan(db)

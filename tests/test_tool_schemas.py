@@ -14,10 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 from test_lookup import tiny_tables, write_database
-
-from tools.database import Database
-from tools.lookup import LOOKUP_TOOLS, ToolResult, make_registry
-from tools.lookup.registry import provider_schema
+from utp_env.tools.database import Database
+from utp_env.tools.lookup import LOOKUP_TOOLS, ToolResult, make_registry
+from utp_env.tools.lookup.registry import provider_schema
 
 NAMES = list(LOOKUP_TOOLS)
 # The JSON-schema subset that OpenAI, Anthropic, Gemini and open-model servers all accept.

@@ -1,4 +1,4 @@
-"""Column-wise validation of one table file against its row model (`tools.schema`).
+"""Column-wise validation of one table file against its row model (`utp_env.tools.schema`).
 
 Checks that depend only on a cell's text (formats, allowed values, JSON) run once per distinct
 value and numbers convert whole columns at a time, which keeps the 250k-row tables fast to
@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
-
-from tools.errors import DataError
-from tools.schema import Row, TableSpec, unwrap_optional
+from utp_env.tools.errors import DataError
+from utp_env.tools.schema import Row, TableSpec, unwrap_optional
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
-"""The database: a directory of tables, validated against `tools.schema`, indexed, hashed.
+"""The database: a directory of tables, validated against `utp_env.tools.schema`, indexed, hashed.
 
-`Database.open` validates every file column by column (`tools.columns`), remembers a successful
-validation in a cache keyed by the files' hash (`tools.validated_cache`), and answers keyed
-lookups (city, city pair, venue name) through sorted-group indices (`tools.grouping`), never
+`Database.open` validates every file column by column (`utp_env.tools.columns`), remembers a successful
+validation in a cache keyed by the files' hash (`utp_env.tools.validated_cache`), and answers keyed
+lookups (city, city pair, venue name) through sorted-group indices (`utp_env.tools.grouping`), never
 through scans.
 """
 
@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-
-from tools import validated_cache
-from tools.columns import read_table
-from tools.errors import DataError, UnknownNameError
-from tools.grouping import EMPTY, Grouping, group
-from tools.names import normalize, suggest
-from tools.schema import NUMBER_COLUMN, TABLES, Row, TableSpec
-from tools.validated_cache import VALIDATED_CACHE
+from utp_env.tools import validated_cache
+from utp_env.tools.columns import read_table
+from utp_env.tools.errors import DataError, UnknownNameError
+from utp_env.tools.grouping import EMPTY, Grouping, group
+from utp_env.tools.names import normalize, suggest
+from utp_env.tools.schema import NUMBER_COLUMN, TABLES, Row, TableSpec
+from utp_env.tools.validated_cache import VALIDATED_CACHE
 
 __all__ = [
     "COMPANION_FILES",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 if TYPE_CHECKING:
-    from tools.database import Database
+    from utp_env.tools.database import Database
 
 Mode = Literal["flight", "train", "bus", "cab"]
 TRAIN_HORIZON_WEIGHTS = {"avg_delay_1w": 1, "avg_delay_1m": 2, "avg_delay_3m": 3, "avg_delay_6m": 4,

@@ -8,9 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from tools.columns import columns_of
-from tools.schema import TABLES
+from utp_env.tools.columns import columns_of
+from utp_env.tools.schema import TABLES
 
 VALIDATED_CACHE = ".validated.npz"
 _CACHE_FORMAT = "utp-validated-1"

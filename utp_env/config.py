@@ -12,7 +12,8 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+from utp_env.configs import CONFIG_DIR
+
 M = TypeVar("M", bound=BaseModel)
 
 

@@ -1,28 +1,32 @@
 """The benchmark dataset: a database directory plus its query set and reference plans.
 
 `queries.jsonl` and `reference_plans.jsonl` live next to the tables and are covered by the
-database's content hash. The reference plans are made by the reference planner (no LLM) and
-stand in for the paper's human gold plans; they are labelled `planner-made`. This module is a
-composition point: it loads the planner lazily by import path, never at module level.
+database's content hash. The reference plans are made by a gold planner and stand in for the
+paper's human gold plans; they are labelled `planner-made`. The core never imports an agent: the
+gold planner is found through the entry-point group `utp_env.gold_planners` (pyproject.toml
+registers `reference`, the no-LLM reference planner of `agents/reference/`), so the dependency
+points from the agents layer to the core, and a user can register a planner of their own.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 
-from tools.database import Database
 from utp_env.itinerary import Plan
 from utp_env.query import Query
+from utp_env.tools.database import Database
 
 QUERIES_FILE = "queries.jsonl"
 REFERENCES_FILE = "reference_plans.jsonl"
-REFERENCE_AGENT = "agents.reference:ReferencePlanner"
+GOLD_PLANNERS = "utp_env.gold_planners"  # entry-point group: name -> callable(query, db) -> Plan | None
+GOLD_PLANNER = "reference"
 REFERENCE_SOURCE = "planner-made"
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
 # the embedded sandboxes cached on users' machines rebuild their query set.
@@ -55,6 +59,19 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+GoldPlanner = Callable[[Query, Database], "Plan | None"]
+
+
+def gold_planner(name: str = GOLD_PLANNER) -> GoldPlanner:
+    """The gold planner registered under `name` in the entry-point group `utp_env.gold_planners`."""
+    found = entry_points(group=GOLD_PLANNERS, name=name)
+    if not found:
+        raise LookupError(f"no gold planner {name!r} is registered in the entry-point group {GOLD_PLANNERS!r}; "
+                          "reinstall utp-env (`pip install -e .` in a checkout) so that its entry points exist")
+    planner: GoldPlanner = next(iter(found)).load()
+    return planner
+
+
 def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress: bool = True) -> int:
     """Generate `n` queries for the database at `db_path`, plan each with the reference planner,
     keep the queries it plans, and write both files. Returns the number of queries kept."""
@@ -66,17 +83,15 @@ def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress:
     db_path = Path(db_path)
     db = Database.open(db_path)
     queries = generate_queries(db, n=n, seed=seed)
-    module, _, cls = REFERENCE_AGENT.partition(":")
-    planner = getattr(importlib.import_module(module), cls)()
-    toolkit_cls = importlib.import_module("agents.base").Toolkit
+    plan_gold = gold_planner()
     kept, lines = [], []
     for query in tqdm(queries, desc="reference plans", unit="query", file=sys.stderr, disable=not progress):
-        result = planner.run(query, toolkit_cls(db))
-        if result.plan is None:
+        plan = plan_gold(query, db)
+        if plan is None:
             continue
         kept.append(query)
         lines.append(json.dumps({"query_id": query.query_id, "source": REFERENCE_SOURCE,
-                                 "plan": format_plan(result.plan)}, ensure_ascii=False, sort_keys=True))
+                                 "plan": format_plan(plan)}, ensure_ascii=False, sort_keys=True))
     _write_atomic(db_path / QUERIES_FILE, dumps_queries(kept))
     _write_atomic(db_path / REFERENCES_FILE, "\n".join(lines) + ("\n" if lines else ""))
     _record_in_manifest(db_path, len(kept), seed)
@@ -86,7 +101,7 @@ def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress:
 def _record_in_manifest(db_path: Path, n_queries: int, seed: int) -> None:
     """Keep manifest.json's content hash equal to Database.content_hash now that the query set
     (a companion file covered by the hash) exists."""
-    from tools.database import MANIFEST
+    from utp_env.tools.database import MANIFEST
 
     path = db_path / MANIFEST
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
@@ -116,7 +131,7 @@ def read_references(path: Path, queries: dict[str, Query], db: Database) -> dict
 
 
 def _query_set_version(db_path: Path) -> str | None:
-    from tools.database import MANIFEST
+    from utp_env.tools.database import MANIFEST
 
     try:
         manifest = json.loads((db_path / MANIFEST).read_text(encoding="utf-8"))
@@ -145,7 +160,7 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
     building the sandbox and the query set on first use."""
     embedded = db_path is None
     if db_path is None:
-        from tools.sandbox.cache import ensure_sandbox
+        from utp_env.tools.sandbox.cache import ensure_sandbox
 
         db_path = ensure_sandbox(profile, seed, quiet=not progress)
     db_path = Path(db_path)

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tools.clock import MINUTES_PER_DAY, format_hhmm, parse_hhmm
+from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, parse_hhmm
 
 Mode = Literal["flight", "train", "bus", "cab"]
 Activity = Literal["stay", "visit", "check-in", "checkout", "arrive", "travel", "rest", "event"]

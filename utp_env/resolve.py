@@ -9,10 +9,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from tools.database import Database, normalize
-from tools.delays import delay_index
-from tools.schema import SERVICE_TABLE
 from utp_env.itinerary import Mode, TransportLeg, parse_hhmm
+from utp_env.tools.database import Database, normalize
+from utp_env.tools.delays import delay_index
+from utp_env.tools.schema import SERVICE_TABLE
 
 VENUE_TABLES: tuple[str, ...] = ("accommodations", "attractions", "restaurants", "events")
 

@@ -30,11 +30,11 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import Field
+from utp_env.agents.base import AgentResult, Toolkit, Trace
+from utp_env.agents.llm import prompts
+from utp_env.agents.llm.direct import parse_reply
+from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelSession, message_text
 
-from agents.base import AgentResult, Toolkit, Trace
-from agents.llm import prompts
-from agents.llm.direct import parse_reply
-from agents.llm.models import ChatAgent, LLMSettings, ModelSession, message_text
 from utp_env.itinerary import Plan
 from utp_env.plan_format import PlanFormatError, plan_to_json
 from utp_env.query import Query

@@ -285,7 +285,7 @@ class ModelSession:
         self.model, self.trace, self.price = model, trace, price
 
     def invoke(self, role: str, messages: Sequence[Any], model: Any | None = None) -> Any:
-        from agents.base import SUMMARY_CHARS, TraceStep
+        from utp_env.agents.base import SUMMARY_CHARS, TraceStep
 
         started = time.perf_counter()
         try:

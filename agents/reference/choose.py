@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tools.database import Database
+from utp_env.tools.database import Database
+
 from utp_env.queries.feasibility import Skeleton, TripQuote
 from utp_env.queries.options import (
     LegOption,

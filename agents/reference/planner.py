@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from agents.base import AgentResult, Toolkit
-from agents.reference.choose import (
+from utp_env.agents.base import AgentResult, Toolkit
+from utp_env.agents.reference.choose import (
     Policy,
     attraction_order,
     choose_events,
@@ -23,7 +23,7 @@ from agents.reference.choose import (
     restaurant_order,
     spending_style,
 )
-from agents.reference.schedule import (
+from utp_env.agents.reference.schedule import (
     DESK,
     LATEST_END,
     MEAL_CHOICES,
@@ -34,9 +34,10 @@ from agents.reference.schedule import (
     TransitLookup,
     TripState,
 )
-from agents.reference.timing import Timing
-from tools.database import Database
-from tools.errors import UnknownNameError
+from utp_env.agents.reference.timing import Timing
+from utp_env.tools.database import Database
+from utp_env.tools.errors import UnknownNameError
+
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import build_context
 from utp_env.evaluation.hard import trip_cost

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from agents.reference.timing import Timing, Venue, venue
-from tools.database import Database, normalize
+from utp_env.agents.reference.timing import Timing, Venue, venue
+from utp_env.tools.database import Database, normalize
+
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Meal, PlanItem, parse_hhmm
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, serves, serves_meal

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tools.database import Database
+from utp_env.tools.database import Database
+
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.context import CrowdProfile, eval_index

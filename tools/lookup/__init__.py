@@ -4,9 +4,9 @@
 by name. Importing this package registers every tool (transport, geography, venues, uncertainty).
 """
 
-from tools.lookup import geo, transport, uncertainty, venues
-from tools.lookup.common import LOOKUP, LOOKUP_TOOLS, lookup_tool
-from tools.lookup.registry import Registry, ToolError, ToolResult, ToolSpec, make_registry, provider_schema
+from utp_env.tools.lookup import geo, transport, uncertainty, venues
+from utp_env.tools.lookup.common import LOOKUP, LOOKUP_TOOLS, lookup_tool
+from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, ToolSpec, make_registry, provider_schema
 
 __all__ = ["LOOKUP", "LOOKUP_TOOLS", "Registry", "ToolError", "ToolResult", "ToolSpec", "geo", "lookup_tool",
            "make_registry", "provider_schema", "transport", "uncertainty", "venues"]

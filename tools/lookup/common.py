@@ -7,11 +7,10 @@ import datetime as dt
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
-
-from tools.database import Database, normalize
-from tools.errors import UnknownNameError
-from tools.lookup.registry import Registry, ToolError
-from tools.lookup.render import DEFAULT_LIMIT, MAX_LIMIT
+from utp_env.tools.database import Database, normalize
+from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.lookup.registry import Registry, ToolError
+from utp_env.tools.lookup.render import DEFAULT_LIMIT, MAX_LIMIT
 
 LOOKUP: Registry[Database] = Registry("lookup")
 lookup_tool = LOOKUP.tool

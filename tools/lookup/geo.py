@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from pydantic import Field
-
-from tools.database import Database
-from tools.errors import UnknownNameError
-from tools.lookup.common import Args, Name, Paged, lookup_tool, pair_of
-from tools.lookup.registry import ToolError, ToolResult
-from tools.lookup.render import page, table_text
+from utp_env.tools.database import Database
+from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.lookup.common import Args, Name, Paged, lookup_tool, pair_of
+from utp_env.tools.lookup.registry import ToolError, ToolResult
+from utp_env.tools.lookup.render import page, table_text
 
 
 class DistanceQuery(Args):

@@ -12,10 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from tools.clock import parse_hhmm
-from tools.database import Database, Table, normalize
-from tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
+from utp_env.tools.clock import parse_hhmm
+from utp_env.tools.database import Database, Table, normalize
+from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
 
 NEEDS = tuple(HOUSE_RULE_FORBIDS)
 

@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
-
-from tools.database import suggest
-from tools.errors import UnknownNameError
+from utp_env.tools.database import suggest
+from utp_env.tools.errors import UnknownNameError
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool

@@ -2,7 +2,7 @@
 
 `services` is the core query (row indices through the city-pair index, filtered by the weekday's
 `run_days` bit and sorted); the tools render its rows with each service's expected delay E[D]
-from `tools.delays`.
+from `utp_env.tools.delays`.
 """
 
 from __future__ import annotations
@@ -11,13 +11,22 @@ from typing import Literal
 
 import numpy as np
 from pydantic import Field
-
-from tools.database import Database
-from tools.delays import delay_index
-from tools.lookup.common import WEEKDAYS, Args, DateStr, Name, Paged, in_calendar, lookup_tool, pair_of, weekday_of
-from tools.lookup.index import lookup_index
-from tools.lookup.registry import ToolResult
-from tools.lookup.render import page, table_text
+from utp_env.tools.database import Database
+from utp_env.tools.delays import delay_index
+from utp_env.tools.lookup.common import (
+    WEEKDAYS,
+    Args,
+    DateStr,
+    Name,
+    Paged,
+    in_calendar,
+    lookup_tool,
+    pair_of,
+    weekday_of,
+)
+from utp_env.tools.lookup.index import lookup_index
+from utp_env.tools.lookup.registry import ToolResult
+from utp_env.tools.lookup.render import page, table_text
 
 ServiceTable = Literal["flights", "trains", "buses"]
 SortBy = Literal["departure", "price", "duration"]

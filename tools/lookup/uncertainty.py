@@ -6,15 +6,14 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field
-
-from tools.database import Database, suggest
-from tools.delays import Mode, delay_index
-from tools.errors import UnknownNameError
-from tools.lookup.common import Args, Name, city_of, lookup_tool, pair_of
-from tools.lookup.registry import ToolError, ToolResult
-from tools.lookup.render import table_text
-from tools.lookup.transport import road_route_row
-from tools.schema import NUMBER_COLUMN, SERVICE_TABLE
+from utp_env.tools.database import Database, suggest
+from utp_env.tools.delays import Mode, delay_index
+from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.lookup.common import Args, Name, city_of, lookup_tool, pair_of
+from utp_env.tools.lookup.registry import ToolError, ToolResult
+from utp_env.tools.lookup.render import table_text
+from utp_env.tools.lookup.transport import road_route_row
+from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE
 
 LEVEL_NAMES = {"L": "Low", "BA": "Below average", "A": "Average", "AA": "Above average", "H": "High"}
 VENUE_TABLES = {"attraction": "attractions", "restaurant": "restaurants", "accommodation": "accommodations"}

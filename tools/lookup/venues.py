@@ -11,9 +11,8 @@ from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
-
-from tools.database import Database, normalize, suggest
-from tools.lookup.common import (
+from utp_env.tools.database import Database, normalize, suggest
+from utp_env.tools.lookup.common import (
     DateStr,
     Name,
     Paged,
@@ -22,10 +21,17 @@ from tools.lookup.common import (
     date_range,
     lookup_tool,
 )
-from tools.lookup.index import NEEDS, lookup_index
-from tools.lookup.registry import ToolError, ToolResult
-from tools.lookup.render import page, table_text
-from tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
+from utp_env.tools.lookup.index import NEEDS, lookup_index
+from utp_env.tools.lookup.registry import ToolError, ToolResult
+from utp_env.tools.lookup.render import page, table_text
+from utp_env.tools.schema import (
+    ATTRACTION_CATEGORIES,
+    CUISINES,
+    EVENT_SEGMENTS,
+    HOUSE_RULE_FORBIDS,
+    HOUSE_TYPES,
+    PRICE_TIERS,
+)
 
 HouseType = Annotated[Literal[HOUSE_TYPES], choice(HOUSE_TYPES)]  # type: ignore[valid-type]
 Need = Annotated[Literal[tuple(HOUSE_RULE_FORBIDS)], choice(tuple(HOUSE_RULE_FORBIDS))]  # type: ignore[valid-type]

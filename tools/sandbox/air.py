@@ -9,12 +9,11 @@ to `otp_total`; the mean delay of late flights is calibrated to the paper's 40.5
 from __future__ import annotations
 
 import numpy as np
-
-from tools.clock import format_hhmm
-from tools.sandbox.common import apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
-from tools.sandbox.geography import Airport, Cities
-from tools.sandbox.profiles import SandboxProfile
-from tools.schema import AIRLINES
+from utp_env.tools.clock import format_hhmm
+from utp_env.tools.sandbox.common import apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from utp_env.tools.sandbox.geography import Airport, Cities
+from utp_env.tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.schema import AIRLINES
 
 Columns = dict[str, list]
 CRUISE_KMH = 750.0

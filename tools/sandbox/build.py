@@ -13,19 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from tools.database import MANIFEST, Database
-from tools.sandbox.air import flights_table
-from tools.sandbox.calibration import connectivity
-from tools.sandbox.crowd import crowd_cities, crowd_table
-from tools.sandbox.events import events_table
-from tools.sandbox.geography import Cities, match_airports, select_cities
-from tools.sandbox.profiles import SandboxProfile, load_profile
-from tools.sandbox.rail import trains_table
-from tools.sandbox.road import buses_table, distances_table, road_pairs, road_routes_table
-from tools.sandbox.transit import transit_table
-from tools.sandbox.venues import accommodations_table, attractions_table, restaurants_table
-from tools.sandbox.writer import write_table
+from utp_env.tools.database import MANIFEST, Database
+from utp_env.tools.sandbox.air import flights_table
+from utp_env.tools.sandbox.calibration import connectivity
+from utp_env.tools.sandbox.crowd import crowd_cities, crowd_table
+from utp_env.tools.sandbox.events import events_table
+from utp_env.tools.sandbox.geography import Cities, match_airports, select_cities
+from utp_env.tools.sandbox.profiles import SandboxProfile, load_profile
+from utp_env.tools.sandbox.rail import trains_table
+from utp_env.tools.sandbox.road import buses_table, distances_table, road_pairs, road_routes_table
+from utp_env.tools.sandbox.transit import transit_table
+from utp_env.tools.sandbox.venues import accommodations_table, attractions_table, restaurants_table
+from utp_env.tools.sandbox.writer import write_table
 
 GENERATOR_VERSION = "4"
 Progress = Callable[[str], None]
@@ -50,7 +49,7 @@ def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str |
     if not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if out is None:
-        from tools.sandbox.cache import sandbox_path
+        from utp_env.tools.sandbox.cache import sandbox_path
 
         out = sandbox_path(str(profile), int(seed))
     out = Path(out)

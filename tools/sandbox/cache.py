@@ -13,9 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tools.database import MANIFEST, Database
-from tools.sandbox.build import GENERATOR_VERSION, build_sandbox
-from tools.sandbox.profiles import load_profile
+from utp_env.tools.database import MANIFEST, Database
+from utp_env.tools.sandbox.build import GENERATOR_VERSION, build_sandbox
+from utp_env.tools.sandbox.profiles import load_profile
 
 CACHE_ENV = "UTP_ENV_CACHE"
 STAGES = 11

@@ -20,11 +20,10 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 from pydantic import BaseModel
-
-from tools.database import Database
-from tools.delays import TRAIN_HORIZON_WEIGHTS, train_expected_delay
-from tools.sandbox.profiles import PROFILES, Calibration
-from tools.schema import CROWD_LEVELS
+from utp_env.tools.database import Database
+from utp_env.tools.delays import TRAIN_HORIZON_WEIGHTS, train_expected_delay
+from utp_env.tools.sandbox.profiles import PROFILES, Calibration
+from utp_env.tools.schema import CROWD_LEVELS
 
 DAY_HOURS = tuple(range(11, 17))
 EVENING_HOURS = tuple(range(19, 23))

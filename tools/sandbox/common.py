@@ -1,14 +1,13 @@
 """Shared helpers of the sandbox generator: per-stage random generators, geodesy, time formats.
 
-Every stage draws from its own `numpy.random.Generator` seeded from `tools.seeding.stable_int(seed, stage)`,
+Every stage draws from its own `numpy.random.Generator` seeded from `utp_env.tools.seeding.stable_int(seed, stage)`,
 so that changing one table never reshuffles the others and the same seed gives the same bytes.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from tools.seeding import stable_int
+from utp_env.tools.seeding import stable_int
 
 EARTH_RADIUS_KM = 6371.0088
 

@@ -10,12 +10,11 @@ BestTime data does.
 from __future__ import annotations
 
 import numpy as np
-
-from tools.clock import parse_hhmm
-from tools.sandbox.common import stage_rng
-from tools.sandbox.geography import Cities
-from tools.sandbox.profiles import SandboxProfile
-from tools.schema import CROWD_LEVELS
+from utp_env.tools.clock import parse_hhmm
+from utp_env.tools.sandbox.common import stage_rng
+from utp_env.tools.sandbox.geography import Cities
+from utp_env.tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.schema import CROWD_LEVELS
 
 Columns = dict[str, list]
 MAJOR_CITIES = ("Mumbai", "Delhi", "Bengaluru", "Hyderabad", "Ahmedabad", "Chennai", "Kolkata", "Surat", "Pune",

@@ -5,13 +5,12 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import numpy as np
-
-from tools.clock import format_hhmm
-from tools.sandbox import names as nm
-from tools.sandbox.common import stage_rng
-from tools.sandbox.geography import Cities
-from tools.sandbox.profiles import SandboxProfile
-from tools.schema import EVENT_SEGMENTS
+from utp_env.tools.clock import format_hhmm
+from utp_env.tools.sandbox import names as nm
+from utp_env.tools.sandbox.common import stage_rng
+from utp_env.tools.sandbox.geography import Cities
+from utp_env.tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.schema import EVENT_SEGMENTS
 
 Columns = dict[str, list]
 EVENT_TEMPLATES: dict[str, tuple[str, ...]] = {

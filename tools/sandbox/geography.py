@@ -11,9 +11,8 @@ import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
-
-from tools.sandbox.common import distance_matrix_km, haversine_km
-from tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.sandbox.common import distance_matrix_km, haversine_km
+from utp_env.tools.sandbox.profiles import SandboxProfile
 
 # geonames admin1 codes of India -> state / union territory (checked against each code's largest
 # cities: 16 Mumbai, 19 Bengaluru, 40 Hyderabad, 36 Kanpur/Lucknow, 09 Ahmedabad, 25 Chennai ...).

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from utp_env.configs import CONFIG_DIR as _SHIPPED_CONFIGS
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "sandbox"
+CONFIG_DIR = _SHIPPED_CONFIGS / "sandbox"
 
 
 class Calibration(BaseModel):

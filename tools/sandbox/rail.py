@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
-
-from tools.clock import format_hhmm
-from tools.sandbox.common import lognormal_with_mean, rescale_to_mean, run_days, stage_rng
-from tools.sandbox.geography import Cities
-from tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.clock import format_hhmm
+from utp_env.tools.sandbox.common import lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from utp_env.tools.sandbox.geography import Cities
+from utp_env.tools.sandbox.profiles import SandboxProfile
 
 Columns = dict[str, list]
 RAIL_FACTOR = 1.2

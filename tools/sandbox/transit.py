@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-
-from tools.sandbox import names as nm
-from tools.sandbox.common import EARTH_RADIUS_KM, stage_rng
-from tools.sandbox.geography import Cities
-from tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.sandbox import names as nm
+from utp_env.tools.sandbox.common import EARTH_RADIUS_KM, stage_rng
+from utp_env.tools.sandbox.geography import Cities
+from utp_env.tools.sandbox.profiles import SandboxProfile
 
 Columns = dict[str, list]
 METRO_POPULATION = 2_000_000  # cities this large get metro stations

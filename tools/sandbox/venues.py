@@ -8,12 +8,11 @@ names that are unique within the city.
 from __future__ import annotations
 
 import numpy as np
-
-from tools.sandbox import names as nm
-from tools.sandbox.common import apportion, stage_rng
-from tools.sandbox.geography import Cities
-from tools.sandbox.profiles import SandboxProfile
-from tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULES, HOUSE_TYPES, PRICE_TIERS
+from utp_env.tools.sandbox import names as nm
+from utp_env.tools.sandbox.common import apportion, stage_rng
+from utp_env.tools.sandbox.geography import Cities
+from utp_env.tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULES, HOUSE_TYPES, PRICE_TIERS
 
 Columns = dict[str, list]
 SPREAD_DEG = 0.025  # ~2.8 km: s.d. of venue positions around the city centre

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from tools.schema import TABLES
+from utp_env.tools.schema import TABLES
 
 DECIMALS = {"latitude": 5, "longitude": 5, "stop_latitude": 5, "stop_longitude": 5}
 DEFAULT_DECIMALS = 2

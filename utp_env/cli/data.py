@@ -7,10 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-from tools.database import Database
-from tools.errors import DataError
-from tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
-from tools.sandbox.calibration import calibrate
+from utp_env.tools.database import Database
+from utp_env.tools.errors import DataError
+from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
+from utp_env.tools.sandbox.calibration import calibrate
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

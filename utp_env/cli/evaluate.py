@@ -61,17 +61,17 @@ def load_queries(queries: Path | None, db) -> tuple[dict, dict]:  # -> (queries 
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tools.database import Database
     from utp_env.config import load_uncertainty
     from utp_env.evaluation import evaluate
     from utp_env.evaluation.aggregate import summarize
     from utp_env.plan_format import PlanFormatError, parse_plan
+    from utp_env.tools.database import Database
 
     config = load_uncertainty(args.config)
     if args.db is not None:
         db = Database.open(args.db)
     else:
-        from tools.sandbox import open_sandbox
+        from utp_env.tools.sandbox import open_sandbox
 
         db = open_sandbox("full")
     queries, references = load_queries(args.queries, db)

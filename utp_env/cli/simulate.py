@@ -67,24 +67,24 @@ def find_query(query_id: str | None, queries_path: Path | None, db):  # -> Query
     for q in pool:
         if q.query_id == query_id:
             return q
-    from tools.database import suggest
+    from utp_env.tools.database import suggest
 
     hint = ", ".join(suggest(query_id, [q.query_id for q in pool])) or "none close"
     raise LookupError(f"query {query_id!r} is not in {where}; closest: {hint}")
 
 
 def handle(args: argparse.Namespace) -> int:
-    from tools.database import Database
     from utp_env.config import load_uncertainty
     from utp_env.simulation import compile_for, simulate
     from utp_env.simulation.report import render_table
+    from utp_env.tools.database import Database
 
     if args.rollouts < 1:
         raise ValueError(f"--rollouts must be >= 1, got {args.rollouts}")
     if args.db is not None:
         db = Database.open(args.db)
     else:
-        from tools.sandbox import open_sandbox
+        from utp_env.tools.sandbox import open_sandbox
 
         db = open_sandbox(args.profile)
     config = load_uncertainty(args.config)

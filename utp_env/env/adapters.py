@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import gymnasium as gym
 from pydantic import BaseModel, ValidationError
 
-from tools.lookup.registry import ToolResult, ToolSpec, format_validation_error
 from utp_env.env.config import EnvConfig, load_env_config
 from utp_env.env.core import UTPEnv, episode_tools
+from utp_env.tools.lookup.registry import ToolResult, ToolSpec, format_validation_error
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool

@@ -17,10 +17,6 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from tools.database import Database
-from tools.lookup import LOOKUP_TOOLS
-from tools.lookup.registry import ToolResult, ToolSpec
-from tools.seeding import stable_int
 from utp_env.env.actions import ACTION_FORMAT, ActionError, ToolCall, parse_action
 from utp_env.env.config import EnvConfig, load_env_config
 from utp_env.env.episode import Episode
@@ -29,6 +25,10 @@ from utp_env.env.reward import metric_values, plan_reward
 from utp_env.env.sources import open_database, query_pool, split_pool
 from utp_env.env.spaces import TextObservation, ToolCallSpace
 from utp_env.query import Query
+from utp_env.tools.database import Database
+from utp_env.tools.lookup import LOOKUP_TOOLS
+from utp_env.tools.lookup.registry import ToolResult, ToolSpec
+from utp_env.tools.seeding import stable_int
 
 RESET_OPTIONS = frozenset({"query_id", "query", "split", "stochastic"})
 TERMINATION_REASONS = ("submitted", "step_limit", "agent_error", "infrastructure_error")
@@ -167,7 +167,7 @@ class UTPEnv(gym.Env[str, Any]):
         ep = self._require_episode()
         spec = self.tools.get(name) if isinstance(name, str) else None
         if spec is None:
-            from tools.database import suggest
+            from utp_env.tools.database import suggest
 
             close = suggest(str(name), self.tools) or list(self.tools)
             return ToolResult.failure(f"unknown tool {name!r}; did you mean: {', '.join(close)}? "

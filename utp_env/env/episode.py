@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tools.database import Database
 from utp_env.itinerary import Day, Plan
 from utp_env.query import Query
+from utp_env.tools.database import Database
 
 Status = Literal["running", "submitted", "step_limit", "agent_error", "infrastructure_error"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from tools.database import Database
 from utp_env.dataset import dataset_of, open_dataset
 from utp_env.itinerary import Plan
 from utp_env.query import Query
+from utp_env.tools.database import Database
 
 
 @functools.lru_cache(maxsize=8)

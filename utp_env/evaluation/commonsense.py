@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 
-from tools.database import normalize
 from utp_env.evaluation.context import POI_KINDS, DayContext, PlanContext, Visit
 from utp_env.evaluation.report import CheckResult, build
 from utp_env.itinerary import format_hhmm
+from utp_env.tools.database import normalize
 
 MAX_REASONS = 3
 INFINITY = 10**9

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tools.database import Database, normalize
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import Query
 from utp_env.resolve import ResolvedLeg, VenueRef, find_named_venue_by_key, resolve_leg, split_name_city
+from utp_env.tools.database import Database, normalize
 
 KIND_TABLE = {"accommodation": "accommodations", "attraction": "attractions", "restaurant": "restaurants",
               "event": "events"}

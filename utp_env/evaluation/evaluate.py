@@ -6,7 +6,6 @@ formulas of `commonsense`, `hard`, `uncertainty` and `tripcraft` then read that 
 
 from __future__ import annotations
 
-from tools.database import Database
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
@@ -16,6 +15,7 @@ from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
 from utp_env.itinerary import Plan
 from utp_env.query import Query
+from utp_env.tools.database import Database
 
 DEFAULT_CONFIG = UncertaintyConfig()
 

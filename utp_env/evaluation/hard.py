@@ -1,18 +1,18 @@
 """Hard constraints (paper Table 8; DESIGN section 5): budget always, the others when the query
 sets them (`passed=None`, "not set by the query", otherwise). Names and list values are compared
-exactly after `tools.database.normalize`."""
+exactly after `utp_env.tools.database.normalize`."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from tools.database import normalize
-from tools.schema import HOUSE_RULE_FORBIDS
 from utp_env.evaluation.commonsense import verdict
 from utp_env.evaluation.context import PlanContext, Visit, night_stay
 from utp_env.evaluation.report import CheckResult, CostBreakdown, build
 from utp_env.query import LocalConstraint
+from utp_env.tools.database import normalize
+from utp_env.tools.schema import HOUSE_RULE_FORBIDS
 
 CAB_SEATS = 4
 FARE_COLUMN = {"flight": ("flights", "price_inr"), "train": ("trains", "fare_inr"), "bus": ("buses", "fare_inr")}
@@ -100,7 +100,7 @@ def forbidding_rule(house_rule: str) -> tuple[str, bool]:
 
 def house_rule(ctx: PlanContext) -> CheckResult:
     """Every stay allows what the query needs (it does not list the forbidding rule of
-    `tools.schema.HOUSE_RULE_FORBIDS`); a rule outside that table must be listed by the stay."""
+    `utp_env.tools.schema.HOUSE_RULE_FORBIDS`); a rule outside that table must be listed by the stay."""
     wanted = ctx.query.local_constraint.house_rule
     rule, forbidden = forbidding_rule(wanted)  # type: ignore[arg-type]
     rules = ctx.db.tables["accommodations"].columns["house_rules"]

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tools.database import Database
 from utp_env.config import MealWindow, RiskRange, UncertaintyConfig
 from utp_env.evaluation.context import CrowdProfile
+from utp_env.tools.database import Database
 
 MINUTES_PER_DAY = 1440
 

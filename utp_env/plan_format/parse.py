@@ -13,9 +13,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from tools.database import Database, normalize
-from tools.errors import UnknownNameError
-from tools.schema import SERVICE_TABLE
 from utp_env.itinerary import MINUTES_PER_DAY, Day, Meal, Mode, Plan, PlanItem, TransportLeg, parse_hhmm
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
@@ -24,6 +21,9 @@ from utp_env.plan_format.poi import RawItem, parse_entry, place
 from utp_env.plan_format.text import is_absent, split_top
 from utp_env.query import Query
 from utp_env.resolve import find_service, find_venue, split_name_city
+from utp_env.tools.database import Database, normalize
+from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.schema import SERVICE_TABLE
 
 KEY_ALIASES: dict[str, str] = {
     "day": "days", "days": "days", "current_city": "current_city", "transportation": "transportation",

@@ -14,8 +14,6 @@ import itertools
 import math
 from dataclasses import dataclass, field
 
-from tools.database import Database, normalize
-from tools.errors import UnknownNameError
 from utp_env.config import UncertaintyConfig
 from utp_env.queries.options import (
     MEAL_WINDOWS,
@@ -34,6 +32,8 @@ from utp_env.queries.options import (
     stay_options,
 )
 from utp_env.query import Query
+from utp_env.tools.database import Database, normalize
+from utp_env.tools.errors import UnknownNameError
 
 MAX_VISIT_GAP_MIN = 300.0  # longest stretch a full day offers one attraction visit (buffer included)
 MAX_ROUTE_CANDIDATES = 8  # most populous visitable cities of a state considered for multi-city routes

@@ -18,9 +18,6 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.database import Database
-from tools.schema import HOUSE_RULE_FORBIDS, HOUSE_TYPES
-from tools.seeding import stable_int
 from utp_env.config import CONFIG_DIR, UncertaintyConfig, load_model
 from utp_env.queries.feasibility import (
     MAX_VISIT_GAP_MIN,
@@ -33,6 +30,9 @@ from utp_env.queries.feasibility import (
 from utp_env.queries.options import attraction_fits, events_on, stay_options
 from utp_env.queries.templates import render_text
 from utp_env.query import LocalConstraint, Persona, Query
+from utp_env.tools.database import Database
+from utp_env.tools.schema import HOUSE_RULE_FORBIDS, HOUSE_TYPES
+from utp_env.tools.seeding import stable_int
 
 LEVELS = ("easy", "medium", "hard")
 RISKS = ("tolerant", "optimized", "averse")

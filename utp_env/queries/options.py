@@ -10,13 +10,13 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 
-from tools.database import Database, normalize
-from tools.delays import delay_index
-from tools.schema import NUMBER_COLUMN, SERVICE_TABLE
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.hard import forbidding_rule
 from utp_env.itinerary import Mode, parse_hhmm
 from utp_env.query import LocalConstraint, Query
+from utp_env.tools.database import Database, normalize
+from utp_env.tools.delays import delay_index
+from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE
 
 FARE_COLUMN: dict[str, str] = {"flights": "price_inr", "trains": "fare_inr", "buses": "fare_inr"}
 SERVICE_TABLES: dict[str, tuple[str, str, str]] = {  # mode -> (table, number column, fare column)

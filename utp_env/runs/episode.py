@@ -7,7 +7,6 @@ error, unparseable plan) is recorded in its result with a reason; it never stops
 
 from __future__ import annotations
 
-import importlib
 import time
 import traceback
 from dataclasses import dataclass
@@ -38,8 +37,9 @@ def context_for(config: RunConfig, progress: bool = False) -> RunContext:
     ctx = _CONTEXTS.get(key)
     if ctx is None:
         dataset = open_dataset(config.db, profile=config.profile, progress=progress)
-        registry = importlib.import_module("agents.registry")  # the composition root loads agents lazily
-        agent = registry.load_agent(config.agent, config.agent_settings)
+        from utp_env.agents.registry import load_agent  # the run worker is a composition point
+
+        agent = load_agent(config.agent, config.agent_settings)
         ctx = RunContext(config, dataset, {q.query_id: q for q in dataset.queries}, agent)
         _CONTEXTS[key] = ctx
     return ctx
@@ -91,7 +91,7 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
 
 
 def _plan(ctx: RunContext, query: Query) -> Any:
-    from agents.base import Toolkit  # lazily: utp_env never imports agents at module level
+    from utp_env.agents.base import Toolkit
 
     return ctx.agent.run(query, Toolkit(ctx.dataset.db))
 

@@ -3,7 +3,7 @@ backend, process or Python's hash randomisation."""
 
 from __future__ import annotations
 
-from tools.seeding import stable_int
+from utp_env.tools.seeding import stable_int
 
 
 def episode_seed(run_seed: int, query_id: str, trial: int) -> int:

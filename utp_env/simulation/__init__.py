@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.database import Database
 from utp_env.config import UncertaintyConfig, load_uncertainty
 from utp_env.itinerary import Plan
 from utp_env.query import Query
@@ -18,6 +17,7 @@ from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, CompiledPlan, compi
 from utp_env.simulation.delay_models import sample
 from utp_env.simulation.engine import Rollouts, run
 from utp_env.simulation.report import RobustnessReport, build_report, held, outgoing_lateness
+from utp_env.tools.database import Database
 
 __all__ = ["Realisation", "RobustnessReport", "StepOutcome", "compile_for", "draw_delays", "simulate",
            "simulate_once"]

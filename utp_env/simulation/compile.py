@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tools.database import Database
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import eval_index
 from utp_env.evaluation.uncertainty import base_visit_minutes
@@ -33,6 +32,7 @@ from utp_env.simulation.delay_models import (
     flight_stats,
     lateness_model,
 )
+from utp_env.tools.database import Database
 
 VISIT, ELASTIC, FIXED, LEG, CAB = 0, 1, 2, 3, 4
 KIND_NAMES = {VISIT: "visit", ELASTIC: "elastic", FIXED: "fixed", LEG: "leg", CAB: "cab"}

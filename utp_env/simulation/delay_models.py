@@ -10,7 +10,7 @@ described by the same five numbers, so one vectorised function samples them all:
 - flight: p_dis = n_dis/N, p_late = n_late/N, the log-normal moment-matched to mean mu and s.d.
   sigma of late flights (sigma missing: log-s.d. `flight_lognormal_sigma_default`), cap = Dmax;
   a flight without statistics uses the pooled flight distribution (`pooled_flight_stats`).
-- train: p_late = 1, mean E[D] (tools.delays; unmeasured -> mode median), log-s.d.
+- train: p_late = 1, mean E[D] (utp_env.tools.delays; unmeasured -> mode median), log-s.d.
   `train_lognormal_sigma`, no cap.
 - bus/cab: p_late = 1, mean the road route's historical delay (unmeasured -> median), log-s.d.
   `road_lognormal_sigma`, no cap.
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tools.database import Database
+from utp_env.tools.database import Database
 
 
 @dataclass(frozen=True)
