@@ -154,7 +154,7 @@ def test_structured_rows_equal_database_rows(db: Database) -> None:
     table = db.tables["trains"]
     # sorted by departure: 11111 at 07:00, then 12191 at 18:25
     assert result.rows == [table.row(table.find(n, "Pune", "Indore")) for n in ("11111", "12191")]
-    assert "37.5" in result.text and "06:45+1d" in result.text
+    assert "37.5" in result.text and "06:45 +1 day" in result.text  # the +N day grammar of utp_env.tools.clock
     stays = call(db, "search_stays", city="Pune")
     acc = db.tables["accommodations"]
     assert stays.rows == [acc.row(acc.find("Pune", n)) for n in ("Hotel Sunshine", "Koregaon Suites", "Conrad Pune")]

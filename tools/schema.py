@@ -1,4 +1,6 @@
-"""Row schemas of every database table (DESIGN section 2), the single definition of the data.
+"""Row schemas of every database table, the single definition of the data, and the domain facts
+that name tables: which table holds each venue kind and each transport mode, and how a service
+row's schedule reads (`scheduled_arrival`, `runs_on`).
 
 Each table is one pydantic model. The loader, the validator, the sandbox writer and
 `docs/DATA.md` all derive their column lists, types and units from these models, so a column
@@ -10,10 +12,12 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from utp_env.tools.clock import MINUTES_PER_DAY, parse_hhmm, weekday
 
 HHMM = r"^([01]\d|2[0-3]):[0-5]\d$"
 RUN_DAYS = r"^[01]{7}$"
@@ -245,9 +249,42 @@ class TransitStop(Row):
     distance_m: float = Field(ge=0, description="Walking distance from the venue, metres")
 
 
+# The venues a plan names: which table holds each kind. Every layer (lookup tools, plan format,
+# resolver, evaluator, itinerary tools, simulation) reads this map; the order is the default
+# search order of `utp_env.resolve.find_venue`.
+VenueKind = Literal["accommodation", "attraction", "restaurant", "event"]
+VENUE_TABLE: dict[VenueKind, str] = {"accommodation": "accommodations", "attraction": "attractions",
+                                     "restaurant": "restaurants", "event": "events"}
+VENUE_KIND: dict[str, VenueKind] = {table: kind for kind, table in VENUE_TABLE.items()}
+VENUE_KINDS: tuple[VenueKind, ...] = tuple(VENUE_TABLE)
+VENUE_TABLES: tuple[str, ...] = tuple(VENUE_TABLE.values())
+# The venue kinds with crowd profiles and transit stops (`Crowd.venue_type`, `TransitStop.poi_type`).
+CrowdKind = Literal["attraction", "restaurant"]
+CROWD_KINDS: tuple[CrowdKind, ...] = ("attraction", "restaurant")
+
 # The scheduled services: which table holds each mode, and which column numbers its services.
-SERVICE_TABLE: dict[str, str] = {"flight": "flights", "train": "trains", "bus": "buses"}
+ServiceMode = Literal["flight", "train", "bus"]
+_SERVICES: tuple[tuple[ServiceMode, str], ...] = (("flight", "flights"), ("train", "trains"), ("bus", "buses"))
+SERVICE_TABLE: dict[str, str] = dict(_SERVICES)  # keyed by any mode: `.get("cab")` is None
+SERVICE_MODE: dict[str, ServiceMode] = {table: mode for mode, table in _SERVICES}
 NUMBER_COLUMN: dict[str, str] = {"flights": "flight_number", "trains": "train_number", "buses": "bus_id"}
+
+
+def scheduled_arrival(columns: Mapping[str, Any], row: int) -> int:
+    """Scheduled arrival of service `row` (a flights/trains/buses row), in minutes from its
+    departure day's midnight: `arr_time` plus 1440 per `arr_day_offset`."""
+    return parse_hhmm(columns["arr_time"][row]) + MINUTES_PER_DAY * int(columns["arr_day_offset"][row])
+
+
+def runs_on(run_days: str, date: str | None) -> bool | None:
+    """Whether a service with these Mon..Sun `run_days` bits runs on the ISO `date`; None when
+    the date is missing or not a date (nothing to check)."""
+    if not date:
+        return None
+    try:
+        return run_days[weekday(date)] == "1"
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)

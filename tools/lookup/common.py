@@ -15,7 +15,6 @@ from utp_env.tools.lookup.render import DEFAULT_LIMIT, MAX_LIMIT
 LOOKUP: Registry[Database] = Registry("lookup")
 lookup_tool = LOOKUP.tool
 LOOKUP_TOOLS = LOOKUP.tools
-WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 
 
 class Args(BaseModel):
@@ -69,11 +68,6 @@ def pair_of(db: Database, origin: str, destination: str) -> tuple[str, str]:
     if o == d:
         raise ToolError(f"origin and destination are both {o!r}; give two different cities", "destination")
     return o, d
-
-
-def weekday_of(date: str) -> int:
-    """Weekday index (Mon = 0) of a validated YYYY-MM-DD date."""
-    return dt.date.fromisoformat(date).weekday()
 
 
 def calendar(db: Database) -> tuple[str, str] | None:

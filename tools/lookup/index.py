@@ -14,9 +14,19 @@ from dataclasses import dataclass
 import numpy as np
 from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.database import Database, Table, normalize
-from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULE_FORBIDS, HOUSE_TYPES, PRICE_TIERS
+from utp_env.tools.schema import (
+    ATTRACTION_CATEGORIES,
+    CROWD_KINDS,
+    CUISINES,
+    HOUSE_RULE_FORBIDS,
+    HOUSE_TYPES,
+    PRICE_TIERS,
+    SERVICE_TABLE,
+    VENUE_TABLE,
+)
 
 NEEDS = tuple(HOUSE_RULE_FORBIDS)
+CROWD_TABLES = tuple(VENUE_TABLE[kind] for kind in CROWD_KINDS)
 
 
 def _runs(table: Table) -> np.ndarray:
@@ -67,7 +77,7 @@ class LookupIndex:
     @classmethod
     def build(cls, db: Database) -> LookupIndex:
         t = db.tables
-        services = ("flights", "trains", "buses")
+        services = tuple(SERVICE_TABLE.values())
         stays = t["accommodations"].columns
         forbid_rules = tuple(HOUSE_RULE_FORBIDS[n] for n in NEEDS)
         amen = [frozenset(normalize(a) for a in v) for v in stays["amenities"]]
@@ -76,7 +86,7 @@ class LookupIndex:
         return cls(
             runs={s: _runs(t[s]) for s in services},
             dep_min={s: _minutes(t[s].columns["dep_time"]) for s in services},
-            name_rank={v: _rank(t[v].columns["name"]) for v in ("accommodations", "attractions", "restaurants")},
+            name_rank={v: _rank(t[v].columns["name"]) for v in ("accommodations", *CROWD_TABLES)},
             house_type=_codes(stays["house_type"], HOUSE_TYPES),
             forbids=_bits(stays["house_rules"], forbid_rules),
             amenities=amen, services=serv, vocabulary=vocab,
@@ -91,7 +101,8 @@ def _has_crowd(db: Database) -> dict[str, np.ndarray]:
     """Per attraction and restaurant row: whether the crowd table holds its profile."""
     out = {}
     crowd = db.tables["crowd"].columns
-    for kind, table in (("attraction", "attractions"), ("restaurant", "restaurants")):
+    for kind in CROWD_KINDS:
+        table = VENUE_TABLE[kind]
         flags = np.zeros(db.tables[table].n, dtype=bool)
         for city, venue_type, name in zip(crowd["city"], crowd["venue_type"], crowd["venue_name"], strict=True):
             i = db.venue(table, city, name) if venue_type == kind else None

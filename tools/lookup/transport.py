@@ -7,31 +7,22 @@ from `utp_env.tools.delays`.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
+from utp_env.tools.clock import MINUTES_PER_DAY, WEEKDAYS, format_day_offset, weekday
 from utp_env.tools.database import Database
 from utp_env.tools.delays import delay_index
-from utp_env.tools.lookup.common import (
-    WEEKDAYS,
-    Args,
-    DateStr,
-    Name,
-    Paged,
-    in_calendar,
-    lookup_tool,
-    pair_of,
-    weekday_of,
-)
+from utp_env.tools.lookup.common import Args, DateStr, Name, Paged, in_calendar, lookup_tool, pair_of
 from utp_env.tools.lookup.index import lookup_index
 from utp_env.tools.lookup.registry import ToolResult
 from utp_env.tools.lookup.render import page, table_text
+from utp_env.tools.schema import SERVICE_MODE
 
 ServiceTable = Literal["flights", "trains", "buses"]
 SortBy = Literal["departure", "price", "duration"]
 PRICE_COLUMN = {"flights": "price_inr", "trains": "fare_inr", "buses": "fare_inr"}
-MODE_OF = {"flights": "flight", "trains": "train", "buses": "bus"}
 
 
 def services(db: Database, table: ServiceTable, origin: str, dest: str, weekday: int,
@@ -54,9 +45,10 @@ def road_route_row(db: Database, origin: str, dest: str) -> int | None:
     return int(rows[0]) if rows.size else None
 
 
-def _arrival(cols: dict, i: int) -> str:
-    offset = int(cols["arr_day_offset"][i])
-    return cols["arr_time"][i] + (f"+{offset}d" if offset else "")
+def _arrival(cols: dict[str, Any], i: int) -> str:
+    """The arrival cell: `HH:MM`, with the `+N day` note of `utp_env.tools.clock` after midnight."""
+    offset = format_day_offset(MINUTES_PER_DAY * int(cols["arr_day_offset"][i]))
+    return f"{cols['arr_time'][i]} {offset}" if offset else str(cols["arr_time"][i])
 
 
 def _delay_cell(value: float, measured: bool) -> str:
@@ -88,12 +80,12 @@ class BusSearch(ServiceSearch):
 def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResult:
     origin, dest = pair_of(db, args.origin, args.destination)
     in_calendar(db, args.date, "date")
-    weekday = weekday_of(args.date)
-    found = services(db, table, origin, dest, weekday, args.sort_by)
+    day = weekday(args.date)
+    found = services(db, table, origin, dest, day, args.sort_by)
     shown, cut = page(found, args.limit)
     t = db.tables[table]
     cols, index = t.columns, delay_index(db)
-    mode = MODE_OF[table]
+    mode = SERVICE_MODE[table]
     road = road_route_row(db, origin, dest) if table == "buses" else None
     lines, unmeasured = [], False
     for i in shown.tolist():
@@ -119,14 +111,14 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
         "buses": ["bus_id", "operator", "type", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
     }[table]
     any_on_pair = db.pair_rows(table, origin, dest).size > 0
-    empty = (f"Services exist from {origin} to {dest} but none runs on a {WEEKDAYS[weekday]}; try another date."
+    empty = (f"Services exist from {origin} to {dest} but none runs on a {WEEKDAYS[day]}; try another date."
              if any_on_pair else
              f"No {table} run from {origin} to {dest} on any day; try the other modes "
              "(search_flights, search_trains, search_buses, cab_route) or a connection via a nearby city.")
     notes = [_MEDIAN_NOTE] if unmeasured else []
     if table == "buses" and found.size:
         notes.append("exp_delay_min of a bus is the road route's historical traffic delay.")
-    text = table_text(f"{table.capitalize()} from {origin} to {dest} on {args.date} ({WEEKDAYS[weekday]}), "
+    text = table_text(f"{table.capitalize()} from {origin} to {dest} on {args.date} ({WEEKDAYS[day]}), "
                       f"by {args.sort_by}", header, lines, total=int(found.size), truncated=cut,
                       narrow="sort by price or duration, or raise limit (max 100).", empty=empty, notes=notes)
     return ToolResult(ok=True, text=text, rows=t.rows(shown), truncated=cut)
@@ -137,7 +129,7 @@ def search_flights(db: Database, args: FlightSearch) -> ToolResult:
     """Find direct flights between two cities on a date.
 
     Returns one line per flight: flight number, airline, airports, departure and arrival times
-    (local HH:MM; `+1d` = next day), duration, economy fare per person (INR) and the expected
+    (local HH:MM; `+1 day` = next day), duration, economy fare per person (INR) and the expected
     delay E[D] in minutes from its on-time statistics (use it as the buffer after arrival).
     Use it to choose a flight for a travel day; only flights operating on that weekday are listed.
     Example: {"origin": "Pune", "destination": "Indore", "date": "2025-11-20", "sort_by": "price"}
@@ -149,7 +141,7 @@ def search_flights(db: Database, args: FlightSearch) -> ToolResult:
 def search_trains(db: Database, args: TrainSearch) -> ToolResult:
     """Find direct trains between two cities on a date.
 
-    Returns one line per train: 5-digit number, name, stations, departure and arrival (`+1d` =
+    Returns one line per train: 5-digit number, name, stations, departure and arrival (`+1 day` =
     next day), duration, classes, AC three-tier fare per person (INR) and the expected delay E[D]
     in minutes from the train's 1-week..1-year delay history. Only trains running that weekday are
     listed. Example: {"origin": "Bhopal", "destination": "Kanpur", "date": "2025-11-06"}
@@ -161,7 +153,7 @@ def search_trains(db: Database, args: TrainSearch) -> ToolResult:
 def search_buses(db: Database, args: BusSearch) -> ToolResult:
     """Find intercity buses between two cities on a date.
 
-    Returns one line per bus: service id, operator, bus type, departure and arrival (`+1d` = next
+    Returns one line per bus: service id, operator, bus type, departure and arrival (`+1 day` = next
     day), duration, fare per person (INR) and the expected road delay E[D] (the road route's
     historical traffic delay, minutes). Only buses running that weekday are listed.
     Example: {"origin": "Pune", "destination": "Mumbai", "date": "2025-11-20", "sort_by": "price"}

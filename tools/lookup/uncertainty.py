@@ -3,8 +3,6 @@ service, and the nearest public-transit stop of a venue (what a planner needs fo
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 from utp_env.tools.database import Database, suggest
 from utp_env.tools.delays import Mode, delay_index
@@ -13,25 +11,24 @@ from utp_env.tools.lookup.common import Args, Name, city_of, lookup_tool, pair_o
 from utp_env.tools.lookup.registry import ToolError, ToolResult
 from utp_env.tools.lookup.render import table_text
 from utp_env.tools.lookup.transport import road_route_row
-from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE
+from utp_env.tools.schema import CROWD_KINDS, NUMBER_COLUMN, SERVICE_TABLE, VENUE_TABLE, CrowdKind, VenueKind
 
 LEVEL_NAMES = {"L": "Low", "BA": "Below average", "A": "Average", "AA": "Above average", "H": "High"}
-VENUE_TABLES = {"attraction": "attractions", "restaurant": "restaurants", "accommodation": "accommodations"}
 
 
-def resolve_venue(db: Database, city: str, name: str, kinds: tuple[str, ...],
-                  argument: str = "venue") -> tuple[str, str]:
+def resolve_venue(db: Database, city: str, name: str, kinds: tuple[VenueKind, ...],
+                  argument: str = "venue") -> tuple[VenueKind, str]:
     """(venue kind, canonical name) of `name` in `city`, searching the tables of `kinds` in order.
 
     Raises ToolError with the closest names of those tables in that city when it is unknown.
     """
     for kind in kinds:
-        table = VENUE_TABLES[kind]
+        table = VENUE_TABLE[kind]
         i = db.venue(table, city, name)
         if i is not None:
             return kind, db.tables[table].columns["name"][i]
-    names = [db.tables[VENUE_TABLES[k]].columns["name"][j] for k in kinds
-             for j in db.city_rows(VENUE_TABLES[k], city).tolist()]
+    names = [db.tables[VENUE_TABLE[k]].columns["name"][j] for k in kinds
+             for j in db.city_rows(VENUE_TABLE[k], city).tolist()]
     exc = UnknownNameError(" or ".join(kinds), name, suggest(name, names))
     hint = "" if exc.suggestions else f" in {city}; use search_attractions / search_restaurants / search_stays"
     raise ToolError(str(exc) + hint, argument)
@@ -48,7 +45,7 @@ def _hours(start: int, end: int) -> str:
 class CrowdQuery(Args):
     city: Name = Field(description="City of the venue, e.g. 'Jaipur'")
     venue: Name = Field(description="Attraction or restaurant name exactly as the search tools list it")
-    venue_type: Literal["attraction", "restaurant"] | None = Field(
+    venue_type: CrowdKind | None = Field(
         None, description="Which kind of venue; give it when an attraction and a restaurant share the name")
 
 
@@ -63,7 +60,7 @@ def crowd_profile(db: Database, args: CrowdQuery) -> ToolResult:
     Example: {"city": "Jaipur", "venue": "Hawa Mahal"}
     """
     city = city_of(db, args.city, "city")
-    kinds = (args.venue_type,) if args.venue_type else ("attraction", "restaurant")
+    kinds: tuple[VenueKind, ...] = (args.venue_type,) if args.venue_type else CROWD_KINDS
     kind, name = resolve_venue(db, city, args.venue, kinds)
     i = db.crowd_row(city, kind, name)
     if i is None:
