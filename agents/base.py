@@ -1,4 +1,4 @@
-"""The agent protocol (DESIGN section 8): what every agent receives, may call, and returns.
+"""The agent protocol (docs/AGENTS.md): what every agent receives, may call, and returns.
 
 An agent gets a `Query` and a `Toolkit` (the lookup tools bound to a database, recording every
 call in a `Trace`) and returns an `AgentResult`: the plan (or None), its raw text output, the

@@ -14,8 +14,8 @@ import yaml
 from gymnasium.utils.env_checker import check_env
 
 import utp_env  # noqa: F401 - registers the ids
+from utp_env.env import register_envs
 from utp_env.env.config import ENV_CONFIG_PATH, EnvConfig
-from utp_env.env.registration import register_envs
 
 ENV_IDS = [i for i in gym.registry if i.startswith("utp_env/")]
 
@@ -140,11 +140,8 @@ def test_reset_info_and_errors(env_id: str, mini_db_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_full_sandbox_env_passes_the_checker_and_the_step_rate_target() -> None:
-    """On the embedded full sandbox: the env checker passes and lookups run at >= 5,000 steps/s."""
+def test_full_sandbox_env_passes_the_checker() -> None:
+    """On the embedded full sandbox the env checker passes (the step rate is measured by
+    benchmarks/env_steps.py, never asserted in a test)."""
     env = gym.make("utp_env/UTP-v0")
     check_env(env.unwrapped, skip_render_check=True)
-    sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
-    from env_steps import main
-
-    assert main(["--profile", "full", "--n", "5000"]) == 0

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from utp_env.tools.database import Database
 
+from utp_env.env.config import query_pool, reference_plan
 from utp_env.env.core import UTPEnv
-from utp_env.env.reward import metric_values, pass_rate, weighted_reward
-from utp_env.env.sources import query_pool, reference_plan
+from utp_env.env.episode import pass_rate, reward_terms, weighted_reward
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.report import CheckResult
 from utp_env.itinerary import format_hhmm
@@ -96,8 +96,8 @@ def test_building_a_plan_and_submitting_scores_it_like_evaluate(env: UTPEnv) -> 
     _, reward, terminated, truncated, info = env.step({"tool": "submit"})
     assert terminated and not truncated and info["termination_reason"] == "submitted"
     expected = evaluate(plan, query, env.db, reference=reference_plan(env.db, query.query_id))
-    assert info["evaluation"] == expected.model_dump(mode="json")
-    assert reward == pytest.approx(weighted_reward(metric_values(expected), env.config.reward_weights))
+    assert info["report"] == expected.model_dump(mode="json")
+    assert reward == pytest.approx(weighted_reward(reward_terms(expected), env.config.reward_weights))
     assert 0.0 < reward <= 1.0
     assert expected.commonsense["within_sandbox"].passed is True
 
@@ -112,7 +112,7 @@ def test_submit_plan_in_paper_format_equals_evaluate_of_the_parsed_plan(env: UTP
     assert terminated, obs
     parsed = parse_plan(data, query=query, db=env.db)
     reference = reference_plan(env.db, query.query_id)
-    assert info["evaluation"] == evaluate(parsed, query, env.db, reference=reference).model_dump(mode="json")
+    assert info["report"] == evaluate(parsed, query, env.db, reference=reference).model_dump(mode="json")
     assert reward > 0
 
 
@@ -174,7 +174,7 @@ def test_step_limit_truncates_and_scores_the_plan_so_far(mini_db_path: Path) -> 
     obs, reward, terminated, truncated, info = env.step("not json")
     assert truncated and not terminated and "Step limit (3)" in obs
     assert info["termination_reason"] == "step_limit" and reward == 0.0  # nothing delivered
-    assert info["evaluation"]["query_id"] == env.episode.query.query_id
+    assert info["report"]["query_id"] == env.episode.query.query_id
 
 
 def test_check_plan_can_be_switched_off(mini_db_path: Path) -> None:
@@ -256,6 +256,6 @@ def test_reference_plans_submitted_in_paper_format_score_like_evaluate(mini_db_p
         _, reward, terminated, _, info = env.step({"tool": "submit_plan", "args": {"plan": data}})
         assert terminated
         expected = evaluate(parse_plan(data, query=query, db=env.db), query, env.db, reference=reference)
-        assert info["evaluation"] == expected.model_dump(mode="json")
+        assert info["report"] == expected.model_dump(mode="json")
         assert expected.ordering == 1.0 and expected.commonsense_pass and expected.hard_pass
-        assert reward == pytest.approx(weighted_reward(metric_values(expected), env.config.reward_weights))
+        assert reward == pytest.approx(weighted_reward(reward_terms(expected), env.config.reward_weights))

@@ -5,7 +5,7 @@ import math
 import subprocess
 import sys
 
-from utp_env.runs.seeds import episode_seed
+from utp_env.runs.episode import episode_seed
 from utp_env.runs.store import ResultsStore
 from utp_env.runs.summary import pass_hat_k
 
@@ -26,7 +26,7 @@ def test_torn_last_line_is_dropped_and_redone(tmp_path) -> None:
 
 def test_episode_seed_is_stable_across_processes() -> None:
     here = episode_seed(7, "utp-q-0001", 2)
-    code = "from utp_env.runs.seeds import episode_seed; print(episode_seed(7, 'utp-q-0001', 2))"
+    code = "from utp_env.runs.episode import episode_seed; print(episode_seed(7, 'utp-q-0001', 2))"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": "123"})
     assert int(other.stdout) == here

@@ -6,7 +6,7 @@
 
 from typing import Any
 
-from utp_env.env.registration import register_envs as _register_envs
+from utp_env.env import register_envs as _register_envs
 
 __version__ = "0.1.0"
 __all__ = ["evaluate", "simulate"]

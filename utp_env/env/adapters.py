@@ -40,11 +40,19 @@ def _step_text(env: UTPEnv, name: str, args: dict[str, Any]) -> str:
     return observation
 
 
-def langchain_tools(env: UTPEnv) -> list[StructuredTool]:
+def unwrap(env: gym.Env[Any, Any]) -> UTPEnv:
+    """The `UTPEnv` inside `env` (itself, or under gymnasium wrappers); TypeError for another env."""
+    inner = env.unwrapped
+    if not isinstance(inner, UTPEnv):
+        raise TypeError(f"expected a UTPEnv (or a wrapper of one), got {type(inner).__name__}")
+    return inner
+
+
+def langchain_tools(env: gym.Env[Any, Any]) -> list[StructuredTool]:
     """The env's tools as LangChain StructuredTools; each call is one step of `env`'s episode."""
     from langchain_core.tools import StructuredTool
 
-    unwrapped: UTPEnv = env.unwrapped  # type: ignore[assignment]
+    unwrapped = unwrap(env)
     tools = []
     for name, spec in unwrapped.tools.items():
         def run(_name: str = name, **kwargs: Any) -> str:
@@ -59,9 +67,9 @@ def langchain_tools(env: UTPEnv) -> list[StructuredTool]:
     return tools
 
 
-def openai_tools(env: UTPEnv) -> list[dict[str, Any]]:
+def openai_tools(env: gym.Env[Any, Any]) -> list[dict[str, Any]]:
     """The env's tools as OpenAI function-calling schemas."""
-    return env.unwrapped.openai_tools()  # type: ignore[attr-defined]
+    return unwrap(env).openai_tools()
 
 
 def _jsonable(value: Any) -> Any:
@@ -99,15 +107,16 @@ def _tool_method(spec: ToolSpec[Any]) -> Any:
                                         default=default, annotation=field.annotation))
         annotations[name] = field.annotation
     annotations["return"] = str
+    signature = inspect.Signature(params, return_annotation=str)
 
     def method(self: UTPToolEnv, *args: Any, **kwargs: Any) -> str:
-        bound = method.__signature__.bind(self, *args, **kwargs)  # type: ignore[attr-defined]
+        bound = signature.bind(self, *args, **kwargs)
         call_args = {k: v for k, v in bound.arguments.items() if k != "self"}
         return self._call(spec.name, call_args)
 
     method.__name__ = method.__qualname__ = spec.name
     method.__doc__ = google_docstring(spec)
-    method.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
+    method.__dict__["__signature__"] = signature  # what inspect.signature (and TRL) read
     method.__annotations__ = annotations
     return method
 

@@ -1,17 +1,28 @@
-"""`EnvConfig`: every knob of the gym environment, with defaults equal to `configs/env.yaml`.
+"""What a `UTPEnv` is built from: its `EnvConfig` and its data sources.
 
-Reward weights name the metrics of the `EvaluationReport` (see `utp_env.env.reward`); a weight of 0
-drops a metric from the reward. A test asserts the shipped YAML equals these defaults.
+- `EnvConfig`: every knob of the env, with defaults equal to `configs/env.yaml` (a test asserts
+  the shipped YAML equals these defaults). Reward weights name the two pass rates and the eight
+  metrics of the `EvaluationReport` (see `reward_terms` in `utp_env/env/episode.py`); a weight of
+  0 drops a term from the reward.
+- Data sources: the dataset (`utp_env.dataset`) of a database path or of the embedded sandbox
+  profile, built on first use and opened once per process. Constructors receive only paths and
+  profile names (picklable, so `AsyncVectorEnv` workers build their own env); each database
+  keeps its dataset (`utp_env.dataset.dataset_of`): queries and reference plans.
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from utp_env.config import CONFIG_DIR, load_model
+from utp_env.dataset import dataset_of, open_dataset
+from utp_env.itinerary import Plan
+from utp_env.query import Query
+from utp_env.tools.database import Database
 
 ENV_CONFIG_PATH = CONFIG_DIR / "env.yaml"
 
@@ -69,3 +80,42 @@ def load_env_config(config: EnvConfig | dict[str, Any] | str | Path | None = Non
     if config is None:
         return load_model(EnvConfig, ENV_CONFIG_PATH if ENV_CONFIG_PATH.exists() else None)
     return load_model(EnvConfig, config)
+
+
+# ---------------------------------------------------------------- data sources
+
+
+@functools.lru_cache(maxsize=8)
+def _open(path: str | None, profile: str) -> Database:
+    return open_dataset(path, profile=profile, progress=False).db
+
+
+def open_database(db_path: str | Path | None = None, profile: str = "full") -> Database:
+    """The database at `db_path`, else the embedded sandbox of `profile` (cached per process)."""
+    if db_path is None:
+        return _open(None, profile)
+    resolved = Path(db_path).expanduser().resolve()
+    if not resolved.is_dir():
+        raise FileNotFoundError(f"db_path {str(db_path)!r} is not a directory holding the database CSV files; "
+                                "build one with `utp-env data build` or pass profile='mini'|'full'")
+    return _open(str(resolved), profile)
+
+
+def query_pool(db: Database) -> tuple[Query, ...]:
+    """Every query of the database's query set."""
+    return tuple(dataset_of(db).queries)
+
+
+def split_pool(db: Database, split: str) -> list[Query]:
+    """The queries of one split, in query-id order; ValueError naming the known splits otherwise."""
+    pool = query_pool(db)
+    chosen = sorted((q for q in pool if q.split == split), key=lambda q: q.query_id)
+    if not chosen:
+        known = sorted({str(q.split) for q in pool})
+        raise ValueError(f"split {split!r} has no queries; known splits: {', '.join(known) or 'none'}")
+    return chosen
+
+
+def reference_plan(db: Database, query_id: str) -> Plan | None:
+    """The dataset's reference plan of a query, or None."""
+    return dataset_of(db).references.get(query_id)

@@ -1,10 +1,15 @@
-"""`UTPEnv`: the travel-planning task as a gymnasium environment (DESIGN section 7).
+"""`UTPEnv`: the travel-planning task as a gymnasium environment (docs/ENV.md).
 
 One episode = one query. Actions are tool calls (lookup tools over the database and itinerary
 tools over the episode's plan); observations are the tools' text answers. The reward is 0 until
 the episode ends by `submit`/`submit_plan` (terminated) or at the step limit (truncated); the
-final plan is then evaluated and rewarded with the weighted metrics of `configs/env.yaml`.
+final plan then goes through `finish` (`utp_env/env/episode.py`, shared with the run worker):
+evaluated, rewarded with the weights of `configs/env.yaml`, optionally simulated.
 A bad action never raises: it is answered with an error observation and counts as a step.
+
+Following `step`: `spaces.parse_action` reads the action, each call runs a lookup tool
+(`utp_env/tools/lookup/`) or an itinerary tool (`itinerary_tools.py`) on the `Episode`
+(`episode.py`), and an ended episode goes through `episode.finish`.
 """
 
 from __future__ import annotations
@@ -17,13 +22,11 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from utp_env.env.actions import ACTION_FORMAT, ActionError, ToolCall, parse_action
-from utp_env.env.config import EnvConfig, load_env_config
-from utp_env.env.episode import Episode
+from utp_env.env.config import EnvConfig, load_env_config, open_database, query_pool, reference_plan, split_pool
+from utp_env.env.episode import Episode, TerminationReason, TraceEntry, finish, realisation_text
 from utp_env.env.itinerary_tools import ITINERARY_TOOLS
-from utp_env.env.reward import metric_values, plan_reward
-from utp_env.env.sources import open_database, query_pool, split_pool
-from utp_env.env.spaces import TextObservation, ToolCallSpace
+from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
+from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.lookup import LOOKUP_TOOLS
@@ -31,7 +34,6 @@ from utp_env.tools.lookup.registry import ToolResult, ToolSpec
 from utp_env.tools.seeding import stable_int
 
 RESET_OPTIONS = frozenset({"query_id", "query", "split", "stochastic"})
-TERMINATION_REASONS = ("submitted", "step_limit", "agent_error", "infrastructure_error")
 
 
 def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:
@@ -60,6 +62,11 @@ class UTPEnv(gym.Env[str, Any]):
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,
                  render_mode: str | None = None) -> None:
+        self._setup(db_path, profile, split, config, render_mode)
+
+    def _setup(self, db_path: str | Path | None, profile: str, split: str | None,
+               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None) -> None:
+        """The constructor's work (also run by `__setstate__`, which rebuilds from these arguments)."""
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
         self._init_args = {"db_path": None if db_path is None else str(db_path), "profile": profile,
@@ -93,7 +100,8 @@ class UTPEnv(gym.Env[str, Any]):
         self.seed_value = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
         episode_id = f"{stable_int(self.seed_value, query.query_id):016x}"
         self.episode = Episode(db=self.db, query=query, episode_id=episode_id,
-                               check_plan_enabled=self.config.check_plan)
+                               check_plan_enabled=self.config.check_plan,
+                               reference=reference_plan(self.db, query.query_id))
         info = {"query": query.model_dump(mode="json"), "tools": self.openai_tools(),
                 "db_hash": self.db.content_hash, "seed": self.seed_value, "episode_id": episode_id,
                 "stochastic": self.stochastic, "step_limit": self.config.step_limit}
@@ -115,15 +123,15 @@ class UTPEnv(gym.Env[str, Any]):
             answers = [self._answer(ep, call, i, len(calls), calls_info) for i, call in enumerate(calls)]
         observation = answers[0] if len(answers) == 1 else "\n\n".join(answers)
         info: dict[str, Any] = {"steps": ep.steps, "calls": calls_info}
-        if ep.status == "running" and ep.steps >= self.config.step_limit:
-            ep.status = "step_limit"
+        if not ep.done and ep.steps >= self.config.step_limit:
+            ep.status = TerminationReason.STEP_LIMIT
             observation += (f"\n\nStep limit ({self.config.step_limit}) reached: the episode ends and the plan "
                             "built so far is scored.")
-        if ep.status == "running":
+        if ep.status is None:
             return self._clip(observation), 0.0, False, False, info
-        reward, final = self._finish(ep)
+        terminated = ep.status == TerminationReason.SUBMITTED
+        reward, final = self._finish(ep, TerminationReason(ep.status))
         info.update(final)
-        terminated = ep.status == "submitted"
         return self._clip(observation), reward, terminated, not terminated, info
 
     def render(self) -> str | None:
@@ -136,16 +144,19 @@ class UTPEnv(gym.Env[str, Any]):
 
     # ------------------------------------------------------------ beyond gymnasium
 
-    def end_episode(self, reason: str = "agent_error", message: str | None = None) -> tuple[float, dict[str, Any]]:
+    def end_episode(self, reason: TerminationReason | str = TerminationReason.AGENT_ERROR,
+                    message: str | None = None) -> tuple[float, dict[str, Any]]:
         """End the running episode from outside (e.g. the agent crashed): score the plan so far.
 
-        Returns (reward, info) with the same end-of-episode keys as `step`.
+        `reason` is a `TerminationReason` or its value. Returns (reward, info) with the same
+        end-of-episode keys as `step`.
         """
-        if reason not in TERMINATION_REASONS:
-            raise ValueError(f"reason must be one of {TERMINATION_REASONS}, not {reason!r}")
+        try:
+            why = TerminationReason(reason)
+        except ValueError:
+            raise ValueError(f"reason must be one of {[r.value for r in TerminationReason]}, not {reason!r}") from None
         ep = self._require_episode()
-        ep.status = reason  # type: ignore[assignment]
-        reward, info = self._finish(ep)
+        reward, info = self._finish(ep, why)
         if message:
             info["message"] = message
         return reward, info
@@ -230,7 +241,7 @@ class UTPEnv(gym.Env[str, Any]):
             try:
                 result = self.call_tool(call.tool, call.args)
             except Exception as exc:  # a bug in a tool must not kill a run; it ends the episode instead
-                ep.status = "infrastructure_error"
+                ep.status = TerminationReason.INFRASTRUCTURE_ERROR
                 result = ToolResult.failure(f"internal error in tool {call.tool!r}: {type(exc).__name__}: {exc}")
                 calls_info.append({"tool": call.tool, "ok": False, "error": result.error,
                                    "traceback": traceback.format_exc(limit=8)})
@@ -242,30 +253,19 @@ class UTPEnv(gym.Env[str, Any]):
             return head + result.text + " The plan is unchanged."
         return head + result.text
 
-    def _finish(self, ep: Episode) -> tuple[float, dict[str, Any]]:
-        """Score the final plan; add robustness and the stochastic realisation when configured."""
-        info: dict[str, Any] = {"termination_reason": ep.status, "episode_id": ep.episode_id,
-                                "steps": ep.steps, "plan": ep.plan.model_dump(mode="json")}
-        try:
-            reward, report = plan_reward(ep.plan, ep, self.config.reward_weights)
-        except Exception as exc:  # the evaluator failing is the benchmark's fault, not the agent's
-            info.update(termination_reason="infrastructure_error", evaluation=None, metrics={},
-                        error=f"evaluation failed: {type(exc).__name__}: {exc}")
-            return 0.0, info
-        info["evaluation"] = report.model_dump(mode="json")
-        info["metrics"] = metric_values(report)
-        info["reward"] = reward
-        if ep.plan.days and (self.config.robustness or self.stochastic):
-            from utp_env.simulation import simulate, simulate_once
-
-            if self.config.robustness:
-                info["robustness"] = simulate(ep.plan, ep.query, self.db, n=self.config.robustness_rollouts,
-                                              seed=stable_int(ep.episode_id, "robustness")).model_dump(mode="json")
-            if self.stochastic:
-                real = simulate_once(ep.plan, ep.query, self.db, self.np_random)
-                info["realisation"] = real.model_dump(mode="json")
-                info["realisation_text"] = realisation_text(real)
-        return reward, info
+    def _finish(self, ep: Episode, reason: TerminationReason) -> tuple[float, dict[str, Any]]:
+        """End `ep` for `reason` through the shared `finish` step; (reward, end-of-episode info)."""
+        outcome = finish(reason, ep.plan, ep.query, ep.db, weights=self.config.reward_weights,
+                         reference=ep.reference,
+                         rollouts=self.config.robustness_rollouts if self.config.robustness else 0,
+                         rollout_seed=stable_int(ep.episode_id, "robustness"),
+                         rng=self.np_random if self.stochastic else None)
+        ep.status = outcome.termination_reason
+        info: dict[str, Any] = {"episode_id": ep.episode_id, "steps": ep.steps, **outcome.to_json()}
+        info["evaluation"] = info["report"]  # the name before the outcome record; kept for existing callers
+        if outcome.realisation is not None:
+            info["realisation_text"] = realisation_text(outcome.realisation)
+        return outcome.reward, info
 
     def _clip(self, text: str) -> str:
         limit = self.config.max_observation_chars
@@ -287,34 +287,21 @@ class UTPEnv(gym.Env[str, Any]):
                 "seed_value": self.seed_value, "episode": saved}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(**state["init"])  # type: ignore[misc]
+        self._setup(**state["init"])
         if state["rng"] is not None:
             self._np_random = np.random.Generator(getattr(np.random, state["rng"]["bit_generator"])())
             self._np_random.bit_generator.state = state["rng"]
         self.stochastic, self.seed_value = state["stochastic"], state["seed_value"]
         saved = state["episode"]
         if saved is not None:
-            from utp_env.env.episode import TraceEntry
-            from utp_env.itinerary import Plan
-
-            self.episode = Episode(db=self.db, query=Query.model_validate(saved["query"]),
-                                   episode_id=saved["episode_id"], plan=Plan.model_validate(saved["plan"]),
-                                   steps=saved["steps"], status=saved["status"],
+            query = Query.model_validate(saved["query"])
+            status = saved["status"]
+            self.episode = Episode(db=self.db, query=query, episode_id=saved["episode_id"],
+                                   plan=Plan.model_validate(saved["plan"]), steps=saved["steps"],
+                                   status=None if status in (None, "running") else TerminationReason(status),
                                    trace=[TraceEntry(**t) for t in saved["trace"]],
-                                   check_plan_enabled=self.config.check_plan)
-
-
-def realisation_text(real: Any) -> str:
-    """One sentence per consequence of a drawn realisation: missed legs, lost items, lateness."""
-    if real.held:
-        return f"The plan held in this realisation (trip ended {real.trip_end_lateness:.0f} min late)."
-    parts = []
-    if real.missed_legs:
-        parts.append("missed: " + ", ".join(real.missed_legs))
-    if real.lost_items:
-        parts.append(f"lost: {', '.join(real.lost_items)} ({real.lost_minutes:.0f} planned minutes)")
-    parts.append(f"trip ended {real.trip_end_lateness:.0f} min late")
-    return "The plan did not hold: " + "; ".join(parts) + "."
+                                   check_plan_enabled=self.config.check_plan,
+                                   reference=reference_plan(self.db, query.query_id))
 
 
 def _summary(description: str) -> str:

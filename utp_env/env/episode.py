@@ -1,20 +1,59 @@
-"""The state of one episode: the query, the plan being built, the step count and the trace.
+"""One episode, from start to outcome: its state, how it ends, and the record of how it ended.
 
-The episode is the context of the itinerary tools (as the `Database` is of the lookup tools):
-tools read `episode.db` and `episode.query` and change `episode.plan`. It knows nothing of
-gymnasium, so agents and adapters can drive it directly.
+- `Episode`: the mutable state of one episode (query, plan being built, steps, trace). It is the
+  context of the itinerary tools (as the `Database` is of the lookup tools): tools read
+  `episode.db` and `episode.query` and change `episode.plan`. It knows nothing of gymnasium.
+- `TerminationReason`: the one list of ways an episode ends, used by the env (`core.py`), the run
+  worker (`utp_env/runs/episode.py`) and the run summaries (`utp_env/runs/summary.py`).
+- `finish`: the one end-of-episode step shared by the env and the run worker: evaluate the plan
+  (`utp_env.evaluation.evaluate`, the only evaluator), compute the reward, optionally run Monte
+  Carlo robustness and draw one delay realisation, and return an `EpisodeOutcome`.
+- `EpisodeOutcome.to_json()`: the one JSON form of an outcome; the env's final `info` and each
+  line of a run's `results.jsonl` are built on it (docs/ENV.md, docs/RUNS.md).
+
+The reward is a weighted mean of the report's metrics and its two pass rates (weights in
+`configs/env.yaml`). Metrics that do not apply to a plan (None in the report, e.g. CATS when no
+visited venue has crowd data) are left out and the remaining weights renormalised, so a plan is
+neither rewarded nor punished for what the query does not ask. An empty plan scores 0.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from utp_env.itinerary import Day, Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
 
-Status = Literal["running", "submitted", "step_limit", "agent_error", "infrastructure_error"]
+if TYPE_CHECKING:
+    import numpy as np
+
+    from utp_env.evaluation.report import CheckResult, EvaluationReport
+    from utp_env.simulation import Realisation, RobustnessReport
+
+
+class TerminationReason(StrEnum):
+    """Why an episode ended. Members compare equal to their string values ("submitted", ...)."""
+
+    SUBMITTED = "submitted"
+    """The agent delivered a plan (env: `submit`/`submit_plan`, terminated; runs: a plan returned)."""
+    STEP_LIMIT = "step_limit"
+    """The env's step limit was reached (truncated); the plan built so far is scored."""
+    NOT_DELIVERED = "not_delivered"
+    """The agent finished without a plan (runs: `AgentResult.plan` is None)."""
+    AGENT_ERROR = "agent_error"
+    """The agent raised or its model failed; the plan built so far (if any) is scored."""
+    INFRASTRUCTURE_ERROR = "infrastructure_error"
+    """A tool, the evaluator or the simulation failed: the benchmark's fault, not the agent's."""
+
+
+PASS_RATES = ("commonsense_pass_rate", "hard_pass_rate")
+
+
+# ---------------------------------------------------------------- episode state
 
 
 @dataclass(slots=True)
@@ -35,7 +74,11 @@ class TraceEntry:
 
 @dataclass(slots=True)
 class Episode:
-    """Mutable episode state shared by the env, its tools and the adapters."""
+    """Mutable episode state shared by the env, its tools and the adapters.
+
+    `status` is None while the episode runs and its `TerminationReason` once it has ended;
+    `reference` is the dataset's reference plan of the query (used by the Ordering metric).
+    """
 
     db: Database
     query: Query
@@ -43,8 +86,9 @@ class Episode:
     plan: Plan = field(default_factory=Plan)
     steps: int = 0
     trace: list[TraceEntry] = field(default_factory=list)
-    status: Status = "running"
+    status: TerminationReason | None = None
     check_plan_enabled: bool = True
+    reference: Plan | None = None
 
     def __post_init__(self) -> None:
         if self.plan.query_id is None:
@@ -52,7 +96,7 @@ class Episode:
 
     @property
     def done(self) -> bool:
-        return self.status != "running"
+        return self.status is not None
 
     def date_of(self, day: int) -> str | None:
         """The query's date of day `day` (1-based), or None when the trip is shorter."""
@@ -77,3 +121,155 @@ class Episode:
         """The plan as canonical JSON, to compare before/after an action."""
         return self.plan.model_dump_json()
 
+
+# ---------------------------------------------------------------- reward
+
+
+def pass_rate(checks: Mapping[str, CheckResult]) -> float | None:
+    """Share of applicable checks (passed is not None) that passed; None when none applies."""
+    applicable = [c.passed for c in checks.values() if c.passed is not None]
+    return sum(applicable) / len(applicable) if applicable else None
+
+
+def reward_terms(report: EvaluationReport) -> dict[str, float | None]:
+    """What the reward weighs: the two pass rates, then the report's eight metrics (`metrics()`)."""
+    terms: dict[str, float | None] = {"commonsense_pass_rate": pass_rate(report.commonsense),
+                                      "hard_pass_rate": pass_rate(report.hard)}
+    terms.update(report.metrics())
+    return terms
+
+
+def weighted_reward(values: Mapping[str, float | None], weights: Mapping[str, float]) -> float:
+    """Σ w·m / Σ w over the terms with a value and a positive weight; 0 when none has both."""
+    num = den = 0.0
+    for name, weight in weights.items():
+        value = values.get(name)
+        if value is None or weight <= 0:
+            continue
+        num += weight * float(value)
+        den += weight
+    return num / den if den > 0 else 0.0
+
+
+def plan_reward(plan: Plan, report: EvaluationReport, weights: Mapping[str, float]) -> float:
+    """The reward of an evaluated plan: 0 for an empty plan (nothing delivered), else the weighted mean."""
+    return weighted_reward(reward_terms(report), weights) if plan.days else 0.0
+
+
+def evaluate_plan(plan: Plan, ep: Episode) -> EvaluationReport:
+    """`utp_env.evaluation.evaluate` of `plan` for the episode's query, against its reference plan."""
+    from utp_env.evaluation import evaluate
+
+    return evaluate(plan, ep.query, ep.db, reference=ep.reference)
+
+
+def report_text(report: EvaluationReport) -> str:
+    """A short account of a report for the agent: failed checks with reasons, then the metrics."""
+    lines: list[str] = []
+    for group, checks in (("commonsense", report.commonsense), ("hard", report.hard)):
+        failed = [(name, c.reason) for name, c in checks.items() if c.passed is False]
+        applicable = sum(c.passed is not None for c in checks.values())
+        lines.append(f"{group} checks: {applicable - len(failed)}/{applicable} passed")
+        lines.extend(f"  FAILED {name}: {reason or 'no reason given'}" for name, reason in failed)
+    lines.append("metrics: " + ", ".join(f"{k}={_fmt(v)}" for k, v in report.metrics().items()))
+    lines.append(f"cost: {report.cost.total:.0f} INR")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{float(value):.3f}"
+
+
+# ---------------------------------------------------------------- the outcome and `finish`
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeOutcome:
+    """How one episode ended: the reason, the final plan (None when none was delivered), its
+    evaluation report, reward, Monte Carlo robustness, one drawn delay realisation, and an error."""
+
+    termination_reason: TerminationReason
+    plan: Plan | None = None
+    report: EvaluationReport | None = None
+    reward: float = 0.0
+    robustness: RobustnessReport | None = None
+    realisation: Realisation | None = None
+    error: str | None = None
+
+    @property
+    def final_pass(self) -> bool:
+        """The report's final pass (every applicable check passed); False without a report."""
+        return self.report is not None and self.report.final_pass
+
+    @property
+    def metrics(self) -> dict[str, float | None] | None:
+        """The report's eight metrics (`EvaluationReport.metrics()`); None without a report."""
+        return None if self.report is None else self.report.metrics()
+
+    def to_json(self) -> dict[str, Any]:
+        """The outcome as JSON-ready values; the keys shared by env `info` and `results.jsonl`.
+
+        `plan` is the `Plan` model's JSON (`Plan.model_validate` reads it back without a database;
+        `utp_env.plan_format.format_plan` turns it into the paper's day format).
+        """
+        return {
+            "termination_reason": self.termination_reason.value,
+            "plan": None if self.plan is None else self.plan.model_dump(mode="json"),
+            "report": None if self.report is None else self.report.model_dump(mode="json"),
+            "final_pass": self.final_pass,
+            "metrics": self.metrics,
+            "reward": self.reward,
+            "robustness": None if self.robustness is None else self.robustness.model_dump(mode="json"),
+            "realisation": None if self.realisation is None else self.realisation.model_dump(mode="json"),
+            "error": self.error,
+        }
+
+
+def finish(reason: TerminationReason, plan: Plan | None, query: Query, db: Database, *,
+           weights: Mapping[str, float], reference: Plan | None = None, rollouts: int = 0,
+           rollout_seed: int = 0, rng: np.random.Generator | None = None,
+           error: str | None = None) -> EpisodeOutcome:
+    """End an episode: evaluate `plan`, reward it, simulate it when asked, and record the outcome.
+
+    A `plan` of None (nothing delivered) is not evaluated and scores 0. `rollouts` > 0 adds the
+    Monte Carlo robustness report (seeded by `rollout_seed`); `rng` draws one delay realisation
+    of the plan. Both are skipped for an empty plan. An exception of the evaluator or the
+    simulation never escapes: the outcome then says `infrastructure_error` and names the error.
+    """
+    if plan is None:
+        return EpisodeOutcome(reason, None, error=error)
+    from utp_env.evaluation import evaluate
+
+    try:
+        report = evaluate(plan, query, db, reference=reference)
+    except Exception as exc:  # the evaluator failing is the benchmark's fault, not the agent's
+        return EpisodeOutcome(TerminationReason.INFRASTRUCTURE_ERROR, plan,
+                              error=f"evaluation failed: {type(exc).__name__}: {exc}")
+    reward = plan_reward(plan, report, weights)
+    robustness: RobustnessReport | None = None
+    realisation: Realisation | None = None
+    if plan.days and (rollouts > 0 or rng is not None):
+        from utp_env.simulation import simulate, simulate_once
+
+        try:
+            if rollouts > 0:
+                robustness = simulate(plan, query, db, n=rollouts, seed=rollout_seed)
+            if rng is not None:
+                realisation = simulate_once(plan, query, db, rng)
+        except Exception as exc:  # as above: a simulation bug must not stop a run
+            return EpisodeOutcome(TerminationReason.INFRASTRUCTURE_ERROR, plan, report, reward, robustness,
+                                  error=f"simulation failed: {type(exc).__name__}: {exc}")
+    return EpisodeOutcome(reason, plan, report, reward, robustness, realisation, error)
+
+
+def realisation_text(real: Realisation) -> str:
+    """One sentence per consequence of a drawn realisation: missed legs, lost items, lateness."""
+    if real.held:
+        return f"The plan held in this realisation (trip ended {real.trip_end_lateness:.0f} min late)."
+    parts = []
+    if real.missed_legs:
+        parts.append("missed: " + ", ".join(real.missed_legs))
+    if real.lost_items:
+        parts.append(f"lost: {', '.join(real.lost_items)} ({real.lost_minutes:.0f} planned minutes)")
+    parts.append(f"trip ended {real.trip_end_lateness:.0f} min late")
+    return "The plan did not hold: " + "; ".join(parts) + "."

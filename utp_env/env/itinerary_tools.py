@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from utp_env.env.episode import Episode
+from utp_env.env.episode import Episode, TerminationReason
 from utp_env.itinerary import Day, Meal, Mode, PlanItem, TransportLeg, format_hhmm, parse_hhmm
 from utp_env.resolve import find_service, find_venue, weekday_index
 from utp_env.tools.database import Database, suggest
@@ -477,7 +477,7 @@ def check_plan(ep: Episode, args: NoArgs) -> ToolResult:
     """
     if not ep.check_plan_enabled:
         raise ToolError("check_plan is disabled in this environment's configuration")
-    from utp_env.env.reward import evaluate_plan, report_text
+    from utp_env.env.episode import evaluate_plan, report_text
 
     return ToolResult(ok=True, text=report_text(evaluate_plan(ep.plan, ep)))
 
@@ -504,12 +504,12 @@ def submit_plan(ep: Episode, args: SubmitPlan) -> ToolResult:
     except PlanFormatError as exc:
         raise ToolError(f"the plan could not be read: {exc}", "plan") from None
     ep.plan = plan
-    ep.status = "submitted"
+    ep.status = TerminationReason.SUBMITTED
     return ToolResult(ok=True, text=f"Plan submitted ({len(plan.days)} days). The episode ends and is scored.")
 
 
 @itinerary_tool
 def submit(ep: Episode, args: NoArgs) -> ToolResult:
     """Submit the plan built with the itinerary tools; the episode ends and is scored. Example: {}"""
-    ep.status = "submitted"
+    ep.status = TerminationReason.SUBMITTED
     return ToolResult(ok=True, text=f"Plan submitted ({len(ep.plan.days)} days). The episode ends and is scored.")

@@ -1,8 +1,14 @@
-"""One benchmark episode: the agent plans a query, the plan is evaluated and replayed.
+"""One benchmark episode: the agent plans a query, and the plan goes through the env's `finish`.
 
 Runs inside worker processes (local pool or Ray): the database, queries and agent are loaded
-once per process and cached. Whatever goes wrong inside an episode (agent exception, model
-error, unparseable plan) is recorded in its result with a reason; it never stops the run.
+once per process and cached. The end of an episode is the env's: `utp_env.env.episode.finish`
+evaluates the plan, rewards it with the weights of `configs/env.yaml`, replays it with Monte
+Carlo rollouts and builds the `EpisodeOutcome` whose JSON is the core of the results.jsonl
+record. Whatever goes wrong inside an episode (agent exception, model error, no plan, an
+evaluator bug) is recorded with its `TerminationReason`; it never stops the run.
+
+Seeds are derived with SHA-256 from their inputs (`episode_seed`), so results never depend on
+worker count, backend, process or Python's hash randomisation.
 """
 
 from __future__ import annotations
@@ -13,9 +19,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from utp_env.dataset import Dataset, open_dataset
+from utp_env.env.config import load_env_config
+from utp_env.env.episode import EpisodeOutcome, TerminationReason, finish
 from utp_env.query import Query
 from utp_env.runs.config import RunConfig
-from utp_env.runs.seeds import episode_seed
+from utp_env.tools.seeding import stable_int
+
+
+def episode_seed(run_seed: int, query_id: str, trial: int) -> int:
+    """The seed of one episode of a run: a function of (run seed, query id, trial) only."""
+    return stable_int("episode", run_seed, query_id, trial)
 
 
 @dataclass
@@ -26,6 +39,7 @@ class RunContext:
     dataset: Dataset
     queries: dict[str, Query]
     agent: Any
+    reward_weights: dict[str, float]
 
 
 _CONTEXTS: dict[str, RunContext] = {}
@@ -40,7 +54,8 @@ def context_for(config: RunConfig, progress: bool = False) -> RunContext:
         from utp_env.agents.registry import load_agent  # the run worker is a composition point
 
         agent = load_agent(config.agent, config.agent_settings)
-        ctx = RunContext(config, dataset, {q.query_id: q for q in dataset.queries}, agent)
+        ctx = RunContext(config, dataset, {q.query_id: q for q in dataset.queries}, agent,
+                         dict(load_env_config().reward_weights))
         _CONTEXTS[key] = ctx
     return ctx
 
@@ -49,45 +64,27 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
     """Plan, evaluate and replay one (query, trial); returns the results.jsonl record."""
     started = time.perf_counter()
     seed = episode_seed(config.seed, query_id, trial)
-    record: dict[str, Any] = {"query_id": query_id, "trial": trial, "seed": seed, "plan": None,
-                              "report": None, "robustness": None, "trace": None, "usage": None,
-                              "final_pass": False, "metrics": None, "termination_reason": None,
-                              "error": None}
     try:
         ctx = context_for(config)
     except Exception as exc:  # the run cannot start: reported by the caller, not per episode
         raise RuntimeError(f"cannot set up the run: {exc}") from exc
     query = ctx.queries[query_id]
+    trace: Any = None
     try:
         result = _plan(ctx, query)
     except Exception as exc:
-        record.update(termination_reason="agent_error", error=_describe(exc))
-        record["duration_s"] = round(time.perf_counter() - started, 3)
-        return record
-    record["trace"] = _trace_summary(result.trace)
-    record["usage"] = _usage(result.trace)
-    if result.plan is None:
-        record.update(termination_reason="not_delivered", error=result.error or "agent returned no plan")
+        outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=_describe(exc))
     else:
-        from utp_env.evaluation import evaluate
-        from utp_env.plan_format import format_plan
-
-        record["plan"] = format_plan(result.plan)
-        reference = ctx.dataset.references.get(query_id)
-        report = evaluate(result.plan, query, ctx.dataset.db, reference=reference)
-        record["report"] = report.model_dump(mode="json")
-        record["final_pass"] = report.final_pass
-        record["metrics"] = report.metrics()
-        record["termination_reason"] = "submitted"
-        if config.rollouts:
-            from utp_env.simulation import simulate
-
-            robustness = simulate(result.plan, query, ctx.dataset.db, n=config.rollouts, seed=seed)
-            record["robustness"] = robustness.model_dump(mode="json")
-        if result.error:
-            record["error"] = result.error
-    record["duration_s"] = round(time.perf_counter() - started, 3)
-    return record
+        trace = result.trace
+        if result.plan is None:
+            outcome = EpisodeOutcome(TerminationReason.NOT_DELIVERED, error=result.error or "agent returned no plan")
+        else:
+            outcome = finish(TerminationReason.SUBMITTED, result.plan, query, ctx.dataset.db,
+                             weights=ctx.reward_weights, reference=ctx.dataset.references.get(query_id),
+                             rollouts=config.rollouts, rollout_seed=seed, error=result.error)
+    return {"query_id": query_id, "trial": trial, "seed": seed, **outcome.to_json(),
+            "trace": _trace_summary(trace), "usage": _usage(trace),
+            "duration_s": round(time.perf_counter() - started, 3)}
 
 
 def _plan(ctx: RunContext, query: Query) -> Any:

@@ -74,6 +74,7 @@ def plot_levels(records: list[dict[str, Any]], queries: dict[str, Any], agent: s
 
 def plot_example_timeline(records: list[dict[str, Any]], ctx: Any, path: Path) -> Path | None:
     """The timeline of the first delivered plan with the longest horizon, replayed by Monte Carlo."""
+    from utp_env.itinerary import Plan
     from utp_env.plan_format import parse_plan
     from utp_env.simulation import compile_for, simulate
     from utp_env.simulation.plot import plot_timeline
@@ -84,7 +85,9 @@ def plot_example_timeline(records: list[dict[str, Any]], ctx: Any, path: Path) -
     record = max(delivered, key=lambda r: ctx.queries[r["query_id"]].days)
     query = ctx.queries[record["query_id"]]
     db = ctx.dataset.db
-    plan = parse_plan(record["plan"], query=query, db=db)
+    raw = record["plan"]
+    # `Plan` JSON since the episode-outcome record; run folders written before hold the paper's day format
+    plan = Plan.model_validate(raw) if isinstance(raw, dict) else parse_plan(raw, query=query, db=db)
     report = simulate(plan, query, db, n=TIMELINE_ROLLOUTS, seed=record["seed"])
     compiled, _ = compile_for(plan, query, db)
     return plot_timeline(compiled, report, path, title=f"{query.query_id} ({query.days} days, {query.risk_profile})")

@@ -1,7 +1,9 @@
-"""`utp-env run`: schedule episodes on a backend, store each as it finishes, summarise at the end.
+"""`utp-env run`: schedule episodes on a backend, store each as it finishes (with a progress bar),
+summarise at the end.
 
 Episodes are identified by (query id, trial) and seeded from (run seed, query id, trial), so a
-resumed, re-sharded or Ray-backed run gives the same results as a one-worker run.
+resumed, re-sharded or Ray-backed run gives the same results as a one-worker run. Each episode
+runs in `utp_env/runs/episode.py`; `store.py` writes results.jsonl; `summary.py` the summary.
 """
 
 from __future__ import annotations
@@ -86,6 +88,53 @@ def _ray(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str, A
         yield ray.get(done[0])
 
 
+# ---------------------------------------------------------------- progress
+
+SCORES = ("bas", "cats", "tdas")
+
+
+class RunProgress:
+    """The run's progress bar: a tqdm bar on stderr whose postfix shows episodes done, the running
+    final pass rate and the mean BAS/CATS/TDAS so far (from each record's `metrics`)."""
+
+    def __init__(self, total: int, done: list[dict[str, Any]], enabled: bool = True) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, initial=len(done), desc="episodes", unit="ep", file=sys.stderr,
+                        disable=not enabled, dynamic_ncols=True)
+        self.n = 0
+        self.passed = 0
+        self.sums = dict.fromkeys(SCORES, 0.0)
+        self.counts = dict.fromkeys(SCORES, 0)
+        for record in done:
+            self._add(record)
+
+    def _add(self, record: dict[str, Any]) -> None:
+        self.n += 1
+        self.passed += bool(record.get("final_pass"))
+        metrics = record.get("metrics") or {}
+        for key in SCORES:
+            value = metrics.get(key)
+            if value is not None:
+                self.sums[key] += value
+                self.counts[key] += 1
+
+    def update(self, record: dict[str, Any]) -> None:
+        self._add(record)
+        postfix = {"pass": f"{self.passed / self.n:.0%}"}
+        for key in SCORES:
+            if self.counts[key]:
+                postfix[key.upper()] = f"{self.sums[key] / self.counts[key]:.2f}"
+        self.bar.set_postfix(postfix, refresh=False)
+        self.bar.update(1)
+
+    def __enter__(self) -> RunProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.close()
+
+
 BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]]], Iterator[dict[str, Any]]]] = {
     "local": _local, "ray": _ray,
 }
@@ -101,8 +150,6 @@ def run(config: RunConfig, progress: bool = True) -> Path:
     if store.records or store.torn_lines:
         print(f"resuming {run_dir}: {len(episodes) - len(todo)} of {len(episodes)} episodes done"
               + (f", {store.torn_lines} torn line redone" if store.torn_lines else ""), file=sys.stderr)
-    from utp_env.runs.progress import RunProgress
-
     with RunProgress(total=len(episodes), done=store.ordered([episode_key(*e) for e in episodes]),
                      enabled=progress) as bar:
         for record in BACKENDS[config.backend](config, todo):

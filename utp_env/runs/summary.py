@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from utp_env.env.episode import TerminationReason
 from utp_env.evaluation.aggregate import EvaluationSummary, summarize
 from utp_env.evaluation.report import EvaluationReport
 
@@ -43,8 +44,8 @@ class RunSummary(BaseModel):
     evaluation: EvaluationSummary
     pass_hat_k: dict[str, float | None] = Field(description="pass^k for k = 1..trials (tau-bench definition)")
     hold_rate: dict[str, float | None] = Field(description="Mean Monte Carlo hold rate by horizon and 'all'")
-    termination: dict[str, int]
-    errors: list[dict[str, str]] = Field(description="query_id, trial and reason of failed episodes")
+    termination: dict[str, int] = Field(description="Episodes by `TerminationReason` value")
+    errors: list[dict[str, str]] = Field(description="query_id, trial and error of episodes not submitted")
     usage: dict[str, float | None]
     mean_duration_s: float | None
     per_query: list[QuerySpread]
@@ -59,6 +60,7 @@ def pass_hat_k(passes_per_query: list[tuple[int, int]], k: int) -> float | None:
 
 
 def _score(record: dict[str, Any]) -> float | None:
+    """The mean of an episode's BAS, CATS and TDAS that apply (its `metrics`); None when none does."""
     metrics = record.get("metrics") or {}
     values = [metrics.get(m) for m in ("bas", "cats", "tdas")]
     present = [v for v in values if v is not None]
@@ -102,7 +104,7 @@ def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent:
         hold_rate={key: sum(v) / len(v) for key, v in sorted(holds.items())},
         termination=dict(sorted(Counter(str(r.get("termination_reason")) for r in records).items())),
         errors=[{"query_id": r["query_id"], "trial": str(r["trial"]), "reason": str(r.get("error"))}
-                for r in records if r.get("termination_reason") != "submitted"],
+                for r in records if r.get("termination_reason") != TerminationReason.SUBMITTED],
         usage=usage,
         mean_duration_s=sum(durations) / len(durations) if durations else None,
         per_query=per_query,
