@@ -64,5 +64,5 @@ def group(columns: dict[str, Any], keys: Sequence[str], n: int) -> Grouping:
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
     ends = np.r_[starts[1:], n]
     first_rows = order[starts]
-    keys = zip(*(names[codes[first_rows]].tolist() for codes, names in parts), strict=True)
-    return Grouping(order, dict(zip(keys, zip(starts.tolist(), ends.tolist(), strict=True), strict=True)))
+    group_keys = zip(*(names[codes[first_rows]].tolist() for codes, names in parts), strict=True)
+    return Grouping(order, dict(zip(group_keys, zip(starts.tolist(), ends.tolist(), strict=True), strict=True)))

@@ -111,7 +111,7 @@ def symbolic_check(plan: Plan, query: Query, toolkit: Toolkit) -> CheckOutcome:
     return CheckOutcome(verdict, feedback)
 
 
-class AtlasAgent(ChatAgent):
+class AtlasAgent(ChatAgent[AtlasSettings]):
     """Search agent, constraint manager, planner, checker and search advisor (see the module docstring)."""
 
     name = "atlas"
@@ -195,7 +195,7 @@ class AtlasAgent(ChatAgent):
         self.search(ep)
         constraints = self.constraints(ep)
         messages = self.plan_messages(ep, constraints)
-        last_error = "no plan written"
+        last_error, raw = "no plan written", ""
         for attempt in range(s.K + 1):
             reply = ep.session.invoke("planner" if attempt == 0 else "planner_revision", messages)
             raw = message_text(reply)

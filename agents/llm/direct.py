@@ -43,7 +43,7 @@ def parse_reply(text: str, query: Query, toolkit: Toolkit) -> Plan:
     return plan.model_copy(update={"query_id": query.query_id})
 
 
-class DirectAgent(ChatAgent):
+class DirectAgent(ChatAgent[DirectSettings]):
     """One model call over the gathered reference information (see the module docstring)."""
 
     name = "direct"

@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -316,13 +316,17 @@ def build_model(settings: LLMSettings, chat_model: Any | None = None,
     return RetryingModel.from_spec(settings.model_spec(), chat_model, sleep)
 
 
-class ChatAgent:
+SettingsT = TypeVar("SettingsT", bound=LLMSettings)
+
+
+class ChatAgent(Generic[SettingsT]):
     """What every LLM agent shares: validated settings (`Settings`, a subclass of LLMSettings), the
     retrying chat model they describe (or an injected one, e.g. a fake in tests) and the
-    uncertainty parameters its prompts quote."""
+    uncertainty parameters its prompts quote. An agent names its settings class twice, as the
+    type parameter and as `Settings`: `class DirectAgent(ChatAgent[DirectSettings])`."""
 
     name = "chat"
-    Settings: type[LLMSettings] = LLMSettings
+    Settings: type[SettingsT]
 
     def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
                  uncertainty_config: Any | None = None, **settings: Any) -> None:

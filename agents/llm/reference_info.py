@@ -103,7 +103,7 @@ class _Gatherer:
             return self.cache[key]
         result = self.toolkit.call(name, args)
         if not getattr(result, "ok", False):
-            self.errors.append(getattr(result, "error", None) or getattr(result, "text", str(result)))
+            self.errors.append(str(getattr(result, "error", None) or getattr(result, "text", result)))
         self.cache[key] = result
         return result
 
@@ -190,7 +190,8 @@ class _Gatherer:
             venues += self._listing(out, "search_attractions", "attraction", city=city, category=category, limit=3)
         venues += self._listing(out, "search_attractions", "attraction", city=city, limit=lim.attractions)
         if lim.events:
-            for segment in lc.event_types or [None]:
+            segments: list[str | None] = [*lc.event_types] or [None]
+            for segment in segments:
                 out.append(self.call("search_events", city=city, start_date=start, end_date=end, segment=segment,
                                      limit=lim.events).text)
         for kind, name in dict.fromkeys(venues):

@@ -79,7 +79,7 @@ def openai_entries(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for i, call in enumerate(tool_calls)]
 
 
-class ToolCallingAgent(ChatAgent):
+class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
     """A chat model with bound tools stepping `UTPEnv` (see the module docstring)."""
 
     name = "tool_calling"
@@ -111,6 +111,7 @@ class ToolCallingAgent(ChatAgent):
         messages: list[Any] = [SystemMessage(self.system_prompt(query)), HumanMessage(observation)]
         final: dict[str, Any] | None = None
         reward, error = 0.0, None
+        bound: Any = None  # set below, or the episode has already ended
         try:
             bound = self.model.bind_tools(env.openai_tools())
         except Exception as exc:

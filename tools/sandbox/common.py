@@ -17,7 +17,8 @@ def stage_rng(seed: int, stage: str) -> np.random.Generator:
     return np.random.default_rng(stable_int(seed, stage))
 
 
-def haversine_km(lat1: np.ndarray, lon1: np.ndarray, lat2: np.ndarray, lon2: np.ndarray) -> np.ndarray:
+def haversine_km(lat1: np.ndarray | float, lon1: np.ndarray | float, lat2: np.ndarray | float,
+                 lon2: np.ndarray | float) -> np.ndarray:
     """Great-circle distance in km between points given in degrees (broadcasts)."""
     p1, p2 = np.radians(lat1), np.radians(lat2)
     dp, dl = p2 - p1, np.radians(np.asarray(lon2) - np.asarray(lon1))
