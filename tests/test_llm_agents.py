@@ -8,6 +8,8 @@ format, so a correct agent must deliver a plan that the evaluator passes.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +22,17 @@ from utp_env.agents.llm.direct import DirectAgent
 from utp_env.agents.llm.reference_info import ReferenceLimits, gather_reference_info, route_legs, transfer_days
 from utp_env.agents.llm.tool_calling import ToolCallingAgent, split_answers
 from utp_env.agents.reference import ReferencePlanner
-from utp_env.agents.registry import AgentConfigError, check_settings, import_agent_class, load_agent, read_config
+from utp_env.agents.registry import (
+    NAMES,
+    AgentConfigError,
+    check_settings,
+    import_agent_class,
+    load_agent,
+    read_config,
+)
 
 from utp_env.config import UncertaintyConfig
-from utp_env.env.sources import query_pool
+from utp_env.env.config import query_pool
 from utp_env.evaluation import evaluate
 from utp_env.itinerary import format_hhmm
 from utp_env.plan_format import parse_plan, plan_to_json
@@ -150,7 +159,8 @@ def test_direct_delivers_a_good_plan_and_sums_usage(mini_db, good) -> None:
     assert (trace.input_tokens, trace.output_tokens) == (12_000, 3_000)
     assert trace.cost_usd == pytest.approx(12_000 * 0.15e-6 + 3_000 * 0.60e-6)  # 0.0018 + 0.0018
     system, human = fake.received[0]
-    assert "Plan for uncertainty" in system.content and query.text in human.content
+    assert "Plan for delays and crowds" in system.content and query.text in human.content
+    assert "This traveller's range is" not in system.content  # the paper prompt states no metric ranges
     assert "Reference information:" in human.content and "Example" in human.content
 
 
@@ -199,16 +209,125 @@ def test_direct_no_uncertainty_prompt(mini_db, good) -> None:
     assert agent.name == "direct_no_uncertainty"
     agent.run(query, Toolkit(mini_db))
     system = fake.received[0][0].content
-    assert "Plan for uncertainty" not in system and "risk tolerant" not in system
+    assert "Plan for delays and crowds" not in system and "risk tolerant" not in system
 
 
-def test_uncertainty_prompt_quotes_the_metric_parameters(good) -> None:
-    query, _ = good
+def test_metric_aware_prompt_quotes_the_metric_parameters(mini_db, good) -> None:
+    query, plan_json = good
     cfg = UncertaintyConfig()
-    text = prompts.instructions(query, cfg, uncertainty=True)
+    text = prompts.instructions(query, cfg, uncertainty=True, style="metric_aware")
     mine = cfg.risk_multipliers[query.risk_profile]
     assert f"This traveller's range is {mine.low:g}x to {mine.high:g}x" in text
     assert "AA 1.75" in text and "at least 4 hours" in text
+    fake = scripted(plan_json)
+    agent = DirectAgent(chat_model=fake, **MODEL, prompt="metric_aware")
+    assert agent.name == "direct_metric_aware"
+    agent.run(query, Toolkit(mini_db))
+    assert "This traveller's range is" in fake.received[0][0].content
+
+
+# ---------------------------------------------------------------- the paper's prompts (C.2, C.4)
+
+PAPER_PROMPTS = Path(__file__).parent / "data" / "paper_prompts"
+# Content points of the paper's prompts, each as phrases one of which our wording must contain.
+C4_POINTS = {
+    "only the provided data": ["take every detail from the reference information"],
+    "follow the example's format": ["follow the format of the example"],
+    "'-' for what does not apply": ['write "-" in a field that does not apply'],
+    "nothing after returning home": ["nothing is planned once the traveller is back"],
+    "'from A to B' on a travel day": ['"from a to b"'],
+    "events of the day": ["events that take place on a day"],
+    "ordered, timed point-of-interest list": ["in the order they are visited", "time it starts and the time it ends"],
+    "days start and end at the stay": ["begins and ends at the stay"],
+}
+C2_ONLY_POINTS = {
+    "15-30 min at High / Above average crowd": ["15 to 30 minutes"],
+    "High and Above average windows": ["high (h) or above average (aa)"],
+    "avoid peak hours": ["keep away from a venue's peak window"],
+    "road = travel time + estimated delay": ["usual travel time plus the route's estimated historical delay"],
+    "train + avg_delay_1month": ["avg_delay_1m"],
+    "+30-45 min after an unpunctual flight": ["30 to 45 minutes after its arrival"],
+    "flight on-time record": ["on-time record"],
+    "breakfast 09:40, ~50 min": ["breakfast at about 09:40 for some 50 minutes"],
+    "lunch 14:20, ~1 h": ["lunch at about 14:20 for around an hour"],
+    "dinner 20:45, ~1 h 15": ["dinner at about 20:45 for roughly an hour and a quarter"],
+    "laid-back: one attraction a day": ["laid-back travellers usually see one attraction a day"],
+    "adventure: two or three": ["adventure seekers usually see two or three"],
+    "crowd data guide": ["crowd window", "quiet hours", "peak window"],
+    "JSON only": ["no explanations, no markdown"],
+}
+RISK_POINTS = {"tolerant": "tighter schedule with little extra time",
+               "optimized": "balanced schedule with moderate slack",
+               "averse": "cautious schedule with generous safety margins"}
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _shared_runs(ours: str, theirs: str, n: int) -> set[tuple[str, ...]]:
+    mine, paper = _words(ours), _words(theirs)
+    grams = {tuple(paper[i:i + n]) for i in range(len(paper) - n + 1)}
+    return {tuple(mine[i:i + n]) for i in range(len(mine) - n + 1)} & grams
+
+
+def test_paper_prompt_has_the_content_of_c2(good) -> None:
+    query, _ = good
+    for risk in ("tolerant", "optimized", "averse"):
+        q = query.model_copy(update={"risk_profile": risk})
+        text = " ".join(prompts.instructions(q, UncertaintyConfig(), uncertainty=True).lower().split())
+        for point, phrases in {**C4_POINTS, **C2_ONLY_POINTS}.items():
+            assert all(p in text for p in phrases), f"C.2 content missing: {point}"
+        assert RISK_POINTS[risk] in text and f"this traveller is risk {risk}" in text
+        assert all(RISK_POINTS[r] in text for r in RISK_POINTS)  # what each profile means
+
+
+def test_paper_prompts_state_no_metric_formula(good) -> None:
+    query, _ = good
+    for uncertainty in (True, False):
+        text = prompts.instructions(query, UncertaintyConfig(), uncertainty=uncertainty)
+        for formula in ("E[D]", "congestion factor", "x base", "This traveller's range", "1.75", "BAS", "TDAS",
+                        "at least 4 hours", "exp_delay_min"):
+            assert formula not in text, formula
+
+
+def test_no_uncertainty_prompt_keeps_only_c4(good) -> None:
+    query, _ = good
+    text = " ".join(prompts.instructions(query, UncertaintyConfig(), uncertainty=False).lower().split())
+    for point, phrases in C4_POINTS.items():
+        assert all(p in text for p in phrases), f"C.4 content missing: {point}"
+    for point, phrases in C2_ONLY_POINTS.items():
+        assert not any(p in text for p in phrases), f"C.4 has no {point}"
+    assert not any(v in text for v in RISK_POINTS.values())
+    # C.4 has no rules beyond its own: no budget, meal-gap, airport-arrival or repetition rules
+    for extra in ("budget", "meal", "airport", "repeat", "overlap"):
+        assert extra not in text, extra
+
+
+def test_paper_prompts_are_our_own_words(good) -> None:
+    query, _ = good
+    c2 = (PAPER_PROMPTS / "c2_instructions.txt").read_text(encoding="utf-8")
+    c4 = (PAPER_PROMPTS / "c4_instructions.txt").read_text(encoding="utf-8")
+    for uncertainty, paper in ((True, c2), (False, c4)):
+        ours = prompts.instructions(query, UncertaintyConfig(), uncertainty=uncertainty)
+        assert not _shared_runs(ours, paper, 8), "a run of 8 words copied from the paper's prompt"
+
+
+def test_example_plans_parse_and_show_the_heuristics(mini_db) -> None:
+    for uncertainty in (True, False):
+        text = plan_to_json(prompts.example_plan("paper", uncertainty), indent=None)
+        plan = parse_plan(text)
+        assert len(plan.days) == 3 and plan.days[1].lunch == "Guru Kripa Restaurant"
+        lunch = next(i for i in plan.days[1].items if i.meal == "lunch")
+        assert (format_hhmm(lunch.start), format_hhmm(lunch.end)) == ("14:20", "15:20")
+        block = prompts.example_block("paper", uncertainty)
+        assert ("scheduled 07:40" in block) is uncertainty  # flight buffer only with C.2's heuristics
+        assert ("High crowd" in block) is uncertainty
+    assert "+55 min buffer" in prompts.example_block("metric_aware", True)
+
+
+def test_prompt_sizes_are_measured() -> None:
+    assert prompts.estimated_tokens("") == 0 and prompts.estimated_tokens("abcde") == 2
 
 
 # ---------------------------------------------------------------- atlas
@@ -241,6 +360,19 @@ def test_atlas_llm_checker_pass(mini_db, good) -> None:
     answered = [m for m in fake.received[1] if isinstance(m, ToolMessage)]
     assert len(answered) == 2 and "Nowhere" in answered[1].content
     assert {t["function"]["name"] for t in fake.bound_tools} >= {"search_flights", "crowd_profile"}
+    planner_system = fake.received[3][0].content
+    assert AtlasAgent(chat_model=fake, **MODEL).name == "atlas"
+    assert "Plan for delays and crowds" not in planner_system  # section 5.2: no uncertainty modelling
+
+
+def test_atlas_uncertainty_variant_gets_the_c2_heuristics(mini_db, good) -> None:
+    query, plan_json = good
+    fake = ScriptedChat(responses=atlas_script(query, plan_json), received=[])
+    agent = AtlasAgent(chat_model=fake, **MODEL, uncertainty=True)
+    assert agent.name == "atlas_uncertainty"
+    agent.run(query, Toolkit(mini_db))
+    planner_system = fake.received[3][0].content
+    assert "Plan for delays and crowds" in planner_system and "This traveller's range" not in planner_system
 
 
 def test_atlas_revises_after_checker_feedback(mini_db, good) -> None:
@@ -417,11 +549,18 @@ class EchoAgent:
 
 
 def test_shipped_llm_configs_validate() -> None:
-    for name in ("direct", "direct_no_uncertainty", "atlas", "tool_calling"):
+    for name in ("direct", "direct_no_uncertainty", "direct_metric_aware", "atlas", "atlas_uncertainty",
+                 "tool_calling", "reference", "deterministic"):
+        assert name in NAMES
         data, where = read_config(name)
         cls = import_agent_class(data.pop("agent"), where)
         check_settings(cls, data, where)
     assert read_config("direct_no_uncertainty")[0]["uncertainty"] is False
+    assert read_config("direct")[0]["prompt"] == "paper"
+    assert read_config("direct_metric_aware")[0]["prompt"] == "metric_aware"
+    # ATLAS runs without the uncertainty section by default, as UTP-Bench section 5.2 ran it
+    assert read_config("atlas")[0]["uncertainty"] is False and AtlasAgent.Settings(**MODEL).uncertainty is False
+    assert read_config("atlas_uncertainty")[0]["uncertainty"] is True
 
 
 def test_load_agent_by_name_needs_the_key(monkeypatch) -> None:

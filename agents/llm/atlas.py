@@ -25,6 +25,8 @@ error recorded, never raised.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,6 +37,7 @@ from utp_env.agents.llm import prompts
 from utp_env.agents.llm.direct import parse_reply
 from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelSession, message_text
 
+from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Plan
 from utp_env.plan_format import PlanFormatError, plan_to_json
 from utp_env.query import Query
@@ -48,7 +51,9 @@ class AtlasSettings(LLMSettings):
     K: int = Field(default=3, ge=0, le=20, description="Most plan revisions after checker feedback")
     L: int = Field(default=6, ge=1, le=50, description="Most search rounds in total (advisor rounds included)")
     checker: Literal["llm", "symbolic"] = Field(default="llm", description="Who checks the plan")
-    uncertainty: bool = Field(default=True, description="Planner gets the uncertainty instructions")
+    uncertainty: bool = Field(default=False, description="Planner gets the uncertainty instructions (off as in "
+                              "UTP-Bench section 5.2; configs/agents/atlas_uncertainty.yaml turns them on)")
+    prompt: prompts.PromptStyle = Field(default="paper", description="Planner instruction style, as in direct")
     max_calls_per_round: int = Field(default=16, ge=1, le=64, description="Tool calls executed per search round")
     max_info_chars: int = Field(default=60_000, ge=1000, description="Cap on the gathered text given to the roles")
 
@@ -117,6 +122,12 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
     name = "atlas"
     Settings = AtlasSettings
 
+    def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
+                 uncertainty_config: UncertaintyConfig | None = None, **settings: Any) -> None:
+        super().__init__(chat_model, sleep, uncertainty_config, **settings)
+        if self.settings.uncertainty:
+            self.name = "atlas_uncertainty"
+
     # ------------------------------------------------------------ roles
 
     def search(self, ep: Episode, advice: str | None = None) -> None:
@@ -152,11 +163,12 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
         return message_text(reply)
 
     def plan_messages(self, ep: Episode, constraints: str) -> list[Any]:
-        human = "\n\n".join([prompts.example_block(), "Reference information:\n"
+        s = self.settings
+        human = "\n\n".join([prompts.example_block(s.prompt, s.uncertainty), "Reference information:\n"
                              + ep.information(self.settings.max_info_chars),
                              prompts.PLANNER_EXTRA.format(constraints=constraints),
                              prompts.query_text(ep.query), "Travel plan (JSON):"])
-        return [SystemMessage(prompts.instructions(ep.query, self.config, self.settings.uncertainty)),
+        return [SystemMessage(prompts.instructions(ep.query, self.config, s.uncertainty, s.prompt)),
                 HumanMessage(human)]
 
     def check(self, ep: Episode, plan: Plan, constraints: str) -> CheckOutcome:

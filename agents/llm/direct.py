@@ -1,5 +1,8 @@
 """The direct sole-planning baseline (UTP-Bench section 5, appendix C.2; `uncertainty: false` is C.4).
 
+`prompt: paper` (the default) gives the model C.2's heuristics, or C.4's plain instructions;
+`prompt: metric_aware` is the ablation that states the metric ranges (see `prompts`).
+
 Gather the reference information through the lookup tools, make ONE model call with the
 instructions, a one-shot example and that information, and parse the JSON plan. If the reply
 cannot be parsed, one repair call shows the model the parse error; if that also fails, the plan
@@ -33,6 +36,8 @@ class DirectSettings(LLMSettings):
     """Settings of DirectAgent (configs/agents/direct.yaml)."""
 
     uncertainty: bool = Field(default=True, description="Include the uncertainty instructions (C.2); false = C.4")
+    prompt: prompts.PromptStyle = Field(
+        default="paper", description="paper: C.2/C.4 content; metric_aware: states the BAS/TDAS ranges (ablation)")
     repair: bool = Field(default=True, description="One repair call when the reply does not parse")
     reference: ReferenceLimits = Field(default_factory=ReferenceLimits, description="What to gather")
 
@@ -52,14 +57,18 @@ class DirectAgent(ChatAgent[DirectSettings]):
     def __init__(self, chat_model: Any | None = None, sleep: Callable[[float], None] = time.sleep,
                  uncertainty_config: UncertaintyConfig | None = None, **settings: Any) -> None:
         super().__init__(chat_model, sleep, uncertainty_config, **settings)
-        if not self.settings.uncertainty:
+        if self.settings.prompt == "metric_aware":
+            self.name = "direct_metric_aware" if self.settings.uncertainty else "direct_metric_aware_no_uncertainty"
+        elif not self.settings.uncertainty:
             self.name = "direct_no_uncertainty"
 
     def messages(self, query: Query, reference_text: str) -> list[Any]:
         """System instructions, then the example, the gathered information and the query."""
-        human = "\n\n".join([prompts.example_block(), "Reference information:\n" + reference_text,
-                             prompts.query_text(query), "Travel plan (JSON):"])
-        return [SystemMessage(prompts.instructions(query, self.config, self.settings.uncertainty)),
+        s = self.settings
+        human = "\n\n".join([prompts.example_block(s.prompt, s.uncertainty),
+                             "Reference information:\n" + reference_text, prompts.query_text(query),
+                             "Travel plan (JSON):"])
+        return [SystemMessage(prompts.instructions(query, self.config, s.uncertainty, s.prompt)),
                 HumanMessage(human)]
 
     def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
