@@ -1,4 +1,4 @@
-"""Env step benchmark: env steps per second with lookup tools (DESIGN section 11; target >= 5,000/s).
+"""Env step benchmark: env steps per second with lookup tools (target >= 5,000/s).
 
 A seeded list of random lookup actions (flights, trains and buses between random city pairs on the
 query's dates; stays, attractions and restaurants in random cities; distances and cab routes) is

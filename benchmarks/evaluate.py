@@ -1,4 +1,4 @@
-"""Benchmark: complete evaluation of 7-day plans on the full sandbox, one core (DESIGN section 11).
+"""Benchmark: complete evaluation of 7-day plans on the full sandbox, one core (target >= 1,000/s).
 
 Builds realistic 7-day, 3-city plans programmatically (real legs, stays, meals and attractions
 with timings and transit distances), then times `utp_env.evaluation.evaluate` over them.

@@ -1,4 +1,4 @@
-"""Lookup benchmark: the indexed lookup tools against pandas boolean-mask scans (DESIGN section 11).
+"""Lookup benchmark: the indexed lookup tools against pandas boolean-mask scans (target >= 100x).
 
 The same seeded set of lookups (flights, trains and buses by city pair and date; stays,
 attractions and restaurants by city and a filter) runs three ways on the same tables:
@@ -16,7 +16,7 @@ lookup), and `invoke`'s rows must be the first rows of `core`. Each lookup is ti
 times each way and the best time kept. Prints per-kind medians of the per-lookup times and
 ratios, and the overall median ratio. Target: pandas / core >= 100.
 
-    python benchmarks/lookup.py [--profile full|mini] [--n 600] [--seed 0]
+    python benchmarks/lookup.py [--profile full|mini | --db DIR] [--n 600] [--seed 0]
 """
 
 from __future__ import annotations
@@ -156,13 +156,14 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
     return out, best
 
 
-def run(profile: str, n: int, seed: int, repeat: int = 3) -> dict[str, Any]:
-    """Run the benchmark; returns the per-kind medians and ratios (also printed)."""
+def run(profile: str, n: int, seed: int, repeat: int = 3, db_path: str | None = None) -> dict[str, Any]:
+    """Run the benchmark on the sandbox `profile` (or the database at `db_path`); returns the
+    per-kind medians and ratios (also printed)."""
     t0 = time.perf_counter()
-    db = open_sandbox(profile)
+    db = Database.open(db_path) if db_path else open_sandbox(profile)
     baseline = PandasTools(db)
     lookups = make_lookups(db, n, seed)
-    print(f"profile {profile}: {db.counts()['flights']} flights, {db.counts()['trains']} trains; "
+    print(f"{db_path or 'profile ' + profile}: {db.counts()['flights']} flights, {db.counts()['trains']} trains; "
           f"{len(lookups)} lookups (setup {time.perf_counter() - t0:.1f}s)")
     for lk in lookups[: len(KINDS)]:  # warm caches (E[D] index, amenity vocabulary) outside the timing
         LOOKUP_TOOLS[TOOL[lk.kind]].invoke(db, lk.args)
@@ -207,13 +208,14 @@ def run(profile: str, n: int, seed: int, repeat: int = 3) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--profile", choices=["full", "mini"], default="full", help="sandbox to benchmark on")
+    parser.add_argument("--db", default=None, help="a database directory instead of the sandbox profile")
     parser.add_argument("--n", type=int, default=600, help="number of lookups (spread over the six kinds)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the lookup set")
     parser.add_argument("--repeat", type=int, default=3, help="time each lookup this many times, keep the best")
     args = parser.parse_args(argv)
     if args.n < len(KINDS):
         parser.error(f"--n must be at least {len(KINDS)}")
-    summary = run(args.profile, args.n, args.seed, max(1, args.repeat))
+    summary = run(args.profile, args.n, args.seed, max(1, args.repeat), args.db)
     return 1 if summary["mismatches"] else 0
 
 

@@ -6,7 +6,7 @@ Builds a 7-day, 3-city plan (origin -> B -> C -> origin, two nights in B, three 
 sandbox, then times, in one run: (1) drawing the delays, (2) the vectorised engine, (3) the whole
 `simulate` call (compile + draws + engine + report), and (4) the plain Python loop baseline
 (`utp_env.simulation.loop`) on the same draws (all rollouts if that takes < 30 s, else a prefix,
-scaled). Targets (DESIGN section 11): vectorised < 100 ms and >= 30x the loop.
+scaled). Targets (README, Performance): vectorised < 100 ms and >= 30x the loop.
 """
 
 from __future__ import annotations
@@ -182,8 +182,9 @@ def _cpu(fn, repeat: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--profile", choices=["full", "mini"], default="full")
-    parser.add_argument("--rollouts", type=int, default=10_000)
+    parser.add_argument("--profile", choices=["full", "mini"], default="full", help="sandbox profile (default full)")
+    parser.add_argument("--db", default=None, help="a database directory instead of the sandbox profile")
+    parser.add_argument("--rollouts", type=int, default=10_000, help="rollouts per timing (default 10000)")
     parser.add_argument("--loop-rollouts", type=int, default=None,
                         help="rollouts for the loop baseline (default: all if under ~30 s, else scaled)")
     parser.add_argument("--repeat", type=int, default=5, help="best of this many timings (vectorised)")
@@ -191,12 +192,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from utp_env.tools.sandbox import open_sandbox
 
-    db = open_sandbox(args.profile)
+    db = Database.open(args.db) if args.db else open_sandbox(args.profile)
     plan = week_plan(db)
     config = load_uncertainty()
     compiled, _ = compile_for(plan, None, db, config)
     n = args.rollouts
-    print(f"{args.profile} sandbox; plan: 7 days, {compiled.n_steps} steps ({len(compiled.leg_steps)} legs), "
+    where = args.db or f"{args.profile} sandbox"
+    print(f"{where}; plan: 7 days, {compiled.n_steps} steps ({len(compiled.leg_steps)} legs), "
           f"{compiled.delays.k} delay elements; {n} rollouts", file=sys.stderr)
 
     delays = draw_delays(compiled, np.random.default_rng(0), n)

@@ -5,10 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox import build_sandbox
 
 MINI_QUERIES = 60
+
+# No test asserts a duration: Hypothesis's per-example deadline (200 ms by default) is off for every
+# test, so a loaded machine cannot fail one. Speed targets live in benchmarks/.
+settings.register_profile("utp-env", deadline=None)
+settings.load_profile("utp-env")
 
 
 @pytest.fixture(scope="session")

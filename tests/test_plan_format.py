@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -383,7 +382,8 @@ def test_database_gives_schedule_canonical_cities_and_venue_types(tmp_path: Path
     assert parse_plan(raw).days[0].transport[0].arr == 470  # without the database: the stated arrival
 
 
-# ---------------------------------------------------------------- adversarial input stays fast
+# ---------------------------------------------------------------- adversarial input is parsed or rejected
+# How fast (linear in the length) is measured by benchmarks/plan_format.py, not asserted here.
 
 _K = 20_000
 _S = " " * _K
@@ -407,8 +407,7 @@ def _one_day(**fields: str) -> str:
     "```" * _K,
     "{a} [b] " * _K,
 ], ids=range(12))
-def test_adversarial_text_is_handled_in_linear_time(text: str) -> None:
-    start = time.perf_counter()
+def test_adversarial_text_is_parsed_or_rejected_cleanly(text: str) -> None:
     with contextlib.suppress(PlanFormatError):
-        parse_plan(text)
-    assert time.perf_counter() - start < 2.0
+        plan = parse_plan(text)
+        assert isinstance(plan, Plan)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import resource
-import time
 from pathlib import Path
 
 import numpy as np
@@ -231,15 +229,11 @@ def test_data_md_is_generated_and_documents_every_column() -> None:
 
 
 @pytest.mark.slow
-def test_full_profile_counts_calibration_and_open_time(tmp_path: Path) -> None:
-    started = time.perf_counter()
+def test_full_profile_counts_and_calibration(tmp_path: Path) -> None:
+    """Row counts and calibration of the full profile. Build and open times (targets < 60 s and
+    < 2 s) are measured by benchmarks/sandbox.py, not here."""
     manifest = build_sandbox("full", 0, tmp_path / "full")
-    build_s = time.perf_counter() - started
-    started = time.perf_counter()
     db = Database.open(tmp_path / "full")
-    open_s = time.perf_counter() - started
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"\nfull sandbox: build {build_s:.1f} s, open {open_s:.2f} s, process peak RSS {peak_mb:.0f} MB")
     expected = {"cities": 504, "flights": 29_346, "trains": 68_068, "buses": 34_925, "restaurants": 3_433,
                 "attractions": 2_990, "accommodations": 3_670, "events": 783, "transit_stops": 10_025,
                 "distances": 504 * 503, "road_routes": 4_052}
