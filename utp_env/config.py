@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError
 
-from utp_env.configs import CONFIG_DIR
+from utp_env.configs import CONFIG_DIR as CONFIG_DIR  # re-exported
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -154,11 +154,12 @@ def conflict_free_cheapest(options: list[list[LegOption]]) -> list[LegOption] | 
         return chosen
     best: list[LegOption] | None = None
     for banned in ("flight", "cab"):
-        picks = [next((o for o in opts if o.mode != banned), None) for opts in options]
-        if all(p is not None for p in picks):
-            total = sum(p.fare for p in picks)  # type: ignore[union-attr]
+        firsts = (next((o for o in opts if o.mode != banned), None) for opts in options)
+        picks = [p for p in firsts if p is not None]
+        if len(picks) == len(options):
+            total = sum(p.fare for p in picks)
             if best is None or total < sum(o.fare for o in best):
-                best = picks  # type: ignore[assignment]
+                best = picks
     return best
 
 

@@ -29,13 +29,13 @@ from utp_env.queries.feasibility import (
 )
 from utp_env.queries.options import attraction_fits, events_on, stay_options
 from utp_env.queries.templates import render_text
-from utp_env.query import LocalConstraint, Persona, Query
+from utp_env.query import Horizon, Level, LocalConstraint, Persona, Query, RiskProfile
 from utp_env.tools.database import Database
 from utp_env.tools.schema import HOUSE_RULE_FORBIDS, HOUSE_TYPES
 from utp_env.tools.seeding import stable_int
 
-LEVELS = ("easy", "medium", "hard")
-RISKS = ("tolerant", "optimized", "averse")
+LEVELS: tuple[Level, ...] = ("easy", "medium", "hard")
+RISKS: tuple[RiskProfile, ...] = ("tolerant", "optimized", "averse")
 CONSTRAINT_KINDS = ("house_rule", "house_type", "amenities", "services", "cuisine", "transportation",
                     "event_types", "attraction_categories")
 
@@ -45,9 +45,9 @@ class QueryConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    horizons: list[int] = [3, 5, 7]
-    levels: list[str] = list(LEVELS)
-    risk_profiles: list[str] = list(RISKS)
+    horizons: list[Horizon] = [3, 5, 7]
+    levels: list[Level] = list(LEVELS)
+    risk_profiles: list[RiskProfile] = list(RISKS)
     people_min: int = Field(1, ge=1, le=8)
     people_max: int = Field(8, ge=1, le=8)
     min_org_destinations: int = Field(4, ge=1, description="Directly served cities an origin needs")
@@ -122,7 +122,7 @@ class _Generator:
                 by_state[self.state[c]] = by_state.get(self.state[c], 0) + 1
         return sorted(s for s, count in by_state.items() if count >= k)
 
-    def one(self, index: int, days: int, level: str, risk: str) -> Query | None:
+    def one(self, index: int, days: Horizon, level: Level, risk: RiskProfile) -> Query | None:
         rng = np.random.default_rng(stable_int(self.seed, "query", index))
         cfg = self.config
         qid = f"utp-q-{index + 1:04d}"
@@ -150,7 +150,7 @@ class _Generator:
                 spending=str(rng.choice(cfg.spending)), location_preference=str(rng.choice(cfg.location_preferences)))
             base = Query(query_id=qid, org=org, dest=dest, visiting_city_number=k, days=days, dates=dates,
                          people_number=people, budget_inr=1.0, level=level, persona=persona,
-                         risk_profile=risk, text="")  # type: ignore[arg-type]
+                         risk_profile=risk, text="")
             quote = cheapest_trip(base, self.db, self.unc)
             if isinstance(quote, str):
                 continue
@@ -217,12 +217,12 @@ class _Generator:
                                      for c in cats[a]})]
 
 
-def balanced_cells(config: QueryConfig) -> list[tuple[int, str, str]]:
+def balanced_cells(config: QueryConfig) -> list[tuple[Horizon, Level, RiskProfile]]:
     """Every (horizon, level, risk) cell once, in a Latin-square order: any run of len(horizons)
     consecutive cells covers each horizon, level and risk once (for equal-sized lists), so every
     prefix of the query list is as balanced as its length allows."""
     hs, ls, rs = config.horizons, config.levels, config.risk_profiles
-    out = []
+    out: list[tuple[Horizon, Level, RiskProfile]] = []
     for c in range(len(hs) * len(ls) * len(rs)):
         a, b, z = c % len(hs), (c // len(hs)) % len(ls), c // (len(hs) * len(ls))
         out.append((hs[a], ls[(a + b) % len(ls)], rs[(a + b + z) % len(rs)]))

@@ -27,7 +27,8 @@ def write_queries(path: str | Path, queries: Iterable[Query]) -> Path:
 
 def loads_queries(text: str, source: str = "<string>") -> list[Query]:
     """Parse JSONL text into queries; ValueError naming `source`, the 1-based line and the field."""
-    out, seen = [], {}
+    out: list[Query] = []
+    seen: dict[str, int] = {}  # query_id -> line
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue

@@ -119,7 +119,7 @@ def leg_options(db: Database, origin: str, dest: str, date: str, people: int,
                 continue
             if mode == "bus":
                 expected, _ = delays.of("bus", road_row)
-                hist = float(db.tables["road_routes"].columns["free_flow_min"][road_row])  # type: ignore[index]
+                hist = float(db.tables["road_routes"].columns["free_flow_min"][road_row])
             else:
                 expected, _ = delays.of(mode, i)
                 hist = float(cols["duration_min"][i])
