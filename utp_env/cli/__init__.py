@@ -1,28 +1,166 @@
-"""`utp-env` command line: the composition root. Each command group lives in its own module
-exposing `register(subparsers)`; agents are imported lazily by the commands that need them."""
+"""The `utp-env` command line.
+
+Each command group lives in its own module of this package exposing `register(subparsers)`
+(`data.py`, `simulate.py`, `run.py`, `show.py`, `evaluate.py`). The CLI is one of the places allowed
+to import agents (`utp_env.agents`, lazily, by the commands that need them); see
+tests/test_layering.py. Every option has a help text (tests/test_cli.py walks the parser tree),
+and a mistyped option names the closest one under the usage of the command it was given to.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import re
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 COMMAND_MODULES = ("data", "simulate", "run", "show", "evaluate")
 
+DESCRIPTION = """\
+utp-env: a Gymnasium environment and benchmark for uncertainty-aware travel planning in India
+(after UTP-Bench). Run a planning agent on the benchmark's queries and score its plans for
+feasibility and robustness to transport delays and crowds; score plans you made elsewhere; replay
+a plan under sampled delays; build and check the sandbox database the queries are drawn from."""
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="utp-env", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+EPILOG = """\
+examples:
+  utp-env run --profile mini --limit 3     the reference planner on 3 queries of the small sandbox
+  utp-env run --agent direct --workers 4   an LLM baseline (needs pip install 'utp-env[llm]'
+                                           and OPENAI_API_KEY)
+  utp-env show runs/reference-validation-seed0
+  utp-env evaluate --plans plans.jsonl     score your own plans (paper JSON format)
+  utp-env simulate --plan plan.json        Monte Carlo robustness of one plan
+  utp-env data build --profile mini        build the small sandbox database
+
+The first command that needs the sandbox builds it (about a minute for `full`) into a cache
+folder (set UTP_ENV_CACHE to choose it). Run `utp-env COMMAND --help` for a command's options."""
+
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+class CliParser(argparse.ArgumentParser):
+    """An ArgumentParser that reports a mistyped option under its own command's usage, with the
+    closest option it knows (`utp-env run: unknown option --agnet; did you mean --agent?`)."""
+
+    _given: list[str]
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None,
+    ) -> tuple[argparse.Namespace, list[str]]:
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        # An unknown option also makes a required one look missing: name the unknown one first.
+        unknown = unknown_arguments(self, own_arguments(self, getattr(self, "_given", [])))
+        self.print_usage(sys.stderr)
+        if unknown:
+            self.exit(2, f"{self.prog}: {unknown_message(self, unknown)}\n")
+        self.exit(2, f"{self.prog}: error: {with_choice_hint(message)}\n")
+
+
+def with_choice_hint(message: str) -> str:
+    """argparse's "invalid choice: 'rnu' (choose from 'data', 'run', ...)" with "; did you mean 'run'?"."""
+    found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if not found:
+        return message
+    close = difflib.get_close_matches(found[1], re.findall(r"'([^']*)'", found[2]), n=1, cutoff=0.5)
+    return f"{message}; did you mean {close[0]!r}?" if close else message
+
+
+def own_arguments(parser: argparse.ArgumentParser, given: Sequence[str]) -> list[str]:
+    """The strings of `given` that `parser` itself reads: all of them, or for a parser with
+    commands, those before the command name."""
+    names = {name for a in parser._actions if isinstance(a, argparse._SubParsersAction) for name in a.choices}
+    for i, text in enumerate(given):
+        if text in names:
+            return list(given[:i])
+    return list(given)
+
+
+def _known_option(parser: argparse.ArgumentParser, text: str) -> bool:
+    """Whether argparse would take `text` as one of `parser`'s options (exact, `--opt=value`, or
+    an unambiguous prefix, as argparse's abbreviations allow)."""
+    name = text.split("=", 1)[0]
+    options = parser._option_string_actions
+    if name in options:
+        return True
+    if parser.allow_abbrev and name.startswith("--"):
+        return len([o for o in options if o.startswith(name)]) == 1
+    return len(name) > 2 and not name.startswith("--") and name[:2] in options  # a short option glued to its value
+
+
+def unknown_arguments(parser: argparse.ArgumentParser, given: Sequence[str]) -> list[str]:
+    """The strings of `given` that look like options but are not options of `parser`."""
+    out = []
+    for text in given:
+        if text == "--":
+            break
+        looks_like_option = text.startswith("-") and text != "-" and not _NEGATIVE_NUMBER.match(text)
+        if looks_like_option and not _known_option(parser, text):
+            out.append(text)
+    return out
+
+
+def unknown_message(parser: argparse.ArgumentParser, extras: Sequence[str]) -> str:
+    """`unknown option --agnet; did you mean --agent?` for the first option-like string of
+    `extras`, or `unexpected argument 'x'` when there is none."""
+    options = [text for text in extras if text.startswith("-") and not _NEGATIVE_NUMBER.match(text)]
+    if not options:
+        return f"unexpected argument{'s' if len(extras) > 1 else ''} {' '.join(repr(e) for e in extras)}"
+    name = options[0].split("=", 1)[0]
+    known = sorted({o for o in parser._option_string_actions if o.startswith("--")})
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+    hint = f"did you mean {close[0]}?" if close else f"see `{parser.prog} --help` for the options"
+    return f"unknown option {name}; {hint}"
+
+
+def build_parser() -> CliParser:
+    parser = CliParser(prog="utp-env", description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}",
+                        help="print the installed version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                title="commands", parser_class=CliParser)
     for name in COMMAND_MODULES:
         importlib.import_module(f"utp_env.cli.{name}").register(sub)
     return parser
 
 
+def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest (sub)command parser that `args` went through, e.g. `utp-env data validate`."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name is None:
+            return parser
+        parser = subs[0].choices[name]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("utp-env")
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        from utp_env import __version__
+
+        return __version__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `utp-env` console script; returns the process exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        own = unknown_arguments(parser, own_arguments(parser, parser._given))
+        command = parser if own else chosen_parser(parser, args)
+        command.print_usage(sys.stderr)
+        print(f"{command.prog}: {unknown_message(command, extras)}", file=sys.stderr)
+        return 2
     try:
         return int(args.handler(args) or 0)
     except KeyboardInterrupt:

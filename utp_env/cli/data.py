@@ -11,14 +11,19 @@ from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
 from utp_env.tools.sandbox.calibration import calibrate
+from utp_env.tools.sandbox.realism import realism
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `data` command group."""
     data = subparsers.add_parser("data", help="build, validate or describe a database",
-                                 description=__doc__.split("\n")[0])
-    sub = data.add_subparsers(dest="data_command", required=True, metavar="ACTION")
-    build = sub.add_parser("build", help="generate the India sandbox")
+                                 description="Build the India sandbox database, check a database directory, "
+                                 "or print its row counts and calibration figures (docs/DATA.md).")
+    sub = data.add_subparsers(dest="data_command", required=True, metavar="ACTION", title="actions")
+    build = sub.add_parser("build", help="generate the India sandbox",
+                           description="Generate the India sandbox (tables of cities, flights, trains, buses, "
+                           "stays, restaurants, attractions, events, delay statistics) and, by default, its "
+                           "query set with reference plans. Same profile and seed, same files.")
     build.add_argument("--profile", default="full",
                        help=f"sandbox profile: {' | '.join(PROFILES)} or a profile YAML path (default: full)")
     build.add_argument("--seed", type=_seed, default=0, help="generator seed (default: 0)")
@@ -27,10 +32,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     build.add_argument("--queries", type=_count, default=1000, metavar="N",
                        help="also build N queries with reference plans beside the tables (default: 1000; 0 skips)")
     build.set_defaults(handler=cmd_build)
-    validate = sub.add_parser("validate", help="open a database directory and check every file")
-    validate.add_argument("path", type=Path, metavar="DIR")
+    validate = sub.add_parser("validate", help="open a database directory and check every file",
+                              description="Open a database directory and check every file against the table "
+                              "schemas (columns, types, keys, references); print the row counts and the content "
+                              "hash. Exit status 2 when a file is invalid.")
+    validate.add_argument("path", type=Path, metavar="DIR", help="the database directory to check")
     validate.set_defaults(handler=cmd_validate)
-    stats = sub.add_parser("stats", help="row counts and calibration figures with their targets")
+    stats = sub.add_parser("stats", help="row counts and calibration figures with their targets",
+                           description="Print a database's row counts and its calibration figures (delay "
+                           "means, connectivity, crowd data) against their targets. Exit status 1 when a check "
+                           "fails.")
     stats.add_argument("path", type=Path, nargs="?", default=None, metavar="DIR",
                        help="database directory (default: the embedded full sandbox)")
     stats.set_defaults(handler=cmd_stats)
@@ -113,7 +124,18 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"{c.name:<{width}}  {c.value!s:>18}  {c.target:<16}  {'pass' if c.passed else 'FAIL'}")
     failed = sum(not c.passed for c in report.checks)
     print(f"\n{len(report.checks) - failed}/{len(report.checks)} checks pass")
+    _print_realism(db)
     return 0 if failed == 0 else 1
+
+
+def _print_realism(db: Database) -> None:
+    """The realism figures (tools/sandbox/realism.py); informative, their targets are for the full sandbox."""
+    figures = realism(db)
+    width = max(len(c.name) for c in figures)
+    print(f"\n{'realism figure':<{width}}  {'value':>26}  {'target':<32}  result")
+    for c in figures:
+        print(f"{c.name:<{width}}  {c.value!s:>26}  {c.target:<32}  {'pass' if c.passed else 'FAIL'}")
+    print(f"\n{sum(c.passed for c in figures)}/{len(figures)} realism figures pass")
 
 
 def _counts_text(counts: dict[str, int]) -> str:

@@ -6,19 +6,30 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from utp_env.evaluation import EvaluationReport
+    from utp_env.itinerary import Plan
+    from utp_env.query import Query
+    from utp_env.tools.database import Database
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `evaluate` command."""
     p = sub.add_parser("evaluate", help="score plans (paper JSON format) and print the summary table",
                        description="Score each plan of PLANS.jsonl (lines {\"query_id\": ..., \"plan\": <days "
                        "or text>}) with the commonsense and hard checks, BAS/CATS/TDAS and the TripCraft "
                        "metrics (docs/METRICS.md). A plan that does not parse counts as not delivered.")
-    p.add_argument("--plans", type=Path, required=True, help="JSONL of {query_id, plan}")
-    p.add_argument("--queries", type=Path, help="JSONL of queries (default: queries.jsonl next to the database)")
-    p.add_argument("--db", type=Path, help="database directory (default: the embedded full sandbox)")
-    p.add_argument("--config", type=Path, help="uncertainty YAML (default configs/uncertainty.yaml)")
-    p.add_argument("--out", type=Path, help="write the full report (summary, every plan's report) as JSON")
+    p.add_argument("--plans", type=Path, required=True, metavar="PLANS.jsonl",
+                   help="the plans to score: one JSON object {query_id, plan} per line")
+    p.add_argument("--queries", type=Path, metavar="Q.jsonl",
+                   help="JSONL of the queries the plans answer (default: the database's query set)")
+    p.add_argument("--db", type=Path, metavar="DIR", help="database directory (default: the embedded full sandbox)")
+    p.add_argument("--config", type=Path, metavar="YAML",
+                   help="uncertainty parameters YAML (default: the shipped configs/uncertainty.yaml)")
+    p.add_argument("--out", type=Path, metavar="FILE",
+                   help="also write the full report (summary, every plan's report) as JSON to FILE")
     p.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
     p.set_defaults(handler=handle)
 
@@ -43,9 +54,9 @@ def read_plan_lines(path: Path) -> list[tuple[int, dict[str, Any] | None, str | 
     return out
 
 
-def load_queries(queries: Path | None, db) -> tuple[dict, dict]:  # -> (queries by id, reference plans by id)
-    """Queries from `--queries` (no reference plans), else the database's query set with its
-    reference plans; a clear error when neither exists."""
+def load_queries(queries: Path | None, db: Database) -> tuple[dict[str, Query], dict[str, Plan]]:
+    """(queries by id, reference plans by id): from `--queries` (no reference plans), else the
+    database's query set with its reference plans; a clear error when neither exists."""
     from utp_env.dataset import dataset_of
     from utp_env.queries import read_queries
 
@@ -75,10 +86,12 @@ def handle(args: argparse.Namespace) -> int:
 
         db = open_sandbox("full")
     queries, references = load_queries(args.queries, db)
-    results, records, errors = [], [], []
+    results: list[tuple[Query, EvaluationReport | None]] = []
+    records: list[dict[str, Any]] = []
+    errors: list[str] = []
     for number, record, error in read_plan_lines(args.plans):
         if record is None:
-            errors.append(error)
+            errors.append(error or f"{args.plans.name} line {number}: unreadable")
             continue
         query = queries.get(str(record["query_id"]))
         if query is None:

@@ -5,35 +5,55 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from utp_env.runs.config import RunConfig
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run an agent on a query split and print the Table-3 summary",
-                       description="Run an agent (the reference planner by default) on the validation split "
-                       "of the embedded sandbox. Rerunning with the same --out resumes.")
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `run` command."""
+    p = sub.add_parser("run", help="run an agent on the benchmark's queries and print the summary table",
+                       description="Run an agent (the reference planner by default) on a split of the "
+                       "sandbox's queries, score every plan (feasibility checks, BAS/CATS/TDAS, Monte Carlo "
+                       "robustness) and print the Table-3 summary. Results go to a run folder; rerunning "
+                       "with the same --out resumes where it stopped. Flags override a --config file.")
     p.add_argument("--agent", default=None,
-                   help="agent name (reference, deterministic, direct, atlas, tool_calling), "
-                   "a config YAML, or a module:Class import path (default: reference)")
-    p.add_argument("--config", type=Path, help="a run config YAML (keys of RunConfig); flags override it")
-    p.add_argument("--split", choices=["validation", "test", "all"])
-    p.add_argument("--horizons", type=int, nargs="+", choices=[3, 5, 7])
-    p.add_argument("--limit", type=int, help="at most this many queries")
-    p.add_argument("--trials", type=int, help="trials per query (pass^k)")
-    p.add_argument("--seed", type=int)
-    p.add_argument("--workers", type=int)
-    p.add_argument("--backend", choices=["local", "ray"])
-    p.add_argument("--ray-address", dest="ray_address", help="Ray cluster address for --backend ray")
-    p.add_argument("--rollouts", type=int, help="Monte Carlo rollouts per plan (0 disables)")
-    p.add_argument("--profile", choices=["full", "mini"], help="embedded sandbox profile (default full)")
-    p.add_argument("--db", help="database directory instead of the embedded sandbox")
-    p.add_argument("--out", help="run folder (default runs/<agent>-<split>-seed<seed>)")
+                   help="agent name (reference, deterministic, direct, direct_no_uncertainty, atlas, "
+                   "tool_calling), an agent config YAML, or a module:Class import path (default: reference)")
+    p.add_argument("--config", type=Path, metavar="YAML",
+                   help="a run config YAML (keys of RunConfig, docs/RUNS.md); flags override it")
+    p.add_argument("--split", choices=["validation", "test", "all"],
+                   help="which queries: the validation split, the test split, or all (default: validation)")
+    p.add_argument("--horizons", type=int, nargs="+", choices=[3, 5, 7], metavar="DAYS",
+                   help="only trips of these lengths in days, any of 3 5 7 (default: all)")
+    p.add_argument("--limit", type=int, metavar="N", help="run at most N queries (default: all of the split)")
+    p.add_argument("--trials", type=int, metavar="K",
+                   help="episodes per query, for pass^k (default: 1)")
+    p.add_argument("--seed", type=int,
+                   help="seed of the episodes (sampled delays, agent randomness); the same seed "
+                   "gives the same results (default: 0)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="episodes run in parallel, in N processes (default: 1)")
+    p.add_argument("--backend", choices=["local", "ray"],
+                   help="where the workers run: local processes, or a Ray cluster "
+                   "(needs pip install 'utp-env[ray]') (default: local)")
+    p.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS",
+                   help="Ray cluster address for --backend ray (default: start Ray locally)")
+    p.add_argument("--rollouts", type=int, metavar="N",
+                   help="Monte Carlo rollouts per plan for the hold rate; 0 disables (default: 1000)")
+    p.add_argument("--profile", choices=["full", "mini"],
+                   help="embedded sandbox: full (504 cities) or mini (a small one for trying things) "
+                   "(default: full)")
+    p.add_argument("--db", metavar="DIR", help="a database directory instead of the embedded sandbox")
+    p.add_argument("--out", metavar="DIR", help="run folder (default: runs/<agent>-<split>-seed<seed>)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override an agent setting, e.g. --set buffers=false (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=handle)
 
 
-def resolve_config(args: argparse.Namespace):  # -> RunConfig
+def resolve_config(args: argparse.Namespace) -> RunConfig:
     """Merge defaults < --config file < flags into a validated RunConfig."""
     from utp_env.config import load_model
     from utp_env.runs.config import RunConfig, parse_overrides

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from utp_env.runs.summary import RunSummary
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("show", help="print a run's summary, or compare two runs side by side")
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `show` command."""
+    p = sub.add_parser("show", help="print a run's summary, or compare two runs side by side",
+                       description="Print the summary table of a run folder made by `utp-env run`, or the "
+                       "'all' column of two runs side by side with their difference.")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="one run folder, or two to compare")
     p.add_argument("--markdown", action="store_true", help="print markdown instead of a text table")
     p.set_defaults(handler=handle)
 
 
-def compare(left, right) -> str:  # RunSummary, RunSummary -> str
+def compare(left: RunSummary, right: RunSummary) -> str:
     """The 'all' column of two runs' Table 3 side by side, with their difference where numeric."""
     rows_l = dict(left.evaluation.model_copy(update={"groups": {"all": left.evaluation.groups["all"]}}).rows())
     rows_r = dict(right.evaluation.model_copy(update={"groups": {"all": right.evaluation.groups["all"]}}).rows())

@@ -6,27 +6,39 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from utp_env.itinerary import Plan
+    from utp_env.query import Query
+    from utp_env.tools.database import Database
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `simulate` command."""
     p = sub.add_parser("simulate", help="replay a plan under sampled delays and report its robustness",
                        description="Replay a plan (the paper's JSON day format, or the canonical Plan JSON) "
                        "N times under sampled transport delays and visit overruns; print the hold rate, "
                        "missed-leg probabilities and lateness per item (docs/SIMULATION.md).")
-    p.add_argument("--plan", type=Path, required=True, help="plan JSON file")
-    p.add_argument("--query-id", dest="query_id", help="the plan's query (default: the plan's query_id)")
-    p.add_argument("--queries", type=Path, help="JSONL of queries (default: the database's query set)")
-    p.add_argument("--db", help="database directory instead of the embedded sandbox")
-    p.add_argument("--profile", choices=["full", "mini"], default="full", help="embedded sandbox profile")
-    p.add_argument("--rollouts", type=int, default=10_000, help="number of rollouts (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (same seed, same report)")
-    p.add_argument("--config", type=Path, help="uncertainty YAML (default configs/uncertainty.yaml)")
-    p.add_argument("--plot", type=Path, help="write a PNG timeline with lateness bands here")
+    p.add_argument("--plan", type=Path, required=True, metavar="FILE",
+                   help="the plan, as JSON (paper day format or canonical Plan)")
+    p.add_argument("--query-id", dest="query_id", metavar="ID",
+                   help="the query the plan answers, for its dates and traveller (default: the plan's query_id)")
+    p.add_argument("--queries", type=Path, metavar="Q.jsonl",
+                   help="JSONL of queries to find --query-id in (default: the database's query set)")
+    p.add_argument("--db", metavar="DIR", help="a database directory instead of the embedded sandbox")
+    p.add_argument("--profile", choices=["full", "mini"], default="full",
+                   help="embedded sandbox: full or mini (default: full)")
+    p.add_argument("--rollouts", type=int, default=10_000, metavar="N", help="number of rollouts (default: 10000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same report (default: 0)")
+    p.add_argument("--config", type=Path, metavar="YAML",
+                   help="uncertainty parameters YAML (default: the shipped configs/uncertainty.yaml)")
+    p.add_argument("--plot", type=Path, metavar="PNG", help="also write a timeline with lateness bands to PNG")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     p.set_defaults(handler=handle)
 
 
-def load_plan(path: Path, query, db):  # -> Plan
+def load_plan(path: Path, query: Query | None, db: Database) -> Plan:
     """The plan in `path`: canonical `Plan` JSON (days holding `items`) or the paper's day format."""
     from utp_env.itinerary import Plan
     from utp_env.plan_format import parse_plan
@@ -50,7 +62,7 @@ def load_plan(path: Path, query, db):  # -> Plan
         raise ValueError(f"{path}: {exc}") from exc
 
 
-def find_query(query_id: str | None, queries_path: Path | None, db):  # -> Query | None
+def find_query(query_id: str | None, queries_path: Path | None, db: Database) -> Query | None:
     """The query `query_id` from `--queries` or the database's query set; None without an id."""
     if query_id is None:
         return None
