@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import traceback
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -34,6 +34,7 @@ from utp_env.tools.lookup.registry import ToolResult, ToolSpec
 from utp_env.tools.seeding import stable_int
 
 RESET_OPTIONS = frozenset({"query_id", "query", "split", "stochastic"})
+METADATA: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # `UTPEnv.metadata`
 
 
 def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:
@@ -57,7 +58,7 @@ class UTPEnv(gym.Env[str, Any]):
         render_mode: None or 'ansi' (`render()` returns the plan as text).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = METADATA
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,

@@ -7,6 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+Horizon = Literal[3, 5, 7]
+HORIZONS: tuple[Horizon, ...] = (3, 5, 7)
+
 
 class RunConfig(BaseModel):
     """Everything that determines a run's results (timings aside)."""
@@ -18,7 +21,7 @@ class RunConfig(BaseModel):
     profile: Literal["full", "mini"] = Field(default="full", description="Embedded sandbox profile")
     db: str | None = Field(default=None, description="Database directory (overrides profile)")
     split: Literal["validation", "test", "all"] = "validation"
-    horizons: list[Literal[3, 5, 7]] = Field(default_factory=lambda: [3, 5, 7])
+    horizons: list[Horizon] = Field(default_factory=lambda: list(HORIZONS), description="Trip lengths (days) to run")
     limit: int | None = Field(default=None, ge=1, description="At most this many queries")
     trials: int = Field(default=1, ge=1, description="Trials per query (pass^k)")
     seed: int = 0
