@@ -11,10 +11,10 @@ from utp_env.tools.database import Database
 
 from utp_env.env.config import query_pool, reference_plan
 from utp_env.env.core import UTPEnv
-from utp_env.env.episode import pass_rate, reward_terms, weighted_reward
+from utp_env.env.episode import TerminationReason, finish, pass_rate, reward_terms, weighted_reward
 from utp_env.evaluation import evaluate
-from utp_env.evaluation.report import CheckResult
-from utp_env.itinerary import format_hhmm
+from utp_env.evaluation.report import METRICS, CheckResult
+from utp_env.itinerary import Plan, format_hhmm
 from utp_env.plan_format import format_plan, parse_plan
 from utp_env.queries import cheapest_trip
 from utp_env.query import Query
@@ -204,8 +204,38 @@ def test_end_episode_records_the_reason(env: UTPEnv) -> None:
     env.reset(seed=2)
     reward, info = env.end_episode("agent_error", "model crashed")
     assert info["termination_reason"] == "agent_error" and info["message"] == "model crashed" and reward == 0.0
+    env.reset(seed=2)
+    assert env.end_episode(TerminationReason.STEP_LIMIT)[1]["termination_reason"] == TerminationReason.STEP_LIMIT
     with pytest.raises(ValueError, match="reason must be one of"):
         env.reset(seed=2) and env.end_episode("bored")
+
+
+def test_the_final_info_is_the_outcome_of_the_shared_finish_step(env: UTPEnv) -> None:
+    """The env ends through `finish`: its final info holds exactly `EpisodeOutcome.to_json()`
+    (the keys of a results.jsonl line), and `metrics` is the report's eight metrics."""
+    query = three_day_query(env.db)
+    env.reset(seed=3, options={"query_id": query.query_id})
+    run_actions(env, plan_actions(env.db, query))
+    plan = env.episode.plan.model_copy(deep=True)
+    info = env.step({"tool": "submit"})[4]
+    expected = finish(TerminationReason.SUBMITTED, plan, query, env.db, weights=env.config.reward_weights,
+                      reference=reference_plan(env.db, query.query_id)).to_json()
+    assert {k: info[k] for k in expected} == expected
+    assert list(info["metrics"]) == list(METRICS) and info["evaluation"] is info["report"]
+    assert Plan.model_validate(info["plan"]) == plan
+
+
+def test_an_evaluator_failure_ends_the_episode_as_infrastructure_error(env: UTPEnv, monkeypatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("evaluator bug")
+
+    monkeypatch.setattr("utp_env.evaluation.evaluate", broken)
+    env.reset(seed=5)
+    _, reward, terminated, truncated, info = env.step({"tool": "submit"})
+    assert terminated and not truncated and reward == 0.0  # the agent did submit; the benchmark failed to score it
+    assert info["termination_reason"] == TerminationReason.INFRASTRUCTURE_ERROR
+    assert info["report"] is None and info["metrics"] is None and "evaluator bug" in info["error"]
+    assert env.episode.status == TerminationReason.INFRASTRUCTURE_ERROR
 
 
 def test_reward_is_a_renormalised_weighted_mean() -> None:

@@ -15,7 +15,12 @@ from typing import Any
 import pytest
 
 from utp_env.cli import main
+from utp_env.env.config import load_env_config
+from utp_env.env.episode import TerminationReason, finish
+from utp_env.evaluation.report import METRICS
+from utp_env.itinerary import Plan
 from utp_env.runs.config import RunConfig
+from utp_env.runs.episode import context_for, run_episode
 from utp_env.runs.runner import run
 
 TESTS = Path(__file__).resolve().parent
@@ -111,6 +116,35 @@ def test_bad_episodes_are_recorded_and_the_run_goes_on(mini_db_path: Path, tmp_p
     assert summary["evaluation"]["groups"]["all"]["delivery_rate"] == pytest.approx(
         sum(r["report"] is not None for r in records) / 9)
     assert len(summary["errors"]) == sum(r["termination_reason"] != "submitted" for r in records)
+    assert summary["termination"] == {reason: sum(r["termination_reason"] == reason for r in records)
+                                      for reason in ("agent_error", "not_delivered", "submitted")}
+
+
+def test_a_run_record_is_the_outcome_of_the_envs_finish_step(mini_db_path: Path, tmp_path: Path) -> None:
+    """The run worker ends an episode through the env's `finish`: the line holds its outcome's JSON
+    (the same keys as the env's final info), `metrics` is the report's eight metrics."""
+    config = _config(mini_db_path, tmp_path / "one-episode", limit=1)
+    ctx = context_for(config)
+    query_id = sorted(ctx.queries)[0]
+    record = run_episode(config, query_id, 0)
+    plan = Plan.model_validate(record["plan"])
+    expected = finish(TerminationReason.SUBMITTED, plan, ctx.queries[query_id], ctx.dataset.db,
+                      weights=load_env_config().reward_weights, reference=ctx.dataset.references.get(query_id),
+                      rollouts=config.rollouts, rollout_seed=record["seed"]).to_json()
+    assert {k: record[k] for k in expected} == expected
+    assert list(record["metrics"]) == list(METRICS) and 0.0 < record["reward"] <= 1.0
+
+
+def test_an_evaluator_failure_is_recorded_not_raised(mini_db_path: Path, tmp_path: Path, monkeypatch) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("evaluator bug")
+
+    config = _config(mini_db_path, tmp_path / "broken-evaluator", limit=1)
+    query_id = sorted(context_for(config).queries)[0]
+    monkeypatch.setattr("utp_env.evaluation.evaluate", broken)
+    record = run_episode(config, query_id, 0)
+    assert record["termination_reason"] == TerminationReason.INFRASTRUCTURE_ERROR
+    assert record["report"] is None and record["plan"] is not None and "evaluator bug" in record["error"]
 
 
 def test_trials_give_pass_hat_k_and_the_cli_shows_and_compares(mini_db_path: Path, tmp_path: Path,
