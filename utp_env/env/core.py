@@ -259,7 +259,7 @@ class UTPEnv(gym.Env[str, Any]):
         outcome = finish(reason, ep.plan, ep.query, ep.db, weights=self.config.reward_weights,
                          reference=ep.reference,
                          rollouts=self.config.robustness_rollouts if self.config.robustness else 0,
-                         rollout_seed=stable_int(ep.episode_id, "robustness"),
+                         rollout_seed=stable_int(ep.episode_id, "robustness") if self.config.robustness else 0,
                          rng=self.np_random if self.stochastic else None)
         ep.status = outcome.termination_reason
         info: dict[str, Any] = {"episode_id": ep.episode_id, "steps": ep.steps, **outcome.to_json()}
