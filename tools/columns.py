@@ -8,12 +8,14 @@ validate; the first bad cell raises a DataError naming the file, row and column.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
+import sys
 import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
@@ -40,7 +42,9 @@ def columns_of(model: type[Row]) -> list[Column]:
         if origin is typing.Literal:
             out.append(Column(name, "literal", optional, info, choices=typing.get_args(ann)))
         elif origin in (list, tuple) or ann in (list, tuple):
-            out.append(Column(name, "json", optional, info, adapter=TypeAdapter(info.annotation)))
+            # the field's constraints (min_length, ...) apply to the parsed value too
+            annotated = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+            out.append(Column(name, "json", optional, info, adapter=TypeAdapter(annotated)))
         elif ann in (str, int, float, bool):
             out.append(Column(name, ann.__name__, optional, info))
         else:  # pragma: no cover - guards schema edits
@@ -65,6 +69,13 @@ def _pattern(info: FieldInfo) -> str | None:
 
 
 _TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
+MAX_INT = 2**53  # larger integers do not survive the float64 columns exactly
+
+
+def shown(value: object) -> str:
+    """`repr(value)`, cut to 80 characters so that an error stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(str(value)):,} characters)"
 
 
 def convert(col: Column, cells: list[str], file: str) -> Any:
@@ -75,7 +86,7 @@ def convert(col: Column, cells: list[str], file: str) -> Any:
     """
 
     def fail(i: int, message: str, hint: str | None = None) -> typing.NoReturn:
-        raise DataError(f"{message}: {cells[i]!r}", file=file, row=i + 1, column=col.name, hint=hint)
+        raise DataError(f"{message}: {shown(cells[i])}", file=file, row=i + 1, column=col.name, hint=hint)
 
     def fail_value(value: str, message: str, hint: str | None = None) -> typing.NoReturn:
         fail(cells.index(value), message, hint)
@@ -117,7 +128,8 @@ def convert(col: Column, cells: list[str], file: str) -> Any:
                     except ValueError:
                         fail_value(value, f"not a number (expected {col.kind})")
             raise
-        empty = np.isnan(values) if "" in distinct else np.zeros(len(cells), dtype=bool)
+        empty = (np.fromiter((c == "" for c in cells), dtype=bool, count=len(cells)) if "" in distinct
+                 else np.zeros(len(cells), dtype=bool))
         finite = ~empty & ~np.isfinite(values)
         if finite.any():
             fail(int(np.argmax(finite)), "not a finite number")
@@ -125,6 +137,9 @@ def convert(col: Column, cells: list[str], file: str) -> Any:
             bad = ~empty & (values != np.round(values))
             if bad.any():
                 fail(int(np.argmax(bad)), "not an integer")
+            huge = ~empty & (np.abs(np.nan_to_num(values)) > MAX_INT)
+            if huge.any():
+                fail(int(np.argmax(huge)), f"integer too large (at most {MAX_INT:,})")
         for op, bound in _bounds(col.info).items():
             ok = {"ge": values >= bound, "gt": values > bound, "le": values <= bound,
                   "lt": values < bound}[op] | empty
@@ -142,7 +157,9 @@ def convert(col: Column, cells: list[str], file: str) -> Any:
         try:
             parsed[value] = col.adapter.validate_json(value)  # type: ignore[union-attr]
         except ValidationError as exc:
-            fail_value(value, f"invalid JSON value ({exc.errors()[0]['msg']})")
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error.get("loc", ()))
+            fail_value(value, f"invalid JSON value ({where + ': ' if where else ''}{error['msg']})")
     return [parsed[c] for c in cells]
 
 
@@ -168,12 +185,7 @@ def read_table(path: Path, raw: bytes, spec: TableSpec) -> tuple[dict[str, Any],
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataError(f"not UTF-8 at byte {exc.start}", file=file, hint="save the file as UTF-8") from exc
-        reader = csv.reader(text.splitlines())
-        try:
-            header = next(reader)
-        except StopIteration:
-            raise DataError("empty file, no header row", file=file) from None
-        body = list(reader)
+        header, body = _parse_csv(text, file)
         for i, r in enumerate(body):
             if len(r) != len(header):
                 raise DataError(f"has {len(r)} cells but the header has {len(header)}", file=file,
@@ -194,3 +206,42 @@ def read_table(path: Path, raw: bytes, spec: TableSpec) -> tuple[dict[str, Any],
     columns = {col.name: convert(col, rows_by_col[col.name], file) for col in specs}
     json_text = {col.name: rows_by_col[col.name] for col in specs if col.kind == "json"}
     return columns, n, json_text
+
+
+def _parse_csv(text: str, file: str) -> tuple[list[str], list[list[str]]]:
+    """Header and rows of a CSV text; a malformed file (a cell over the csv module's field limit,
+    a NUL byte, ...) is a DataError naming the row and, when it can be found, the column."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    rows: list[list[str]] = []
+    try:
+        for r in reader:
+            rows.append(r)
+    except csv.Error as exc:
+        row, limit = len(rows), csv.field_size_limit()
+        column = None
+        if "field larger than field limit" in str(exc):
+            column = _long_cell_column(text, reader.line_num, rows[0] if rows else [], limit)
+            message = f"a cell is longer than the CSV field limit of {limit:,} characters"
+        else:
+            message = f"malformed CSV ({exc})"
+        raise DataError(message, file=file, row=row, column=column,
+                        hint="shorten the cell or fix the quoting") from None
+    if not rows:
+        raise DataError("empty file, no header row", file=file)
+    return rows[0], rows[1:]
+
+
+def _long_cell_column(text: str, line_num: int, header: list[str], limit: int) -> str | None:
+    """The column of the first cell over `limit` on physical line `line_num` (best effort)."""
+    line = text.splitlines()[line_num - 1] if 0 < line_num <= len(text.splitlines()) else ""
+    previous = csv.field_size_limit(sys.maxsize)
+    try:
+        cells = next(csv.reader([line]), [])
+    except csv.Error:
+        return None
+    finally:
+        csv.field_size_limit(previous)
+    for j, cell in enumerate(cells):
+        if len(cell) > limit and j < len(header):
+            return header[j]
+    return None

@@ -1,15 +1,19 @@
 """The database: a directory of tables, validated against `utp_env.tools.schema`, indexed, hashed.
 
-`Database.open` validates every file column by column (`utp_env.tools.columns`), remembers a successful
-validation in a cache keyed by the files' hash (`utp_env.tools.validated_cache`), and answers keyed
-lookups (city, city pair, venue name) through sorted-group indices (`utp_env.tools.grouping`), never
-through scans.
+`Database.open` validates every file column by column (`utp_env.tools.columns`) and against the
+cross-field, bound and reference rules (`utp_env.tools.integrity`), remembers a successful
+validation in a checksummed cache keyed by the files' hash (`utp_env.tools.validated_cache`), checks
+`manifest.json`, and answers keyed lookups (city, city pair, venue name) through sorted-group
+indices (`utp_env.tools.grouping`), never through scans.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +24,7 @@ from utp_env.tools import validated_cache
 from utp_env.tools.columns import read_table
 from utp_env.tools.errors import DataError, UnknownNameError
 from utp_env.tools.grouping import EMPTY, Grouping, group
+from utp_env.tools.integrity import DataBounds, check_references, check_table, load_bounds, rules_key
 from utp_env.tools.names import normalize, suggest
 from utp_env.tools.schema import NUMBER_COLUMN, TABLES, Row, TableSpec
 from utp_env.tools.validated_cache import VALIDATED_CACHE
@@ -52,14 +57,15 @@ class Table:
     n: int
     _by_key: dict[tuple[str, ...], int] | None = field(default=None, repr=False)
     _by_city: dict[str, np.ndarray] | None = field(default=None, repr=False)
+    json_text: dict[str, list[str]] = field(default_factory=dict, repr=False)  # for the cache, then dropped
 
     @property
     def by_key(self) -> dict[tuple[str, ...], int]:
-        """Row index by the normalized unique key."""
+        """Row index by the normalized unique key (a duplicate key is a DataError, also for
+        columns that came from the validated cache)."""
         if self._by_key is None:
-            grouping = group(self.columns, self.spec.key, self.n)
-            self._by_key = dict(zip(grouping.spans, grouping.order.tolist(), strict=True))
-        return self._by_key
+            _index(self)
+        return self._by_key  # type: ignore[return-value]
 
     @property
     def by_city(self) -> dict[str, np.ndarray]:
@@ -146,51 +152,65 @@ class Database:
     # -- opening
 
     @classmethod
-    def open(cls, path: str | Path, use_cache: bool = True) -> Database:
+    def open(cls, path: str | Path, use_cache: bool = True, *, bounds: DataBounds | None = None,
+             check_manifest: bool = True) -> Database:
         """Load, validate and index the database in `path`; raise DataError naming any bad cell.
 
         A successful validation is remembered in `.validated.npz` beside the tables, keyed by the
-        content hash: reopening unchanged files loads the validated columns from it (no pickle)
-        instead of parsing the CSVs again. Any change to any file changes the hash and
-        revalidates. `use_cache=False` always validates from the files.
+        content hash of the tables and the rules in force, with a checksum of every array:
+        reopening unchanged files loads the validated columns from it (no pickle) instead of
+        parsing the CSVs again. Any change to any table changes the key and revalidates; a cache
+        that fails its checks (rewritten, truncated, unreadable) is reported in one line on stderr
+        and the tables are validated again. `use_cache=False` always validates from the files.
+        `bounds` replaces configs/data_bounds.yaml. When `manifest.json` records a `content_hash`
+        it must equal the files' (`check_manifest=False` skips that, for the writers of the
+        manifest).
         """
         path = Path(path)
         if not path.is_dir():
             raise DataError(f"database directory {str(path)!r} does not exist",
                             hint="run `utp-env data build --out DIR` or pass the right path")
+        root = path.resolve()
         files, raws, digest = {}, {}, hashlib.sha256()
         for name in TABLES:
             file = next((path / f"{name}{ext}" for ext in (".csv", ".parquet")
-                         if (path / f"{name}{ext}").exists()), None)
+                         if _present(path / f"{name}{ext}")), None)
             if file is None:
                 raise DataError(f"table {name!r} is missing", file=f"{path / name}.csv",
                                 hint="every table of docs/DATA.md must be present")
-            files[name], raws[name] = file, file.read_bytes()
+            files[name], raws[name] = file, _read_regular(root, file)
             digest.update(name.encode() + b"\0" + hashlib.sha256(raws[name]).digest())
         tables_hash = digest.hexdigest()  # keys the validated cache: companions do not need revalidation
         for name in COMPANION_FILES:
-            if (path / name).exists():
-                digest.update(name.encode() + b"\0" + hashlib.sha256((path / name).read_bytes()).digest())
+            if _present(path / name):
+                digest.update(name.encode() + b"\0" + hashlib.sha256(_read_regular(root, path / name)).digest())
         content_hash = digest.hexdigest()
-        manifest = {}
-        if (path / MANIFEST).exists():
+        manifest = _read_manifest(root, path)
+        bounds = bounds or load_bounds()
+        key = f"{tables_hash}|{rules_key(bounds)}"
+        cached = None
+        if use_cache:
             try:
-                manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"invalid JSON: {exc.msg}", file=MANIFEST, row=exc.lineno) from exc
-        cached = validated_cache.load(path, tables_hash) if use_cache else None
+                cached = validated_cache.load(path, key)
+            except validated_cache.CacheError as exc:
+                print(f"utp-env: ignoring the validated cache {path / VALIDATED_CACHE} ({_one_line(exc)}); "
+                      "validating the tables again", file=sys.stderr)
         if cached is not None:
             tables = {name: Table(TABLES[name], columns, n) for name, (columns, n) in cached.items()}
         else:
-            tables, json_text = {}, {}
-            for name, spec in TABLES.items():
-                columns, n, json_text[name] = read_table(files[name], raws[name], spec)
-                tables[name] = Table(spec, columns, n)
-            for table in tables.values():
-                _index(table)
-            _check_foreign_cities(tables)
+            tables = _validate(files, raws, bounds, manifest)
             if use_cache:
-                validated_cache.save(path, tables_hash, {n: (t.columns, t.n) for n, t in tables.items()}, json_text)
+                validated_cache.save(path, key, {n: (t.columns, t.n) for n, t in tables.items()},
+                                     {n: t.json_text for n, t in tables.items()})
+                for table in tables.values():
+                    table.json_text = {}
+        recorded = manifest.get("content_hash")
+        if check_manifest and recorded is not None and recorded != content_hash:
+            raise DataError(f"content_hash {_short(recorded)} does not match the files ({content_hash})",
+                            file=MANIFEST, column="content_hash",
+                            hint="the tables or query files changed after the manifest was written: rebuild "
+                            "with `utp-env data build`, or, if the edit was intended, set content_hash to "
+                            "the files' hash (or remove it)")
         return cls(path, tables, content_hash, manifest)
 
     # -- names
@@ -266,6 +286,99 @@ class Database:
         return {name: t.n for name, t in self.tables.items()}
 
 
+def _present(file: Path) -> bool:
+    """Whether `file` exists as a name (a broken symlink counts: opening it reports the error)."""
+    return file.is_symlink() or file.exists()
+
+
+def _read_regular(root: Path, file: Path) -> bytes:
+    """The bytes of a regular file inside the database folder `root`; a one-line DataError for a
+    symlink pointing outside it, a directory, a FIFO, a device or an unreadable file (never a hang)."""
+    name = file.name
+    if file.is_symlink():
+        try:
+            target = file.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:
+            raise DataError(f"broken symlink ({_one_line(exc)})", file=name,
+                            hint="replace it with the table file") from None
+        if not target.is_relative_to(root):
+            raise DataError(f"is a symlink pointing outside the database folder (to {str(target)!r})",
+                            file=name, hint="copy the file into the folder instead")
+    try:
+        mode = os.stat(file).st_mode
+        if stat.S_ISDIR(mode):
+            raise DataError("is a directory, not a file", file=name, hint="put the table file in its place")
+        if not stat.S_ISREG(mode):
+            raise DataError("is not a regular file (a FIFO, device or socket)", file=name,
+                            hint="put the table file in its place")
+        return file.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read the file ({_one_line(exc)})", file=name) from None
+
+
+def _read_manifest(root: Path, path: Path) -> dict[str, Any]:
+    """`manifest.json` as a dict ({} when absent); a DataError when it is not a JSON object or its
+    `content_hash` / `empty_tables` are malformed."""
+    if not _present(path / MANIFEST):
+        return {}
+    raw = _read_regular(root, path / MANIFEST)
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not UTF-8 at byte {exc.start}", file=MANIFEST, hint="save the file as UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"invalid JSON: {exc.msg}", file=MANIFEST, row=exc.lineno) from None
+    except RecursionError:
+        raise DataError("invalid JSON: nested too deeply", file=MANIFEST) from None
+    if not isinstance(manifest, dict):
+        raise DataError(f"must hold a JSON object, found {_json_kind(manifest)}", file=MANIFEST,
+                        hint='write {"content_hash": ..., ...} or delete the file')
+    recorded = manifest.get("content_hash")
+    if recorded is not None and not isinstance(recorded, str):
+        raise DataError(f"content_hash must be a string, found {_json_kind(recorded)}", file=MANIFEST,
+                        column="content_hash")
+    empty = manifest.get("empty_tables", [])
+    if not isinstance(empty, list) or not all(isinstance(t, str) and t in TABLES for t in empty):
+        raise DataError(f"empty_tables must be a list of table names, found {_short(empty)}", file=MANIFEST,
+                        column="empty_tables", hint=f"table names: {', '.join(TABLES)}")
+    return manifest
+
+
+def _json_kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+def _validate(files: dict[str, Path], raws: dict[str, bytes], bounds: DataBounds,
+              manifest: dict[str, Any]) -> dict[str, Table]:
+    """Every table validated from its file: cells, then rows (bounds and cross-field rules), then
+    keys and references between tables."""
+    allowed_empty = set(manifest.get("empty_tables", []))
+    tables = {}
+    for name, spec in TABLES.items():
+        columns, n, json_text = read_table(files[name], raws[name], spec)
+        if n == 0 and name not in allowed_empty:
+            raise DataError("has a header and no rows", file=files[name].name, row=1,
+                            hint=f'add its rows, or list it in manifest.json "empty_tables" if {name} '
+                            "is meant to be empty")
+        check_table(name, columns, n, bounds)
+        tables[name] = Table(spec, columns, n, json_text=json_text)
+    for table in tables.values():
+        _index(table)
+    _check_foreign_cities(tables)
+    check_references(tables)
+    return tables
+
+
 def _group(table: Table, keys: tuple[str, ...]) -> Grouping:
     return group(table.columns, keys, table.n)
 
@@ -280,7 +393,7 @@ def _index(table: Table) -> None:
                 shown = {c: table.columns[c][dup] for c in spec.key}
                 raise DataError(f"duplicate key {shown} (first at row {first + 1})", file=f"{spec.name}.csv",
                                 row=dup + 1, column=spec.key[-1], hint="keys must be unique")
-    table._by_key = dict(zip(grouping.spans, grouping.order.tolist(), strict=True)) if table.n else {}
+    table._by_key = dict(zip(grouping.spans, grouping.order.tolist(), strict=True))
 
 
 def _check_foreign_cities(tables: dict[str, Table]) -> None:

@@ -81,7 +81,7 @@ def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress:
     from utp_env.queries import dumps_queries, generate_queries
 
     db_path = Path(db_path)
-    db = Database.open(db_path)
+    db = Database.open(db_path, check_manifest=False)  # this function rewrites the manifest
     queries = generate_queries(db, n=n, seed=seed)
     plan_gold = gold_planner()
     kept, lines = [], []
@@ -105,7 +105,7 @@ def _record_in_manifest(db_path: Path, n_queries: int, seed: int) -> None:
 
     path = db_path / MANIFEST
     manifest = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    manifest["content_hash"] = Database.open(db_path).content_hash
+    manifest["content_hash"] = Database.open(db_path, check_manifest=False).content_hash
     manifest["query_set"] = {"queries": n_queries, "seed": seed, "reference_source": REFERENCE_SOURCE,
                              "version": QUERY_SET_VERSION}
     _write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")

@@ -2,7 +2,9 @@
 
 The build goes to a temporary sibling directory that is renamed into place, so concurrent
 processes never see a half-written sandbox; the loser of a race simply uses the winner's copy.
-`UTP_ENV_CACHE` overrides the cache root (tests point it at a temporary directory).
+The builder holds an exclusive `flock` on its temporary directory; each build first removes the
+temporary directories (`.sandbox-*.XXXX`) that no live build holds, i.e. those left by a killed
+build. `UTP_ENV_CACHE` overrides the cache root (tests point it at a temporary directory).
 """
 
 from __future__ import annotations
@@ -11,7 +13,13 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: leftovers are removed by age instead
+    fcntl = None  # type: ignore[assignment]
 
 from utp_env.tools.database import MANIFEST, Database
 from utp_env.tools.sandbox.build import GENERATOR_VERSION, build_sandbox
@@ -19,6 +27,8 @@ from utp_env.tools.sandbox.profiles import load_profile
 
 CACHE_ENV = "UTP_ENV_CACHE"
 STAGES = 11
+LEFTOVER_PATTERN = ".sandbox-*"
+UNLOCKED_MAX_AGE_S = 86_400  # without flock, a temporary build directory this old is a leftover
 
 
 def cache_root() -> Path:
@@ -43,7 +53,8 @@ def ensure_sandbox(profile: str = "full", seed: int = 0, quiet: bool = False) ->
     if (target / MANIFEST).exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    remove_leftover_builds(target.parent)
+    tmp, lock = _claim_build_dir(target)
     try:
         if not quiet:
             print(f"utp-env: building the {profile} sandbox (seed {seed}) once into {target}", file=sys.stderr)
@@ -64,7 +75,66 @@ def ensure_sandbox(profile: str = "full", seed: int = 0, quiet: bool = False) ->
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+        if lock is not None:
+            os.close(lock)
     return target
+
+
+def _lock(directory: Path, wait: bool) -> int | None:
+    """An fd holding an exclusive flock on `directory`, or None (no flock here, gone, or held)."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _claim_build_dir(target: Path) -> tuple[Path, int | None]:
+    """A new temporary build directory beside `target`, locked for the life of this build."""
+    for _ in range(10):
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        fd = _lock(tmp, wait=True)
+        if fd is None and fcntl is None:
+            return tmp, None
+        if fd is not None and os.fstat(fd).st_nlink > 0:
+            return tmp, fd
+        if fd is not None:  # another build removed it between mkdtemp and the lock: take a new one
+            os.close(fd)
+    raise OSError(f"cannot create a temporary build directory in {target.parent}")
+
+
+def remove_leftover_builds(root: Path) -> list[Path]:
+    """Remove the temporary build directories in `root` that no running build holds (left by a
+    killed build); returns them. Without flock (Windows) only those older than a day go."""
+    removed = []
+    for path in sorted(root.glob(LEFTOVER_PATTERN)):
+        if path.is_symlink() or not path.is_dir():
+            continue
+        if fcntl is None:
+            try:
+                stale = time.time() - path.stat().st_mtime > UNLOCKED_MAX_AGE_S
+            except OSError:
+                continue
+            if stale:
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+            continue
+        fd = _lock(path, wait=False)
+        if fd is None:  # a live build holds it (or it vanished)
+            continue
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+        finally:
+            os.close(fd)
+    return removed
 
 
 def open_sandbox(profile: str = "full", seed: int = 0) -> Database:
