@@ -14,7 +14,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 from utp_env.tools.clock import MINUTES_PER_DAY, parse_hhmm, weekday
@@ -258,6 +258,13 @@ VENUE_TABLE: dict[VenueKind, str] = {"accommodation": "accommodations", "attract
 VENUE_KIND: dict[str, VenueKind] = {table: kind for kind, table in VENUE_TABLE.items()}
 VENUE_KINDS: tuple[VenueKind, ...] = tuple(VENUE_TABLE)
 VENUE_TABLES: tuple[str, ...] = tuple(VENUE_TABLE.values())
+
+
+def is_venue_kind(kind: str | None) -> TypeGuard[VenueKind]:
+    """Whether `kind` names a venue table (an item kind such as 'transit' or 'unknown' does not)."""
+    return kind in VENUE_TABLE
+
+
 # The venue kinds with crowd profiles and transit stops (`Crowd.venue_type`, `TransitStop.poi_type`).
 CrowdKind = Literal["attraction", "restaurant"]
 CROWD_KINDS: tuple[CrowdKind, ...] = ("attraction", "restaurant")

@@ -1,8 +1,8 @@
-"""The canonical itinerary (DESIGN section 4).
+"""The canonical itinerary: plan, days, transport legs and point-of-interest items.
 
 Times are minutes from the midnight of the item's day; values past 1440 mean the next day
 (an overnight stay ending 07:00 is stored as 1860). The paper's JSON day format converts to and
-from this model in `utp_env.plan_format`.
+from this model in `utp_env.plan_format` (docs/PLAN_FORMAT.md).
 """
 
 from __future__ import annotations
@@ -66,7 +66,9 @@ class PlanItem(BaseModel):
 
     @property
     def duration(self) -> int | None:
-        return self.end - self.start if self.timed else None  # type: ignore[operator]
+        if self.start is None or self.end is None:
+            return None
+        return self.end - self.start
 
 
 class Day(BaseModel):
@@ -88,8 +90,14 @@ class Day(BaseModel):
 
     @property
     def current_city(self) -> str:
-        """The paper's `current_city` text: `City` or `from A to B`."""
-        return self.cities[0] if len(self.cities) == 1 else f"from {self.cities[0]} to {self.cities[-1]}"
+        """The paper's `current_city` text: `City`, or `from A to B` on a travel day.
+
+        The paper (and TravelPlanner) write `from A to B` for a day that travels from A to B; a
+        day with two legs names every city in order, `from A to B to C`, so that the text keeps
+        where the traveller is between the legs and `utp_env.plan_format` reads it back to the
+        same cities. The JSON writer and every message use this one rule.
+        """
+        return self.cities[0] if len(self.cities) == 1 else "from " + " to ".join(self.cities)
 
     @property
     def end_city(self) -> str:

@@ -1,20 +1,31 @@
 """Resolve the names in a plan to database rows: which flight a leg is, which venue an item is.
 
-Evaluation, simulation and the env all need the same answers (the leg's schedule, its E[D],
-its historical duration; the venue's row and crowd profile), so they are computed here once.
+Evaluation, simulation, the plan-format parser and the env all need the same answers (the leg's
+schedule, its E[D], its historical duration; the venue's row and crowd profile), so they are
+computed here once. `find_venue` is the one venue search; `resolve_leg` the one leg match.
 """
 
 from __future__ import annotations
 
-import datetime as dt
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from utp_env.itinerary import Mode, TransportLeg, parse_hhmm
+from utp_env.itinerary import Mode, TransportLeg
+from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.delays import delay_index
-from utp_env.tools.schema import SERVICE_TABLE
+from utp_env.tools.schema import (
+    CROWD_KINDS,
+    SERVICE_TABLE,
+    VENUE_KIND,
+    VENUE_TABLES,
+    VenueKind,
+    runs_on,
+    scheduled_arrival,
+)
 
-VENUE_TABLES: tuple[str, ...] = ("accommodations", "attractions", "restaurants", "events")
+__all__ = ["VENUE_TABLES", "CityKeys", "ResolvedLeg", "VenueRef", "crowd_of", "find_service", "find_venue",
+           "resolve_leg", "split_name_city"]
 
 
 @dataclass(frozen=True)
@@ -38,16 +49,6 @@ class ResolvedLeg:
     runs_on_date: bool | None
 
 
-def weekday_index(date: str | None) -> int | None:
-    """0 for Monday .. 6 for Sunday, or None for a missing or malformed date."""
-    if not date:
-        return None
-    try:
-        return dt.date.fromisoformat(date).weekday()
-    except ValueError:
-        return None
-
-
 def find_service(db: Database, mode: Mode, number: str | None, origin: str, dest: str) -> int | None:
     """Row of the flight/train/bus `number` between two cities, or None."""
     table_name = SERVICE_TABLE.get(mode)
@@ -65,18 +66,17 @@ def resolve_leg(db: Database, leg: TransportLeg, date: str | None = None) -> Res
     road_row = int(road_rows[0]) if len(road_rows) and leg.mode in ("bus", "cab") else None
     scheduled_dep = scheduled_arr = None
     runs = None
+    hist: float | None = None
     if row is not None:
-        table = db.tables[SERVICE_TABLE[leg.mode]]
-        scheduled_dep = parse_hhmm(table.columns["dep_time"][row])
-        scheduled_arr = (parse_hhmm(table.columns["arr_time"][row])
-                         + 1440 * int(table.columns["arr_day_offset"][row]))
-        weekday = weekday_index(date)
-        if weekday is not None:
-            runs = table.columns["run_days"][row][weekday] == "1"
+        columns = db.tables[SERVICE_TABLE[leg.mode]].columns
+        scheduled_dep = parse_hhmm(columns["dep_time"][row])
+        scheduled_arr = scheduled_arrival(columns, row)
+        runs = runs_on(columns["run_days"][row], date)
+        if leg.mode in ("flight", "train"):
+            hist = float(columns["duration_min"][row])
     if leg.mode in ("flight", "train"):
         found = row is not None
         expected, measured = delays.of(leg.mode, row)
-        hist = float(db.tables[SERVICE_TABLE[leg.mode]].columns["duration_min"][row]) if found else None
     else:
         found = road_row is not None and (leg.mode == "cab" or row is not None)
         expected, measured = delays.of(leg.mode, road_row)
@@ -86,16 +86,27 @@ def resolve_leg(db: Database, leg: TransportLeg, date: str | None = None) -> Res
 
 @dataclass(frozen=True)
 class VenueRef:
-    """A venue found in the database: its table, canonical city and row."""
+    """A venue found in the database: its table, canonical city and row, and the normalised city
+    and name it was found under (the keys of the crowd and transit tables)."""
 
     table: str
     city: str
     row: int
+    city_key: str
+    name_key: str
 
     @property
-    def venue_type(self) -> str:
-        return {"accommodations": "accommodation", "attractions": "attraction",
-                "restaurants": "restaurant", "events": "event"}[self.table]
+    def venue_type(self) -> VenueKind:
+        return VENUE_KIND[self.table]
+
+
+class CityKeys(tuple[str, ...]):
+    """Cities already passed through `normalize`: a caller that resolves many names against the
+    same cities (the evaluator, once per day) normalises them once and passes this to `find_venue`."""
+
+    @classmethod
+    def of(cls, cities: Iterable[str]) -> CityKeys:
+        return cls(normalize(c) for c in cities)
 
 
 def split_name_city(text: str) -> tuple[str, str | None]:
@@ -106,19 +117,29 @@ def split_name_city(text: str) -> tuple[str, str | None]:
     return name.strip(), city.strip() or None
 
 
-def find_venue(db: Database, name: str, cities: list[str], tables: tuple[str, ...] = VENUE_TABLES,
-               date: str | None = None) -> VenueRef | None:
-    """The first venue called `name` in any of `cities`, searching `tables` in order.
+def find_venue(db: Database, text: str, cities: Sequence[str], tables: Sequence[str] = VENUE_TABLES,
+               date: str | None = None, *, city_suffix: bool = False) -> VenueRef | None:
+    """The venue called `text` in one of `cities` (first city first), searching `tables` in order
+    within each city; exact match after `normalize`; None when there is none.
 
+    `city_suffix=True` reads `text` as the paper's `Name` or `Name, City`: the stated city is
+    searched before `cities`, and a name that itself contains a comma is tried whole when the
+    split finds nothing (plans name venues this way; tool arguments and POI items do not).
     Events are keyed by date as well; without a date the first event of that name matches.
+    `cities` may be `CityKeys` (already normalised).
     """
-    return find_venue_by_key(db, tables, [normalize(c) for c in cities], normalize(name), date)[0]
+    keys = cities if isinstance(cities, CityKeys) else [normalize(c) for c in cities]
+    if city_suffix:
+        name, stated = split_name_city(text)
+        if stated is not None:
+            found = _search(db, tables, [normalize(stated), *keys], normalize(name), date)
+            if found is not None:
+                return found
+    return _search(db, tables, keys, normalize(text), date)
 
 
-def find_venue_by_key(db: Database, tables: tuple[str, ...], city_keys: list[str], name_key: str,
-                      date: str | None) -> tuple[VenueRef | None, str | None]:
-    """`find_venue` for names already normalised (the evaluator's hot path): the venue and the
-    normalised city it was found in, or (None, None)."""
+def _search(db: Database, tables: Sequence[str], city_keys: Sequence[str], name_key: str,
+            date: str | None) -> VenueRef | None:
     for city in city_keys:
         for table in tables:
             if table != "events":
@@ -128,35 +149,8 @@ def find_venue_by_key(db: Database, tables: tuple[str, ...], city_keys: list[str
             else:
                 row = _first_event(db, city, name_key)
             if row is not None:  # a row's city is known, so it has a canonical spelling
-                return VenueRef(table, db.city(city), row), city
-    return None, None
-
-
-def find_named_venue(db: Database, text: str, cities: list[str], tables: tuple[str, ...] = VENUE_TABLES,
-                     date: str | None = None) -> VenueRef | None:
-    """The venue a plan names as `Name` or the paper's `Name, City`, among `cities`."""
-    return find_named_venue_by_key(db, text, tables, [normalize(c) for c in cities], date)[0]
-
-
-def find_named_venue_by_key(db: Database, text: str, tables: tuple[str, ...], city_keys: list[str],
-                            date: str | None, split: tuple[str, str | None] | None = None, key: str | None = None
-                            ) -> tuple[VenueRef | None, str | None, str | None, str]:
-    """Find `text` (`Name` or `Name, City`) in `tables`, the stated city first, then `city_keys`
-    (normalised).
-
-    Returns (venue or None, the stated city or None, the venue's normalised city, the normalised
-    name that matched). Exact match after normalisation only; callers that already split and
-    normalised the name (the evaluator's hot path) pass `split` and `key`.
-    """
-    name, stated = split or split_name_city(text)
-    key = key if key is not None else normalize(name)
-    if stated is not None:
-        ref, city = find_venue_by_key(db, tables, [normalize(stated), *city_keys], key, date)
-        if ref is not None:
-            return ref, stated, city, key
-        key = normalize(text)  # a name that itself contains a comma
-    ref, city = find_venue_by_key(db, tables, city_keys, key, date)
-    return ref, stated, city, key
+                return VenueRef(table, db.city(city), row, city, name_key)
+    return None
 
 
 def _first_event(db: Database, city: str, name_key: str) -> int | None:
@@ -169,7 +163,6 @@ def _first_event(db: Database, city: str, name_key: str) -> int | None:
 
 def crowd_of(db: Database, venue: VenueRef) -> int | None:
     """The crowd-table row of an attraction or restaurant, or None when it has no crowd data."""
-    if venue.table not in ("attractions", "restaurants"):
+    if venue.venue_type not in CROWD_KINDS:
         return None
-    name = db.tables[venue.table].columns["name"][venue.row]
-    return db.crowd_row(venue.city, venue.venue_type, name)
+    return db.tables["crowd"].by_key.get((venue.city_key, venue.venue_type, venue.name_key))

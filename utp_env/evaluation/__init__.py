@@ -1,5 +1,5 @@
 """Evaluation of travel plans: commonsense and hard constraint checks, BAS/CATS/TDAS, the TripCraft
-metrics, and aggregation over many plans (DESIGN section 5; formulas in docs/METRICS.md)."""
+metrics, and aggregation over many plans (formulas in docs/METRICS.md)."""
 
 from utp_env.evaluation.evaluate import evaluate
 from utp_env.evaluation.report import CheckResult, EvaluationReport

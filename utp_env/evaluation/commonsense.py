@@ -1,15 +1,17 @@
-"""Commonsense checks (paper Table 8; DESIGN section 5). Each takes a resolved `PlanContext` and
-returns a `CheckResult`: True, False with the first problems found, or None when not applicable."""
+"""Commonsense checks (paper Table 8; formulas in docs/METRICS.md). Each takes a resolved
+`PlanContext` and returns a `CheckResult`: True, False with the first problems found, or None
+when not applicable."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import pairwise
 
-from utp_env.evaluation.context import POI_KINDS, DayContext, PlanContext, Visit
+from utp_env.evaluation.context import DayContext, PlanContext, Visit
 from utp_env.evaluation.report import CheckResult, build
-from utp_env.itinerary import format_hhmm
+from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import normalize
+from utp_env.tools.schema import VENUE_TABLE, is_venue_kind
 
 MAX_REASONS = 3
 INFINITY = 10**9
@@ -43,7 +45,7 @@ def within_sandbox(ctx: PlanContext) -> CheckResult:
             if not ctx.db.has_city(city):
                 problems.append(f"day {day.index + 1}: unknown city {city!r}")
         for visit in day.visits:
-            if visit.kind in POI_KINDS or visit.kind == "unknown":
+            if is_venue_kind(visit.kind) or visit.kind == "unknown":
                 checked = True
                 if visit.ref is None:
                     problems.append(f"{_where(visit)} is not in the database for {day.day.current_city}")
@@ -56,7 +58,7 @@ def within_sandbox(ctx: PlanContext) -> CheckResult:
                 continue
             if res.runs_on_date is False:
                 problems.append(f"{label} does not run on {day.date}")
-            if res.scheduled_dep is not None and leg.dep % 1440 != res.scheduled_dep:
+            if res.scheduled_dep is not None and leg.dep % MINUTES_PER_DAY != res.scheduled_dep:
                 problems.append(f"{label} departs {format_hhmm(res.scheduled_dep)}, "
                                 f"not {format_hhmm(leg.dep)}")
     return verdict(problems, checked or bool(problems))
@@ -89,11 +91,10 @@ def meal_gaps(ctx: PlanContext, min_gap: float) -> CheckResult:
     problems: list[str] = []
     applicable = False
     for day in ctx.days:
-        meals = sorted((v for v in day.items if v.kind == "restaurant" and v.timed),
-                       key=lambda v: v.item.start)  # type: ignore[union-attr]
+        meals = sorted((t for t in day.timed if t[0].kind == "restaurant"), key=lambda t: t[1])
         applicable |= len(meals) >= 2
-        for a, b in pairwise(meals):
-            gap = b.item.start - a.item.end  # type: ignore[union-attr,operator]
+        for (a, _, a_end), (b, b_start, _) in pairwise(meals):
+            gap = b_start - a_end
             if gap < min_gap:
                 problems.append(f"day {day.index + 1}: {gap} min between {a.name!r} and {b.name!r} "
                                 f"(needs {min_gap:g})")
@@ -117,25 +118,25 @@ def valid_poi_list(ctx: PlanContext) -> CheckResult:
             problems.append(f"day {n} starts at {items[0].name!r}, not at the stay")
         if day.index < last and items[-1].kind != "accommodation":
             problems.append(f"day {n} ends at {items[-1].name!r}, not at the stay")
-        for visit in items:
-            if visit.kind != "accommodation" or not visit.timed or visit.city is None:
+        for visit, start, end in day.timed:
+            if visit.kind != "accommodation" or visit.item is None or visit.city is None:
                 continue
             city = visit.city_key
-            if visit.item.activity == "check-in":  # type: ignore[union-attr]
+            if visit.item.activity == "check-in":
                 arrivals = [lc.leg.planned_arrival for lc in day.legs if lc.dest_key == city]
-                if arrivals and visit.item.start < max(arrivals):  # type: ignore[union-attr,operator]
+                if arrivals and start < max(arrivals):
                     problems.append(f"day {n}: check-in at {visit.name!r} before the arrival "
                                     f"({format_hhmm(max(arrivals))})")
-            if visit.item.activity == "checkout":  # type: ignore[union-attr]
+            if visit.item.activity == "checkout":
                 departures = [lc.leg.dep for lc in day.legs if lc.origin_key == city]
-                if departures and visit.item.end > min(departures):  # type: ignore[union-attr,operator]
+                if departures and end > min(departures):
                     problems.append(f"day {n}: check-out of {visit.name!r} after the departure "
                                     f"({format_hhmm(min(departures))})")
+        transit_ends = [v.item.end for v in items if v.kind == "transit" and v.item is not None]
         for lc in day.legs:
             if lc.leg.mode == "cab":
                 continue
-            if not any(v.kind == "transit" and (v.item.end is None or v.item.end <= lc.leg.dep)  # type: ignore[union-attr]
-                       for v in items):
+            if not any(end is None or end <= lc.leg.dep for end in transit_ends):
                 problems.append(f"day {n}: no transit point before the {lc.leg.mode} at "
                                 f"{format_hhmm(lc.leg.dep)}")
     return verdict(problems, applicable, "no point-of-interest list")
@@ -166,33 +167,32 @@ def chronological_order(ctx: PlanContext) -> CheckResult:
     carry: tuple[int, str] | None = None
     for day in ctx.days:
         n = day.index + 1
-        timed = [v for v in day.items if v.timed]
+        timed = day.timed
         applicable |= bool(timed)
-        for v in timed:
-            if v.item.end < v.item.start:  # type: ignore[union-attr,operator]
+        for v, start, end in timed:
+            if end < start:
                 problems.append(f"{_where(v)} ends before it starts")
-        for a, b in pairwise(timed):
-            if b.item.start < a.item.end:  # type: ignore[union-attr,operator]
-                problems.append(f"day {n}: {b.name!r} starts {format_hhmm(b.item.start)} "  # type: ignore[union-attr,arg-type]
-                                f"before {a.name!r} ends {format_hhmm(a.item.end)}")  # type: ignore[union-attr,arg-type]
+        for (a, _, a_end), (b, b_start, _) in pairwise(timed):
+            if b_start < a_end:
+                problems.append(f"day {n}: {b.name!r} starts {format_hhmm(b_start)} "
+                                f"before {a.name!r} ends {format_hhmm(a_end)}")
         segments = _segments(day, carry)
-        for v in timed:
-            start, end = v.item.start, v.item.end  # type: ignore[union-attr]
-            if v.kind in POI_KINDS and v.city_key is not None:
+        for v, start, end in timed:
+            if is_venue_kind(v.kind) and v.city_key is not None:
                 city = v.city_key
-                if not any(s <= start and end <= e and c == city for s, e, c in segments):  # type: ignore[operator]
-                    problems.append(f"{_where(v)} at {format_hhmm(start)}-{format_hhmm(end)} "  # type: ignore[arg-type]
+                if not any(s <= start and end <= e and c == city for s, e, c in segments):
+                    problems.append(f"{_where(v)} at {format_hhmm(start)}-{format_hhmm(end)} "
                                     f"is outside the time spent in {v.city}")
             elif v.kind == "transit":
                 for lc in day.legs:
-                    if start < lc.leg.planned_arrival and end > lc.leg.dep:  # type: ignore[operator]
+                    if start < lc.leg.planned_arrival and end > lc.leg.dep:
                         problems.append(f"{_where(v)} overlaps the {lc.leg.mode} "
                                         f"{format_hhmm(lc.leg.dep)}-{format_hhmm(lc.leg.planned_arrival)}")
-        late = [lc for lc in day.legs if lc.leg.planned_arrival >= 1440]
+        late = [lc for lc in day.legs if lc.leg.planned_arrival >= MINUTES_PER_DAY]
         carry = None
         if late:
             last = max(late, key=lambda lc: lc.leg.planned_arrival)
-            carry = (last.leg.planned_arrival - 1440, last.dest_key)
+            carry = (last.leg.planned_arrival - MINUTES_PER_DAY, last.dest_key)
     return verdict(problems, applicable, "no timed items")
 
 
@@ -233,7 +233,7 @@ def within_current_city(ctx: PlanContext) -> CheckResult:
     for day in ctx.days:
         cities = _cities(day)
         for visit in day.visits:
-            if visit.kind not in POI_KINDS:
+            if not is_venue_kind(visit.kind):
                 continue
             applicable = True
             if visit.stated_city is not None and normalize(visit.stated_city) not in cities:
@@ -241,9 +241,7 @@ def within_current_city(ctx: PlanContext) -> CheckResult:
             elif visit.ref is not None and visit.city_key not in cities:
                 problems.append(f"{_where(visit)} is in {visit.ref.city}, not {day.day.current_city}")
             elif visit.ref is None:
-                table = {"accommodation": "accommodations", "attraction": "attractions",
-                         "restaurant": "restaurants", "event": "events"}[visit.kind]
-                elsewhere = ctx.index.cities_with(table, visit.name)
+                elsewhere = ctx.index.cities_with(VENUE_TABLE[visit.kind], visit.name)
                 if elsewhere and not elsewhere & cities:
                     shown = sorted(ctx.db.city(c) for c in elsewhere)
                     problems.append(f"{_where(visit)} exists only in {', '.join(shown)}")

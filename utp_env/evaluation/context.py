@@ -3,26 +3,27 @@
 A plan names venues twice: in each day's summary fields (`breakfast`, `attraction`, ...; the
 paper's `Name, City`) and in its point-of-interest items (with times). `build_context` merges
 them into one list of `Visit`s per day: every item in order, then each summary venue that no
-item of that day names (untimed). Legs are matched with `utp_env.resolve.resolve_leg`.
-Per-database indices (parsed crowd profiles, which cities hold a venue name) are built once and
-cached on the `Database` object.
+item of that day names (untimed). Venues are found with `utp_env.resolve.find_venue`, legs
+matched with `utp_env.resolve.resolve_leg`. Per-database indices (parsed crowd profiles, which
+cities hold a venue name) are built once and cached on the `Database` object.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, TypeGuard
 
-from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
+from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
+from utp_env.plan_format.text import is_absent
 from utp_env.query import Query
-from utp_env.resolve import ResolvedLeg, VenueRef, find_named_venue_by_key, resolve_leg, split_name_city
+from utp_env.resolve import CityKeys, ResolvedLeg, VenueRef, crowd_of, find_venue, resolve_leg, split_name_city
 from utp_env.tools.database import Database, normalize
+from utp_env.tools.schema import VENUE_TABLE, VenueKind, is_venue_kind
 
-KIND_TABLE = {"accommodation": "accommodations", "attraction": "attractions", "restaurant": "restaurants",
-              "event": "events"}
-TABLE_KIND = {v: k for k, v in KIND_TABLE.items()}
+VisitKind = Literal["accommodation", "attraction", "restaurant", "event", "transit", "transport", "unknown"]
 ACCOMMODATION_ACTIVITIES = frozenset({"stay", "check-in", "checkout", "rest"})
-POI_KINDS = frozenset(KIND_TABLE)
-NO_VENUE = frozenset({"", "-", "none", "n/a", "na", "null"})
+# An item the plan does not say the kind of is looked for in these tables, in this order.
+UNKNOWN_KIND_TABLES = ("attractions", "restaurants", "events", "accommodations")
 
 
 @dataclass(frozen=True)
@@ -59,12 +60,6 @@ class EvalIndex:
         self.state_of: dict[str, str] = {normalize(c): normalize(s)
                                          for c, s in zip(cities["city"], cities["state"], strict=True)}
 
-    def crowd_row(self, ref: VenueRef, city_key: str, name_key: str) -> int | None:
-        """The crowd row of an attraction or restaurant found under these normalised keys, or None."""
-        if ref.table not in ("attractions", "restaurants"):
-            return None
-        return self.db.tables["crowd"].by_key.get((city_key, ref.venue_type, name_key))
-
     def crowd(self, row: int) -> CrowdProfile:
         profile = self._crowd.get(row)
         if profile is None:
@@ -98,11 +93,11 @@ class Visit:
     """One venue of a day: from a POI item (timed or not) or only from a summary field."""
 
     day: int
-    kind: str  # accommodation | attraction | restaurant | event | transit | transport | unknown
+    kind: VisitKind
     name: str
     item: PlanItem | None
     ref: VenueRef | None = None
-    meal: str | None = None
+    meal: Meal | None = None
     stated_city: str | None = None
     crowd_row: int | None = None
     key: str = ""  # normalised name (without a `, City` suffix)
@@ -114,7 +109,15 @@ class Visit:
 
     @property
     def timed(self) -> bool:
-        return self.item is not None and self.item.start is not None and self.item.end is not None
+        return self.span is not None
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        """(start, end) of a timed item, in minutes from the day's midnight; None when untimed."""
+        item = self.item
+        if item is None or item.start is None or item.end is None:
+            return None
+        return item.start, item.end
 
 
 @dataclass
@@ -139,6 +142,11 @@ class DayContext:
     def items(self) -> list[Visit]:
         return [v for v in self.visits if v.item is not None]
 
+    @property
+    def timed(self) -> list[tuple[Visit, int, int]]:
+        """(visit, start, end) of every timed item, in order."""
+        return [(v, span[0], span[1]) for v in self.visits if (span := v.span) is not None]
+
     def of_kind(self, kind: str) -> list[Visit]:
         return [v for v in self.visits if v.kind == kind]
 
@@ -160,25 +168,27 @@ class PlanContext:
         return [leg for d in self.days for leg in d.legs]
 
 
-def _is_venue(text: str | None) -> bool:
-    return bool(text) and (len(text) > 4 or normalize(text) not in NO_VENUE)  # type: ignore[arg-type]
+def _is_venue(text: str | None) -> TypeGuard[str]:
+    """Whether a summary field names a venue (not one of the absent markers of `plan_format.text`)."""
+    return not is_absent(text)
 
 
-def _summary_names(day: Day) -> list[tuple[str, str, str | None]]:
+def _summary_names(day: Day) -> list[tuple[VenueKind, str, Meal | None]]:
     """(kind, text, meal) of every venue named in the day's summary fields."""
-    out: list[tuple[str, str, str | None]] = []
-    for meal in ("breakfast", "lunch", "dinner"):
-        text = getattr(day, meal)
+    out: list[tuple[VenueKind, str, Meal | None]] = []
+    meals: tuple[tuple[Meal, str | None], ...] = (
+        ("breakfast", day.breakfast), ("lunch", day.lunch), ("dinner", day.dinner))
+    for meal, text in meals:
         if _is_venue(text):
             out.append(("restaurant", text, meal))
     out += [("attraction", t, None) for t in day.attractions if _is_venue(t)]
     out += [("event", t, None) for t in day.events if _is_venue(t)]
     if _is_venue(day.accommodation):
-        out.append(("accommodation", day.accommodation, None))  # type: ignore[arg-type]
+        out.append(("accommodation", day.accommodation, None))
     return out
 
 
-def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[str, str | None]:
+def _item_kind(item: PlanItem, found: tuple[VisitKind, Meal | None] | None) -> tuple[VisitKind, Meal | None]:
     """(kind, meal) of an item from its activity, its venue_type, or its entry in the day's summary fields."""
     if item.activity == "travel" or item.venue_type == "transport":
         return "transport", None
@@ -198,15 +208,15 @@ def _item_kind(item: PlanItem, found: tuple[str, str | None] | None) -> tuple[st
     return "unknown", None
 
 
-def _resolve(index: EvalIndex, visit: Visit, tables: tuple[str, ...], cities: list[str], date: str | None,
-             split: tuple[str, str | None]) -> None:
-    visit.ref, visit.stated_city, visit.city_key, matched = find_named_venue_by_key(
-        index.db, visit.name, tables, cities, date, split, visit.key)
-    if visit.ref is not None:
+def _resolve(db: Database, visit: Visit, tables: tuple[str, ...], cities: CityKeys, date: str | None,
+             stated_city: str | None) -> None:
+    visit.stated_city = stated_city
+    visit.ref = ref = find_venue(db, visit.name, cities, tables, date, city_suffix=True)
+    if ref is not None:
+        visit.city_key = ref.city_key
         if visit.kind == "unknown":
-            visit.kind = TABLE_KIND[visit.ref.table]
-        if visit.kind in ("attraction", "restaurant"):
-            visit.crowd_row = index.crowd_row(visit.ref, visit.city_key, matched)  # type: ignore[arg-type]
+            visit.kind = ref.venue_type
+        visit.crowd_row = crowd_of(db, ref)
 
 
 def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
@@ -215,8 +225,8 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
     days: list[DayContext] = []
     for i, day in enumerate(plan.days):
         date = day.date or (query.dates[i] if i < len(query.dates) else None)
-        cities = [normalize(c) for c in day.cities]
-        ctx = DayContext(i, day, date, cities)
+        cities = CityKeys.of(day.cities)
+        ctx = DayContext(i, day, date, list(cities))
         summary = _summary_names(day)
         splits = [split_name_city(t) for _, t, _ in summary]
         keys = [normalize(name) for name, _ in splits]
@@ -227,17 +237,16 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
             key = normalize(split[0])
             kind, meal = _item_kind(item, summary_kind.get(key))
             visit = Visit(i, kind, item.name, item, meal=meal, key=key)
-            if kind in POI_KINDS:
-                _resolve(index, visit, (KIND_TABLE[kind],), cities, date, split)
+            if is_venue_kind(kind):
+                _resolve(db, visit, (VENUE_TABLE[kind],), cities, date, split[1])
             elif kind == "unknown":
-                _resolve(index, visit, ("attractions", "restaurants", "events", "accommodations"), cities, date,
-                         split)
+                _resolve(db, visit, UNKNOWN_KIND_TABLES, cities, date, split[1])
             named.add((visit.kind, key))
             ctx.visits.append(visit)
         for key, split, (kind, text, meal) in zip(keys, splits, summary, strict=True):
             if (kind, key) not in named:
                 visit = Visit(i, kind, text, None, meal=meal, key=key)
-                _resolve(index, visit, (KIND_TABLE[kind],), cities, date, split)
+                _resolve(db, visit, (VENUE_TABLE[kind],), cities, date, split[1])
                 ctx.visits.append(visit)
         ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
                     for leg in day.transport]
@@ -252,8 +261,9 @@ def night_stay(day: DayContext, final: bool) -> Visit | None:
     that is not the plan's final day, when it is not also the day's first item (that one is the
     morning end of the previous night).
     """
-    if _is_venue(day.day.accommodation):
-        wanted = normalize(split_name_city(day.day.accommodation)[0])  # type: ignore[arg-type]
+    stated = day.day.accommodation
+    if _is_venue(stated):
+        wanted = normalize(split_name_city(stated)[0])
         for visit in day.visits:
             if visit.kind == "accommodation" and visit.key == wanted:
                 return visit

@@ -6,16 +6,17 @@ formulas of `commonsense`, `hard`, `uncertainty` and `tripcraft` then read that 
 
 from __future__ import annotations
 
-from utp_env.config import UncertaintyConfig
+from utp_env.config import RiskRange, UncertaintyConfig
 from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.commonsense import commonsense_checks
-from utp_env.evaluation.context import KIND_TABLE, PlanContext, Visit, build_context
+from utp_env.evaluation.context import PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
+from utp_env.tools.schema import VENUE_TABLE
 
 DEFAULT_CONFIG = UncertaintyConfig()
 
@@ -28,24 +29,28 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
     """
     risk = un.risk_range(config, ctx.query.risk_profile)
     out: list[PoiDetail] = []
-    for visit in ctx.visits:
-        if not visit.timed or visit.kind not in ("attraction", "restaurant"):
-            continue
-        start, end = visit.item.start, visit.item.end  # type: ignore[union-attr]
-        if visit.kind == "attraction" and visit.ref is None:
-            continue
-        v = un.base_visit_minutes(ctx.db, KIND_TABLE[visit.kind], visit.ref.row if visit.ref else None,
-                                  start, config.restaurant_meals)  # type: ignore[arg-type]
-        profile = ctx.index.crowd(visit.crowd_row) if visit.crowd_row is not None else None
-        cf, tier = un.congestion(profile, start, config.congestion_factor)  # type: ignore[arg-type]
-        buffer = (end - start) - v  # type: ignore[operator]
-        low, high = un.bas_range(v, cf, risk)
-        crowd = un.crowd_timing_score(profile, start, end, config.crowd_intensity) if profile else None  # type: ignore[arg-type]
-        out.append(build(PoiDetail,
-            day=visit.day + 1, name=visit.name, venue_type=visit.kind, start=start, end=end, v=v, cf=cf,
-            tier=tier, buffer=buffer, range_low=low, range_high=high, q=un.deviation(buffer, low, high),
-            crowd_score=crowd[0] if crowd else None, crowd_intensity=crowd[1] if crowd else None))
+    for day in ctx.days:
+        for visit, start, end in day.timed:
+            if visit.kind != "restaurant" and (visit.kind != "attraction" or visit.ref is None):
+                continue
+            out.append(_poi_detail(ctx, config, risk, visit, start, end))
     return out
+
+
+def _poi_detail(ctx: PlanContext, config: UncertaintyConfig, risk: RiskRange, visit: Visit, start: int,
+                end: int) -> PoiDetail:
+    """The PoiDetail of one timed attraction (found in the database) or restaurant (found or not)."""
+    table = VENUE_TABLE["attraction" if visit.kind == "attraction" else "restaurant"]
+    v = un.base_visit_minutes(ctx.db, table, visit.ref.row if visit.ref else None, start, config.restaurant_meals)
+    profile = ctx.index.crowd(visit.crowd_row) if visit.crowd_row is not None else None
+    cf, tier = un.congestion(profile, start, config.congestion_factor)
+    buffer = (end - start) - v
+    low, high = un.bas_range(v, cf, risk)
+    crowd = un.crowd_timing_score(profile, start, end, config.crowd_intensity) if profile else None
+    return build(PoiDetail,
+        day=visit.day + 1, name=visit.name, venue_type=visit.kind, start=start, end=end, v=v, cf=cf,
+        tier=tier, buffer=buffer, range_low=low, range_high=high, q=un.deviation(buffer, low, high),
+        crowd_score=crowd[0] if crowd else None, crowd_intensity=crowd[1] if crowd else None)
 
 
 def _leg_details(ctx: PlanContext, config: UncertaintyConfig) -> list[LegDetail]:
@@ -67,20 +72,20 @@ def _leg_details(ctx: PlanContext, config: UncertaintyConfig) -> list[LegDetail]
     return out
 
 
-def _meal_label(visit: Visit, config: UncertaintyConfig) -> str | None:
-    return visit.meal or un.meal_of_hour(visit.item.start // 60, config.restaurant_meals)  # type: ignore[union-attr,operator]
+def _meal_label(visit: Visit, start: int, config: UncertaintyConfig) -> str | None:
+    return visit.meal or un.meal_of_hour(start // 60, config.restaurant_meals)
 
 
 def temporal_meal(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
     """Mean TripCraft meal score over timed restaurant visits of positive duration."""
     scores = []
-    for v in ctx.visits:
-        if v.kind == "restaurant" and v.timed and v.item.end > v.item.start:  # type: ignore[union-attr,operator]
-            label = _meal_label(v, config)
-            gaussian = config.tripcraft.meals.get(label) if label else None
-            if gaussian is not None:
-                mid = (v.item.start + v.item.end) / 120.0  # type: ignore[union-attr,operator]
-                scores.append(tc.meal_score(mid, float(v.item.end - v.item.start), gaussian))  # type: ignore[union-attr,operator]
+    for day in ctx.days:
+        for v, start, end in day.timed:
+            if v.kind == "restaurant" and end > start:
+                label = _meal_label(v, start, config)
+                gaussian = config.tripcraft.meals.get(label) if label else None
+                if gaussian is not None:
+                    scores.append(tc.meal_score((start + end) / 120.0, float(end - start), gaussian))
     return sum(scores) / len(scores) if scores else None
 
 
@@ -93,10 +98,10 @@ def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | 
     days = []
     for day in ctx.days:
         visits = [v for v in day.visits if v.kind == "attraction"]
-        timed = [v for v in visits if v.timed and v.ref is not None]
+        timed = [(v.ref.row, start, end) for v, start, end in day.timed if v.kind == "attraction" and v.ref is not None]
         if timed:
-            durations = [float(v.item.end - v.item.start) for v in timed]  # type: ignore[union-attr,operator]
-            vs = [float(hours[v.ref.row]) * 60.0 for v in timed]  # type: ignore[union-attr]
+            durations = [float(end - start) for _, start, end in timed]
+            vs = [float(hours[row]) * 60.0 for row, _, _ in timed]
             days.append(tc.day_attraction_score(durations, vs, len(visits), style, p.attraction_sigma_minutes,
                                                 p.attraction_k_minutes, lam))
     return sum(days) / len(days) if days else None
@@ -105,9 +110,8 @@ def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | 
 def spatial(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
     """Mean spatial score over venue items (not journeys) that state a transit distance."""
     p = config.tripcraft
-    scores = [tc.spatial_item_score(v.item.transit_distance_m, p.spatial_near_m, p.spatial_decay_per_m)  # type: ignore[union-attr,arg-type]
-              for v in ctx.visits
-              if v.item is not None and v.item.transit_distance_m is not None and v.kind != "transport"]
+    distances = [v.item.transit_distance_m for v in ctx.visits if v.item is not None and v.kind != "transport"]
+    scores = [tc.spatial_item_score(d, p.spatial_near_m, p.spatial_decay_per_m) for d in distances if d is not None]
     return sum(scores) / len(scores) if scores else None
 
 
@@ -123,9 +127,9 @@ def persona(ctx: PlanContext) -> float | None:
     tiers = tc.preferred_tiers(pe.spending)
     att = ctx.db.tables["attractions"].columns["categories"]
     res = ctx.db.tables["restaurants"].columns["price_tier"]
-    visited = [v for v in ctx.visits if v.ref is not None]
-    return tc.persona_score([att[v.ref.row] for v in visited if v.kind == "attraction"],  # type: ignore[union-attr]
-                            [res[v.ref.row] for v in visited if v.kind == "restaurant"],  # type: ignore[union-attr]
+    visited = [(v.kind, v.ref.row) for v in ctx.visits if v.ref is not None]
+    return tc.persona_score([att[row] for kind, row in visited if kind == "attraction"],
+                            [res[row] for kind, row in visited if kind == "restaurant"],
                             categories, tiers)
 
 

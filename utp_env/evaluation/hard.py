@@ -1,4 +1,4 @@
-"""Hard constraints (paper Table 8; DESIGN section 5): budget always, the others when the query
+"""Hard constraints (paper Table 8; docs/METRICS.md): budget always, the others when the query
 sets them (`passed=None`, "not set by the query", otherwise). Names and list values are compared
 exactly after `utp_env.tools.database.normalize`."""
 

@@ -1,4 +1,4 @@
-"""The five TripCraft metrics (DESIGN section 5; parameters in `TripCraftParams`).
+"""The five TripCraft metrics (docs/METRICS.md; parameters in `TripCraftParams`).
 
 Each returns a value in [0, 1] or None when there is nothing to judge; inputs are plain values
 so the formulas can be tested by hand. Persona affinities come from the keyword tables below

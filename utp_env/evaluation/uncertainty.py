@@ -1,4 +1,4 @@
-"""BAS, CATS and TDAS (paper appendix B.1-B.3; DESIGN section 5): each formula in one function.
+"""BAS, CATS and TDAS (paper appendix B.1-B.3; docs/METRICS.md): each formula in one function.
 
 All three share the deviation score Q of a buffer B from an expected range [a, b]
 (`deviation`) and the aggregate 1 - mean(min(1, Q)) (`absorption_score`).
@@ -10,9 +10,8 @@ from collections.abc import Sequence
 
 from utp_env.config import MealWindow, RiskRange, UncertaintyConfig
 from utp_env.evaluation.context import CrowdProfile
+from utp_env.tools.clock import MINUTES_PER_DAY
 from utp_env.tools.database import Database
-
-MINUTES_PER_DAY = 1440
 
 
 def deviation(buffer: float, low: float, high: float) -> float:

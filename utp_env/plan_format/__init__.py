@@ -1,4 +1,4 @@
-"""The paper's JSON day format <-> the canonical itinerary (DESIGN section 4; docs/PLAN_FORMAT.md).
+"""The paper's JSON day format <-> the canonical itinerary (docs/PLAN_FORMAT.md).
 
 `parse_plan` reads what planners and LLMs write and raises only `PlanFormatError` (a ValueError
 that names the day, the field and the snippet); `format_plan` / `plan_to_json` write the format

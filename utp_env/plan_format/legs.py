@@ -2,6 +2,7 @@
 
 Canonical entry (what `format_leg` writes and the paper uses):
 `Flight Number: 6E-284, from Pune to Indore, Departure Time: 05:15, Arrival Time: 07:40 (scheduled 07:10)`.
+A time past midnight carries the `+N day` note of `utp_env.tools.clock`.
 The stated `Arrival Time` is the planner's arrival (it may include a buffer, paper Fig. 5) and
 becomes `planned_arr`; the scheduled arrival `arr` comes from the `(scheduled HH:MM)` remark, else
 from the database schedule, else equals the stated arrival.
@@ -12,9 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from utp_env.itinerary import MINUTES_PER_DAY, Mode, TransportLeg, format_hhmm
+from utp_env.itinerary import Mode, TransportLeg
 from utp_env.plan_format.errors import PlanFormatError
-from utp_env.plan_format.text import CLOCK, at_or_after, clock, day_offset, split_top
+from utp_env.plan_format.text import CLOCK, at_or_after, clock, split_top
+from utp_env.tools.clock import MINUTES_PER_DAY, day_offset, format_day_offset, format_hhmm, format_stamp
 
 FIELD = "transportation"
 _MODES: dict[str, Mode] = {"flight": "flight", "train": "train", "bus": "bus", "cab": "cab", "taxi": "cab"}
@@ -105,14 +107,9 @@ def _arrival(clock_min: int, dep: int, notes: str) -> int:
 def format_leg(leg: TransportLeg) -> str:
     """The paper's transportation entry of one leg (see the module docstring)."""
     head = _LABEL[leg.mode] + leg.number if leg.number else leg.mode.capitalize()
-    planned = leg.planned_arrival
+    planned, planned_offset = leg.planned_arrival, format_day_offset(leg.planned_arrival)
     text = (f"{head}, from {leg.origin} to {leg.destination}, Departure Time: {format_hhmm(leg.dep)}, "
-            f"Arrival Time: {format_hhmm(planned)}{_offset_note(planned, ' (+{} day)')}")
+            f"Arrival Time: {format_hhmm(planned)}" + (f" ({planned_offset})" if planned_offset else ""))
     if planned != leg.arr:
-        text += f" (scheduled {format_hhmm(leg.arr)}{_offset_note(leg.arr, ' +{} day')})"
+        text += f" (scheduled {format_stamp(leg.arr)})"
     return text
-
-
-def _offset_note(minutes: int, template: str) -> str:
-    days = minutes // MINUTES_PER_DAY
-    return template.format(days) if days else ""

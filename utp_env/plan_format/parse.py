@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from utp_env.itinerary import MINUTES_PER_DAY, Day, Meal, Mode, Plan, PlanItem, TransportLeg, parse_hhmm
+from utp_env.itinerary import Day, Meal, Mode, Plan, PlanItem, TransportLeg, VenueType
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
@@ -23,7 +23,7 @@ from utp_env.query import Query
 from utp_env.resolve import find_service, find_venue, split_name_city
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.errors import UnknownNameError
-from utp_env.tools.schema import SERVICE_TABLE
+from utp_env.tools.schema import SERVICE_TABLE, scheduled_arrival
 
 KEY_ALIASES: dict[str, str] = {
     "day": "days", "days": "days", "current_city": "current_city", "transportation": "transportation",
@@ -161,8 +161,7 @@ def _schedule_lookup(db: Database) -> ScheduleLookup:
             return None
         if row is None:
             return None
-        columns = db.tables[SERVICE_TABLE[mode]].columns
-        return parse_hhmm(columns["arr_time"][row]) + MINUTES_PER_DAY * int(columns["arr_day_offset"][row])
+        return scheduled_arrival(db.tables[SERVICE_TABLE[mode]].columns, row)
     return lookup
 
 
@@ -177,7 +176,8 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
     for item, (start, end) in zip(raw, place(raw), strict=True):
         key = normalize(item.name)
         activity = item.activity or ("stay" if key == names.get("accommodation") else "visit")
-        venue_type, meal = None, None
+        venue_type: VenueType | None = None
+        meal: Meal | None = None
         if activity in ("stay", "check-in", "checkout"):
             venue_type = "accommodation"
         elif activity == "arrive":
@@ -209,7 +209,7 @@ def _name_key(field_value: str) -> str:
     return normalize(split_name_city(field_value)[0])
 
 
-def _db_venue_type(db: Database, name: str, cities: list[str], date: str | None) -> str | None:
+def _db_venue_type(db: Database, name: str, cities: list[str], date: str | None) -> VenueType | None:
     try:
         ref = find_venue(db, name, cities, date=date)
     except (UnknownNameError, KeyError):

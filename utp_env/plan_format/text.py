@@ -1,8 +1,10 @@
 """Small text helpers shared by the transport and point-of-interest grammars.
 
-They hold the rules that must exist once: what counts as an absent value, how a clock time is
+They hold the rules that must exist once: what counts as an absent value (read by the parser
+and the evaluator, `ABSENT_MARKERS`) and what is written for one (`ABSENT`), how a clock time is
 read, how a clock time becomes minutes past the day's midnight (the past-midnight rule), how
 `;`-lists are split without breaking parenthesised remarks, and how distances are read and written.
+The `+N day` note is the grammar of `utp_env.tools.clock` (`day_offset`).
 """
 
 from __future__ import annotations
@@ -10,15 +12,17 @@ from __future__ import annotations
 import re
 from decimal import Decimal, InvalidOperation
 
-from utp_env.itinerary import MINUTES_PER_DAY, parse_hhmm
 from utp_env.plan_format.errors import PlanFormatError
+from utp_env.tools.clock import MINUTES_PER_DAY, parse_hhmm
 
-ABSENT = frozenset({"", "-", "--", "–", "—", "none", "null", "n/a", "na", "nil"})
+# The paper writes `-` for a field with nothing in it ("The symbol '-' indicates that information is
+# unnecessary"); planners and LLMs also write these. Compared after strip + casefold.
+ABSENT = "-"
+ABSENT_MARKERS = frozenset({"", ABSENT, "--", "–", "—", "none", "null", "n/a", "na", "nil"})
 # A clock token as LLMs write it: `9:40`, `09:40`, `9:40 pm`. Digits are unbounded on purpose so
 # that `125:00` is caught as a bad time instead of being read as `25:00`.
 CLOCK = r"\d+\s*:\s*\d+(?:\s*[ap]\.?\s?m\b\.?)?"
 _CLOCK_RE = re.compile(r"^\s*(?P<h>\d+)\s*:\s*(?P<m>\d+)\s*(?P<ampm>[ap])?\.?\s?m?\.?\s*$", re.IGNORECASE)
-_DAY_OFFSET_RE = re.compile(r"\+\s*(\d{1,2})\s*(?:days?|d)\b", re.IGNORECASE)
 _DISTANCE_RE = re.compile(
     r"(?<![\d.])(?P<num>\d+(?:\.\d+)?)\s*+(?P<unit>kms?|kilomet(?:er|re)s?|m|mtrs?|met(?:er|re)s?)\b\.?(?:\s+away)?",
     re.IGNORECASE,
@@ -28,7 +32,7 @@ PAST_MIDNIGHT_SLACK = 720  # a start up to 12 h before the previous time is an o
 
 def is_absent(value: object) -> bool:
     """True for the markers the paper and LLMs use for 'nothing': `-`, empty, None, `null`."""
-    return value is None or (isinstance(value, str) and value.strip().casefold() in ABSENT)
+    return value is None or (isinstance(value, str) and value.strip().casefold() in ABSENT_MARKERS)
 
 
 def clock(text: str, *, day: int | str | None, field: str, snippet: str) -> int:
@@ -64,12 +68,6 @@ def at_or_after(clock_min: int, ref: int | None, slack: int = 0) -> int:
     if clock_min >= floor:
         return clock_min
     return clock_min + MINUTES_PER_DAY * (-(-(floor - clock_min) // MINUTES_PER_DAY))
-
-
-def day_offset(text: str) -> int | None:
-    """The N of a `+N day` note in `text`, or None if there is none."""
-    m = _DAY_OFFSET_RE.search(text)
-    return int(m.group(1)) if m else None
 
 
 def split_top(text: str, sep: str) -> list[str]:

@@ -8,13 +8,12 @@ from typing import Any
 from utp_env.itinerary import Day, Plan
 from utp_env.plan_format.legs import format_leg
 from utp_env.plan_format.poi import format_item
-
-ABSENT = "-"
+from utp_env.plan_format.text import ABSENT
 
 
 def format_plan(plan: Plan) -> list[dict[str, Any]]:
     """One dict per day: days, current_city, transportation, breakfast, attraction, lunch, dinner,
-    accommodation, event, point_of_interest_list; `-` for absent values."""
+    accommodation, event, point_of_interest_list; `-` (`text.ABSENT`) for absent values."""
     return [format_day(day) for day in plan.days]
 
 
@@ -22,7 +21,7 @@ def format_day(day: Day) -> dict[str, Any]:
     """The paper's day object of one day."""
     return {
         "days": day.day,
-        "current_city": day.cities[0] if len(day.cities) == 1 else "from " + " to ".join(day.cities),
+        "current_city": day.current_city,
         "transportation": "; ".join(format_leg(leg) for leg in day.transport) or ABSENT,
         "breakfast": day.breakfast or ABSENT,
         "attraction": "; ".join(day.attractions) or ABSENT,

@@ -1,4 +1,4 @@
-"""Monte Carlo robustness of plans (DESIGN section 6; docs/SIMULATION.md).
+"""Monte Carlo robustness of plans (docs/SIMULATION.md).
 
 `simulate(plan, query, db, n, seed)` replays a plan n times under sampled transport delays and
 visit overruns and reports how often it holds; `simulate_once(plan, query, db, rng)` draws one
@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from utp_env.config import UncertaintyConfig, load_uncertainty
-from utp_env.itinerary import Plan
+from utp_env.itinerary import MINUTES_PER_DAY, Plan
 from utp_env.query import Query
 from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, CompiledPlan, compile_plan
 from utp_env.simulation.delay_models import sample
@@ -84,7 +84,7 @@ def simulate_once(plan: Plan, query: Query | None, db: Database, rng: np.random.
 
     steps = []
     for j in range(compiled.n_steps):
-        off = compiled.day_index[j] * 1440
+        off = compiled.day_index[j] * MINUTES_PER_DAY
         steps.append(StepOutcome(
             label=compiled.labels[j], day=compiled.day[j], kind=KIND_NAMES[int(compiled.kind[j])],
             planned_start=float(compiled.start[j] - off), planned_end=float(compiled.end[j] - off),

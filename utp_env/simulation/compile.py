@@ -22,9 +22,9 @@ import numpy as np
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import eval_index
 from utp_env.evaluation.uncertainty import base_visit_minutes
-from utp_env.itinerary import Day, PlanItem, TransportLeg, format_hhmm
+from utp_env.itinerary import MINUTES_PER_DAY, Day, PlanItem, TransportLeg, format_hhmm
 from utp_env.query import Query
-from utp_env.resolve import crowd_of, find_named_venue, resolve_leg
+from utp_env.resolve import crowd_of, find_venue, resolve_leg
 from utp_env.simulation.delay_models import (
     DelayArrays,
     DelayModel,
@@ -33,11 +33,12 @@ from utp_env.simulation.delay_models import (
     lateness_model,
 )
 from utp_env.tools.database import Database
+from utp_env.tools.schema import CROWD_KINDS, VENUE_TABLE, is_venue_kind
 
 VISIT, ELASTIC, FIXED, LEG, CAB = 0, 1, 2, 3, 4
 KIND_NAMES = {VISIT: "visit", ELASTIC: "elastic", FIXED: "fixed", LEG: "leg", CAB: "cab"}
 ELASTIC_ACTIVITIES = frozenset({"stay", "rest", "event"})
-MINUTES_PER_DAY = 1440
+CROWD_TABLES = tuple(VENUE_TABLE[kind] for kind in CROWD_KINDS)  # where an untyped visit is looked for
 
 
 @dataclass
@@ -114,10 +115,10 @@ def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
         for i, item in enumerate(day.items):
             if item.activity == "travel" and day.transport:
                 continue  # the journey itself: the day's legs model it
-            if not item.timed:
+            if item.start is None or item.end is None:
                 skipped.append(f"day {day.day}: {item.name} ({item.activity})")
                 continue
-            steps.append(_item_step(db, config, item, day, d, offset, i, date))
+            steps.append(_item_step(db, config, item, item.start, item.end, day, d, offset, i, date))
     steps.sort(key=lambda s: s.order)
     models = [s.model for s in steps if s.model is not None]
     draw, k = [], 0
@@ -163,16 +164,15 @@ def _leg_step(db: Database, config: UncertaintyConfig, leg: TransportLeg, day: D
                  what, day.day, d)
 
 
-def _item_step(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day, d: int, offset: int, i: int,
-               date: str | None) -> _Step:
-    start, end = int(item.start), int(item.end)  # type: ignore[arg-type]
+def _item_step(db: Database, config: UncertaintyConfig, item: PlanItem, start: int, end: int, day: Day, d: int,
+               offset: int, i: int, date: str | None) -> _Step:
     if end < start:  # an end written as a clock time past midnight
         end += MINUTES_PER_DAY
     label = f"day {day.day}: {item.name} ({item.activity} {format_hhmm(start)}-{format_hhmm(end)})"
     model, base = None, float(end - start)
     if item.activity == "visit" and item.venue_type not in ("event", "accommodation", "transit", "transport"):
         kind = VISIT
-        base, model = _visit_model(db, config, item, day, start, label, date)
+        base, model = _visit_model(db, config, item, day, start, end, label, date)
     elif item.activity in ELASTIC_ACTIVITIES or item.venue_type == "event":
         kind = ELASTIC
     else:
@@ -181,14 +181,14 @@ def _item_step(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day
                  item.name, day.day, d, item.activity == "arrive")
 
 
-def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day, start: int, label: str,
-                 date: str | None) -> tuple[float, DelayModel]:
+def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day, start: int, end: int,
+                 label: str, date: str | None) -> tuple[float, DelayModel]:
     """Base duration v and the overrun element of a visit; unknown venues keep their planned length."""
     sim = config.simulation
-    tables = {"attraction": ("attractions",), "restaurant": ("restaurants",)}.get(
-        item.venue_type or "", ("attractions", "restaurants"))
-    venue = find_named_venue(db, item.name, day.cities, tables, date)
-    planned = float((item.end or 0) - start)
+    kind = item.venue_type
+    tables = (VENUE_TABLE[kind],) if is_venue_kind(kind) and kind in CROWD_KINDS else CROWD_TABLES
+    venue = find_venue(db, item.name, day.cities, tables, date, city_suffix=True)
+    planned = float(end - start)
     if venue is None:
         return planned, lateness_model(label, 0.0, sim.overrun_lognormal_sigma)
     base = base_visit_minutes(db, venue.table, venue.row, start, config.restaurant_meals) or planned

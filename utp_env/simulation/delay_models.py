@@ -1,4 +1,4 @@
-"""Per-mode delay samplers of the Monte Carlo simulation (DESIGN section 6).
+"""Per-mode delay samplers of the Monte Carlo simulation (docs/SIMULATION.md).
 
 Every random quantity of a rollout (a leg's delay, a visit's overrun) is one *delay element*
 described by the same five numbers, so one vectorised function samples them all:

@@ -1,6 +1,6 @@
 """The vectorised rollout engine: loop over the plan's steps, vector over n rollouts.
 
-Semantics (DESIGN section 6, docs/SIMULATION.md). `t` is the time the traveller is free:
+Semantics (docs/SIMULATION.md). `t` is the time the traveller is free:
 - an item starts at s = max(planned start, t + gap); a skippable item (a visit, stay, rest or
   event of positive length) reached at or after its planned end is lost when `skip_passed_items`:
   it takes no time (end = s). Check-in, checkout and arrivals are never skipped;

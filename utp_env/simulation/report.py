@@ -47,7 +47,7 @@ class LegRisk(BaseModel):
 
 
 class RobustnessReport(BaseModel):
-    """Monte Carlo robustness of one plan (DESIGN section 6)."""
+    """Monte Carlo robustness of one plan (docs/SIMULATION.md)."""
 
     model_config = ConfigDict(extra="forbid")
 
