@@ -6,7 +6,6 @@ planner (to choose) both draw from these functions, so "what is allowed" is defi
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from dataclasses import dataclass
 
@@ -14,9 +13,10 @@ from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.hard import forbidding_rule
 from utp_env.itinerary import Mode, parse_hhmm
 from utp_env.query import LocalConstraint, Query
+from utp_env.tools.clock import weekday
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.delays import delay_index
-from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE
+from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE, scheduled_arrival
 
 FARE_COLUMN: dict[str, str] = {"flights": "price_inr", "trains": "fare_inr", "buses": "fare_inr"}
 SERVICE_TABLES: dict[str, tuple[str, str, str]] = {  # mode -> (table, number column, fare column)
@@ -34,10 +34,6 @@ def risk_mid(config: UncertaintyConfig, risk_profile: str) -> float:
     """The middle of the risk profile's multiplier range: the buffer the reference planner aims at."""
     r = config.risk_multipliers[risk_profile]
     return (r.low + r.high) / 2
-
-
-def weekday(date: str) -> int:
-    return dt.date.fromisoformat(date).weekday()
 
 
 @dataclass(frozen=True)
@@ -114,7 +110,7 @@ def leg_options(db: Database, origin: str, dest: str, date: str, people: int,
             if cols["run_days"][i][day] != "1":
                 continue
             dep = parse_hhmm(cols["dep_time"][i])
-            arr = parse_hhmm(cols["arr_time"][i]) + 1440 * int(cols["arr_day_offset"][i])
+            arr = scheduled_arrival(cols, i)
             if arr <= dep:
                 continue
             if mode == "bus":
