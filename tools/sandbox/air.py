@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 from utp_env.tools.clock import format_hhmm
-from utp_env.tools.sandbox.common import apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from utp_env.tools.sandbox.common import Columns, apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Airport, Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import AIRLINES
 
-Columns = dict[str, list]
 CRUISE_KMH = 750.0
 TAXI_MIN = 30
 MIN_FLIGHT_KM = 150.0

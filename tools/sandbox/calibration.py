@@ -71,7 +71,7 @@ def hourly_intensity(db: Database, venue_type: str) -> list[float | None]:
 
 
 def _mean_over(values: list[float | None], hours: tuple[int, ...]) -> float:
-    picked = [values[h] for h in hours if values[h] is not None]
+    picked = [v for v in (values[h] for h in hours) if v is not None]
     return float(np.mean(picked)) if picked else float("nan")
 
 
@@ -85,7 +85,7 @@ def connectivity(db: Database) -> dict[str, bool]:
     out = {}
     for variant, modes in (("all_modes", ("flight", "train", "bus", "cab")), ("no_flight", ("train", "bus", "cab")),
                            ("no_cab", ("flight", "train", "bus"))):
-        graph = nx.DiGraph()
+        graph: nx.DiGraph[str] = nx.DiGraph()
         graph.add_nodes_from(cities)
         for m in modes:
             graph.add_edges_from(edges[m])

@@ -6,10 +6,14 @@ so that changing one table never reshuffles the others and the same seed gives t
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from utp_env.tools.seeding import stable_int
 
 EARTH_RADIUS_KM = 6371.0088
+# A generated table: column name -> values, a list or a numpy array (tools/sandbox/writer.py writes both).
+Columns = dict[str, Any]
 
 
 def stage_rng(seed: int, stage: str) -> np.random.Generator:

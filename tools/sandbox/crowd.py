@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 from utp_env.tools.clock import parse_hhmm
-from utp_env.tools.sandbox.common import stage_rng
+from utp_env.tools.sandbox.common import Columns, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import CROWD_LEVELS
 
-Columns = dict[str, list]
 MAJOR_CITIES = ("Mumbai", "Delhi", "Bengaluru", "Hyderabad", "Ahmedabad", "Chennai", "Kolkata", "Surat", "Pune",
                 "Jaipur", "Lucknow", "Kanpur", "Nagpur", "Indore", "Thane", "Bhopal", "Visakhapatnam", "Patna",
                 "Vadodara", "Agra")

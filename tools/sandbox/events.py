@@ -7,12 +7,11 @@ from datetime import date, timedelta
 import numpy as np
 from utp_env.tools.clock import format_hhmm
 from utp_env.tools.sandbox import names as nm
-from utp_env.tools.sandbox.common import stage_rng
+from utp_env.tools.sandbox.common import Columns, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import EVENT_SEGMENTS
 
-Columns = dict[str, list]
 EVENT_TEMPLATES: dict[str, tuple[str, ...]] = {
     "Concerts": ("Bollywood Retro Night", "Sufi Nights", "Indie Rock Showcase", "{word} Music Festival",
                  "Ghazal Evening", "EDM Night {city}"),

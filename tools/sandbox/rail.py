@@ -16,11 +16,10 @@ from dataclasses import dataclass
 import networkx as nx
 import numpy as np
 from utp_env.tools.clock import format_hhmm
-from utp_env.tools.sandbox.common import lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from utp_env.tools.sandbox.common import Columns, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 
-Columns = dict[str, list]
 RAIL_FACTOR = 1.2
 MAX_TRAIN_HOURS = 66.0
 DWELL_MIN = 5
@@ -60,7 +59,7 @@ class RailNetwork:
 def rail_network(cities: Cities, gc: np.ndarray) -> RailNetwork:
     """Spanning tree plus links to each city's nearest neighbours (rail km on the edges)."""
     n = cities.n
-    full = nx.Graph()
+    full: nx.Graph[int] = nx.Graph()
     iu, ju = np.triu_indices(n, 1)
     full.add_weighted_edges_from(zip(iu.tolist(), ju.tolist(), (gc[iu, ju] * RAIL_FACTOR).tolist(), strict=True))
     tree = nx.minimum_spanning_tree(full, algorithm="kruskal")

@@ -10,11 +10,10 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 from utp_env.tools.clock import format_hhmm
-from utp_env.tools.sandbox.common import apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from utp_env.tools.sandbox.common import Columns, apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 
-Columns = dict[str, list]
 CAB_RATE_INR_PER_KM = 14.0
 CAB_MIN_FARE_INR = 600.0
 BUS_SPEED_KMH = 45.0
@@ -65,7 +64,7 @@ def road_pairs(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> np.nd
     """Unordered road-route pairs (i < j): a spanning tree (so cabs reach every city) plus the
     shortest, busiest links, `road_routes / 2` pairs in all."""
     want = profile.road_routes // 2
-    graph = nx.Graph()
+    graph: nx.Graph[int] = nx.Graph()
     n = cities.n
     iu, ju = np.triu_indices(n, 1)
     graph.add_weighted_edges_from(zip(iu.tolist(), ju.tolist(), gc[iu, ju].tolist(), strict=True))

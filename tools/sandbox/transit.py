@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from utp_env.tools.sandbox import names as nm
-from utp_env.tools.sandbox.common import EARTH_RADIUS_KM, stage_rng
+from utp_env.tools.sandbox.common import EARTH_RADIUS_KM, Columns, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 
-Columns = dict[str, list]
 METRO_POPULATION = 2_000_000  # cities this large get metro stations
 
 

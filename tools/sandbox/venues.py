@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 from utp_env.tools.sandbox import names as nm
-from utp_env.tools.sandbox.common import apportion, stage_rng
+from utp_env.tools.sandbox.common import Columns, apportion, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULES, HOUSE_TYPES, PRICE_TIERS
 
-Columns = dict[str, list]
 SPREAD_DEG = 0.025  # ~2.8 km: s.d. of venue positions around the city centre
 AMENITIES = ("Free Wi-Fi", "Parking", "Restaurant", "Swimming Pool", "Gym", "Wellness Spa", "Airport Shuttle",
              "Air Conditioning", "Bar", "Business Centre", "Garden", "Kids Play Area")
