@@ -68,6 +68,7 @@ class TraceEntry:
     call_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The entry as a JSON-ready dict (the env pickles its trace this way)."""
         return {"step": self.step, "tool": self.tool, "args": self.args, "ok": self.ok,
                 "text": self.text, "call_id": self.call_id}
 
@@ -96,6 +97,7 @@ class Episode:
 
     @property
     def done(self) -> bool:
+        """Whether the episode has ended (it has a termination reason)."""
         return self.status is not None
 
     def date_of(self, day: int) -> str | None:
@@ -115,6 +117,7 @@ class Episode:
         return self.plan.days[number - 1]
 
     def record(self, tool: str, args: Any, ok: bool, text: str, call_id: str | None = None) -> None:
+        """Append one answered tool call to the trace, at the current step."""
         self.trace.append(TraceEntry(self.steps, tool, args, ok, text, call_id))
 
     def snapshot(self) -> str:

@@ -120,6 +120,7 @@ class RunProgress:
                 self.counts[key] += 1
 
     def update(self, record: dict[str, Any]) -> None:
+        """Count one finished episode and refresh the bar."""
         self._add(record)
         postfix = {"pass": f"{self.passed / self.n:.0%}"}
         for key in SCORES:

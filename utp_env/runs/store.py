@@ -47,6 +47,7 @@ class ResultsStore:
                 fh.truncate(good_end)
 
     def done(self, query_id: str, trial: int) -> bool:
+        """Whether the episode (query, trial) is already recorded."""
         return episode_key(query_id, trial) in self.records
 
     def append(self, record: dict[str, Any]) -> None:

@@ -129,6 +129,7 @@ def render_text(summary: RunSummary) -> str:
 
 
 def render_markdown(summary: RunSummary) -> str:
+    """The summary as `summary.md`: Table 3, the hold rates and the endings as markdown."""
     parts = [f"# Run summary: {summary.agent} on {summary.split}", "",
              f"{summary.episodes} episodes, {summary.trials} trial(s) per query.", "",
              summary.evaluation.to_markdown(), ""]
