@@ -21,8 +21,10 @@ from utp_env.tools.clock import MINUTES_PER_DAY, parse_hhmm, weekday
 
 HHMM = r"^([01]\d|2[0-3]):[0-5]\d$"
 RUN_DAYS = r"^[01]{7}$"
-CROWD_LEVELS = ("L", "BA", "A", "AA", "H")
+# Closed vocabularies are declared once as a Literal type (what pydantic and mypy check) and read
+# as a tuple of values with typing.get_args (what the generators, indices and docs iterate).
 CrowdLevel = Literal["L", "BA", "A", "AA", "H"]
+CROWD_LEVELS: tuple[str, ...] = typing.get_args(CrowdLevel)
 
 ATTRACTION_CATEGORIES: dict[str, float] = {
     # The paper's Table 7: mean visit duration (hours) of each attraction category.
@@ -42,7 +44,7 @@ ATTRACTION_CATEGORIES: dict[str, float] = {
     "Water & Amusement Parks": 5.0,
     "Zoos & Aquariums": 2.5,
 }
-CUISINES = (
+Cuisine = Literal[
     "African",
     "American",
     "Asian",
@@ -55,14 +57,18 @@ CUISINES = (
     "Mediterranean/Middle Eastern",
     "Pizza/Italian Specialties",
     "Seafood/Steak/Grill",
-)
+]
+CUISINES: tuple[str, ...] = typing.get_args(Cuisine)
 HOUSE_RULES = ("Safety Conduct", "No smoking", "No children", "No pets", "Check-in/Check-out")
 # A query's house_rule names what the travellers need allowed; a stay satisfies it unless it
 # lists the forbidding rule.
 HOUSE_RULE_FORBIDS = {"smoking": "No smoking", "children": "No children", "pets": "No pets"}
-HOUSE_TYPES = ("Apartment Extended", "Luxury Boutique", "Resort/Beach", "Family Friendly")
-PRICE_TIERS = ("$", "$$", "$$$", "$$$$")
-EVENT_SEGMENTS = ("Concerts", "Sports", "Arts & Theatre", "Music", "Film", "Comedy")
+HouseType = Literal["Apartment Extended", "Luxury Boutique", "Resort/Beach", "Family Friendly"]
+HOUSE_TYPES: tuple[str, ...] = typing.get_args(HouseType)
+PriceTier = Literal["$", "$$", "$$$", "$$$$"]
+PRICE_TIERS: tuple[str, ...] = typing.get_args(PriceTier)
+EventSegment = Literal["Concerts", "Sports", "Arts & Theatre", "Music", "Film", "Comedy"]
+EVENT_SEGMENTS: tuple[str, ...] = typing.get_args(EventSegment)
 AIRLINES = {"6E": "IndiGo", "AI": "Air India", "IX": "Air India Express", "SG": "SpiceJet",
             "QP": "Akasa Air", "UK": "Vistara"}
 
@@ -204,7 +210,7 @@ class Restaurant(Row):
     latitude: float = Field(ge=-90, le=90, description="Degrees north")
     longitude: float = Field(ge=-180, le=180, description="Degrees east")
     cuisines: list[str] = Field(min_length=1, description="Cuisine groups of the paper's Table 8")
-    price_tier: Literal["$", "$$", "$$$", "$$$$"] = Field(description="Relative price tier")
+    price_tier: PriceTier = Field(description="Relative price tier")
     avg_cost_inr: float = Field(gt=0, description="Average cost of a meal per person, INR")
     rating: float = Field(ge=0, le=5, description="Diner rating out of 5")
     open_time: str = Field(pattern=HHMM, description="Opening time, HH:MM")

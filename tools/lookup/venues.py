@@ -31,14 +31,20 @@ from utp_env.tools.schema import (
     HOUSE_RULE_FORBIDS,
     HOUSE_TYPES,
     PRICE_TIERS,
+    EventSegment,
+    PriceTier,
 )
+from utp_env.tools.schema import Cuisine as CuisineName
+from utp_env.tools.schema import HouseType as HouseTypeName
 
-HouseType = Annotated[Literal[HOUSE_TYPES], choice(HOUSE_TYPES)]  # type: ignore[valid-type]
+HouseType = Annotated[HouseTypeName, choice(HOUSE_TYPES)]
+# The two vocabularies below are the keys of value tables in utp_env/tools/schema.py, so their
+# Literal is built from those keys at import time (mypy cannot follow that; pydantic can).
 Need = Annotated[Literal[tuple(HOUSE_RULE_FORBIDS)], choice(tuple(HOUSE_RULE_FORBIDS))]  # type: ignore[valid-type]
 Category = Annotated[Literal[tuple(ATTRACTION_CATEGORIES)], choice(tuple(ATTRACTION_CATEGORIES))]  # type: ignore[valid-type]
-Cuisine = Annotated[Literal[CUISINES], choice(CUISINES)]  # type: ignore[valid-type]
-Tier = Literal[PRICE_TIERS]  # type: ignore[valid-type]
-Segment = Annotated[Literal[EVENT_SEGMENTS], choice(EVENT_SEGMENTS)]  # type: ignore[valid-type]
+Cuisine = Annotated[CuisineName, choice(CUISINES)]
+Tier = PriceTier
+Segment = Annotated[EventSegment, choice(EVENT_SEGMENTS)]
 Tag = Annotated[str, Field(min_length=1, max_length=80)]
 
 _SINGULAR = {"amenities": "amenity", "services": "service"}

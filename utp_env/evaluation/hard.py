@@ -72,20 +72,18 @@ def budget(ctx: PlanContext, cost: CostBreakdown) -> CheckResult:
     return verdict([])
 
 
-def _stays(ctx: PlanContext) -> list[Visit]:
-    seen: dict[int, Visit] = {}
-    for v in ctx.visits:
-        if v.kind == "accommodation" and v.ref is not None:
-            seen.setdefault(v.ref.row, v)
-    return list(seen.values())
+def _stay_rows(ctx: PlanContext) -> list[int]:
+    """Rows of the plan's known stays, each once, in order of first mention."""
+    rows = (v.ref.row for v in ctx.visits if v.kind == "accommodation" and v.ref is not None)
+    return list(dict.fromkeys(rows))
 
 
 def _each_stay(ctx: PlanContext, requirement: str, ok: Callable[[int], bool]) -> CheckResult:
-    stays = _stays(ctx)
-    if not stays:
+    rows = _stay_rows(ctx)
+    if not rows:
         return verdict([f"the query requires {requirement} but the plan has no known stay"])
     names = ctx.db.tables["accommodations"].columns["name"]
-    return verdict([f"{names[s.ref.row]!r} does not offer {requirement}" for s in stays if not ok(s.ref.row)])
+    return verdict([f"{names[row]!r} does not offer {requirement}" for row in rows if not ok(row)])
 
 
 def forbidding_rule(house_rule: str) -> tuple[str, bool]:
@@ -102,7 +100,9 @@ def house_rule(ctx: PlanContext) -> CheckResult:
     """Every stay allows what the query needs (it does not list the forbidding rule of
     `utp_env.tools.schema.HOUSE_RULE_FORBIDS`); a rule outside that table must be listed by the stay."""
     wanted = ctx.query.local_constraint.house_rule
-    rule, forbidden = forbidding_rule(wanted)  # type: ignore[arg-type]
+    if wanted is None:
+        return build(CheckResult, passed=None, reason=NOT_SET)
+    rule, forbidden = forbidding_rule(wanted)
     rules = ctx.db.tables["accommodations"].columns["house_rules"]
 
     def ok(row: int) -> bool:
@@ -114,6 +114,8 @@ def house_rule(ctx: PlanContext) -> CheckResult:
 def house_type(ctx: PlanContext) -> CheckResult:
     """Every stay is of the required house type."""
     wanted = ctx.query.local_constraint.house_type
+    if wanted is None:
+        return build(CheckResult, passed=None, reason=NOT_SET)
     types = ctx.db.tables["accommodations"].columns["house_type"]
     return _each_stay(ctx, f"house type {wanted!r}", lambda row: normalize(types[row]) == normalize(wanted))
 
@@ -152,7 +154,9 @@ def cuisine(ctx: PlanContext) -> CheckResult:
 def transportation(ctx: PlanContext) -> CheckResult:
     """`no flight` / `no cab`: no leg of that mode."""
     rule = ctx.query.local_constraint.transportation
-    banned = rule.split()[-1]  # type: ignore[union-attr]
+    if rule is None:
+        return build(CheckResult, passed=None, reason=NOT_SET)
+    banned = rule.split()[-1]
     return verdict([f"day {lc.day + 1} uses a {banned} against {rule!r}" for lc in ctx.legs
                     if lc.leg.mode == banned])
 
