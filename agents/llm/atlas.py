@@ -28,7 +28,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import Field
@@ -43,6 +43,7 @@ from utp_env.plan_format import PlanFormatError, plan_to_json
 from utp_env.query import Query
 
 Verdict = Literal["pass", "fail", "unsatisfiable"]
+VERDICTS: dict[str, Verdict] = {v: v for v in get_args(Verdict)}
 
 
 class AtlasSettings(LLMSettings):
@@ -90,8 +91,9 @@ def parse_verdict(text: str) -> CheckOutcome:
             data = json.loads(text[start:end + 1])
         except json.JSONDecodeError:
             data = None
-        if isinstance(data, dict) and str(data.get("verdict", "")).lower() in ("pass", "fail", "unsatisfiable"):
-            return CheckOutcome(str(data["verdict"]).lower(), str(data.get("feedback", "")))  # type: ignore[arg-type]
+        verdict = VERDICTS.get(str(data.get("verdict", "")).lower()) if isinstance(data, dict) else None
+        if verdict is not None:
+            return CheckOutcome(verdict, str(data.get("feedback", "")))
     low = text.lower()
     if "unsatisfiable" in low:
         return CheckOutcome("unsatisfiable", text)

@@ -13,6 +13,7 @@ import datetime as dt
 import itertools
 import math
 from dataclasses import dataclass, field
+from typing import overload
 
 from utp_env.config import UncertaintyConfig
 from utp_env.queries.options import (
@@ -220,6 +221,10 @@ def cheapest_trip(query: Query, db: Database, config: UncertaintyConfig | None =
     return best if best is not None else reason
 
 
+@overload
+def calendar(db: Database, default: tuple[str, str]) -> tuple[dt.date, dt.date]: ...
+@overload
+def calendar(db: Database, default: None = None) -> tuple[dt.date, dt.date] | None: ...
 def calendar(db: Database, default: tuple[str, str] | None = None) -> tuple[dt.date, dt.date] | None:
     """The sandbox calendar: manifest `calendar` ({start, end} or [start, end]), else the span of the
     events' dates, else `default` (None when there is nothing to go by)."""

@@ -100,7 +100,7 @@ class _Generator:
         self.db, self.config, self.seed = db, config, seed
         self.unc = UncertaintyConfig()
         self.nb = neighbours(db)
-        self.cal: tuple[dt.date, dt.date] = calendar(db, config.default_calendar)  # type: ignore[assignment]
+        self.cal: tuple[dt.date, dt.date] = calendar(db, config.default_calendar)
         cities = db.cities
         self.state = {c: db.state_of(c) for c in cities}
         self.orgs = sorted(c for c in cities if len(self.nb.get(c, ())) >= config.min_org_destinations) or sorted(
