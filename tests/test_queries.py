@@ -29,8 +29,9 @@ from utp_env.queries import (
 )
 from utp_env.queries.feasibility import calendar
 from utp_env.queries.generate import balanced_cells
-from utp_env.queries.templates import long_date, ordinal
-from utp_env.query import LocalConstraint, Query
+from utp_env.queries.options import stay_admissible
+from utp_env.queries.templates import house_rule_clause, long_date, ordinal
+from utp_env.query import LocalConstraint, Query, house_rule_requirement
 
 N = 30
 
@@ -42,7 +43,8 @@ def queries(mini_db: Database) -> list[Query]:
 
 def test_queries_yaml_equals_code_defaults() -> None:
     shipped = yaml.safe_load((CONFIG_DIR / "queries.yaml").read_text())
-    assert shipped == QueryConfig().model_dump(mode="json")
+    assert set(shipped) == set(QueryConfig.model_fields)  # every knob written out
+    assert QueryConfig.model_validate(shipped) == QueryConfig()  # (YAML keeps cities_per_horizon's int keys)
     assert load_query_config() == QueryConfig()
 
 
@@ -73,7 +75,7 @@ def test_every_query_is_feasible_and_well_formed(mini_db: Database, queries: lis
         if q.days == 3:
             assert q.visiting_city_number == 1 and mini_db.has_city(q.dest)
         else:
-            assert q.visiting_city_number in ((2,) if q.days == 5 else (2, 3))
+            assert q.visiting_city_number == {5: 2, 7: 3}[q.days]  # paper section 3.3
             assert q.dest != mini_db.state_of(q.org) and mini_db.cities_of_state(q.dest)
         n_constraints = len(q.local_constraint.model_dump(exclude_defaults=True))
         lo, hi = QueryConfig().constraints_per_level[q.level]
@@ -168,3 +170,38 @@ def test_long_dates_read_naturally(day: dt.date) -> None:
 def test_ordinals_by_hand() -> None:
     assert [ordinal(n) for n in (1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 31)] == [
         "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "23rd", "31st"]
+
+
+# ---------------------------------------------------------------- house rules
+
+
+def test_house_rules_read_in_both_forms() -> None:
+    """TravelPlanner names the activity the travellers need allowed; UTP-Bench C.1 ("No_Pets",
+    rendered "strictly No Pets") names the rule the stay must enforce."""
+    assert house_rule_requirement("pets") == ("No pets", False)
+    assert house_rule_requirement("smoking") == ("No smoking", False)
+    for c1 in ("No_Pets", "No pets", "no-pets", "NO_PETS"):
+        assert house_rule_requirement(c1) == ("No pets", True), c1
+    assert house_rule_requirement("No_Children") == ("No children", True)
+    assert house_rule_requirement("Safety Conduct") == ("Safety Conduct", True)
+    assert house_rule_requirement("Check-in/Check-out") == ("Check-in/Check-out", True)
+    assert house_rule_clause("pets") == "have pets allowed"
+    assert house_rule_clause("No_Pets") == "be strictly no pets"
+
+
+def test_stay_admissible_follows_the_house_rule_reading(mini_db: Database) -> None:
+    rules = mini_db.tables["accommodations"].columns["house_rules"]
+    nights = max(int(n) for n in mini_db.tables["accommodations"].columns["minimum_nights"])
+    forbids = next(r for r in range(len(rules)) if "No pets" in rules[r])
+    allows = next(r for r in range(len(rules)) if "No pets" not in rules[r])
+    for rule, ok_forbidding, ok_allowing in (("pets", False, True), ("No_Pets", True, False), ("No pets", True, False)):
+        lc = LocalConstraint(house_rule=rule)
+        assert stay_admissible(mini_db, forbids, lc, nights) is ok_forbidding, rule
+        assert stay_admissible(mini_db, allows, lc, nights) is ok_allowing, rule
+
+
+def test_seven_day_queries_visit_three_cities_on_the_full_shape() -> None:
+    config = QueryConfig()
+    assert config.cities_per_horizon == {3: 1, 5: 2, 7: 3}
+    with pytest.raises(ValueError, match="cities_per_horizon"):
+        QueryConfig(horizons=[3, 5, 7], cities_per_horizon={3: 1, 5: 2})

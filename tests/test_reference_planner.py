@@ -47,27 +47,27 @@ def _mean(values: list[float | None]) -> float:
 # ---------------------------------------------------------------- timing by hand
 
 
-def test_visit_length_is_v_plus_the_middle_of_the_risk_range(mini_db: Database) -> None:
+def test_visit_length_is_v_plus_the_shortest_buffer_of_the_risk_range(mini_db: Database) -> None:
     config = UncertaintyConfig()
     restaurant = Venue("restaurants", 0, "X", "Y", 0, 1440, None)  # no crowd data: Cf = 1
-    # averse, breakfast at 09:00: v = 50 -> 50 + 1.625 * 50 = 131.25 -> 132 minutes
-    assert Timing(mini_db, config, "averse", True).length(restaurant, 9 * 60) == 132
-    # tolerant, dinner at 20:00: v = 75 -> 75 + 0.75 * 75 = 131.25 -> 132
-    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 20 * 60) == 132
-    # optimized, lunch at 13:00: v = 60 -> 60 + 1.125 * 60 = 127.5 -> 128; without buffers exactly 60
-    assert Timing(mini_db, config, "optimized", True).length(restaurant, 13 * 60) == 128
+    # averse (1.25-2.0), breakfast at 09:00: v = 50 -> 50 + 1.25 * 50 = 112.5 -> 113 minutes
+    assert Timing(mini_db, config, "averse", True).length(restaurant, 9 * 60) == 113
+    # tolerant (0.5-1.0), dinner at 20:00: v = 75 -> 75 + 0.5 * 75 = 112.5 -> 113
+    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 20 * 60) == 113
+    # optimized (1.0-1.25), lunch at 13:00: v = 60 -> 60 + 1.0 * 60 = 120; without buffers exactly 60
+    assert Timing(mini_db, config, "optimized", True).length(restaurant, 13 * 60) == 120
     assert Timing(mini_db, config, "optimized", False).length(restaurant, 13 * 60) == 60
-    # a crowd window at tier AA (Cf 1.75) from 12:00: 60 + 1.125 * 60 * 1.75 = 178.125 -> 179
+    # a crowd window at tier AA (Cf 1.75) from 12:00: 60 + 1.0 * 60 * 1.75 = 165
     crowded = Venue("restaurants", 0, "X", "Y", 0, 1440, CrowdProfile(((frozenset(range(12, 15)), "AA"),),
                                                                       frozenset(), frozenset()))
-    assert Timing(mini_db, config, "optimized", True).length(crowded, 13 * 60) == 179
-    assert Timing(mini_db, config, "optimized", True).length(crowded, 11 * 60) == 128  # 11:00 has no window
+    assert Timing(mini_db, config, "optimized", True).length(crowded, 13 * 60) == 165
+    assert Timing(mini_db, config, "optimized", True).length(crowded, 11 * 60) == 120  # 11:00 has no window
 
 
-def test_planned_arrival_adds_the_middle_of_the_tdas_range_to_the_historical_duration() -> None:
+def test_planned_arrival_adds_the_multiplier_times_e_d_to_the_historical_duration() -> None:
     leg = LegOption("train", "12345", "A", "B", 0, dep=600, arr=720, fare=1.0, expected_delay=40.0,
                     hist_duration=120.0)
-    assert leg.planned_arrival(1.625) == 600 + 120 + 65  # E[D] 40 x 1.625 = 65
+    assert leg.planned_arrival(1.25) == 600 + 120 + 50  # averse's low end: E[D] 40 x 1.25 = 50
     assert leg.planned_arrival(0.0) == 720
     bus = LegOption("bus", "B1", "A", "B", 0, dep=600, arr=900, fare=1.0, expected_delay=10.0, hist_duration=200.0)
     assert bus.planned_arrival(1.0) == 900  # never before the timetable's arrival
@@ -129,6 +129,21 @@ def test_reference_plans_pass_and_score_high(reports: dict) -> None:
     assert _mean([r.cats for r in ref]) >= 0.7
 
 
+def test_reference_books_the_shortest_buffer_inside_the_range(reports: dict, runs: dict) -> None:
+    """A visit or leg inside its range sits at the range's low end (within the minute of rounding):
+    nothing is stretched to the far end of the range."""
+    inside = [(p.buffer, p.range_low) for r in reports["reference"] for p in r.pois if p.q == 0]
+    assert inside
+    assert all(buffer - low < 1.0 for buffer, low in inside), max(b - lo for b, lo in inside)
+    # a leg's planned arrival is departure + historical duration + low x E[D], unless the timetable's
+    # arrival is later still (then the planner writes the timetable's)
+    for r, result in zip(reports["reference"], runs["reference"], strict=True):
+        scheduled = {(d.day, leg.number): leg.arr - leg.dep for d in result.plan.days for leg in d.transport}
+        for g in r.legs:
+            if g.q == 0 and g.planned_duration > scheduled[(g.day, g.number)]:
+                assert g.buffer - g.range_low < 1.0, (r.query_id, g)
+
+
 def test_deterministic_baseline_scores_lower(mini_db: Database, queries: list[Query],
                                              runs: dict[str, list[AgentResult]], reports: dict) -> None:
     ref, det = reports["reference"], reports["deterministic"]
@@ -141,7 +156,9 @@ def test_deterministic_baseline_scores_lower(mini_db: Database, queries: list[Qu
     sample = range(0, N, 3)
     hold = {name: statistics.fmean(simulate(runs[name][i].plan, queries[i], mini_db, n=400, seed=i).hold_rate
                                    for i in sample) for name in runs}
-    assert hold["deterministic"] < hold["reference"] - 0.15, hold
+    # the reference books the SHORTEST buffer inside each range, so its margin over the no-buffer
+    # baseline is smaller than a mid-range buffer would give (about 0.11 on this sample)
+    assert hold["deterministic"] < hold["reference"] - 0.05, hold
 
 
 # ---------------------------------------------------------------- full scale
@@ -171,4 +188,4 @@ def test_full_sandbox_validation_targets() -> None:
     ref, det = scores["reference"], scores["deterministic"]
     assert ref["final"] >= 0.95 and ref["bas"] >= 0.9 and ref["tdas"] >= 0.9 and ref["cats"] >= 0.7, ref
     assert det["bas"] < ref["bas"] - 0.5 and det["tdas"] < ref["tdas"] - 0.5, scores
-    assert det["hold"] < ref["hold"] - 0.15, scores
+    assert det["hold"] < ref["hold"] - 0.05, scores

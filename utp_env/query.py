@@ -27,7 +27,9 @@ class LocalConstraint(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    house_rule: str | None = Field(default=None, description="A rule the stay must allow, e.g. 'No pets'")
+    house_rule: str | None = Field(
+        default=None, description="'pets' / 'smoking' / 'children': the stay must allow it (TravelPlanner form); "
+        "'No_Pets' / 'No pets' (UTP-Bench C.1 form): the stay must enforce that rule; see house_rule_requirement")
     house_type: str | None = Field(default=None, description="Required stay type, e.g. 'Family Friendly'")
     amenities: list[str] = Field(default_factory=list, description="Amenities every stay must offer")
     services: list[str] = Field(default_factory=list, description="Services every stay must offer")
@@ -39,6 +41,30 @@ class LocalConstraint(BaseModel):
     def is_set(self, name: str) -> bool:
         value = getattr(self, name)
         return bool(value)
+
+
+def house_rule_requirement(house_rule: str) -> tuple[str, bool]:
+    """How a query's house rule reads: (rule, listed), the stay rule in the database's spelling and
+    whether a stay must list it (True) or must not list it (False).
+
+    - An activity, TravelPlanner's form (`pets`, `smoking`, `children`): the travellers need it
+      allowed, so the stay must NOT list the forbidding rule: 'pets' -> ('No pets', False).
+    - A rule, UTP-Bench appendix C.1's form (`No_Pets`, `No pets`, `no-smoking`): the stay must
+      enforce it ("strictly No Pets"), so it must list it: 'No_Pets' -> ('No pets', True).
+    - Any other rule (`Safety Conduct`): the stay must list it.
+
+    Underscores and hyphens read as spaces and case does not matter.
+    """
+    from utp_env.tools.schema import HOUSE_RULE_FORBIDS, HOUSE_RULES
+
+    key = " ".join(house_rule.replace("_", " ").replace("-", " ").split()).casefold()
+    for activity, rule in HOUSE_RULE_FORBIDS.items():
+        if key == activity.casefold():
+            return rule, False
+    for rule in HOUSE_RULES:
+        if key == " ".join(rule.replace("-", " ").split()).casefold():
+            return rule, True
+    return house_rule, True
 
 
 class Query(BaseModel):

@@ -35,7 +35,7 @@ def spending_style(query: Query) -> str:
     return next((k for k in VALUE_OF_TIME if k in text), "moderate")
 
 
-def choose_legs(query: Query, db: Database, quote: TripQuote, mid: float, policy: Policy) -> list[LegOption]:
+def choose_legs(query: Query, db: Database, quote: TripQuote, multiplier: float, policy: Policy) -> list[LegOption]:
     """One option per leg: the quote's (cheapest, conflict-free) legs, or the best fare + time value +
     delay risk for the persona among the modes the quote's legs allow (never both flight and cab)."""
     if policy == "cheapest":
@@ -47,9 +47,9 @@ def choose_legs(query: Query, db: Database, quote: TripQuote, mid: float, policy
     out = []
     for j, day in enumerate(sk.leg_days):
         opts = leg_options(db, stops[j], stops[j + 1], query.dates[day], query.people_number,
-                           query.local_constraint, first=j == 0, last=j == len(sk.leg_days) - 1, mid=mid)
+                           query.local_constraint, first=j == 0, last=j == len(sk.leg_days) - 1, multiplier=multiplier)
         out.append(min((o for o in opts if o.mode != banned), default=quote.legs[j],
-                       key=lambda o: (o.fare + vot * (o.hist_duration + (1 + mid) * o.expected_delay),
+                       key=lambda o: (o.fare + vot * (o.hist_duration + (1 + multiplier) * o.expected_delay),
                                       o.dep, o.mode, o.number or "")))
     return out
 

@@ -1,10 +1,12 @@
-"""`ReferencePlanner`: the uncertainty-aware reference agent (no LLM; DESIGN section 8).
+"""`ReferencePlanner`: the uncertainty-aware reference agent (no LLM; docs/AGENTS.md).
 
 It takes the cheapest valid route of the query (`utp_env.queries.feasibility`), picks legs, stays
-and venues by the persona (`choose`), and times every day with buffers at the middle of the
-paper's ranges (`schedule`, `timing`). If the preferred plan exceeds the budget it rebuilds with
-the cheapest choices, which the generator's budget covers. `buffers=False` is the deterministic
-baseline: the same choices with every visit exactly v and every planned arrival the schedule.
+and venues by the persona (`choose`), and times every day with the shortest buffers inside the
+paper's ranges (`schedule`, `timing`): the low end of the risk range times v * Cf for a visit and
+times E[D] for a leg; time the day does not need stays free (the traveller is at the stay). If
+the preferred plan exceeds the budget it rebuilds with the cheapest choices, which the
+generator's budget covers. `buffers=False` is the deterministic baseline: the same choices
+with every visit exactly v and every planned arrival the schedule.
 Lookups go through the toolkit, so the trace shows what the planner consulted.
 """
 
@@ -43,7 +45,7 @@ from utp_env.evaluation.context import build_context
 from utp_env.evaluation.hard import trip_cost
 from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.queries.feasibility import TripQuote, cheapest_trip
-from utp_env.queries.options import LegOption
+from utp_env.queries.options import LegOption, buffer_multiplier
 from utp_env.query import Query
 
 SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses"}
@@ -116,9 +118,7 @@ class ReferencePlanner:
         buffers = self.buffers if buffers is None else buffers
         sk = quote.skeleton
         timing = Timing(db, self.config, query.risk_profile, buffers)
-        risk = self.config.risk_multipliers[query.risk_profile]
-        route_mid = (risk.low + risk.high) / 2
-        legs = choose_legs(query, db, quote, route_mid, policy)
+        legs = choose_legs(query, db, quote, buffer_multiplier(self.config, query.risk_profile), policy)
         stays = choose_stays(query, db, sk, policy)
         events = choose_events(query, db, sk)
         lc = query.local_constraint
@@ -148,7 +148,7 @@ class ReferencePlanner:
                     sched.add(sched.stay_item(stays[j - 1], "checkout", t, t + DESK))
                     t = sched.fill(here, t + DESK + TRANSFER, sched.leave_by(leg))
                 sched.add(sched.arrive_item(leg))
-                planned = leg.planned_arrival(timing.mid) if buffers else leg.arr
+                planned = leg.planned_arrival(timing.multiplier) if buffers else leg.arr
                 transport.append(TransportLeg(mode=leg.mode, number=leg.number, origin=leg.origin,
                                               destination=leg.destination, dep=leg.dep, arr=leg.arr,
                                               planned_arr=planned))

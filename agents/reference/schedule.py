@@ -4,7 +4,8 @@ A day is laid out left to right with a cursor. The traveller wakes at the stay, 
 travel day, fills the time in the city (meals in their windows with >= 4 h gaps, attractions in
 between, a booked event as a fixed block), reaches the airport/station by departure minus the
 boarding margin (minus a lead when buffers are on), and after a leg checks in no earlier than the
-planned arrival. Every visit's length comes from `Timing` (v plus the mid-range buffer).
+planned arrival. Every visit's length comes from `Timing` (v plus the shortest buffer
+inside the risk range).
 """
 
 from __future__ import annotations

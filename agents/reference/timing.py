@@ -1,9 +1,10 @@
 """How long the reference planner books each visit, and which start times it prefers.
 
 A visit of base length v (attractions: the table's visit duration; restaurants: the meal's base
-minutes from the start hour) is booked for v + mid * v * Cf, where mid is the middle of the
-query's risk range and Cf the congestion factor of the crowd tier at the start hour: the centre of
-the range BAS accepts. Without buffers the booking is exactly v. Start times are ranked by the
+minutes from the start hour) is booked for v + low * v * Cf, where low is the low end of the
+query's risk range and Cf the congestion factor of the crowd tier at the start hour: the shortest
+buffer BAS accepts, so a visit lasts what a person would book for that risk, not the most the
+range allows. Without buffers the booking is exactly v. Start times are ranked by the
 visit's CATS score (quiet hours good, peak windows bad). The formulas come from
 `utp_env.evaluation.uncertainty`, so planner and evaluator cannot disagree.
 """
@@ -18,7 +19,7 @@ from utp_env.tools.database import Database
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.context import CrowdProfile, eval_index
-from utp_env.queries.options import opening_hours
+from utp_env.queries.options import buffer_multiplier, opening_hours
 
 LATENESS_COST = 0.004  # crowd-score points given up per minute a visit starts later
 
@@ -50,17 +51,16 @@ class Timing:
 
     def __init__(self, db: Database, config: UncertaintyConfig, risk_profile: str, buffers: bool) -> None:
         self.db, self.config, self.buffers = db, config, buffers
-        risk = un.risk_range(config, risk_profile)
-        self.mid = (risk.low + risk.high) / 2 if buffers else 0.0
+        self.multiplier = buffer_multiplier(config, risk_profile) if buffers else 0.0
 
     def base_minutes(self, v: Venue, start: int) -> float:
         return un.base_visit_minutes(self.db, v.table, v.row, start, self.config.restaurant_meals)
 
     def length(self, v: Venue, start: int) -> int:
-        """Minutes to book for a visit starting at `start`: v + mid * v * Cf (just v without buffers)."""
+        """Minutes to book for a visit starting at `start`: v + low * v * Cf (just v without buffers)."""
         base = self.base_minutes(v, start)
         cf, _ = un.congestion(v.profile, start, self.config.congestion_factor)
-        return math.ceil(base + self.mid * base * cf - 1e-9)
+        return math.ceil(base + self.multiplier * base * cf - 1e-9)
 
     def crowd_score(self, v: Venue, start: int, end: int) -> float:
         """CATS score of the visit (1.0 without crowd data)."""

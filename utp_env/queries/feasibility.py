@@ -21,12 +21,12 @@ from utp_env.queries.options import (
     LegOption,
     attraction_fits,
     attractions_by_fee,
+    buffer_multiplier,
     events_on,
     has_category,
     leg_options,
     meal_costs,
     restaurants_by_cost,
-    risk_mid,
     serves,
     serves_meal,
     stay_cost,
@@ -106,13 +106,13 @@ def candidate_routes(query: Query, db: Database) -> list[tuple[str, ...]]:
     return list(itertools.permutations(pool, k))
 
 
-def route_legs(query: Query, db: Database, sk: Skeleton, mid: float) -> list[list[LegOption]] | str:
+def route_legs(query: Query, db: Database, sk: Skeleton, multiplier: float) -> list[list[LegOption]] | str:
     """Allowed options of each leg of the route, or the problem with the first leg that has none."""
     stops = (query.org, *sk.cities, query.org)
     out = []
     for j, day in enumerate(sk.leg_days):
         opts = leg_options(db, stops[j], stops[j + 1], query.dates[day], query.people_number,
-                           query.local_constraint, first=j == 0, last=j == len(sk.leg_days) - 1, mid=mid)
+                           query.local_constraint, first=j == 0, last=j == len(sk.leg_days) - 1, multiplier=multiplier)
         if not opts:
             return (f"no allowed transport from {stops[j]} to {stops[j + 1]} on {query.dates[day]} "
                     f"(day {day + 1})")
@@ -120,7 +120,7 @@ def route_legs(query: Query, db: Database, sk: Skeleton, mid: float) -> list[lis
     return out
 
 
-def constraint_problems(query: Query, db: Database, sk: Skeleton, mid: float) -> list[str]:
+def constraint_problems(query: Query, db: Database, sk: Skeleton, multiplier: float) -> list[str]:
     """Local constraints that the route cannot satisfy (stays, cuisines, events, categories)."""
     lc, problems = query.local_constraint, []
     for city, nights in zip(sk.cities, sk.nights, strict=True):
@@ -132,7 +132,7 @@ def constraint_problems(query: Query, db: Database, sk: Skeleton, mid: float) ->
                    for c in sk.cities for r in db.city_rows("restaurants", c)):
             problems.append(f"no restaurant serving {cuisine!r} in {', '.join(sk.cities)}")
     for category in lc.attraction_categories:
-        if not any(has_category(db, int(r), category) and attraction_fits(db, int(r), mid, MAX_VISIT_GAP_MIN)
+        if not any(has_category(db, int(r), category) and attraction_fits(db, int(r), multiplier, MAX_VISIT_GAP_MIN)
                    for c in sk.cities for r in db.city_rows("attractions", c)):
             problems.append(f"no attraction of category {category!r} that fits a day in {', '.join(sk.cities)}")
     for segment in lc.event_types:
@@ -166,12 +166,12 @@ def conflict_free_cheapest(options: list[list[LegOption]]) -> list[LegOption] | 
 
 def quote_route(query: Query, db: Database, cities: tuple[str, ...], config: UncertaintyConfig) -> TripQuote | str:
     """The cheapest valid plan along `cities`, or why there is none."""
-    mid = risk_mid(config, query.risk_profile)
+    multiplier = buffer_multiplier(config, query.risk_profile)
     sk = skeleton(query.days, cities)
-    legs = route_legs(query, db, sk, mid)
+    legs = route_legs(query, db, sk, multiplier)
     if isinstance(legs, str):
         return legs
-    problems = constraint_problems(query, db, sk, mid)
+    problems = constraint_problems(query, db, sk, multiplier)
     if problems:
         return problems[0]
     people, lc = query.people_number, query.local_constraint

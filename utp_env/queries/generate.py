@@ -2,7 +2,8 @@
 
 `generate_queries(db, n, seed)` walks the horizon x level x risk-profile grid in turn (so cells
 differ by at most one query), and for each query draws an origin with good connectivity, a
-destination (a city for 3 days, a state for 5 and 7), dates in the sandbox calendar, a party
+destination (a city for 3 days, a state for 5 and 7 days with 2 and 3 cities to visit, as the
+paper's section 3.3 has them; `cities_per_horizon`), dates in the sandbox calendar, a party
 size, a persona and local constraints that are satisfiable there. The budget is the cheapest
 valid plan times a level-dependent slack. Each query has its own numpy Generator seeded from a
 SHA-256 of (seed, index), so the output is byte-stable and independent of Python's hash().
@@ -16,7 +17,7 @@ import math
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from utp_env.config import CONFIG_DIR, UncertaintyConfig, load_model
 from utp_env.queries.feasibility import (
@@ -27,7 +28,7 @@ from utp_env.queries.feasibility import (
     quote_route,
     visitable,
 )
-from utp_env.queries.options import attraction_fits, events_on, stay_options
+from utp_env.queries.options import attraction_fits, buffer_multiplier, events_on, stay_options
 from utp_env.queries.templates import render_text
 from utp_env.query import Horizon, Level, LocalConstraint, Persona, Query, RiskProfile
 from utp_env.tools.database import Database
@@ -46,6 +47,8 @@ class QueryConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     horizons: list[Horizon] = [3, 5, 7]
+    cities_per_horizon: dict[int, int] = Field(
+        default={3: 1, 5: 2, 7: 3}, description="Cities visited by a query of each horizon (UTP-Bench section 3.3)")
     levels: list[Level] = list(LEVELS)
     risk_profiles: list[RiskProfile] = list(RISKS)
     people_min: int = Field(1, ge=1, le=8)
@@ -64,6 +67,15 @@ class QueryConfig(BaseModel):
     location_preferences: list[str] = ["Beaches", "Mountains", "Historical Sites", "Wildlife", "Religious Sites",
                                        "Cities", "Lakes and Rivers"]
     default_calendar: tuple[str, str] = ("2025-11-01", "2026-03-31")
+
+    @model_validator(mode="after")
+    def _every_horizon_has_a_city_count(self) -> QueryConfig:
+        missing = [h for h in self.horizons if h not in self.cities_per_horizon]
+        if missing:
+            raise ValueError(f"cities_per_horizon gives no city count for horizon(s) {missing}")
+        if self.cities_per_horizon.get(3, 1) != 1:
+            raise ValueError("a 3-day query visits one city (its destination is a city, not a state)")
+        return self
 
 
 def load_query_config(path: str | Path | None = None) -> QueryConfig:
@@ -134,7 +146,7 @@ class _Generator:
                     continue
                 dest, k = pool[int(rng.integers(len(pool)))], 1
             else:
-                k = 2 if days == 5 else int(rng.integers(2, 4))
+                k = cfg.cities_per_horizon[days]
                 states = [s for s in self.states_for(k, (days - 1) // k) if s != self.state[org]]
                 if not states:
                     continue
@@ -210,10 +222,10 @@ class _Generator:
             seg = db.tables["events"].columns["segment"]
             return [[s] for s in sorted({seg[e] for j, c in enumerate(sk.cities) for d in sk.full_days(j)
                                          for e in events_on(db, c, query.dates[d])})]
-        mid = self.unc.risk_multipliers[query.risk_profile]
+        multiplier = buffer_multiplier(self.unc, query.risk_profile)
         cats = db.tables["attractions"].columns["categories"]
         return [[c] for c in sorted({c for city in sk.cities for a in db.city_rows("attractions", city)
-                                     if attraction_fits(db, int(a), (mid.low + mid.high) / 2, MAX_VISIT_GAP_MIN)
+                                     if attraction_fits(db, int(a), multiplier, MAX_VISIT_GAP_MIN)
                                      for c in cats[a]})]
 
 

@@ -10,9 +10,8 @@ import math
 from dataclasses import dataclass
 
 from utp_env.config import UncertaintyConfig
-from utp_env.evaluation.hard import forbidding_rule
 from utp_env.itinerary import Mode, parse_hhmm
-from utp_env.query import LocalConstraint, Query
+from utp_env.query import LocalConstraint, house_rule_requirement
 from utp_env.tools.clock import weekday
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.delays import delay_index
@@ -30,10 +29,10 @@ CAB_DEP_LATER = 11 * 60
 MAX_CAB_MIN = 9 * 60
 
 
-def risk_mid(config: UncertaintyConfig, risk_profile: str) -> float:
-    """The middle of the risk profile's multiplier range: the buffer the reference planner aims at."""
-    r = config.risk_multipliers[risk_profile]
-    return (r.low + r.high) / 2
+def buffer_multiplier(config: UncertaintyConfig, risk_profile: str) -> float:
+    """The low end of the risk profile's multiplier range: the shortest buffer BAS and TDAS accept,
+    which the reference planner books (a person adds what the risk needs, not the most it allows)."""
+    return config.risk_multipliers[risk_profile].low
 
 
 @dataclass(frozen=True)
@@ -51,11 +50,11 @@ class LegOption:
     expected_delay: float
     hist_duration: float
 
-    def planned_arrival(self, mid: float) -> int:
-        """Departure + historical duration + mid * E[D] (the middle of the TDAS range), rounded up;
-        never before the scheduled arrival. TDAS measures the buffer against the historical duration
-        (the free-flow time for road), so this is the arrival that scores Q = 0."""
-        return max(self.arr, self.dep + math.ceil(self.hist_duration + mid * self.expected_delay - 1e-9))
+    def planned_arrival(self, multiplier: float) -> int:
+        """Departure + historical duration + multiplier * E[D], rounded up; never before the scheduled
+        arrival. TDAS measures the buffer against the historical duration (the free-flow time for
+        road), so with a multiplier inside the risk range this is an arrival that scores Q = 0."""
+        return max(self.arr, self.dep + math.ceil(self.hist_duration + multiplier * self.expected_delay - 1e-9))
 
 
 def _allowed_modes(constraint: LocalConstraint) -> tuple[Mode, ...]:
@@ -68,14 +67,14 @@ def _allowed_modes(constraint: LocalConstraint) -> tuple[Mode, ...]:
 
 
 def leg_options(db: Database, origin: str, dest: str, date: str, people: int,
-                constraint: LocalConstraint, *, first: bool, last: bool, mid: float) -> list[LegOption]:
+                constraint: LocalConstraint, *, first: bool, last: bool, multiplier: float) -> list[LegOption]:
     """Every allowed leg from `origin` to `dest` departing on `date`, respecting the plan's timing rules.
 
     Timing rules (shared with the planner): departures no earlier than 06:00 on the first day and
     09:00 on later days; a leg followed by a night at the destination must arrive the same day by
     21:30 (planned arrival); the final leg home may arrive the next morning.
     """
-    key = (normalize(origin), normalize(dest), date, people, constraint.transportation, first, last, mid)
+    key = (normalize(origin), normalize(dest), date, people, constraint.transportation, first, last, multiplier)
     cache: dict = db.__dict__.setdefault("_utp_leg_cache", {})
     if key in cache:
         return cache[key]
@@ -97,7 +96,7 @@ def leg_options(db: Database, origin: str, dest: str, date: str, people: int,
             fare = float(db.tables["distances"].columns["cab_fare_inr"][int(dist[0])]) * math.ceil(people / CAB_SEATS)
             expected, _ = delays.of("cab", road_row)
             option = LegOption("cab", None, origin, dest, None, dep, dep + math.ceil(free), fare, expected, free)
-            if _timing_ok(option, earliest, last, mid):
+            if _timing_ok(option, earliest, last, multiplier):
                 out.append(option)
             continue
         table_name, number_col, fare_col = SERVICE_TABLES[mode]
@@ -121,19 +120,19 @@ def leg_options(db: Database, origin: str, dest: str, date: str, people: int,
                 hist = float(cols["duration_min"][i])
             option = LegOption(mode, str(cols[number_col][i]), origin, dest, i, dep, arr,
                                float(cols[fare_col][i]) * people, expected, hist)
-            if _timing_ok(option, earliest, last, mid):
+            if _timing_ok(option, earliest, last, multiplier):
                 out.append(option)
     out.sort(key=lambda o: (o.fare, o.expected_delay, o.dep, o.mode, o.number or ""))
     cache[key] = out
     return out
 
 
-def _timing_ok(option: LegOption, earliest: int, last: bool, mid: float) -> bool:
+def _timing_ok(option: LegOption, earliest: int, last: bool, multiplier: float) -> bool:
     if option.dep < earliest:
         return False
     if last:
         return option.arr < 2 * 1440
-    return option.planned_arrival(mid) <= LATEST_ARRIVAL_MIN
+    return option.planned_arrival(multiplier) <= LATEST_ARRIVAL_MIN
 
 
 def rooms_needed(people: int, max_occupancy: int) -> int:
@@ -146,8 +145,8 @@ def stay_admissible(db: Database, row: int, constraint: LocalConstraint, nights:
     if int(cols["minimum_nights"][row]) > nights:
         return False
     if constraint.house_rule:
-        rule, forbidden = forbidding_rule(constraint.house_rule)  # the evaluator's reading of the rule
-        if (normalize(rule) in {normalize(r) for r in cols["house_rules"][row]}) == forbidden:
+        rule, must_list = house_rule_requirement(constraint.house_rule)
+        if (normalize(rule) in {normalize(r) for r in cols["house_rules"][row]}) != must_list:
             return False
     if constraint.house_type and normalize(cols["house_type"][row]) != normalize(constraint.house_type):
         return False
@@ -223,12 +222,12 @@ def has_category(db: Database, row: int, category: str) -> bool:
     return normalize(category) in {normalize(c) for c in db.tables["attractions"].columns["categories"][row]}
 
 
-def attraction_fits(db: Database, row: int, mid: float, max_minutes: float) -> bool:
-    """Whether a visit of v plus the mid-range buffer at the lowest congestion fits `max_minutes`
+def attraction_fits(db: Database, row: int, multiplier: float, max_minutes: float) -> bool:
+    """Whether a visit of v plus the buffer multiplier * v (the lowest congestion) fits `max_minutes`
     and the attraction's opening hours."""
     cols = db.tables["attractions"].columns
     opening, closing = opening_hours(cols["open_time"][row], cols["close_time"][row])
-    need = float(cols["visit_duration_hr"][row]) * 60 * (1 + mid)
+    need = float(cols["visit_duration_hr"][row]) * 60 * (1 + multiplier)
     return need <= min(max_minutes, closing - max(opening, 8 * 60))
 
 
@@ -247,6 +246,3 @@ def events_on(db: Database, city: str, date: str, segment: str | None = None) ->
             and (segment is None or normalize(cols["segment"][i]) == normalize(segment))]
     return sorted(rows, key=lambda i: (float(cols["price_inr"][i]), i))
 
-
-def query_mid(query: Query, config: UncertaintyConfig) -> float:
-    return risk_mid(config, query.risk_profile)

@@ -10,7 +10,7 @@ import datetime as dt
 
 import numpy as np
 
-from utp_env.query import LocalConstraint, Persona
+from utp_env.query import LocalConstraint, Persona, house_rule_requirement
 
 OPENINGS = (
     "Plan a {days}-day trip for {party} from {org} to {where} from {start} to {end}, with a budget of INR {budget}.",
@@ -34,6 +34,17 @@ RISK_TEXT = {
                "please avoid tight connections; we are risk averse"),
 }
 HOUSE_RULE_TEXT = {"pets": "pets allowed", "smoking": "smoking allowed", "children": "children allowed"}
+
+
+def house_rule_clause(house_rule: str) -> str:
+    """The stay clause of a house rule: 'pets' -> 'have pets allowed' (the stay must allow it);
+    'No_Pets' (appendix C.1's form) -> 'be strictly no pets' (the stay must enforce it)."""
+    if house_rule in HOUSE_RULE_TEXT:
+        return f"have {HOUSE_RULE_TEXT[house_rule]}"
+    rule, must_list = house_rule_requirement(house_rule)
+    if must_list and rule.casefold().startswith("no "):
+        return f"be strictly {rule.lower()}"
+    return f"follow the house rule {rule!r}" if must_list else f"have {rule.lower()} allowed"
 
 
 def ordinal(n: int) -> str:
@@ -64,7 +75,7 @@ def constraint_sentences(lc: LocalConstraint, rng: np.random.Generator) -> list[
     if lc.house_type:
         stay.append(f"be {lc.house_type}")
     if lc.house_rule:
-        stay.append(f"have {HOUSE_RULE_TEXT.get(lc.house_rule, lc.house_rule)}")
+        stay.append(house_rule_clause(lc.house_rule))
     if lc.amenities:
         stay.append(f"offer {_join(lc.amenities)}")
     if lc.services:
