@@ -5,15 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox import build_sandbox
 
 MINI_QUERIES = 60
 
-# No test asserts a duration: Hypothesis's per-example deadline (200 ms by default) is off for every
-# test, so a loaded machine cannot fail one. Speed targets live in benchmarks/.
-settings.register_profile("utp-env", deadline=None)
+# No test asserts a duration: Hypothesis's per-example deadline (200 ms by default) and its too-slow
+# health check are off for every test, so a loaded machine cannot fail one. Speed targets live in
+# benchmarks/. (A test's own @settings(suppress_health_check=...) replaces the list below.)
+settings.register_profile("utp-env", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("utp-env")
 
 
