@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from utp_env.tools.database import Database
 
-from utp_env.env.config import query_pool, reference_plan
+from utp_env.env.config import DEFAULT_REWARD_WEIGHTS, query_pool, reference_plan
 from utp_env.env.core import UTPEnv
-from utp_env.env.episode import TerminationReason, finish, pass_rate, reward_terms, weighted_reward
+from utp_env.env.episode import PASS_RATES, TerminationReason, finish, pass_rate, reward_terms, weighted_reward
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.report import METRICS, CheckResult
 from utp_env.itinerary import Plan, format_hhmm
@@ -247,6 +247,8 @@ def test_reward_is_a_renormalised_weighted_mean() -> None:
               "d": CheckResult(passed=True)}
     assert pass_rate(checks) == pytest.approx(2 / 3)
     assert pass_rate({"c": CheckResult(passed=None)}) is None
+    # the configurable weights name exactly the reward's terms: the two pass rates, the report's metrics
+    assert list(DEFAULT_REWARD_WEIGHTS) == [*PASS_RATES, *METRICS]
 
 
 def test_a_crashing_tool_ends_the_episode_as_infrastructure_error(env: UTPEnv, monkeypatch) -> None:
