@@ -52,19 +52,21 @@ def tiny_tables() -> dict[str, list[dict[str, Any]]]:
     # 25 daily Pune -> Mumbai flights to exercise the 20-row cap.
     for k in range(25):
         dep = f"{6 + k // 2:02d}:{(k % 2) * 30:02d}"
+        arr = f"{7 + k // 2:02d}:{(k % 2) * 30:02d}"  # an hour after departure (the validator checks it)
         t["flights"].append(dict(FLIGHT, **NO_OTP, flight_number=f"6E-{1000 + k}", origin_city="Pune",
-                                 dest_city="Mumbai", dest_airport="BOM", dep_time=dep, arr_time="23:00",
+                                 dest_city="Mumbai", dest_airport="BOM", dep_time=dep, arr_time=arr,
                                  duration_min=60, price_inr=3000.0 + k))
     # 12191: E[D] = (10 + 2*20 + 3*30 + 4*40 + 6*50) / 16 = 600/16 = 37.5 (the only measured train)
     t["trains"].append(dict(TRAIN, train_number="12191", origin_city="Pune", dest_city="Indore", avg_delay_1w=10.0,
                             avg_delay_1m=20.0, avg_delay_3m=30.0, avg_delay_6m=40.0, avg_delay_1y=50.0))
     t["trains"].append(dict(TRAIN, **NO_TRAIN_DELAY, train_number="11111", origin_city="Pune", dest_city="Indore",
-                            run_days="0000011", dep_time="07:00", arr_time="19:00", arr_day_offset=0))
+                            run_days="0000011", dep_time="07:00", arr_time="19:00", arr_day_offset=0,
+                            duration_min=720))
     t["trains"].append(dict(TRAIN, **NO_TRAIN_DELAY, train_number="22222", origin_city="Nagpur", dest_city="Bhopal",
                             run_days="0000011"))  # weekends only
     t["buses"] = [dict(bus_id=f"B{k}", operator="Neeta Travels", bus_type="AC Sleeper", origin_city="Pune",
                        dest_city="Mumbai", dep_time=f"{20 + k}:00", arr_time="02:00", arr_day_offset=1,
-                       duration_min=240, run_days="1111111", fare_inr=800.0 - 100 * k) for k in range(2)]
+                       duration_min=360 - 60 * k, run_days="1111111", fare_inr=800.0 - 100 * k) for k in range(2)]
     # road E[D]: Pune->Mumbai 40, Mumbai->Pune 60, median 50 (cab Pune->Indore has no road route)
     t["road_routes"] = [dict(origin_city="Pune", dest_city="Mumbai", distance_km=150.0, free_flow_min=180.0,
                              historical_delay_min=40.0, estimated_delay_min=25.0),

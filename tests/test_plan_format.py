@@ -364,6 +364,8 @@ def _write_db(path: Path) -> Database:
             writer = csv.DictWriter(f, fieldnames=list(spec.model.model_fields))
             writer.writeheader()
             writer.writerows(rows[name])
+    empty = [name for name in TABLES if not rows[name]]  # a table with no rows must be declared
+    (path / "manifest.json").write_text(json.dumps({"empty_tables": empty}), encoding="utf-8")
     return Database.open(path)
 
 

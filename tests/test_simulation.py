@@ -51,7 +51,9 @@ def tiny_rows() -> dict[str, list[dict]]:
             _service("", "Alpha", "Beta", "18:00", "20:00", 120, flight_number="6E-101", **flight),
             _service("", "Beta", "Alpha", "18:00", "20:00", 120, flight_number="6E-102", **flight, **FLIGHT_STATS),
             _service("", "Beta", "Gamma", "14:00", "15:00", 60, flight_number="6E-103", **flight,
-                     **{**FLIGHT_STATS, "otp_total": 100, "delay_avg_min": 60.0, "delay_std_min": None,
+                     **{**FLIGHT_STATS, "otp_total": 100, "otp_on_time": 75, "otp_late": 10, "otp_very_late": 5,
+                        "otp_excessive": 5, "otp_cancelled": 3, "otp_diverted": 2,  # counts add up to the total
+                        "delay_avg_min": 60.0, "delay_std_min": None,
                         "delay_max_min": 200.0}),
         ],
         "trains": [_service("", "Beta", "Gamma", "16:00", "20:00", 240, train_number="12345", **train,
@@ -93,6 +95,8 @@ def write_db(path: Path, rows: dict[str, list[dict]]) -> Database:
             writer.writerow(header)
             for row in rows.get(name, []):
                 writer.writerow(["" if row.get(c) is None else row[c] for c in header])
+    empty = [name for name in TABLES if not rows.get(name)]  # a table with no rows must be declared
+    (path / "manifest.json").write_text(json.dumps({"empty_tables": empty}), encoding="utf-8")
     return Database.open(path)
 
 
