@@ -81,3 +81,29 @@ def run_days(rng: np.random.Generator, size: int, daily_share: float) -> list[st
             chosen = np.argsort(days[i])[: k[i]]
             out.append("".join("1" if d in chosen else "0" for d in range(7)))
     return out
+
+
+def mst_edges(dist: np.ndarray) -> list[tuple[int, int]]:
+    """Edges (i < j) of the minimum spanning tree of the complete graph with distance matrix `dist`.
+
+    Prim's algorithm on the dense matrix (O(n^2) in numpy, much faster than a graph library on the
+    n^2 / 2 edges); the tree is unique when the distances are distinct.
+    """
+    n = len(dist)
+    if n < 2:
+        return []
+    in_tree = np.zeros(n, dtype=bool)
+    in_tree[0] = True
+    best = np.array(dist[0], dtype=float)
+    parent = np.zeros(n, dtype=np.int64)
+    edges = []
+    for _ in range(n - 1):
+        cand = np.where(in_tree, np.inf, best)
+        v = int(np.argmin(cand))
+        u = int(parent[v])
+        edges.append((min(u, v), max(u, v)))
+        in_tree[v] = True
+        closer = (dist[v] < best) & ~in_tree
+        best = np.where(closer, dist[v], best)
+        parent[closer] = v
+    return sorted(edges)

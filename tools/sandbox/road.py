@@ -2,21 +2,34 @@
 
 Road distance is great-circle distance times the profile's road factor; driving time comes from
 one speed function, so `distances` and `road_routes` agree on every pair they share. Cabs may
-drive exactly the `road_routes` pairs; buses run on those no longer than `bus_max_km`.
+drive exactly the `road_routes` pairs. The road pairs are a spanning tree (cabs reach every
+city) plus the intercity pairs of a gravity model (population product over squared distance)
+between `BUS_MIN_KM` and `bus_max_km`: Delhi-Jaipur, Mumbai-Pune, Bengaluru-Chennai. Buses run on
+the road pairs of at least `BUS_MIN_KM` (none inside one metro), more between big nearby cities;
+trips over `OVERNIGHT_KM` are overnight sleepers leaving in the evening.
 """
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 from utp_env.tools.clock import format_hhmm
-from utp_env.tools.sandbox.common import Columns, apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
+from utp_env.tools.sandbox.common import (
+    Columns,
+    apportion,
+    lognormal_with_mean,
+    mst_edges,
+    rescale_to_mean,
+    run_days,
+    stage_rng,
+)
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 
 CAB_RATE_INR_PER_KM = 14.0
 CAB_MIN_FARE_INR = 600.0
 BUS_SPEED_KMH = 45.0
+BUS_MIN_KM = 60.0
+OVERNIGHT_KM = 350.0
 STATE_TRANSPORT = {
     "Maharashtra": "MSRTC", "Karnataka": "KSRTC Karnataka", "Kerala": "KSRTC Kerala", "Gujarat": "GSRTC",
     "Rajasthan": "RSRTC", "Uttar Pradesh": "UPSRTC", "Andhra Pradesh": "APSRTC", "Telangana": "TGSRTC",
@@ -62,18 +75,18 @@ def distances_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> 
 
 def road_pairs(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> np.ndarray:
     """Unordered road-route pairs (i < j): a spanning tree (so cabs reach every city) plus the
-    shortest, busiest links, `road_routes / 2` pairs in all."""
+    intercity pairs with the most gravity-model demand, `road_routes / 2` pairs in all."""
     want = profile.road_routes // 2
-    graph: nx.Graph[int] = nx.Graph()
     n = cities.n
     iu, ju = np.triu_indices(n, 1)
-    graph.add_weighted_edges_from(zip(iu.tolist(), ju.tolist(), gc[iu, ju].tolist(), strict=True))
-    tree = {tuple(sorted(e)) for e in nx.minimum_spanning_edges(graph, algorithm="kruskal", data=False)}
+    tree = set(mst_edges(gc))
     if want < len(tree):
         raise ValueError(f"profile {profile.name!r}: road_routes={profile.road_routes} is below the "
                          f"{2 * len(tree)} a connected road network needs")
     pop = cities.population.astype(float)
-    score = gc[iu, ju] / (pop[iu] * pop[ju]) ** 0.08
+    km = gc[iu, ju] * profile.road_factor
+    score = -(pop[iu] * pop[ju]) ** 0.8 / np.maximum(km, 1.0) ** 1.6
+    score[(km < BUS_MIN_KM) | (km > profile.bus_max_km)] = np.inf
     order = np.lexsort((ju, iu, score))
     chosen = list(tree)
     for k in order:
@@ -109,14 +122,14 @@ def road_routes_table(cities: Cities, gc: np.ndarray, pairs: np.ndarray, profile
 
 def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, profile: SandboxProfile,
                 seed: int) -> Columns:
-    """Bus services on the road pairs no longer than `bus_max_km`, busier between big cities."""
+    """Bus services on the road pairs from `BUS_MIN_KM` to `bus_max_km`, busier between big nearby cities."""
     rng = stage_rng(seed, "buses")
-    ok = km <= profile.bus_max_km
+    ok = (km >= BUS_MIN_KM) & (km <= profile.bus_max_km)
     o, d, km = o[ok], d[ok], km[ok]
     if profile.buses < len(o):
         raise ValueError(f"profile {profile.name!r}: buses={profile.buses} is below one per bus pair ({len(o)})")
     pop = cities.population.astype(float)
-    counts = apportion(profile.buses, np.sqrt(pop[o] * pop[d]) / np.sqrt(km), minimum=1)
+    counts = apportion(profile.buses, (pop[o] * pop[d]) ** 0.5 / km**0.7, minimum=1)
     bo, bd, bkm = np.repeat(o, counts), np.repeat(d, counts), np.repeat(km, counts)
     n = len(bo)
     state_ops = [STATE_TRANSPORT.get(cities.state[i]) for i in bo.tolist()]
@@ -125,8 +138,11 @@ def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, pr
     operator = [s if (u and s) else PRIVATE_OPERATORS[p]
                 for s, u, p in zip(state_ops, use_state.tolist(), private.tolist(), strict=True)]
     types = list(BUS_TYPES)
-    t = rng.integers(0, len(types), n)
-    long_trip = bkm > 350
+    long_trip = bkm > OVERNIGHT_KM
+    sleepers = [k for k, name in enumerate(types) if "Sleeper" in name]
+    seaters = [k for k, name in enumerate(types) if "Sleeper" not in name or "Seater" in name]
+    t = np.where(long_trip, np.array(sleepers)[rng.integers(0, len(sleepers), n)],
+                 np.array(seaters)[rng.integers(0, len(seaters), n)])
     dep = np.where(long_trip, rng.integers(18 * 12, 24 * 12, n), rng.integers(5 * 12, 23 * 12, n)) * 5
     dur = np.maximum(np.round(bkm / BUS_SPEED_KMH * 60 * rng.uniform(0.95, 1.15, n) / 5) * 5, 20).astype(np.int64)
     arr = dep + dur

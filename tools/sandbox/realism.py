@@ -1,0 +1,130 @@
+"""Realism figures of a database: does its network look like India's to someone who knows India?
+
+One pure function, `realism(db)`, computes every figure with its target;
+`utp-env data stats` prints them after the calibration figures and the tests assert them on the
+full sandbox. A figure about named cities (Delhi, Mumbai ...) is left out when the database lacks
+them (the mini profile). Definitions (also in docs/DATA.md):
+
+- crowd-city pairs with a direct train: share of the ordered pairs of crowd-data cities at most
+  1,500 km apart (great circle) with at least one train row between them, >= 90 %;
+- direct trains on a named corridor: distinct train numbers with a row from A to B, >= 5;
+- trains calling at both Delhi and Mumbai: distinct train numbers with a row touching each, >= 5;
+- train names matching their route: a train's name starts with "{first stop} {last stop} ",
+  where the first stop is the origin that is never a destination of that number and the last
+  stop the destination that is never an origin, 100 %;
+- city pairs per train number: rows of the busiest train number, <= 435 (30 stops; the median
+  is printed too);
+- bus distance: `road_routes.distance_km` of each bus's city pair; median >= 80 km, share under
+  20 km <= 1 %;
+- short flights: share of flights between cities under 300 km apart (great circle) <= 3 %;
+- top flight route: the unordered city pair with the most flight rows is Delhi-Mumbai, and the
+  five busiest are among India's 16 busiest domestic routes (`BUSIEST_ROUTES`, from DGCA and AAI
+  traffic statistics: Delhi-Mumbai, Delhi-Bengaluru, Mumbai-Bengaluru, Delhi-Kolkata ...);
+- neighbourhoods: cities within 15 km (great circle) of a more populous city, <= 15.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import numpy as np
+from utp_env.tools.database import Database
+from utp_env.tools.sandbox.calibration import Check
+from utp_env.tools.sandbox.common import haversine_km
+
+CORE_PAIR_KM = 1_500.0
+CORRIDORS = (("Delhi", "Mumbai"), ("Delhi", "Kolkata"), ("Chennai", "Bengaluru"))
+MAX_PAIRS_PER_TRAIN = 435  # 30 stops
+SHORT_FLIGHT_KM = 300.0
+NEIGHBOURHOOD_KM = 15.0
+# India's busiest domestic air routes (DGCA / AAI traffic statistics), as unordered city pairs.
+BUSIEST_ROUTES = frozenset(frozenset(p) for p in (
+    ("Delhi", "Mumbai"), ("Delhi", "Bengaluru"), ("Mumbai", "Bengaluru"), ("Delhi", "Kolkata"),
+    ("Delhi", "Hyderabad"), ("Mumbai", "Hyderabad"), ("Bengaluru", "Hyderabad"), ("Delhi", "Chennai"),
+    ("Mumbai", "Chennai"), ("Bengaluru", "Kolkata"), ("Mumbai", "Kolkata"), ("Delhi", "Pune"),
+    ("Delhi", "Ahmedabad"), ("Bengaluru", "Chennai"), ("Kolkata", "Hyderabad"), ("Chennai", "Kolkata"),
+))
+
+
+def _share(name: str, hits: int, total: int, low: float | None, high: float | None, target: str) -> Check:
+    value = hits / total if total else float("nan")
+    ok = total > 0 and (low is None or value >= low) and (high is None or value <= high)
+    return Check(name=name, value=f"{100 * value:.1f}% ({hits}/{total})", target=target, passed=bool(ok))
+
+
+def realism(db: Database) -> list[Check]:
+    """Every realism figure of `db` with its target and pass/fail."""
+    city = db.tables["cities"].columns
+    names = list(city["city"])
+    index = {c: i for i, c in enumerate(names)}
+    lat, lon = np.asarray(city["latitude"], float), np.asarray(city["longitude"], float)
+    gc = haversine_km(lat[:, None], lon[:, None], lat[None, :], lon[None, :])
+    checks: list[Check] = []
+
+    t = db.tables["trains"].columns
+    numbers_on: dict[tuple[str, str], set[str]] = defaultdict(set)
+    origins: dict[str, set[str]] = defaultdict(set)
+    dests: dict[str, set[str]] = defaultdict(set)
+    name_of: dict[str, str] = {}
+    per_number: Counter[str] = Counter()
+    for num, name, o, d in zip(t["train_number"], t["train_name"], t["origin_city"], t["dest_city"], strict=True):
+        numbers_on[(o, d)].add(num)
+        origins[num].add(o)
+        dests[num].add(d)
+        name_of[num] = name
+        per_number[num] += 1
+    crowd = [i for i, has in enumerate(city["has_crowd_data"]) if has]
+    pairs = [(a, b) for a in crowd for b in crowd if a != b and gc[a, b] <= CORE_PAIR_KM]
+    served = sum(bool(numbers_on.get((names[a], names[b]))) for a, b in pairs)
+    checks.append(_share(f"crowd-city pairs <= {CORE_PAIR_KM:,.0f} km with a direct train", served, len(pairs),
+                         0.9, None, ">= 90%"))
+    for a, b in CORRIDORS:
+        if a in index and b in index:
+            n = len(numbers_on.get((a, b), ()))
+            checks.append(Check(name=f"direct trains {a} -> {b}", value=n, target=">= 5", passed=n >= 5))
+    if "Delhi" in index and "Mumbai" in index:
+        both = sum(1 for num in per_number if {"Delhi", "Mumbai"} <= (origins[num] | dests[num]))
+        checks.append(Check(name="trains calling at Delhi and Mumbai", value=both, target=">= 5", passed=both >= 5))
+    matching = 0
+    for num in per_number:
+        first, last = origins[num] - dests[num], dests[num] - origins[num]
+        if len(first) == 1 and len(last) == 1 and name_of[num].startswith(f"{first.pop()} {last.pop()} "):
+            matching += 1
+    checks.append(_share("train names matching their first and last stop", matching, len(per_number), 1.0, None,
+                         "100%"))
+    counts = np.array(list(per_number.values()))
+    checks.append(Check(name="city pairs per train number (median / max)",
+                        value=f"{np.median(counts):.0f} / {counts.max()}", target=f"max <= {MAX_PAIRS_PER_TRAIN}",
+                        passed=bool(counts.max() <= MAX_PAIRS_PER_TRAIN)))
+
+    r = db.tables["road_routes"].columns
+    road_km = dict(zip(zip(r["origin_city"], r["dest_city"], strict=True), r["distance_km"], strict=True))
+    b = db.tables["buses"].columns
+    bus_km = np.array([road_km.get(p, np.nan) for p in zip(b["origin_city"], b["dest_city"], strict=True)], float)
+    bus_km = bus_km[~np.isnan(bus_km)]
+    if bus_km.size:
+        q10, q50, q90 = np.percentile(bus_km, [10, 50, 90])
+        checks.append(Check(name="bus distance p10 / median / p90 (km)", value=f"{q10:.0f} / {q50:.0f} / {q90:.0f}",
+                            target="median >= 80", passed=bool(q50 >= 80)))
+        checks.append(_share("buses under 20 km", int(np.sum(bus_km < 20)), len(bus_km), None, 0.01, "<= 1%"))
+
+    f = db.tables["flights"].columns
+    fo = np.array([index[c] for c in f["origin_city"]], dtype=np.int64)
+    fd = np.array([index[c] for c in f["dest_city"]], dtype=np.int64)
+    short = int(np.sum(gc[fo, fd] < SHORT_FLIGHT_KM))
+    checks.append(_share(f"flights between cities under {SHORT_FLIGHT_KM:.0f} km apart", short, len(fo), None, 0.03,
+                         "<= 3%"))
+    if "Delhi" in index and "Mumbai" in index and len(fo):
+        routes = Counter(frozenset((names[o], names[d])) for o, d in zip(fo.tolist(), fd.tolist(), strict=True))
+        top = [route for route, _ in routes.most_common(5)]
+        text = ", ".join("-".join(sorted(route)) for route in top[:3])
+        ok = top[0] == frozenset(("Delhi", "Mumbai")) and all(route in BUSIEST_ROUTES for route in top)
+        checks.append(Check(name="busiest flight routes", value=text,
+                            target="Delhi-Mumbai first; top 5 real", passed=ok))
+
+    pop = np.asarray(city["population"], float)
+    near = (gc <= NEIGHBOURHOOD_KM) & (pop[None, :] > pop[:, None])
+    n_near = int(np.sum(near.any(axis=1)))
+    checks.append(Check(name=f"cities within {NEIGHBOURHOOD_KM:.0f} km of a bigger city", value=n_near,
+                        target="<= 15", passed=n_near <= 15))
+    return checks
