@@ -26,8 +26,14 @@ RUN_DAYS = r"^[01]{7}$"
 CrowdLevel = Literal["L", "BA", "A", "AA", "H"]
 CROWD_LEVELS: tuple[str, ...] = typing.get_args(CrowdLevel)
 
+AttractionCategory = Literal[
+    "Boat Tours & Water Sports", "Casinos & Gambling", "Classes & Workshops", "Concerts & Shows", "Food & Drink",
+    "Fun & Games", "Museums", "Nature & Parks", "Nightlife", "Outdoor Activities", "Shopping", "Sights & Landmarks",
+    "Spas & Wellness", "Water & Amusement Parks", "Zoos & Aquariums",
+]
 ATTRACTION_CATEGORIES: dict[str, float] = {
-    # The paper's Table 7: mean visit duration (hours) of each attraction category.
+    # The paper's Table 7: mean visit duration (hours) of each AttractionCategory
+    # (tests/test_domain_facts.py checks that the keys are exactly those names).
     "Boat Tours & Water Sports": 3.5,
     "Casinos & Gambling": 2.5,
     "Classes & Workshops": 1.5,
@@ -62,7 +68,9 @@ CUISINES: tuple[str, ...] = typing.get_args(Cuisine)
 HOUSE_RULES = ("Safety Conduct", "No smoking", "No children", "No pets", "Check-in/Check-out")
 # A query's house_rule names what the travellers need allowed; a stay satisfies it unless it
 # lists the forbidding rule.
-HOUSE_RULE_FORBIDS = {"smoking": "No smoking", "children": "No children", "pets": "No pets"}
+HouseRuleNeed = Literal["smoking", "children", "pets"]
+HOUSE_RULE_FORBIDS: dict[str, str] = {  # keyed by each HouseRuleNeed (tests/test_domain_facts.py)
+    "smoking": "No smoking", "children": "No children", "pets": "No pets"}
 HouseType = Literal["Apartment Extended", "Luxury Boutique", "Resort/Beach", "Family Friendly"]
 HOUSE_TYPES: tuple[str, ...] = typing.get_args(HouseType)
 PriceTier = Literal["$", "$$", "$$$", "$$$$"]

@@ -53,7 +53,7 @@ def list_cities(db: Database, args: CityList) -> ToolResult:
     except UnknownNameError as exc:
         raise ToolError(str(exc), "state") from None
     table = db.tables["cities"]
-    rows = [table.find(n) for n in names]
+    rows = [row for n in names if (row := table.find(n)) is not None]  # every name comes from the table
     shown, cut = page(rows, args.limit)
     out = table.rows(shown)
     state = out[0]["state"] if out else args.state

@@ -31,17 +31,17 @@ from utp_env.tools.schema import (
     HOUSE_RULE_FORBIDS,
     HOUSE_TYPES,
     PRICE_TIERS,
+    AttractionCategory,
     EventSegment,
+    HouseRuleNeed,
     PriceTier,
 )
 from utp_env.tools.schema import Cuisine as CuisineName
 from utp_env.tools.schema import HouseType as HouseTypeName
 
 HouseType = Annotated[HouseTypeName, choice(HOUSE_TYPES)]
-# The two vocabularies below are the keys of value tables in utp_env/tools/schema.py, so their
-# Literal is built from those keys at import time (mypy cannot follow that; pydantic can).
-Need = Annotated[Literal[tuple(HOUSE_RULE_FORBIDS)], choice(tuple(HOUSE_RULE_FORBIDS))]  # type: ignore[valid-type]
-Category = Annotated[Literal[tuple(ATTRACTION_CATEGORIES)], choice(tuple(ATTRACTION_CATEGORIES))]  # type: ignore[valid-type]
+Need = Annotated[HouseRuleNeed, choice(tuple(HOUSE_RULE_FORBIDS))]
+Category = Annotated[AttractionCategory, choice(tuple(ATTRACTION_CATEGORIES))]
 Cuisine = Annotated[CuisineName, choice(CUISINES)]
 Tier = PriceTier
 Segment = Annotated[EventSegment, choice(EVENT_SEGMENTS)]

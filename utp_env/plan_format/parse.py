@@ -187,8 +187,8 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
         else:
             matched = [m for m in MEALS if names.get(m) == key]
             if matched:
-                meal = next((m for m in matched if m not in meals_done), matched[0])
-                meals_done.add(meal)
+                meal = chosen = next((m for m in matched if m not in meals_done), matched[0])
+                meals_done.add(chosen)
                 venue_type = "restaurant"
             elif key in attraction_names:
                 venue_type = "attraction"

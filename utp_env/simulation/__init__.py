@@ -11,12 +11,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from utp_env.config import UncertaintyConfig, load_uncertainty
-from utp_env.itinerary import MINUTES_PER_DAY, Plan
+from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, CompiledPlan, compile_plan
 from utp_env.simulation.delay_models import sample
 from utp_env.simulation.engine import Rollouts, run
 from utp_env.simulation.report import RobustnessReport, build_report, held, outgoing_lateness
+from utp_env.tools.clock import MINUTES_PER_DAY
 from utp_env.tools.database import Database
 
 __all__ = ["Realisation", "RobustnessReport", "StepOutcome", "compile_for", "draw_delays", "simulate",

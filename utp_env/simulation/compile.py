@@ -22,7 +22,7 @@ import numpy as np
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import eval_index
 from utp_env.evaluation.uncertainty import base_visit_minutes
-from utp_env.itinerary import MINUTES_PER_DAY, Day, PlanItem, TransportLeg, format_hhmm
+from utp_env.itinerary import Day, PlanItem, TransportLeg, format_hhmm
 from utp_env.query import Query
 from utp_env.resolve import crowd_of, find_venue, resolve_leg
 from utp_env.simulation.delay_models import (
@@ -32,6 +32,7 @@ from utp_env.simulation.delay_models import (
     flight_stats,
     lateness_model,
 )
+from utp_env.tools.clock import MINUTES_PER_DAY
 from utp_env.tools.database import Database
 from utp_env.tools.schema import CROWD_KINDS, VENUE_TABLE, is_venue_kind
 

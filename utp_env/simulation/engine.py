@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from utp_env.simulation.compile import CAB, ELASTIC, LEG, MINUTES_PER_DAY, VISIT, CompiledPlan
+from utp_env.simulation.compile import CAB, ELASTIC, LEG, VISIT, CompiledPlan
+from utp_env.tools.clock import MINUTES_PER_DAY
 
 
 @dataclass

@@ -10,8 +10,9 @@ import math
 
 import numpy as np
 
-from utp_env.simulation.compile import CAB, ELASTIC, LEG, MINUTES_PER_DAY, VISIT, CompiledPlan
+from utp_env.simulation.compile import CAB, ELASTIC, LEG, VISIT, CompiledPlan
 from utp_env.simulation.engine import Rollouts
+from utp_env.tools.clock import MINUTES_PER_DAY
 
 
 def run_loop(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) -> Rollouts:

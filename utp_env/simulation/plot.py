@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from utp_env.simulation.compile import CAB, LEG, MINUTES_PER_DAY, CompiledPlan
+from utp_env.simulation.compile import CAB, LEG, CompiledPlan
 from utp_env.simulation.report import RobustnessReport
+from utp_env.tools.clock import MINUTES_PER_DAY
 
 COLOURS = {"item": "#7aa6d6", "leg": "#e0a458", "band": "#c0392b"}
 

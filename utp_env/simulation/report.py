@@ -6,8 +6,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from utp_env.itinerary import format_hhmm
-from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, MINUTES_PER_DAY, CompiledPlan
+from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, CompiledPlan
 from utp_env.simulation.engine import Rollouts
+from utp_env.tools.clock import MINUTES_PER_DAY
 
 
 class Lateness(BaseModel):
@@ -118,7 +119,7 @@ def held(plan: CompiledPlan, rollouts: Rollouts, tolerance: float) -> np.ndarray
     """(n,) whether each rollout holds: no missed leg, no lost item, no item starting > tolerance late."""
     items = (plan.kind != LEG) & (plan.kind != CAB)
     late = (start_lateness(plan, rollouts)[:, items] > tolerance).any(axis=1)
-    return ~(rollouts.missed.any(axis=1) | rollouts.lost.any(axis=1) | late)
+    return np.asarray(~(rollouts.missed.any(axis=1) | rollouts.lost.any(axis=1) | late))
 
 
 def build_report(plan: CompiledPlan, rollouts: Rollouts, seed: int, tolerance: float) -> RobustnessReport:
