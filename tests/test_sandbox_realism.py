@@ -25,7 +25,7 @@ def test_full_city_set_has_no_metro_neighbourhoods() -> None:
     assert cities.n == 504 and len(set(cities.state)) == 33
     for place in ("Dharavi", "Karol Bagh", "Rohini", "Borivli", "Kukatpally", "Ambattur", "New Delhi"):
         assert place not in names
-    for city in ("Thane", "Howrah", "Noida", "Ghaziabad", "Gurgaon", "Pimpri-Chinchwad", "Navi Mumbai"):
+    for city in ("Thane", "Howrah", "Noida", "Ghaziabad", "Gurugram", "Pimpri-Chinchwad", "Navi Mumbai"):
         assert city in names or city not in SEPARATE_MUNICIPALITIES
 
 

@@ -46,6 +46,7 @@ SEPARATE_MUNICIPALITIES = frozenset({"Navi Mumbai", "Thane", "Pimpri-Chinchwad",
                                      "Panchkula", "Mohali", "Silvassa", "Panjim", "Hajipur", "Vrindavan",
                                      "Bhiwandi"})
 NEIGHBOURHOOD_MIN_KM = 15.0
+GRID_DEG = 0.4  # wider than the largest metro radius (~29 km) in latitude and in longitude up to 37 N
 
 
 def metro_radius_km(population: np.ndarray) -> np.ndarray:
@@ -59,11 +60,14 @@ def without_neighbourhoods(rows: list[dict]) -> list[dict]:
     lon = np.array([float(c["longitude"]) for c in rows])
     radius = metro_radius_km(np.array([c["population"] for c in rows]))
     inside = np.zeros(len(rows), dtype=bool)
-    for start in range(0, len(rows), 512):  # blocks of rows against all rows before them
-        stop = min(start + 512, len(rows))
-        d = haversine_km(lat[start:stop, None], lon[start:stop, None], lat[None, :stop], lon[None, :stop])
-        earlier = np.arange(stop)[None, :] < np.arange(start, stop)[:, None]
-        inside[start:stop] = np.any(earlier & (d <= radius[None, :stop]), axis=1)
+    cells: dict[tuple[int, int], list[int]] = {}  # grid of GRID_DEG cells: only nearby places are compared
+    for i in range(len(rows)):
+        cx, cy = int(np.floor(lat[i] / GRID_DEG)), int(np.floor(lon[i] / GRID_DEG))
+        near = [j for dx in (-1, 0, 1) for dy in (-1, 0, 1) for j in cells.get((cx + dx, cy + dy), ())]
+        if near:
+            idx = np.array(near)
+            inside[i] = bool(np.any(haversine_km(lat[idx], lon[idx], lat[i], lon[i]) <= radius[idx]))
+        cells.setdefault((cx, cy), []).append(i)
     return [c for c, near in zip(rows, inside.tolist(), strict=True)
             if not near or ascii_name(c["name"]) in SEPARATE_MUNICIPALITIES]
 
