@@ -75,14 +75,15 @@ def test_flight_model_parameters_by_hand(db: Database) -> None:
 
 
 def test_pooled_flight_statistics_by_hand(db: Database) -> None:
-    """Rows 0 and 2 (N = 200, mu 40, sigma 30, Dmax 300) and row 3 (N = 100, mu 60, no sigma, Dmax 200)."""
+    """Rows 0 and 2 (N = 200: 40 late, 10 disrupted; mu 40, sigma 30, Dmax 300) and row 3 (N = 100:
+    20 late, 5 disrupted - the same rates; mu 60, no sigma, Dmax 200)."""
     pool = pooled_flight_stats(db)
     late = FLIGHT_STATS["otp_late"] + FLIGHT_STATS["otp_very_late"] + FLIGHT_STATS["otp_excessive"]
     dis = FLIGHT_STATS["otp_cancelled"] + FLIGHT_STATS["otp_diverted"]
-    assert pool.p_late == pytest.approx(3 * late / 500) and pool.p_dis == pytest.approx(3 * dis / 500)
-    mu = (40 * 40 + 40 * 40 + 40 * 60) / 120  # weights n_late = 40 each
+    assert pool.p_late == pytest.approx(2.5 * late / 500) and pool.p_dis == pytest.approx(2.5 * dis / 500)
+    mu = (40 * 40 + 40 * 40 + 20 * 60) / 100  # weights n_late = 40, 40, 20
     assert pool.mu == pytest.approx(mu)
-    second = (2 * (30 ** 2 + 40 ** 2) + (0 + 60 ** 2)) / 3  # the missing sigma counts as 0
+    second = (2 * 40 * (30 ** 2 + 40 ** 2) + 20 * (0 + 60 ** 2)) / 100  # the missing sigma counts as 0
     assert pool.sigma == pytest.approx(math.sqrt(second - mu ** 2))
     assert pool.dmax == 300.0  # median of (300, 300, 200)
 
