@@ -108,6 +108,17 @@ def test_reference_info_gathers_through_the_toolkit(mini_db, good) -> None:
     assert f"Transport from {query.org} to {info.cities[0]} on {query.dates[0]}" in info.text
 
 
+def test_reference_info_reads_house_rules_in_both_forms(mini_db, good) -> None:
+    query, _ = good
+    for rule, allows in (("pets", ["pets"]), ("No_Pets", [])):
+        lc = query.local_constraint.model_copy(update={"house_rule": rule})
+        toolkit = Toolkit(mini_db)
+        info = gather_reference_info(query.model_copy(update={"local_constraint": lc}), toolkit, ReferenceLimits())
+        assert info.errors == [], rule
+        stays = [s for s in toolkit.trace.steps if s.name == "search_stays"]
+        assert stays and all(s.ok and (s.args.get("allows") or []) == allows for s in stays), rule
+
+
 def test_state_routes_are_served(mini_db) -> None:
     """For 5/7-day queries the chosen route has stays meeting the constraints and a service on every leg."""
     state_queries = [q for q in query_pool(mini_db) if q.days != 3][:8]

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
+from utp_env.tools.schema import HOUSE_RULE_FORBIDS
 
-from utp_env.query import Query
+from utp_env.query import Query, house_rule_requirement
 
 MODE_OF_TOOL = {"search_flights": "flight", "search_trains": "train", "search_buses": "bus"}
 
@@ -175,8 +176,12 @@ class _Gatherer:
 
     def stays(self, city: str) -> Any:
         lc = self.query.local_constraint
+        # 'pets' (the stay must allow pets) is the tool's `allows` filter; a rule the stay must
+        # enforce ('No_Pets', appendix C.1) has no filter: the listed house_rules column shows it.
+        rule, must_list = house_rule_requirement(lc.house_rule) if lc.house_rule else ("", True)
+        allows = [] if must_list else [a for a, r in HOUSE_RULE_FORBIDS.items() if r == rule]
         return self.call("search_stays", city=city, house_type=lc.house_type,
-                         allows=[lc.house_rule] if lc.house_rule else [], amenities=list(lc.amenities),
+                         allows=allows, amenities=list(lc.amenities),
                          services=list(lc.services), sort_by="rating", limit=self.limits.stays)
 
     def city(self, city: str, start: str, end: str) -> str:
