@@ -11,6 +11,7 @@ import typing
 from pathlib import Path
 
 from pydantic.fields import FieldInfo
+from utp_env.tools.integrity import BOUNDED_COLUMNS, RULES, DataBounds
 from utp_env.tools.sandbox.calibration import __doc__ as CALIBRATION_DOC
 from utp_env.tools.sandbox.profiles import PROFILES
 from utp_env.tools.sandbox.realism import __doc__ as REALISM_DOC
@@ -76,16 +77,17 @@ Beside the tables, the benchmark keeps its query set, `queries.jsonl` (one `Quer
 `reference_plans.jsonl` (the reference planner's plan of each query in the paper's JSON format,
 labelled `planner-made`); `utp-env data build` writes them (`utp_env.dataset`). The content hash
 (`Database.content_hash`, reported by the env and recorded by every run) covers the tables and
-these two files. A successful validation is remembered in `.validated.npz` (plain arrays, no
-pickle) keyed by the hash of the tables: reopening unchanged files loads the validated columns
-(about 0.2 s for the full sandbox instead of 4-5 s of CSV validation), and any edit to any table
-revalidates. Delete the file freely; `Database.open(DIR, use_cache=False)` ignores it.
+these two files. A successful validation is remembered in `.validated.npz` (raw arrays, no
+pickle, a CRC-32 of every array recorded when it is written) keyed by the hash of the tables
+and the rules in force: reopening unchanged files loads the validated columns (a fraction of a
+second for the full sandbox instead of many seconds of CSV validation), and any edit to any
+table revalidates. Delete the file freely; `Database.open(DIR, use_cache=False)` ignores it.
 
 Conventions:
 
 - Times are local `HH:MM` (24 h). Transport rows give the departure time, the arrival time and
   `arr_day_offset`, the number of midnights between them; `dep + duration_min = arr + 1440 ·
-  arr_day_offset` holds for every generated row. Venue `close_time` `00:00` means midnight; a
+  arr_day_offset` must hold for every row (the validator checks it). Venue `close_time` `00:00` means midnight; a
   close time earlier than the open time means the venue closes after midnight.
 - Durations are minutes, distances km (transit walking distance m), money INR.
 - `run_days` is 7 characters for Monday..Sunday, `1` when the service runs.
@@ -213,6 +215,48 @@ profile YAML path can be passed instead of a name.
 
 """
 
+CHECKS = """## Checks beyond the schema
+
+Besides the type, format and range of every cell (the tables above), `Database.open` refuses a
+database that breaks one of these rules, naming the file, the row, the column and the rule:
+
+{rules}
+
+Plausibility bounds (`configs/data_bounds.yaml`, the `DataBounds` model in
+`tools/integrity.py`; pass `Database.open(DIR, bounds=DataBounds(...))` to change them):
+
+| bound | default | columns |
+|---|---|---|
+{bounds}
+
+When `manifest.json` exists it must be a JSON object; when it records a `content_hash`, that must
+equal the hash of the files (an edit after the build is reported; rebuild, or update or remove
+the recorded hash). `"empty_tables": ["events", ...]` declares tables that are meant to have no rows.
+
+## Bad input: what `utp-env data validate` and `utp-env data build` do
+
+- `utp-env data validate DIR` opens the directory like every command does and prints either `OK`
+  with the row counts and the content hash (exit 0), or one line `INVALID DIR: file F, row R,
+  column 'C': <what is wrong> (<how to fix it>)` on stderr (exit 2). It stops at the first
+  problem: fix it and run it again. Values in messages are cut to 80 characters.
+- Files that are not tables are refused in that one line, without reading them: a symlink that
+  points outside the database folder (symlinks inside it are fine), a broken symlink, a
+  directory, a FIFO (never waited on), a device or socket, an unreadable file; so are
+  non-UTF-8 text, malformed CSV and a cell longer than the `csv` module's field limit
+  (131,072 characters), naming its row and column.
+- A damaged or rewritten `.validated.npz` (bad CRC, truncated, empty, an array edited after
+  validation, a wrong row count, codes out of range, an unknown city) is never used: every
+  command prints one notice `utp-env: ignoring the validated cache ... validating the tables
+  again` on stderr, validates the CSV files, and writes a sound cache (when the folder is
+  writable). A cache from an older version is replaced without a notice.
+- `utp-env data build` validates what it generated with the same rules before writing
+  `manifest.json`; a failure there is a generator bug. The embedded build (into the user cache)
+  writes to a temporary `.sandbox-*` folder that is renamed into place; folders left by a
+  killed build are removed by the next build (a running build holds a lock on its folder, so a
+  concurrent one is never disturbed).
+
+"""
+
 REAL_DATA = """## Bringing the real UTP-Bench data
 
 The environment accepts any directory in this schema in place of the sandbox (pass its path
@@ -222,7 +266,7 @@ wherever a database is asked for, e.g. `Database.open(DIR)`). To convert the rea
    or drop them). Use the city spellings of your `cities.csv` everywhere; every city column is
    checked against it.
 2. Flights (Tripozo + FlightStats): split the on-time performance into the six `otp_*` counts
-   (they should sum to `otp_total`); `delay_avg_min`/`delay_std_min` are the mean and s.d. of
+   (they must sum to `otp_total`); `delay_avg_min`/`delay_std_min` are the mean and s.d. of
    the delay of late flights, `delay_max_min` the largest observed delay. Leave all of them
    empty for flights without statistics (TDAS then uses the mode median).
 3. Trains: one row per (train number, boarding city, alighting city); the five
@@ -239,6 +283,17 @@ wherever a database is asked for, e.g. `Database.open(DIR)`). To convert the rea
 """
 
 
+def _bounds_rows() -> str:
+    defaults = DataBounds()
+    rows = []
+    for bound in DataBounds.model_fields:
+        columns = [f"{table}.{column}" for table, cols in BOUNDED_COLUMNS.items() for column, b in cols.items()
+                   if b == bound]
+        value = getattr(defaults, bound)
+        rows.append(f"| `{bound}` | {int(value) if float(value).is_integer() else value:,} | {', '.join(columns)} |")
+    return "\n".join(rows)
+
+
 def render_data_md() -> str:
     """The full text of docs/DATA.md."""
     tables = "\n\n".join(table_markdown(name) for name in TABLES)
@@ -251,8 +306,9 @@ def render_data_md() -> str:
     realism = ("## Realism\n\n`utp-env data stats [DIR]` also prints how much the network looks like India's, "
                "each figure with its target (met by the full sandbox).\n\n"
                + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n")
-    return (INTRO + "\n" + tables + "\n\n" + calibration + "\n" + realism + "\n" + GENERATION + "\n".join(rows) + "\n\n"
-            + REAL_DATA)
+    checks = CHECKS.format(rules="\n".join(f"- {rule}" for rule in RULES), bounds=_bounds_rows())
+    return (INTRO + "\n" + tables + "\n\n" + checks + calibration + "\n" + realism + "\n" + GENERATION
+            + "\n".join(rows) + "\n\n" + REAL_DATA)
 
 
 def main() -> int:
