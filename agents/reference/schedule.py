@@ -5,7 +5,9 @@ travel day, fills the time in the city (meals in their windows with >= 4 h gaps,
 between, a booked event as a fixed block), reaches the airport/station by departure minus the
 boarding margin (minus a lead when buffers are on), and after a leg checks in no earlier than the
 planned arrival. Every visit's length comes from `Timing` (v plus the shortest buffer
-inside the risk range).
+inside the risk range); an attraction the query does not require is skipped when that booking
+exceeds `MAX_VISIT_GAP_MIN` (the longest visit the query generator counts on), so no visit fills
+a whole day.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from utp_env.tools.database import Database, normalize
 
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Meal, PlanItem, parse_hhmm
+from utp_env.queries.feasibility import MAX_VISIT_GAP_MIN
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, serves, serves_meal
 
 WAKE = 7 * 60
@@ -222,6 +225,8 @@ class DayScheduler:
             if slot is None:
                 continue
             start, end = slot
+            if not is_required and end - start > MAX_VISIT_GAP_MIN:
+                continue  # a long venue at a crowded hour would fill the day: a person picks another
             label = f"{v.name}, {v.city}"
             self.add(self.transit.annotate(PlanItem(name=label, activity="visit", start=start, end=end,
                                                     venue_type="attraction"), v.city, "attraction", v.name))
