@@ -141,7 +141,8 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    direction, more between big nearby cities (√(population product) / distance^0.7); trips
    over 350 km are overnight sleepers (AC / non-AC sleeper, Volvo multi-axle semi-sleeper)
    leaving between 18:00 and 24:00, shorter ones seaters by day; state transport (MSRTC, KSRTC,
-   RSRTC …) and private operators (VRL, SRS, IntrCity SmartBus …), 45 km/h, fares per km by type.
+   RSRTC …) and private operators (VRL, SRS, IntrCity SmartBus …); a bus takes the road's
+   free-flow time plus 0–6 % for halts (rounded up to 5 min); fares per km by type.
 4. **Trains** (`rail.py`): a rail graph (`networkx`) joins every city to its 5 nearest
    neighbours within 250 km plus a minimum spanning tree (branch lines), and lays India's trunk
    corridors over it as chains of their main junctions (`TRUNK_LINES`: Delhi–Mathura–Kota–

@@ -27,7 +27,6 @@ from utp_env.tools.sandbox.profiles import SandboxProfile
 
 CAB_RATE_INR_PER_KM = 14.0
 CAB_MIN_FARE_INR = 600.0
-BUS_SPEED_KMH = 45.0
 BUS_MIN_KM = 60.0
 OVERNIGHT_KM = 350.0
 STATE_TRANSPORT = {
@@ -144,7 +143,8 @@ def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, pr
     t = np.where(long_trip, np.array(sleepers)[rng.integers(0, len(sleepers), n)],
                  np.array(seaters)[rng.integers(0, len(seaters), n)])
     dep = np.where(long_trip, rng.integers(18 * 12, 24 * 12, n), rng.integers(5 * 12, 23 * 12, n)) * 5
-    dur = np.maximum(np.round(bkm / BUS_SPEED_KMH * 60 * rng.uniform(0.95, 1.15, n) / 5) * 5, 20).astype(np.int64)
+    # a bus keeps close to the road's free-flow time (highway coaches), a few minutes more for halts
+    dur = np.maximum(np.ceil(drive_minutes(bkm) * rng.uniform(1.0, 1.06, n) / 5) * 5, 20).astype(np.int64)
     arr = dep + dur
     fare = np.round(np.maximum(120.0, bkm * np.array([BUS_TYPES[types[k]] for k in t.tolist()])
                                * rng.uniform(0.9, 1.2, n)), 0)
