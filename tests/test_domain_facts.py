@@ -31,7 +31,7 @@ from utp_env.itinerary import Day, Plan, PlanItem
 from utp_env.plan_format import format_day, parse_plan
 from utp_env.plan_format.text import ABSENT, ABSENT_MARKERS, is_absent
 from utp_env.query import Persona, Query
-from utp_env.resolve import CityKeys, crowd_of, find_venue
+from utp_env.resolve import CityKeys, VenueName, crowd_of, find_venue
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -173,8 +173,9 @@ def test_find_venue_plain_and_with_a_city_suffix(mini_db: Database) -> None:
     assert find_venue(mini_db, name, [city], tables=("restaurants",)) is None
     # `Name, City`: only plans use the suffix; a tool argument is a plain name.
     assert find_venue(mini_db, f"{name}, {city}", [other]) is None
-    assert find_venue(mini_db, f"{name}, {city}", [other], city_suffix=True) == ref
-    assert find_venue(mini_db, f"{name}, {other}", [city], city_suffix=True) == ref  # stated city first, then cities
+    assert find_venue(mini_db, VenueName.of(f"{name}, {city}"), [other]) == ref
+    assert find_venue(mini_db, VenueName.of(f"{name}, {other}"), [city]) == ref  # stated city first, then cities
+    assert find_venue(mini_db, VenueName.of(name), [city]) == ref
 
 
 def test_crowd_of_matches_the_database_crowd_index(mini_db: Database) -> None:
@@ -193,5 +194,5 @@ def test_simulation_and_evaluator_find_the_same_venue(mini_db: Database) -> None
     item = PlanItem(name=f"{name}, {city}", activity="visit", start=600, end=720, venue_type="attraction")
     day = Day(day=1, date="2025-11-20", cities=[city], items=[item])
     visit = build_context(Plan(days=[day]), _query(), mini_db).days[0].visits[0]
-    assert visit.ref == find_venue(mini_db, item.name, day.cities, ("attractions",), day.date, city_suffix=True)
+    assert visit.ref == find_venue(mini_db, VenueName.of(item.name), day.cities, ("attractions",), day.date)
     assert visit.stated_city == city and visit.city_key == city.casefold()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from utp_env.itinerary import Mode, TransportLeg
 from utp_env.tools.clock import parse_hhmm
@@ -24,8 +25,8 @@ from utp_env.tools.schema import (
     scheduled_arrival,
 )
 
-__all__ = ["VENUE_TABLES", "CityKeys", "ResolvedLeg", "VenueRef", "crowd_of", "find_service", "find_venue",
-           "resolve_leg", "split_name_city"]
+__all__ = ["VENUE_TABLES", "CityKeys", "ResolvedLeg", "VenueName", "VenueRef", "crowd_of", "find_service",
+           "find_venue", "resolve_leg", "split_name_city"]
 
 
 @dataclass(frozen=True)
@@ -117,25 +118,45 @@ def split_name_city(text: str) -> tuple[str, str | None]:
     return name.strip(), city.strip() or None
 
 
-def find_venue(db: Database, text: str, cities: Sequence[str], tables: Sequence[str] = VENUE_TABLES,
-               date: str | None = None, *, city_suffix: bool = False) -> VenueRef | None:
-    """The venue called `text` in one of `cities` (first city first), searching `tables` in order
+class VenueName(NamedTuple):
+    """A venue as a plan names it, the paper's `Name` or `Name, City`, split and normalised once."""
+
+    text: str
+    name: str
+    stated_city: str | None
+    key: str  # normalize(name)
+
+    @classmethod
+    def of(cls, text: str) -> VenueName:
+        name, sep, city = text.rpartition(",")  # split_name_city, inlined: the evaluator's hot path
+        if not sep:
+            name, stated = text.strip(), None
+        else:
+            name, stated = name.strip(), city.strip() or None
+        return cls(text, name, stated, normalize(name))
+
+
+def find_venue(db: Database, name: str | VenueName, cities: Sequence[str], tables: Sequence[str] = VENUE_TABLES,
+               date: str | None = None) -> VenueRef | None:
+    """The venue called `name` in one of `cities` (first city first), searching `tables` in order
     within each city; exact match after `normalize`; None when there is none.
 
-    `city_suffix=True` reads `text` as the paper's `Name` or `Name, City`: the stated city is
-    searched before `cities`, and a name that itself contains a comma is tried whole when the
-    split finds nothing (plans name venues this way; tool arguments and POI items do not).
+    A `str` is the venue's name as it is (tool arguments, POI item names). A `VenueName` is how
+    plans name venues, `Name` or `Name, City`: the stated city is searched before `cities`, and
+    a name that itself contains a comma is tried whole when the split finds nothing.
     Events are keyed by date as well; without a date the first event of that name matches.
-    `cities` may be `CityKeys` (already normalised).
+    `cities` may be `CityKeys` (already normalised), so a caller resolving many names against
+    the same cities (the evaluator) normalises them once.
     """
     keys = cities if isinstance(cities, CityKeys) else [normalize(c) for c in cities]
-    if city_suffix:
-        name, stated = split_name_city(text)
-        if stated is not None:
-            found = _search(db, tables, [normalize(stated), *keys], normalize(name), date)
-            if found is not None:
-                return found
-    return _search(db, tables, keys, normalize(text), date)
+    if isinstance(name, str):
+        return _search(db, tables, keys, normalize(name), date)
+    if name.stated_city is not None:
+        found = _search(db, tables, [normalize(name.stated_city), *keys], name.key, date)
+        if found is not None:
+            return found
+        return _search(db, tables, keys, normalize(name.text), date)
+    return _search(db, tables, keys, name.key, date)
 
 
 def _search(db: Database, tables: Sequence[str], city_keys: Sequence[str], name_key: str,

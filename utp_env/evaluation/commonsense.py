@@ -13,6 +13,8 @@ from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import normalize
 from utp_env.tools.schema import VENUE_TABLE, is_venue_kind
 
+VENUE_KINDS = frozenset(VENUE_TABLE)  # membership tests in the loops below (no narrowing needed there)
+
 MAX_REASONS = 3
 INFINITY = 10**9
 
@@ -45,7 +47,7 @@ def within_sandbox(ctx: PlanContext) -> CheckResult:
             if not ctx.db.has_city(city):
                 problems.append(f"day {day.index + 1}: unknown city {city!r}")
         for visit in day.visits:
-            if is_venue_kind(visit.kind) or visit.kind == "unknown":
+            if visit.kind in VENUE_KINDS or visit.kind == "unknown":
                 checked = True
                 if visit.ref is None:
                     problems.append(f"{_where(visit)} is not in the database for {day.day.current_city}")
@@ -178,7 +180,7 @@ def chronological_order(ctx: PlanContext) -> CheckResult:
                                 f"before {a.name!r} ends {format_hhmm(a_end)}")
         segments = _segments(day, carry)
         for v, start, end in timed:
-            if is_venue_kind(v.kind) and v.city_key is not None:
+            if v.city_key is not None and v.kind in VENUE_KINDS:
                 city = v.city_key
                 if not any(s <= start and end <= e and c == city for s, e, c in segments):
                     problems.append(f"{_where(v)} at {format_hhmm(start)}-{format_hhmm(end)} "

@@ -11,12 +11,13 @@ cities hold a venue name) are built once and cached on the `Database` object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, TypeGuard
 
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
 from utp_env.plan_format.text import is_absent
 from utp_env.query import Query
-from utp_env.resolve import CityKeys, ResolvedLeg, VenueRef, crowd_of, find_venue, resolve_leg, split_name_city
+from utp_env.resolve import CityKeys, ResolvedLeg, VenueName, VenueRef, crowd_of, find_venue, resolve_leg
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE, VenueKind, is_venue_kind
 
@@ -109,7 +110,8 @@ class Visit:
 
     @property
     def timed(self) -> bool:
-        return self.span is not None
+        item = self.item
+        return item is not None and item.start is not None and item.end is not None
 
     @property
     def span(self) -> tuple[int, int] | None:
@@ -138,11 +140,12 @@ class DayContext:
     visits: list[Visit] = field(default_factory=list)
     legs: list[LegContext] = field(default_factory=list)
 
-    @property
+    # `build_context` fills `visits` before any check reads the day; these views are then kept.
+    @cached_property
     def items(self) -> list[Visit]:
         return [v for v in self.visits if v.item is not None]
 
-    @property
+    @cached_property
     def timed(self) -> list[tuple[Visit, int, int]]:
         """(visit, start, end) of every timed item, in order."""
         return [(v, span[0], span[1]) for v in self.visits if (span := v.span) is not None]
@@ -208,10 +211,10 @@ def _item_kind(item: PlanItem, found: tuple[VisitKind, Meal | None] | None) -> t
     return "unknown", None
 
 
-def _resolve(db: Database, visit: Visit, tables: tuple[str, ...], cities: CityKeys, date: str | None,
-             stated_city: str | None) -> None:
-    visit.stated_city = stated_city
-    visit.ref = ref = find_venue(db, visit.name, cities, tables, date, city_suffix=True)
+def _resolve(db: Database, visit: Visit, name: VenueName, tables: tuple[str, ...], cities: CityKeys,
+             date: str | None) -> None:
+    visit.stated_city = name.stated_city
+    visit.ref = ref = find_venue(db, name, cities, tables, date)
     if ref is not None:
         visit.city_key = ref.city_key
         if visit.kind == "unknown":
@@ -227,26 +230,23 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
         date = day.date or (query.dates[i] if i < len(query.dates) else None)
         cities = CityKeys.of(day.cities)
         ctx = DayContext(i, day, date, list(cities))
-        summary = _summary_names(day)
-        splits = [split_name_city(t) for _, t, _ in summary]
-        keys = [normalize(name) for name, _ in splits]
-        summary_kind = {key: (k, m) for key, (k, _, m) in zip(keys, summary, strict=True)}
+        summary = [(kind, VenueName.of(text), meal) for kind, text, meal in _summary_names(day)]
+        summary_kind = {name.key: (kind, meal) for kind, name, meal in summary}
         named: set[tuple[str, str]] = set()
         for item in day.items:
-            split = split_name_city(item.name)
-            key = normalize(split[0])
-            kind, meal = _item_kind(item, summary_kind.get(key))
-            visit = Visit(i, kind, item.name, item, meal=meal, key=key)
+            name = VenueName.of(item.name)
+            kind, meal = _item_kind(item, summary_kind.get(name.key))
+            visit = Visit(i, kind, item.name, item, meal=meal, key=name.key)
             if is_venue_kind(kind):
-                _resolve(db, visit, (VENUE_TABLE[kind],), cities, date, split[1])
+                _resolve(db, visit, name, (VENUE_TABLE[kind],), cities, date)
             elif kind == "unknown":
-                _resolve(db, visit, UNKNOWN_KIND_TABLES, cities, date, split[1])
-            named.add((visit.kind, key))
+                _resolve(db, visit, name, UNKNOWN_KIND_TABLES, cities, date)
+            named.add((visit.kind, name.key))
             ctx.visits.append(visit)
-        for key, split, (kind, text, meal) in zip(keys, splits, summary, strict=True):
-            if (kind, key) not in named:
-                visit = Visit(i, kind, text, None, meal=meal, key=key)
-                _resolve(db, visit, (VENUE_TABLE[kind],), cities, date, split[1])
+        for kind, name, meal in summary:
+            if (kind, name.key) not in named:
+                visit = Visit(i, kind, name.text, None, meal=meal, key=name.key)
+                _resolve(db, visit, name, (VENUE_TABLE[kind],), cities, date)
                 ctx.visits.append(visit)
         ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
                     for leg in day.transport]
@@ -263,7 +263,7 @@ def night_stay(day: DayContext, final: bool) -> Visit | None:
     """
     stated = day.day.accommodation
     if _is_venue(stated):
-        wanted = normalize(split_name_city(stated)[0])
+        wanted = VenueName.of(stated).key
         for visit in day.visits:
             if visit.kind == "accommodation" and visit.key == wanted:
                 return visit

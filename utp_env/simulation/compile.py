@@ -24,7 +24,7 @@ from utp_env.evaluation.context import eval_index
 from utp_env.evaluation.uncertainty import base_visit_minutes
 from utp_env.itinerary import Day, PlanItem, TransportLeg, format_hhmm
 from utp_env.query import Query
-from utp_env.resolve import crowd_of, find_venue, resolve_leg
+from utp_env.resolve import VenueName, crowd_of, find_venue, resolve_leg
 from utp_env.simulation.delay_models import (
     DelayArrays,
     DelayModel,
@@ -188,7 +188,7 @@ def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: D
     sim = config.simulation
     kind = item.venue_type
     tables = (VENUE_TABLE[kind],) if is_venue_kind(kind) and kind in CROWD_KINDS else CROWD_TABLES
-    venue = find_venue(db, item.name, day.cities, tables, date, city_suffix=True)
+    venue = find_venue(db, VenueName.of(item.name), day.cities, tables, date)
     planned = float(end - start)
     if venue is None:
         return planned, lateness_model(label, 0.0, sim.overrun_lognormal_sigma)
