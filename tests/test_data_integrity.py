@@ -532,3 +532,17 @@ def test_leftover_build_folders_are_removed_by_the_next_build(tmp_path: Path, mo
         if lock is not None:
             os.close(lock)
     assert cache.remove_leftover_builds(tmp_path) == [live]  # released: a leftover now
+
+
+# ------------------------------------------------------------------ the CLI
+
+
+def test_data_validate_prints_one_line_per_error(db_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from utp_env.cli import main as cli_main
+
+    _set_cells(db_dir, "flights", 1, price_inr="5000000")
+    capsys.readouterr()
+    assert cli_main(["data", "validate", str(db_dir)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1, err
+    assert "file flights.csv, row 1, column 'price_inr': implausible value 5,000,000 (must be ≤ 1,000,000" in err

@@ -98,6 +98,12 @@ def rules_key(bounds: DataBounds) -> str:
     return hashlib.sha256(f"{RULES_VERSION}|{bounds.model_dump_json()}".encode()).hexdigest()[:16]
 
 
+def _num(x: float) -> str:
+    """A number as people write it: 5,000,000 rather than 5e+06."""
+    x = float(x)
+    return f"{int(x):,}" if x.is_integer() and abs(x) < 1e15 else f"{x:,.6g}"
+
+
 def _short(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
@@ -125,7 +131,7 @@ def check_table(name: str, columns: dict[str, Any], n: int, bounds: DataBounds) 
         values = np.asarray(columns[column], dtype=np.float64)
         i = _first(values > limit)  # NaN (an empty optional cell) compares False
         if i is not None:
-            fail(i, column, f"implausible value {values[i]:g} (must be ≤ {limit:g}: `{field}` in "
+            fail(i, column, f"implausible value {_num(values[i])} (must be ≤ {_num(limit)}: `{field}` in "
                             "configs/data_bounds.yaml)")
     if name in SERVICE_TABLES:
         _check_schedule(columns, fail)
@@ -172,7 +178,7 @@ def _check_flight_statistics(columns: dict[str, Any], n: int,
         parts += np.nan_to_num(values)
     i = _first(has_total & (parts != np.nan_to_num(total)))
     if i is not None:
-        fail(i, "otp_total", f"on-time counts add up to {parts[i]:g}, not otp_total {total[i]:g}")
+        fail(i, "otp_total", f"on-time counts add up to {_num(parts[i])}, not otp_total {_num(total[i])}")
     avg = np.asarray(columns["delay_avg_min"], dtype=np.float64)
     for column in ("delay_std_min", "delay_max_min"):
         i = _first(~np.isnan(np.asarray(columns[column], dtype=np.float64)) & np.isnan(avg))
@@ -181,7 +187,7 @@ def _check_flight_statistics(columns: dict[str, Any], n: int,
     largest = np.asarray(columns["delay_max_min"], dtype=np.float64)
     i = _first(largest < avg)
     if i is not None:
-        fail(i, "delay_max_min", f"largest delay {largest[i]:g} is below the mean delay {avg[i]:g}")
+        fail(i, "delay_max_min", f"largest delay {_num(largest[i])} is below the mean delay {_num(avg[i])}")
 
 
 def _check_crowd(columns: dict[str, Any], fail: Callable[[int, str, str], typing.NoReturn]) -> None:
