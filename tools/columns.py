@@ -43,7 +43,7 @@ def columns_of(model: type[Row]) -> list[Column]:
             out.append(Column(name, "literal", optional, info, choices=typing.get_args(ann)))
         elif origin in (list, tuple) or ann in (list, tuple):
             # the field's constraints (min_length, ...) apply to the parsed value too
-            annotated = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
+            annotated: Any = Annotated[info.annotation, *info.metadata] if info.metadata else info.annotation
             out.append(Column(name, "json", optional, info, adapter=TypeAdapter(annotated)))
         elif ann in (str, int, float, bool):
             out.append(Column(name, ann.__name__, optional, info))

@@ -202,8 +202,8 @@ class Database:
             if use_cache:
                 validated_cache.save(path, key, {n: (t.columns, t.n) for n, t in tables.items()},
                                      {n: t.json_text for n, t in tables.items()})
-                for table in tables.values():
-                    table.json_text = {}
+            for table in tables.values():
+                table.json_text = {}
         recorded = manifest.get("content_hash")
         if check_manifest and recorded is not None and recorded != content_hash:
             raise DataError(f"content_hash {_short(recorded)} does not match the files ({content_hash})",
@@ -254,7 +254,8 @@ class Database:
         grouping = self._pairs.get(table)
         if grouping is None:
             grouping = self._pairs[table] = _group(self.tables[table], ("origin_city", "dest_city"))
-        return grouping.get((normalize(origin), normalize(dest)), EMPTY)
+        rows = grouping.get((normalize(origin), normalize(dest)))
+        return EMPTY if rows is None else rows
 
     def services(self, table: str, origin: str, dest: str, number: str) -> list[int]:
         """Rows of `table` (flights, trains, buses) numbered `number` between two cities."""
