@@ -11,7 +11,6 @@ cities hold a venue name) are built once and cached on the `Database` object.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Literal, TypeGuard
 
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
@@ -139,16 +138,14 @@ class DayContext:
     city_keys: list[str] = field(default_factory=list)  # normalised day.cities
     visits: list[Visit] = field(default_factory=list)
     legs: list[LegContext] = field(default_factory=list)
+    # Views of `visits`, filled by `finish` once the visits are final (every check reads them).
+    items: list[Visit] = field(default_factory=list)  # the visits that are POI items, in order
+    timed: list[tuple[Visit, int, int]] = field(default_factory=list)  # (visit, start, end) of timed items
 
-    # `build_context` fills `visits` before any check reads the day; these views are then kept.
-    @cached_property
-    def items(self) -> list[Visit]:
-        return [v for v in self.visits if v.item is not None]
-
-    @cached_property
-    def timed(self) -> list[tuple[Visit, int, int]]:
-        """(visit, start, end) of every timed item, in order."""
-        return [(v, span[0], span[1]) for v in self.visits if (span := v.span) is not None]
+    def finish(self) -> None:
+        """Derive `items` and `timed` from `visits`."""
+        self.items = [v for v in self.visits if v.item is not None]
+        self.timed = [(v, span[0], span[1]) for v in self.items if (span := v.span) is not None]
 
     def of_kind(self, kind: str) -> list[Visit]:
         return [v for v in self.visits if v.kind == kind]
@@ -250,6 +247,7 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
                 ctx.visits.append(visit)
         ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
                     for leg in day.transport]
+        ctx.finish()
         days.append(ctx)
     return PlanContext(plan, query, db, index, days)
 
