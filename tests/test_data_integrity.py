@@ -546,3 +546,19 @@ def test_data_validate_prints_one_line_per_error(db_dir: Path, capsys: pytest.Ca
     out, err = capsys.readouterr()
     assert out == "" and len(err.strip().splitlines()) == 1, err
     assert "file flights.csv, row 1, column 'price_inr': implausible value 5,000,000 (must be ≤ 1,000,000" in err
+
+
+def test_schema_edit_invalidates_the_cache(db_dir: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from utp_env.tools import integrity
+
+    before = integrity.rules_key(DataBounds())
+    monkeypatch.setattr(integrity, "schema_fingerprint", lambda: "another schema")
+    assert integrity.rules_key(DataBounds()) != before
+    with zipfile.ZipFile(db_dir / VALIDATED_CACHE) as zf:
+        old_key = json.loads(zf.read("__meta__"))["key"]
+    capsys.readouterr()
+    Database.open(db_dir)  # validated again under the new key, quietly
+    assert capsys.readouterr().err == ""
+    with zipfile.ZipFile(db_dir / VALIDATED_CACHE) as zf:
+        assert json.loads(zf.read("__meta__"))["key"] != old_key

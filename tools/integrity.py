@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from utp_env.configs import CONFIG_DIR
 from utp_env.tools.errors import DataError
 from utp_env.tools.names import normalize, suggest
+from utp_env.tools.schema import TABLES
 
 BOUNDS_FILE = CONFIG_DIR / "data_bounds.yaml"
 
@@ -93,9 +94,22 @@ def load_bounds(path: Path | None = None) -> DataBounds:
     return _load_bounds(str(path or BOUNDS_FILE))
 
 
+@cache
+def schema_fingerprint() -> str:
+    """A digest of the row models (column names, types, constraints) and table keys of
+    tools/schema.py: a schema edit invalidates validations cached under the old one."""
+    parts = [(name, spec.key, spec.city_columns,
+              [(column, repr(info.annotation), repr(info.metadata))
+               for column, info in spec.model.model_fields.items()])
+             for name, spec in TABLES.items()]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
 def rules_key(bounds: DataBounds) -> str:
-    """A digest of the rules in force, part of the validated cache's key."""
-    return hashlib.sha256(f"{RULES_VERSION}|{bounds.model_dump_json()}".encode()).hexdigest()[:16]
+    """A digest of the rules in force (schema, rules version, bounds), part of the validated
+    cache's key."""
+    text = f"{schema_fingerprint()}|{RULES_VERSION}|{bounds.model_dump_json()}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _num(x: float) -> str:
