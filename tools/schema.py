@@ -289,6 +289,9 @@ _SERVICES: tuple[tuple[ServiceMode, str], ...] = (("flight", "flights"), ("train
 SERVICE_TABLE: dict[str, str] = dict(_SERVICES)  # keyed by any mode: `.get("cab")` is None
 SERVICE_MODE: dict[str, ServiceMode] = {table: mode for mode, table in _SERVICES}
 NUMBER_COLUMN: dict[str, str] = {"flights": "flight_number", "trains": "train_number", "buses": "bus_id"}
+# The per-person fare of each service table; a cab's fare (`Distance.cab_fare_inr`) is per cab.
+FARE_COLUMN: dict[str, str] = {"flights": "price_inr", "trains": "fare_inr", "buses": "fare_inr"}
+CAB_SEATS = 4  # travellers per cab
 
 
 def scheduled_arrival(columns: Mapping[str, Any], row: int) -> int:

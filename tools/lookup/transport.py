@@ -18,11 +18,10 @@ from utp_env.tools.lookup.common import Args, DateStr, Name, Paged, in_calendar,
 from utp_env.tools.lookup.index import lookup_index
 from utp_env.tools.lookup.registry import ToolResult
 from utp_env.tools.lookup.render import page, table_text
-from utp_env.tools.schema import SERVICE_MODE
+from utp_env.tools.schema import FARE_COLUMN, SERVICE_MODE
 
 ServiceTable = Literal["flights", "trains", "buses"]
 SortBy = Literal["departure", "price", "duration"]
-PRICE_COLUMN = {"flights": "price_inr", "trains": "fare_inr", "buses": "fare_inr"}
 
 
 def services(db: Database, table: ServiceTable, origin: str, dest: str, weekday: int,
@@ -35,7 +34,7 @@ def services(db: Database, table: ServiceTable, origin: str, dest: str, weekday:
     dep = index.dep_min[table][rows]
     if sort_by == "departure":
         return rows[np.argsort(dep, kind="stable")]
-    key = db.tables[table].columns[PRICE_COLUMN[table] if sort_by == "price" else "duration_min"][rows]
+    key = db.tables[table].columns[FARE_COLUMN[table] if sort_by == "price" else "duration_min"][rows]
     return rows[np.lexsort((dep, key))]
 
 

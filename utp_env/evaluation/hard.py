@@ -12,10 +12,8 @@ from utp_env.evaluation.context import PlanContext, Visit, night_stay
 from utp_env.evaluation.report import CheckResult, CostBreakdown, build
 from utp_env.query import LocalConstraint
 from utp_env.tools.database import normalize
-from utp_env.tools.schema import HOUSE_RULE_FORBIDS
+from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, HOUSE_RULE_FORBIDS, SERVICE_TABLE
 
-CAB_SEATS = 4
-FARE_COLUMN = {"flight": ("flights", "price_inr"), "train": ("trains", "fare_inr"), "bus": ("buses", "fare_inr")}
 NOT_SET = "not set by the query"
 
 
@@ -43,8 +41,8 @@ def trip_cost(ctx: PlanContext) -> CostBreakdown:
             if len(rows):
                 transport += float(db.tables["distances"].columns["cab_fare_inr"][rows[0]]) * cabs_needed(people)
         elif res.row is not None:
-            table, column = FARE_COLUMN[lc.leg.mode]
-            transport += float(db.tables[table].columns[column][res.row]) * people
+            table = SERVICE_TABLE[lc.leg.mode]
+            transport += float(db.tables[table].columns[FARE_COLUMN[table]][res.row]) * people
     stays = 0.0
     acc = db.tables["accommodations"].columns
     last = len(ctx.days) - 1
