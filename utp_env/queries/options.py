@@ -15,12 +15,10 @@ from utp_env.query import LocalConstraint, house_rule_requirement
 from utp_env.tools.clock import weekday
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.delays import delay_index
-from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE, scheduled_arrival
+from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, NUMBER_COLUMN, SERVICE_TABLE, scheduled_arrival
 
-FARE_COLUMN: dict[str, str] = {"flights": "price_inr", "trains": "fare_inr", "buses": "fare_inr"}
 SERVICE_TABLES: dict[str, tuple[str, str, str]] = {  # mode -> (table, number column, fare column)
     mode: (table, NUMBER_COLUMN[table], FARE_COLUMN[table]) for mode, table in SERVICE_TABLE.items()}
-CAB_SEATS = 4
 FIRST_DEP_MIN = 6 * 60  # earliest departure on the first day
 LATER_DEP_MIN = 9 * 60  # earliest departure on a day that starts at a stay (checkout first)
 LATEST_ARRIVAL_MIN = 21 * 60 + 30  # latest planned arrival of a leg that is followed by a night's stay
