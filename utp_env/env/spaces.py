@@ -27,11 +27,14 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Sequence as SequenceABC
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium.spaces import Space
 from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
+
+if TYPE_CHECKING:
+    from utp_env.tools.lookup.registry import ToolSpec
 
 # ---------------------------------------------------------------- actions
 
@@ -171,7 +174,7 @@ class TextObservation(Space[str]):
 class ToolCallSpace(Space[Any]):
     """Tool-call actions over a set of tools (name -> `ToolSpec`), sampled over `cities`."""
 
-    def __init__(self, tools: Mapping[str, Any], cities: Sequence[str], max_bytes: int = 65_536,
+    def __init__(self, tools: Mapping[str, ToolSpec[Any]], cities: Sequence[str], max_bytes: int = 65_536,
                  max_calls: int = 32, seed: int | np.random.Generator | None = None) -> None:
         self.tools = dict(tools)
         self.cities = list(cities)
