@@ -245,6 +245,19 @@ def test_hard_constraints(tiny_db: Database) -> None:
     assert "African" in report.hard["cuisine"].reason
 
 
+def test_house_rule_reads_like_the_query_generator(tiny_db: Database) -> None:
+    """One reading of a house rule (utp_env.query.house_rule_requirement): the good plan's stay
+    lists 'No smoking', so it fails a query needing smoking allowed and meets the paper's
+    C.1 form 'No_Smoking' (the stay must enforce it)."""
+    def passed(rule: str) -> bool | None:
+        report = evaluate(good_plan(), make_query(constraint=LocalConstraint(house_rule=rule)), tiny_db)
+        return report.hard["house_rule"].passed
+
+    assert passed("smoking") is False
+    assert passed("No_Smoking") is True and passed("No smoking") is True
+    assert passed("pets") is True and passed("No_Pets") is False
+
+
 def test_names_match_exactly_not_by_substring(tiny_db: Database) -> None:
     plan = good_plan()
     plan.days[1].items[1] = item("Sayaji", "visit", "09:30", "16:00", venue_type="attraction")

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterable, Sequence
 from utp_env.evaluation.commonsense import verdict
 from utp_env.evaluation.context import PlanContext, Visit, night_stay
 from utp_env.evaluation.report import CheckResult, CostBreakdown, build
-from utp_env.query import LocalConstraint
+from utp_env.query import LocalConstraint, house_rule_requirement
 from utp_env.tools.database import normalize
-from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, HOUSE_RULE_FORBIDS, SERVICE_TABLE
+from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, SERVICE_TABLE
 
 NOT_SET = "not set by the query"
 
@@ -84,28 +84,20 @@ def _each_stay(ctx: PlanContext, requirement: str, ok: Callable[[int], bool]) ->
     return verdict([f"{names[row]!r} does not offer {requirement}" for row in rows if not ok(row)])
 
 
-def forbidding_rule(house_rule: str) -> tuple[str, bool]:
-    """(rule, forbidden): what a stay must not list (for 'pets', 'No pets' -> ('No pets', True)),
-    or must list for other rules ('Safety Conduct' -> ('Safety Conduct', False))."""
-    key = normalize(house_rule)
-    for allowed, rule in HOUSE_RULE_FORBIDS.items():
-        if key in (normalize(allowed), normalize(rule)):
-            return rule, True
-    return house_rule, False
-
-
 def house_rule(ctx: PlanContext) -> CheckResult:
-    """Every stay allows what the query needs (it does not list the forbidding rule of
-    `utp_env.tools.schema.HOUSE_RULE_FORBIDS`); a rule outside that table must be listed by the stay."""
+    """Every stay meets the query's house rule as `utp_env.query.house_rule_requirement` reads it
+    (the one reading the query generator and the reference planner use too): an activity the
+    travellers need allowed ('pets') -> the stay does not list its forbidding rule ('No pets');
+    a rule ('No_Pets', 'Safety Conduct') -> the stay lists it."""
     wanted = ctx.query.local_constraint.house_rule
     if wanted is None:
         return build(CheckResult, passed=None, reason=NOT_SET)
-    rule, forbidden = forbidding_rule(wanted)
+    rule, must_list = house_rule_requirement(wanted)
     rules = ctx.db.tables["accommodations"].columns["house_rules"]
 
     def ok(row: int) -> bool:
         listed = normalize(rule) in {normalize(r) for r in rules[row]}
-        return not listed if forbidden else listed
+        return listed if must_list else not listed
     return _each_stay(ctx, f"house rule {wanted!r}", ok)
 
 
