@@ -137,6 +137,8 @@ def build_tiny_db(path: Path) -> Database:
     for name, spec in TABLES.items():
         rows = TINY[name]
         write_table(path, name, {f: [r.get(f) for r in rows] for f in spec.model.model_fields})
+    empty = [name for name in TABLES if not TINY[name]]  # a table with no rows must be declared
+    (path / "manifest.json").write_text(json.dumps({"empty_tables": empty}), encoding="utf-8")
     return Database.open(path)
 
 

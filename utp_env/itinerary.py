@@ -7,6 +7,7 @@ from this model in `utp_env.plan_format` (docs/PLAN_FORMAT.md).
 
 from __future__ import annotations
 
+import typing
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -17,7 +18,8 @@ Mode = Literal["flight", "train", "bus", "cab"]
 Activity = Literal["stay", "visit", "check-in", "checkout", "arrive", "travel", "rest", "event"]
 VenueType = Literal["accommodation", "attraction", "restaurant", "event", "transit", "transport"]
 Meal = Literal["breakfast", "lunch", "dinner"]
-__all__ = ["MINUTES_PER_DAY", "Day", "Plan", "PlanItem", "TransportLeg", "format_hhmm", "parse_hhmm"]
+MEALS: tuple[Meal, ...] = typing.get_args(Meal)  # in the order of the day, as the summary fields
+__all__ = ["MEALS", "MINUTES_PER_DAY", "Day", "Plan", "PlanItem", "TransportLeg", "format_hhmm", "parse_hhmm"]
 
 
 class TransportLeg(BaseModel):

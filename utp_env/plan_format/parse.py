@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from utp_env.itinerary import Day, Meal, Mode, Plan, PlanItem, TransportLeg, VenueType
+from utp_env.itinerary import MEALS, Day, Meal, Mode, Plan, PlanItem, TransportLeg, VenueType
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
@@ -32,7 +32,6 @@ KEY_ALIASES: dict[str, str] = {
     "event": "event", "events": "event", "point_of_interest_list": "point_of_interest_list",
     "point_of_interest": "point_of_interest_list", "points_of_interest": "point_of_interest_list",
 }
-MEALS: tuple[Meal, ...] = ("breakfast", "lunch", "dinner")
 _DAY_NUMBER_RE = re.compile(r"^\s*(?:day\s*)?(\d{1,3})\s*$", re.IGNORECASE)
 _CITY_RE = re.compile(r"^\s*from\s+(?P<route>.+)$", re.IGNORECASE | re.DOTALL)
 _CITY_SEP_RE = re.compile(r"(?<!\s)\s++(?:to|->|→)\s+", re.IGNORECASE)
