@@ -317,6 +317,7 @@ def _branch_services(cities: Cities, router: _Router, network: RailNetwork,
     city); a long way is cut into trains of at most `BRANCH_MAX_STOPS` stops."""
     covered = set(network.hubs)
     dist, paths = nx.multi_source_dijkstra(network.graph, set(network.hubs), weight="weight")
+    assert isinstance(dist, dict) and isinstance(paths, dict)  # no target given: every node's distance and path
     order = sorted((v for v in network.graph if v not in covered), key=lambda v: (-dist[v], v))
     out = []
     for v in order:

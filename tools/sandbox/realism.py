@@ -99,8 +99,9 @@ def realism(db: Database) -> list[Check]:
 
     r = db.tables["road_routes"].columns
     road_km = dict(zip(zip(r["origin_city"], r["dest_city"], strict=True), r["distance_km"], strict=True))
-    b = db.tables["buses"].columns
-    bus_km = np.array([road_km.get(p, np.nan) for p in zip(b["origin_city"], b["dest_city"], strict=True)], float)
+    buses = db.tables["buses"].columns
+    bus_km = np.array([road_km.get(p, np.nan) for p in zip(buses["origin_city"], buses["dest_city"], strict=True)],
+                      np.float64)
     bus_km = bus_km[~np.isnan(bus_km)]
     if bus_km.size:
         q10, q50, q90 = np.percentile(bus_km, [10, 50, 90])
