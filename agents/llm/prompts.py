@@ -77,7 +77,7 @@ around an hour, dinner at about 20:45 for roughly an hour and a quarter. Laid-ba
 see one attraction a day, now and then more; adventure seekers usually see two or three, sometimes more."""
 
 PAPER_DATA_GUIDE = """How to read the reference information: every tool result is a small table (a heading, a
-`|`-separated header, one line per row). Times are 24-hour local HH:MM; `+1d` means the next day.
+`|`-separated header, one line per row). Times are 24-hour local HH:MM; `+1 day` means the next day.
 A crowd window `HH:00-HH:59 | level` covers whole hours, both ends included (11:00-16:59 is the hours 11
 to 16); levels are L Low, BA Below average, A Average, AA Above average, H High. `quiet hours` are the
 calmest hours (good for short waits), `peak window` the busiest stretch. `-` means unknown or not
@@ -132,7 +132,7 @@ risk profile of the traveller ({risk}). The acceptable buffer is a range of mult
 NO_UNCERTAINTY = "Write scheduled arrival times as listed, and plan realistic durations for each visit."
 
 FORMAT_GUIDE = """How to read the reference information: each tool result is a small table, a heading,
-a `|`-separated header and one line per row. Times are 24-hour local HH:MM; `+1d` means the next day.
+a `|`-separated header and one line per row. Times are 24-hour local HH:MM; `+1 day` means the next day.
 Crowd windows are `HH:00-HH:59 | level` with levels L Low, BA Below average, A Average, AA Above average,
 H High; hours are inclusive (11:00-16:59 covers the hours 11 to 16). `quiet hours` are the least crowded
 hours, `peak window` the busiest stretch. `exp_delay_min` is the expected delay E[D] in minutes. `-` means
