@@ -2,7 +2,7 @@
 
 These are the only definitions of E[D]; the delay-statistics tool, TDAS and the Monte Carlo
 delay models all call them. Rows without statistics fall back to the mode's median E[D] over
-the whole database (DESIGN section 5), so unmeasured transport is no loophole.
+the whole database (docs/METRICS.md, TDAS), so unmeasured transport is no loophole.
 """
 
 from __future__ import annotations

@@ -58,7 +58,7 @@ class TripCraftParams(_Strict):
 
 
 class SimulationParams(_Strict):
-    """Shape parameters of the Monte Carlo delay models (DESIGN section 6)."""
+    """Shape parameters of the Monte Carlo delay models (docs/SIMULATION.md, "Delay models")."""
 
     flight_lognormal_sigma_default: float = Field(default=0.8, gt=0,
                                                   description="Log-s.d. when a flight has no delay s.d.")

@@ -1,4 +1,4 @@
-"""Benchmark queries: generation, feasibility checking and JSONL input/output (DESIGN section 3)."""
+"""Benchmark queries: generation, feasibility checking and JSONL input/output (configs/queries.yaml; docs/RUNS.md on splits)."""
 
 from utp_env.queries.feasibility import TripQuote, cheapest_trip, check, skeleton
 from utp_env.queries.generate import QueryConfig, assign_split, generate_queries, load_query_config

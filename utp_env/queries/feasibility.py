@@ -1,4 +1,4 @@
-"""Is a query feasible, and what does its cheapest valid plan cost? (DESIGN section 3)
+"""Is a query feasible, and what does its cheapest valid plan cost? (configs/queries.yaml sets the grid it serves)
 
 A trip is a closed route org -> c1 (-> c2 (-> c3)) -> org with one direct leg on each travel day
 (`skeleton`). A route is valid when every leg has an allowed option on its date, every city has

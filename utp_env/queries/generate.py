@@ -1,4 +1,4 @@
-"""The query generator (DESIGN section 3): balanced, feasible, deterministic benchmark queries.
+"""The query generator (configs/queries.yaml): balanced, feasible, deterministic benchmark queries.
 
 `generate_queries(db, n, seed)` walks the horizon x level x risk-profile grid in turn (so cells
 differ by at most one query), and for each query draws an origin with good connectivity, a
