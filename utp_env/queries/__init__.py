@@ -1,4 +1,7 @@
-"""Benchmark queries: generation, feasibility checking and JSONL input/output (configs/queries.yaml; docs/RUNS.md on splits)."""
+"""Benchmark queries: generation, feasibility checking and JSONL input/output.
+
+Parameters in configs/queries.yaml; docs/RUNS.md says how runs choose splits.
+"""
 
 from utp_env.queries.feasibility import TripQuote, cheapest_trip, check, skeleton
 from utp_env.queries.generate import QueryConfig, assign_split, generate_queries, load_query_config
