@@ -70,7 +70,7 @@ def test_killed_run_resumes_without_redoing_or_duplicating(mini_db_path: Path, t
         fh.write('{"query_id": "utp-q-9999", "trial": 0, "pl')
     finished = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr[-2000:]
-    assert "torn line redone" in finished.stderr
+    assert "1 bad line(s) moved to results.rejected.jsonl" in finished.stderr and "torn" in finished.stderr
     records = _records(out)
     keys = [(r["query_id"], r["trial"]) for r in records]
     assert len(keys) == len(set(keys)) == 6

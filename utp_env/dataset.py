@@ -11,9 +11,7 @@ points from the agents layer to the core, and a user can register a planner of t
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -21,6 +19,7 @@ from pathlib import Path
 
 from utp_env.itinerary import Plan
 from utp_env.query import Query
+from utp_env.tools.atomic import write_text_atomic
 from utp_env.tools.database import Database
 
 QUERIES_FILE = "queries.jsonl"
@@ -49,14 +48,6 @@ class Dataset:
 
     def split(self, name: str) -> list[Query]:
         return [q for q in self.queries if name == "all" or q.split == name]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, 0o644)  # mkstemp makes it private; dataset files are ordinary readable files
-    os.replace(tmp, path)
 
 
 GoldPlanner = Callable[[Query, Database], "Plan | None"]
@@ -92,8 +83,8 @@ def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress:
         kept.append(query)
         lines.append(json.dumps({"query_id": query.query_id, "source": REFERENCE_SOURCE,
                                  "plan": format_plan(plan)}, ensure_ascii=False, sort_keys=True))
-    _write_atomic(db_path / QUERIES_FILE, dumps_queries(kept))
-    _write_atomic(db_path / REFERENCES_FILE, "\n".join(lines) + ("\n" if lines else ""))
+    write_text_atomic(db_path / QUERIES_FILE, dumps_queries(kept))
+    write_text_atomic(db_path / REFERENCES_FILE, "\n".join(lines) + ("\n" if lines else ""))
     _record_in_manifest(db_path, len(kept), seed)
     return len(kept)
 
@@ -108,7 +99,7 @@ def _record_in_manifest(db_path: Path, n_queries: int, seed: int) -> None:
     manifest["content_hash"] = Database.open(db_path, check_manifest=False).content_hash
     manifest["query_set"] = {"queries": n_queries, "seed": seed, "reference_source": REFERENCE_SOURCE,
                              "version": QUERY_SET_VERSION}
-    _write_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
 def read_references(path: Path, queries: dict[str, Query], db: Database) -> dict[str, Plan]:

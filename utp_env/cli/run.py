@@ -46,9 +46,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="embedded sandbox: full (504 cities) or mini (a small one for trying things) "
                    "(default: full)")
     p.add_argument("--db", metavar="DIR", help="a database directory instead of the embedded sandbox")
-    p.add_argument("--out", metavar="DIR", help="run folder (default: runs/<agent>-<split>-seed<seed>)")
+    p.add_argument("--out", metavar="DIR", help="run folder (default: runs/<agent>-<profile>-<split>-seed<seed>, "
+                   "plus -limit<N> and a short hash of other non-default options)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override an agent setting, e.g. --set buffers=false (repeatable)")
+    p.add_argument("--adopt-results", dest="adopt_results", action="store_true",
+                   help="accept a results.jsonl found in --out without its config.json as this run's "
+                   "(only when you know it was made with the same options; refused otherwise)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=handle)
 
@@ -72,11 +76,16 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
 
 def handle(args: argparse.Namespace) -> int:
     from utp_env.runs.runner import run
-    from utp_env.runs.summary import load_summary, render_text
+    from utp_env.runs.summary import all_failed, load_summary, render_text
 
     config = resolve_config(args)
-    run_dir = run(config, progress=not args.quiet)
-    print(render_text(load_summary(run_dir)))
+    run_dir = run(config, progress=not args.quiet, adopt_results=args.adopt_results)
+    summary = load_summary(run_dir)
+    print(render_text(summary))
     print(f"\nresults in {run_dir}/ (results.jsonl, summary.json, summary.md, plots)", file=sys.stderr)
+    failure = all_failed(summary)
+    if failure is not None:
+        print(f"utp-env run: error: {failure}", file=sys.stderr)
+        return 1
     return 0
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,13 +31,31 @@ class RunConfig(BaseModel):
     backend: Literal["local", "ray"] = "local"
     ray_address: str | None = None
     rollouts: int = Field(default=1000, ge=0, description="Monte Carlo rollouts per plan; 0 disables")
-    out: str | None = Field(default=None, description="Run folder; default runs/<agent>-<split>-seed<seed>")
+    out: str | None = Field(default=None, description="Run folder; default runs/<agent>-<profile>-<split>-seed<seed>"
+                                                      "[-limit<N>][-<hash>] (`default_run_name`)")
 
     def run_dir(self) -> Path:
+        """`out`, else `runs/` + `default_run_name()`."""
         if self.out:
             return Path(self.out)
-        name = Path(self.agent).stem if self.agent.endswith((".yaml", ".yml")) else self.agent.split(":")[-1]
-        return Path("runs") / f"{name}-{self.split}-seed{self.seed}"
+        return Path("runs") / self.default_run_name()
+
+    def default_run_name(self) -> str:
+        """A folder name that tells runs apart: agent, database (profile or `--db` folder name),
+        split, seed and limit, then a short stable hash of the rest of the identity (settings,
+        horizons, trials, rollouts, the `--db` path) when any of it differs from the defaults."""
+        agent = Path(self.agent).stem if self.agent.endswith((".yaml", ".yml")) else self.agent.split(":")[-1]
+        where = self.profile if self.db is None else f"db-{Path(self.db).name or 'root'}"
+        name = f"{agent}-{where}-{self.split}-seed{self.seed}"
+        if self.limit is not None:
+            name += f"-limit{self.limit}"
+        rest = {k: v for k, v in self.identity().items()
+                if k not in ("agent", "profile", "split", "seed", "limit")}
+        defaults = {k: v for k, v in RunConfig().identity().items() if k in rest}
+        if rest != defaults:
+            digest = hashlib.sha256(json.dumps(rest, sort_keys=True, default=str).encode()).hexdigest()
+            name += f"-{digest[:8]}"
+        return name
 
     def identity(self) -> dict[str, Any]:
         """The fields a resumed run must share with the original (not workers/backend/out)."""

@@ -13,9 +13,11 @@ worker count, backend, process or Python's hash randomisation.
 
 from __future__ import annotations
 
+import inspect
 import time
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from utp_env.dataset import Dataset, open_dataset
@@ -60,6 +62,57 @@ def context_for(config: RunConfig, progress: bool = False) -> RunContext:
     return ctx
 
 
+def check_agent_settings(config: RunConfig) -> None:
+    """Refuse, before anything runs, agent settings the agent would not accept: unknown names,
+    and values of the wrong type for its `Settings` model or, without one, for its constructor's
+    annotated parameters (`--set buffers=flase`, `--set max_days=abc`). One-line
+    `AgentConfigError` (a ValueError) naming the setting, the value and the expected type."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from utp_env.agents.registry import (
+        NAMES,
+        AgentConfigError,
+        check_settings,
+        import_agent_class,
+        read_config,
+    )
+
+    source = config.agent
+    if ":" in source and not Path(source).exists() and source not in NAMES:
+        data: dict[str, Any] = {"agent": source}
+        where = f"agent {source}"
+    else:
+        data, where = read_config(source)
+    data.update(config.agent_settings)
+    cls = import_agent_class(data.pop("agent"), where)
+    check_settings(cls, data, where)  # names, and values when the agent has a Settings model
+    if isinstance(getattr(cls, "Settings", None), type):
+        return
+    try:
+        params = inspect.signature(cls, eval_str=True).parameters
+    except (NameError, TypeError, ValueError):  # annotations that cannot be evaluated: names were checked
+        return
+    for key, value in data.items():
+        param = params.get(key)
+        if param is None or param.annotation is inspect.Parameter.empty or isinstance(param.annotation, str):
+            continue
+        try:
+            adapter: TypeAdapter[Any] = TypeAdapter(param.annotation)
+        except Exception:  # a type pydantic cannot describe: nothing to check it with
+            continue
+        try:
+            adapter.validate_python(value)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            raise AgentConfigError(f"{where}: setting {key}={value!r} is refused: {first['msg']} "
+                                   f"(expected {_type_name(param.annotation)}); fix the value, e.g. "
+                                   f"--set {key}=<{_type_name(param.annotation)}>") from None
+
+
+def _type_name(annotation: Any) -> str:
+    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+
+
 def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
     """Plan, evaluate and replay one (query, trial); returns the results.jsonl record."""
     started = time.perf_counter()
@@ -82,7 +135,8 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
             outcome = finish(TerminationReason.SUBMITTED, result.plan, query, ctx.dataset.db,
                              weights=ctx.reward_weights, reference=ctx.dataset.references.get(query_id),
                              rollouts=config.rollouts, rollout_seed=seed, error=result.error)
-    return {"query_id": query_id, "trial": trial, "seed": seed, **outcome.to_json(),
+    return {"query_id": query_id, "trial": trial, "seed": seed, "db_hash": ctx.dataset.db.content_hash,
+            **outcome.to_json(),
             "trace": _trace_summary(trace), "usage": _usage(trace),
             "duration_s": round(time.perf_counter() - started, 3)}
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.evaluation.aggregate import RISK_PROFILES, UNCERTAINTY
+from utp_env.tools.atomic import write_with_atomic
 
 METRICS_PNG = "metrics_by_horizon_risk.png"
 LEVELS_PNG = "pass_rates_by_level.png"
@@ -42,7 +43,7 @@ def plot_metrics(summary: Any, path: Path) -> Path:
     axes[-1].legend(title="risk profile", fontsize=8)
     fig.suptitle(f"{summary.agent}: uncertainty metrics by horizon and risk profile")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_with_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110))
     plt.close(fig)
     return path
 
@@ -67,7 +68,7 @@ def plot_levels(records: list[dict[str, Any]], queries: dict[str, Any], agent: s
     ax.set_title(f"{agent}: pass rates by level")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    write_with_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110))
     plt.close(fig)
     return path
 
@@ -90,7 +91,9 @@ def plot_example_timeline(records: list[dict[str, Any]], ctx: Any, path: Path) -
     plan = Plan.model_validate(raw) if isinstance(raw, dict) else parse_plan(raw, query=query, db=db)
     report = simulate(plan, query, db, n=TIMELINE_ROLLOUTS, seed=record["seed"])
     compiled, _ = compile_for(plan, query, db)
-    return plot_timeline(compiled, report, path, title=f"{query.query_id} ({query.days} days, {query.risk_profile})")
+    title = f"{query.query_id} ({query.days} days, {query.risk_profile})"
+    write_with_atomic(path, lambda tmp: plot_timeline(compiled, report, tmp, title=title))
+    return path
 
 
 def write_plots(run_dir: Path, summary: Any, records: list[dict[str, Any]], ctx: Any) -> list[Path]:

@@ -4,11 +4,18 @@ summarise at the end.
 Episodes are identified by (query id, trial) and seeded from (run seed, query id, trial), so a
 resumed, re-sharded or Ray-backed run gives the same results as a one-worker run. Each episode
 runs in `utp_env/runs/episode.py`; `store.py` writes results.jsonl; `summary.py` the summary.
+
+One writer per folder: `run` holds an exclusive `fcntl.flock` on the folder's `.run.lock` while it
+works, so a second `utp-env run` on the same folder stops at once with a one-line message. A
+folder is refused when it holds results without the `config.json` that says how they were made
+(unless `adopt_results`), or files that are not a run's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from importlib import metadata
@@ -16,10 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.runs.config import RunConfig
-from utp_env.runs.episode import context_for, run_episode
-from utp_env.runs.store import ResultsStore, episode_key
+from utp_env.runs.episode import check_agent_settings, context_for, run_episode
+from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key
+from utp_env.tools.atomic import FileWriteError, write_text_atomic
 
 CONFIG_FILE = "config.json"
+LOCK_FILE = ".run.lock"
+# What a run folder may hold besides hidden files (the lock, temporary files of atomic writes).
+RUN_FILES = frozenset({CONFIG_FILE, RESULTS, REJECTED, "summary.json", "summary.md",
+                       "metrics_by_horizon_risk.png", "pass_rates_by_level.png", "timeline.png"})
+
+
+class RunFolderError(ValueError):
+    """The run folder cannot be used as it is; the message names it and says what to do."""
 
 
 def plan_episodes(config: RunConfig) -> list[tuple[str, int]]:
@@ -43,19 +59,81 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _prepare_dir(config: RunConfig, db_hash: str) -> Path:
+@contextlib.contextmanager
+def run_lock(run_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `run_dir` (creating the folder) for the block; a RunFolderError
+    at once when another process holds it. Without `fcntl` (Windows) the folder is not locked."""
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise RunFolderError(f"--out {run_dir} is a file, not a folder; choose a folder") from None
+    except OSError as exc:
+        raise FileWriteError.of(exc, run_dir) from exc
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    path = run_dir / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise FileWriteError.of(exc, path) from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", errors="replace").strip()
+            raise RunFolderError(f"{run_dir} is in use by another `utp-env run`"
+                                 + (f" (process {holder})" if holder.isdigit() else "")
+                                 + "; wait for it to finish or choose another --out folder") from None
+        with contextlib.suppress(OSError):  # who holds it, for the message above (informative only)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _check_new_folder(run_dir: Path, adopt_results: bool) -> None:
+    """A folder without config.json may be used only when it holds nothing but run files, and
+    results only when the caller adopts them."""
+    if not run_dir.is_dir():
+        return
+    results = run_dir / RESULTS
+    if results.exists() and results.stat().st_size > 0 and not adopt_results:
+        raise RunFolderError(f"{run_dir} holds {RESULTS} but no {CONFIG_FILE}, so nothing says which "
+                             "configuration made those results; pass --adopt-results to keep them as this "
+                             "run's (only if they were made with the same options), or choose another --out")
+    foreign = sorted(p.name for p in run_dir.iterdir() if p.name not in RUN_FILES and not p.name.startswith("."))
+    if foreign:
+        raise RunFolderError(f"{run_dir} is not a run folder: it holds {len(foreign)} other file(s), e.g. "
+                             f"{foreign[0]!r}; choose a new or empty --out folder")
+
+
+def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False) -> Path:
+    """Check that the (locked) run folder may hold this run, then write its config.json."""
     run_dir = config.run_dir()
-    run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / CONFIG_FILE
     identity = {"config": config.identity(), "db_hash": db_hash}
     if path.exists():
-        saved = json.loads(path.read_text(encoding="utf-8"))
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+            raise RunFolderError(f"{path} cannot be read ({type(exc).__name__}: {exc}); restore it, or choose "
+                                 "another --out folder") from None
+        if not isinstance(saved, dict):
+            raise RunFolderError(f"{path} is not a run's config (a JSON {type(saved).__name__}); choose another "
+                                 "--out folder")
         previous = {"config": saved.get("config_identity"), "db_hash": saved.get("db_hash")}
         if previous != identity:
-            raise ValueError(f"{run_dir} holds a run with another configuration or database; "
-                             "use another --out folder or delete it")
-    path.write_text(json.dumps({"config": config.model_dump(mode="json"), "config_identity": identity["config"],
-                                "db_hash": db_hash, "versions": _versions()}, indent=2) + "\n", encoding="utf-8")
+            raise RunFolderError(f"{run_dir} holds a run with another configuration or database; "
+                                 "use another --out folder or delete it")
+    else:
+        _check_new_folder(run_dir, adopt_results)
+    write_text_atomic(path, json.dumps({"config": config.model_dump(mode="json"),
+                                        "config_identity": identity["config"], "db_hash": db_hash,
+                                        "versions": _versions()}, indent=2) + "\n")
     return run_dir
 
 
@@ -141,22 +219,36 @@ BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]]], Iterator[dict[s
 }
 
 
-def run(config: RunConfig, progress: bool = True) -> Path:
-    """Execute (or resume) the run of `config`; returns its folder, with the summary written."""
-    ctx = context_for(config, progress=progress)
-    run_dir = _prepare_dir(config, ctx.dataset.db.content_hash)
-    store = ResultsStore(run_dir)
-    episodes = plan_episodes(config)
-    todo = [(q, t) for q, t in episodes if not store.done(q, t)]
-    if store.records or store.torn_lines:
-        print(f"resuming {run_dir}: {len(episodes) - len(todo)} of {len(episodes)} episodes done"
-              + (f", {store.torn_lines} torn line redone" if store.torn_lines else ""), file=sys.stderr)
-    with RunProgress(total=len(episodes), done=store.ordered([episode_key(*e) for e in episodes]),
-                     enabled=progress) as bar:
-        for record in BACKENDS[config.backend](config, todo):
-            store.append(record)
-            bar.update(record)
-    from utp_env.runs.summary import write_summary
+def run(config: RunConfig, progress: bool = True, adopt_results: bool = False) -> Path:
+    """Execute (or resume) the run of `config`; returns its folder, with the summary written.
 
-    write_summary(run_dir, ctx, store.ordered([episode_key(*e) for e in episodes]))
+    `adopt_results`: accept a results.jsonl found without its config.json (the caller vouches
+    that it was made with this configuration). Errors about the folder are `RunFolderError`
+    (a ValueError), about writing it `FileWriteError` (an OSError); both are one line naming it.
+    """
+    check_agent_settings(config)
+    ctx = context_for(config, progress=progress)
+    run_dir = config.run_dir()
+    if not (run_dir / CONFIG_FILE).exists():
+        _check_new_folder(run_dir, adopt_results)  # before the lock file is created in a foreign folder
+    with run_lock(run_dir):
+        _prepare_dir(config, ctx.dataset.db.content_hash, adopt_results)
+        store = ResultsStore(run_dir)
+        episodes = plan_episodes(config)
+        todo = [(q, t) for q, t in episodes if not store.done(q, t)]
+        if store.records or store.rejected:
+            message = (f"resuming {run_dir}: {len(episodes) - len(todo)} of {len(episodes)} episodes done, "
+                       f"{len(store.records)} valid record(s) kept")
+            if store.rejected:
+                message += (f", {store.bad_lines} bad line(s) moved to {REJECTED} and their episodes redone "
+                            f"({store.rejected_summary()})")
+            print(message, file=sys.stderr)
+        with RunProgress(total=len(episodes), done=store.ordered([episode_key(*e) for e in episodes]),
+                         enabled=progress) as bar:
+            for record in BACKENDS[config.backend](config, todo):
+                store.append(record)
+                bar.update(record)
+        from utp_env.runs.summary import write_summary
+
+        write_summary(run_dir, ctx, store.ordered([episode_key(*e) for e in episodes]))
     return run_dir

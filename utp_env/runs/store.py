@@ -1,14 +1,28 @@
 """The run folder's `results.jsonl`: append one line per finished episode, flushed and synced,
-and on restart read back what is done, detecting (and dropping) a torn last line."""
+and on restart read back every valid record, wherever the bad lines are.
+
+A line is kept when it is UTF-8 JSON of an object with a string `query_id` and an integer
+`trial`, the first for its episode. Every other line (garbage, a line torn by a kill, the wrong
+shape such as `{}` or `[1, 2]`, nesting too deep to parse, bytes that are not UTF-8, a duplicate)
+is moved to `results.rejected.jsonl` with its line number and the reason, and `results.jsonl`
+is rewritten atomically with the valid lines only (the rejected ones are written first, so a
+kill in between loses nothing). The episodes of rejected lines are run again.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from utp_env.tools.atomic import FileWriteError, write_bytes_atomic
+
 RESULTS = "results.jsonl"
+REJECTED = "results.rejected.jsonl"
+MAX_PREVIEW = 2000  # characters of a rejected line kept in results.rejected.jsonl
 
 
 def episode_key(query_id: str, trial: int) -> str:
@@ -16,47 +30,137 @@ def episode_key(query_id: str, trial: int) -> str:
     return f"{query_id}#{trial}"
 
 
+def encode_line(record: dict[str, Any]) -> bytes:
+    """One results.jsonl line: sorted-key JSON, UTF-8; a lone surrogate is written as its JSON escape."""
+    text = json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
+    return text.encode("utf-8", errors="backslashreplace")
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedLine:
+    """A line of results.jsonl that is not a valid episode record: its 1-based number and why."""
+
+    line: int
+    reason: str
+    text: str
+
+
+def read_record(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, None) for a valid results line, else (None, the reason it is not one)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+    try:
+        record = json.loads(text)
+    except RecursionError:
+        return None, "nested too deeply to read"
+    except ValueError as exc:  # JSONDecodeError, and an integer of more than 4,300 digits
+        where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+        return None, f"not JSON ({getattr(exc, 'msg', str(exc))}{where})"
+    if not isinstance(record, dict):
+        return None, f"a JSON {type(record).__name__}, not an episode record object"
+    if not isinstance(record.get("query_id"), str) or not record["query_id"]:
+        return None, "no string 'query_id'"
+    trial = record.get("trial")
+    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+        return None, "no non-negative integer 'trial'"
+    return record, None
+
+
 class ResultsStore:
     """Append-only JSONL of episode results that survives being killed at any instant."""
 
     def __init__(self, run_dir: Path) -> None:
         self.path = Path(run_dir) / RESULTS
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.rejected_path = Path(run_dir) / REJECTED
         self.records: dict[str, dict[str, Any]] = {}
-        self.torn_lines = 0
+        self.rejected: list[RejectedLine] = []
+        self.torn_lines = 0  # of the rejected: a last line without its newline (a kill mid-write)
         self._load()
+
+    @property
+    def bad_lines(self) -> int:
+        """How many lines the last load moved to results.rejected.jsonl (torn ones included)."""
+        return len(self.rejected)
 
     def _load(self) -> None:
         if not self.path.exists():
             return
         data = self.path.read_bytes()
-        good_end = 0
-        for line in data.splitlines(keepends=True):
-            if not line.endswith(b"\n"):
-                self.torn_lines += 1  # killed mid-write: the episode is redone
-                break
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+        kept: list[bytes] = []
+        first_line: dict[str, int] = {}
+        lines = data.splitlines(keepends=True)
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            if not raw.endswith(b"\n"):
                 self.torn_lines += 1
-                break
-            self.records[episode_key(record["query_id"], record["trial"])] = record
-            good_end += len(line)
-        if good_end != len(data):
-            with self.path.open("r+b") as fh:
-                fh.truncate(good_end)
+                self._reject(number, "torn: no newline at the end (the run was killed while writing it)", raw)
+                continue
+            record, reason = read_record(raw)
+            if record is None:
+                self._reject(number, reason or "unreadable", raw)
+                continue
+            key = episode_key(record["query_id"], record["trial"])
+            if key in first_line:
+                self._reject(number, f"a second record of episode {key} (first on line {first_line[key]})", raw)
+                continue
+            first_line[key] = number
+            self.records[key] = record
+            kept.append(raw)
+        cleaned = b"".join(kept)
+        if cleaned != data:
+            self._save_rejected()
+            write_bytes_atomic(self.path, cleaned)
+
+    def _reject(self, number: int, reason: str, raw: bytes) -> None:
+        text = raw.decode("utf-8", errors="backslashreplace").rstrip("\n")
+        if len(text) > MAX_PREVIEW:
+            text = text[:MAX_PREVIEW] + f"... [{len(text) - MAX_PREVIEW} more characters]"
+        self.rejected.append(RejectedLine(number, reason, text))
+
+    def _save_rejected(self) -> None:
+        """Append the rejected lines to results.rejected.jsonl (durably) before results.jsonl changes."""
+        lines = b"".join(encode_line({"line": r.line, "reason": r.reason, "text": r.text}) for r in self.rejected)
+        self._append_bytes(self.rejected_path, lines)
+
+    def rejected_summary(self, limit: int = 3) -> str:
+        """`line 250: not JSON (...); line 600: torn ...` for the first `limit` rejected lines."""
+        shown = "; ".join(f"line {r.line}: {r.reason}" for r in self.rejected[:limit])
+        more = f"; and {len(self.rejected) - limit} more" if len(self.rejected) > limit else ""
+        return shown + more
 
     def done(self, query_id: str, trial: int) -> bool:
         """Whether the episode (query, trial) is already recorded."""
         return episode_key(query_id, trial) in self.records
 
+    @staticmethod
+    def _append_bytes(path: Path, data: bytes) -> None:
+        """Append `data` durably; on failure (disk full, read-only) cut the file back to its old
+        size, so that no partial line is left, and raise a `FileWriteError` naming the file."""
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise FileWriteError.of(exc, path) from exc
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise FileWriteError.of(exc, path) from exc
+        finally:
+            os.close(fd)
+
     def append(self, record: dict[str, Any]) -> None:
         """Write one finished episode durably before anything else happens."""
-        line = json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n"
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        self._append_bytes(self.path, encode_line(record))
         self.records[episode_key(record["query_id"], record["trial"])] = record
 
     def ordered(self, keys: list[str]) -> list[dict[str, Any]]:

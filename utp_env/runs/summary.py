@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from utp_env.env.episode import TerminationReason
 from utp_env.evaluation.aggregate import EvaluationSummary, summarize
 from utp_env.evaluation.report import EvaluationReport
+from utp_env.tools.atomic import write_text_atomic
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
@@ -145,12 +146,25 @@ def write_summary(run_dir: Path, ctx: Any, records: list[dict[str, Any]]) -> Run
     """Write summary.json, summary.md and the plots of a finished run."""
     config = ctx.config
     summary = summarize_run(records, ctx.queries, config.agent, config.split, config.trials)
-    (run_dir / SUMMARY_JSON).write_text(summary.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    (run_dir / SUMMARY_MD).write_text(render_markdown(summary), encoding="utf-8")
+    write_text_atomic(run_dir / SUMMARY_JSON, summary.model_dump_json(indent=2) + "\n")
+    write_text_atomic(run_dir / SUMMARY_MD, render_markdown(summary))
     from utp_env.runs.plots import write_plots
 
     write_plots(run_dir, summary, records, ctx)
     return summary
+
+
+def all_failed(summary: RunSummary) -> str | None:
+    """When no episode of a run delivered a plan and some ended in an error: a one-line message
+    with the first error (`utp-env run` then exits non-zero); else None."""
+    if not summary.episodes or summary.termination.get(TerminationReason.SUBMITTED.value):
+        return None
+    if not summary.errors:
+        return None
+    first = summary.errors[0]
+    reason = " ".join(first["reason"].split())[:300]
+    return (f"every one of the {summary.episodes} episodes failed; the first, {first['query_id']}#{first['trial']}: "
+            f"{reason} (all errors in summary.json)")
 
 
 def load_summary(run_dir: str | Path) -> RunSummary:
