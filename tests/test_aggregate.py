@@ -20,30 +20,38 @@ def report(cs_none: tuple[str, ...] = (), cs_fail: tuple[str, ...] = (), hard_se
 def results() -> list:
     cuisine = LocalConstraint(cuisine=["Asian"])
     return [
-        # A: 10 of 10 applicable commonsense pass; hard 1 of 2 (cuisine fails)
+        # A: nothing to check for diverse_events (counts as passed): 10 of 10; hard 1 of 2 (cuisine fails)
         (make_query(risk="tolerant", constraint=cuisine),
          report(cs_none=("diverse_events",), hard_set=("budget", "cuisine"), hard_fail=("cuisine",),
                 bas=0.5, cats=0.6, temporal_meal=0.8)),
-        # B: 10 of 11 commonsense (meal gaps fail); hard 1 of 1
+        # B: 9 of 10 commonsense (meal gaps fail); hard 1 of 1
         (make_query(risk="averse"), report(cs_fail=("meal_gaps",), bas=0.2, tdas=1.0, temporal_meal=0.4)),
-        # C: not delivered; its query sets cuisine, so 11 commonsense and 2 hard checks fail
+        # C: not delivered; its query sets cuisine: 0 of 10 commonsense, 0 of 2 hard
         (make_query(risk="tolerant", constraint=cuisine), None),
+        # E: an invented venue (within sandbox fails): 9 of 10; its budget 'passes' but is not counted (gate)
+        (make_query(risk="tolerant"), report(cs_fail=("within_sandbox",))),
         # D: 5 days, passes everything
         (make_query(days=5, dest="Gujarat", risk="optimized"), report(bas=0.9)),
     ]
 
 
 def test_summary_by_hand() -> None:
+    """TravelPlanner's evaluation/eval.py formulas, computed by hand for the five plans above."""
     s = summarize(results())
     assert list(s.groups) == ["3", "5", "all"]
     three = s.groups["3"]
-    assert (three.n_queries, three.n_delivered) == (3, 2)
-    assert three.delivery_rate == pytest.approx(2 / 3)
-    assert three.commonsense_micro == pytest.approx(20 / 32)   # (10 + 10 + 0) / (10 + 11 + 11)
-    assert three.commonsense_macro == pytest.approx(1 / 3)     # only A
-    assert three.hard_micro == pytest.approx(2 / 5)            # (1 + 1 + 0) / (2 + 1 + 2)
-    assert three.hard_macro == pytest.approx(1 / 3)            # only B
+    assert (three.n_queries, three.n_delivered, three.n_hard_evaluated) == (4, 3, 2)
+    assert three.delivery_rate == pytest.approx(3 / 4)
+    assert three.commonsense_denominator == 40 and three.hard_denominator == 6
+    assert three.commonsense_micro == pytest.approx(28 / 40)   # (10 + 9 + 0 + 9) / (4 x 10)
+    assert three.commonsense_macro == pytest.approx(1 / 4)     # only A
+    assert three.hard_micro == pytest.approx(2 / 6)            # (A 1 + B 1 + C 0 + E not counted) / (2 + 1 + 2 + 1)
+    assert three.hard_macro == pytest.approx(1 / 4)            # only B (E is not counted)
     assert three.final_pass_rate == 0
+    assert three.commonsense_checks["meal_gaps"] == pytest.approx(2 / 4)      # A and E
+    assert three.commonsense_checks["diverse_events"] == pytest.approx(3 / 4)  # A (nothing to check), B, E
+    assert three.hard_checks["cuisine"] == 0 and three.hard_checks["budget"] == pytest.approx(2 / 4)
+    assert three.hard_checks["house_type"] is None                          # no query sets it
     assert three.uncertainty["bas"]["tolerant"].mean == 0.5 and three.uncertainty["bas"]["tolerant"].n == 1
     assert three.uncertainty["bas"]["averse"].mean == 0.2
     assert three.uncertainty["bas"]["optimized"].mean is None
@@ -52,21 +60,25 @@ def test_summary_by_hand() -> None:
     five = s.groups["5"]
     assert (five.delivery_rate, five.commonsense_macro, five.hard_macro, five.final_pass_rate) == (1, 1, 1, 1)
     everything = s.groups["all"]
-    assert everything.commonsense_micro == pytest.approx(31 / 43)
-    assert everything.final_pass_rate == pytest.approx(1 / 4)
+    assert everything.commonsense_micro == pytest.approx(38 / 50)
+    assert everything.hard_micro == pytest.approx(3 / 7)
+    assert everything.final_pass_rate == pytest.approx(1 / 5)
 
 
 def test_rendering() -> None:
     s = summarize(results())
     md = s.to_markdown()
-    assert md.splitlines()[0] == "| Metric | 3-day | 5-day | all |"
-    assert "| BAS Risk_tol % | 50.00 | - | 50.00 |" in md
-    assert "| Delivery rate % | 66.67 | 100.00 | 75.00 |" in md
+    caption, blank, head = md.splitlines()[:3]
+    assert caption.startswith("Aggregation: pass rates as TravelPlanner evaluation/eval.py") and blank == ""
+    assert head == "| Metric | 3-day | 5-day | all |"
+    assert "| BAS Risk_tol % \u2191 | 50.00 | - | 50.00 |" in md
+    assert "| Delivery rate % \u2191 | 75.00 | 100.00 | 80.00 |" in md
+    assert "| T_attr \u2191 |" in md
     text = s.to_text()
     lines = text.splitlines()
-    assert len({len(line) for line in lines}) == 1          # fixed width
-    assert "T_meal" in text and "TDAS Risk_av %" in text
-    assert len(lines) == len(md.splitlines()) - 1           # same rows, markdown has a separator line
+    assert len({len(line) for line in lines[1:]}) == 1      # fixed width under the caption
+    assert "T_meal" in text and "TDAS Risk_av %" in text and "Extra: transit point" in text
+    assert len(lines) == len(md.splitlines()) - 2           # same rows; markdown adds a blank and a separator
 
 
 def test_empty_input() -> None:
@@ -104,7 +116,8 @@ def test_cli_evaluate(tmp_path, capsys) -> None:
     assert "plans.jsonl line 3: invalid JSON" in captured.err
     data = json.loads(out.read_text())
     assert [r["delivered"] for r in data["results"]] == [True, False]
-    assert data["results"][0]["report"]["commonsense"]["chronological_order"]["passed"] is True
+    assert data["results"][0]["report"]["subchecks"]["valid_poi_list/chronological_order"]["passed"] is True
+    assert len(data["results"][0]["report"]["commonsense"]) == 10
     assert data["summary"]["groups"]["3"]["n_queries"] == 2
     # without --queries and without a query set next to the database: a clear error
     rc = main(["evaluate", "--plans", str(plans), "--db", str(db_dir)])

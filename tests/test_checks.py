@@ -273,23 +273,23 @@ def test_overlapping_items_fail_chronological_order(tiny_db: Database) -> None:
     plan = good_plan()
     plan.days[1].items[1] = item("Sayaji Garden", "visit", "09:30", "17:30")  # dinner starts 17:00
     report = evaluate(plan, make_query(), tiny_db)
-    assert report.commonsense["chronological_order"].passed is False
-    assert "before 'Sayaji Garden' ends 17:30" in report.commonsense["chronological_order"].reason
+    assert report.subchecks["valid_poi_list/chronological_order"].passed is False
+    assert "before 'Sayaji Garden' ends 17:30" in report.subchecks["valid_poi_list/chronological_order"].reason
 
 
 def test_item_before_arrival_fails(tiny_db: Database) -> None:
     plan = good_plan()
     plan.days[0].items[2] = item("Maharaja Fatesingh Museum", "visit", "07:00", "07:40")  # lands 07:40 planned
     report = evaluate(plan, make_query(), tiny_db)
-    assert report.commonsense["chronological_order"].passed is False
-    assert "outside the time spent in Vadodara" in report.commonsense["chronological_order"].reason
+    assert report.subchecks["valid_poi_list/chronological_order"].passed is False
+    assert "outside the time spent in Vadodara" in report.subchecks["valid_poi_list/chronological_order"].reason
 
 
 def test_transit_point_after_departure_fails(tiny_db: Database) -> None:
     plan = good_plan()
     plan.days[2].items[1] = item("Vadodara Airport", "arrive", "17:50", "18:20")  # flight leaves 18:00
     report = evaluate(plan, make_query(), tiny_db)
-    assert report.commonsense["chronological_order"].passed is False
+    assert report.subchecks["valid_poi_list/chronological_order"].passed is False
     assert report.commonsense["valid_poi_list"].passed is False  # no transit point before 18:00
 
 
@@ -369,7 +369,7 @@ def test_fig9_overlap_fails_chronological_order(tiny_db: Database) -> None:
     from utp_env.plan_format import parse_plan
     plan = parse_plan(_paper("fig9_overlap")["plan"])
     report = evaluate(plan, make_query(), tiny_db)
-    check = report.commonsense["chronological_order"]
+    check = report.subchecks["valid_poi_list/chronological_order"]
     assert check.passed is False
     assert "'Haveli Restaurant' starts 14:00 before 'Maharana Pratap Sagar' ends 14:30" in check.reason
 

@@ -34,18 +34,34 @@ def test_meal_score_by_hand() -> None:
 
 
 def test_attraction_scores_by_hand() -> None:
-    # laid-back: mu = 180 - 16.61; d = 180: exp(-16.61^2/(2*53.82^2)) = exp(-0.0476236) = 0.953493
-    assert tc.attraction_duration_score(180, 180, -1, 53.82, 16.61) == pytest.approx(0.953493, abs=1e-6)
-    assert tc.attraction_duration_score(196.61, 180, 1, 53.82, 16.61) == pytest.approx(1.0)
-    assert tc.persona_style("Adventure Seeker") == 1 and tc.persona_style("Laidback Traveler") == -1
-    assert tc.persona_style("Culture Enthusiast") == 0
-    # Poisson normalised by its mode floor(lambda): ratios pmf(n)/pmf(1)
-    assert tc.poisson_count_score(1, 1.82) == pytest.approx(1.0)
-    assert tc.poisson_count_score(2, 1.82) == pytest.approx(0.91)          # lambda/2
-    assert tc.poisson_count_score(0, 1.11) == pytest.approx(1 / 1.11)      # 1/lambda
-    assert tc.poisson_count_score(3, 1.11) == pytest.approx(1.11 ** 2 / 6)  # lambda^2/3!
-    assert tc.day_attraction_score([180, 196.61], [180, 180], 2, 1, 53.82, 16.61, 1.82) == pytest.approx(
-        (math.exp(-(16.61 ** 2) / (2 * 53.82 ** 2)) + 1) / 2 * 0.91)
+    """TripCraft's formulation (evaluation/qualitative_metrics.py of its public code), in minutes:
+    mean duration v - k*n (adventure seekers) or v + k*(4 - n) (everyone else), times Poisson(n)."""
+    assert tc.is_adventurer("Adventure Seeker") and not tc.is_adventurer("Laidback Traveler")
+    assert not tc.is_adventurer("Culture Enthusiast")
+    assert tc.attraction_mean_minutes(180, 1, False, 16.61) == pytest.approx(180 + 3 * 16.61)
+    assert tc.attraction_mean_minutes(180, 2, True, 16.61) == pytest.approx(180 - 2 * 16.61)
+    # d = 180 against mean 229.83: exp(-49.83^2 / (2 * 53.82^2)) = exp(-0.428612) = 0.651413
+    assert tc.attraction_duration_score(180, 229.83, 53.82) == pytest.approx(0.651413, abs=1e-6)
+    assert tc.attraction_duration_score(150, 150, 53.82) == 1.0
+    # the raw Poisson probabilities (not normalised): the best day scores at most these
+    assert tc.poisson_pmf(1, 1.11) == pytest.approx(1.11 * math.exp(-1.11))       # 0.366
+    assert tc.poisson_pmf(2, 1.82) == pytest.approx(1.82 ** 2 / 2 * math.exp(-1.82))  # 0.268
+    assert tc.poisson_pmf(0, 1.11) == pytest.approx(math.exp(-1.11))
+    # an adventurer's day with two visits of v = 180: means 146.78; durations 146.78 and 180
+    g = math.exp(-(33.22 ** 2) / (2 * 53.82 ** 2))
+    assert tc.day_attraction_score([146.78, 180], [180, 180], 2, True, 53.82, 16.61, 1.82) == pytest.approx(
+        (1 + g) / 2 * tc.poisson_pmf(2, 1.82))
+
+
+def test_t_attr_on_the_papers_scale() -> None:
+    """Table 3's T_attr values (0.004-0.072) lie below the best a day can score (the Poisson mode's
+    probability: 0.366 for lambda 1.11, 0.295 for lambda 1.82); a visit 2 sigma off scores near them."""
+    best_other = tc.day_attraction_score([229.83], [180], 1, False, 53.82, 16.61, 1.11)
+    best_adventure = tc.day_attraction_score([180 - 16.61], [180], 1, True, 53.82, 16.61, 1.82)
+    assert best_other == pytest.approx(0.366, abs=1e-3)
+    assert best_adventure < 0.3
+    off = tc.day_attraction_score([229.83 + 2 * 53.82], [180], 1, False, 53.82, 16.61, 1.11)
+    assert 0.004 < off < 0.072
 
 
 def test_spatial_by_hand() -> None:
@@ -88,11 +104,12 @@ def test_tripcraft_on_a_plan(tiny_db: Database) -> None:
     expected_meal = (tc.meal_score(14 + 5 / 60, 70, P.meals["lunch"])
                      + tc.meal_score(19.75, 90, P.meals["dinner"]) + tc.meal_score(17.625, 75, P.meals["dinner"])) / 3
     assert report.temporal_meal == pytest.approx(expected_meal)
-    # laid-back (lambda 1.11, mu = v - 16.61); one attraction a day (count score 1):
-    # day 1 museum 240 min vs mu 163.39; day 2 garden 390 min vs mu 253.39
-    g1 = math.exp(-(76.61 ** 2) / (2 * 53.82 ** 2))
-    g2 = math.exp(-(136.61 ** 2) / (2 * 53.82 ** 2))
-    assert report.temporal_attraction == pytest.approx((g1 + g2) / 2)
+    # laid-back (lambda 1.11, mean v + 3k with one attraction a day, times Poisson(1; 1.11)):
+    # day 1 museum 240 min vs 229.83; day 2 garden 390 min vs 319.83
+    g1 = math.exp(-(10.17 ** 2) / (2 * 53.82 ** 2))
+    g2 = math.exp(-(70.17 ** 2) / (2 * 53.82 ** 2))
+    assert report.temporal_attraction == pytest.approx((g1 + g2) / 2 * 1.11 * math.exp(-1.11))
+    # one distance a day: the mean of the day means
     assert report.spatial == pytest.approx((0.75 + 0.5 * math.exp(-1)) / 2)
     # day 2: plan [acc, attr, rest, event, acc] vs reference [acc, attr, rest, acc]: 1 edit / 5
     assert report.ordering == pytest.approx((1 + 0.8 + 1) / 3)
@@ -106,7 +123,7 @@ def test_adventure_persona_uses_its_lambda(tiny_db: Database) -> None:
     persona = Persona(traveler_type="Adventure Seeker", purpose="Adventure", spending="Economical",
                       location_preference="Mountains")
     report = evaluate(good_plan(), make_query(persona=persona), tiny_db)
-    g1 = math.exp(-((240 - 196.61) ** 2) / (2 * 53.82 ** 2))
-    g2 = math.exp(-((390 - 286.61) ** 2) / (2 * 53.82 ** 2))
-    # one attraction a day, mode of Poisson(1.82) is 1: count score 1
-    assert report.temporal_attraction == pytest.approx((g1 + g2) / 2)
+    # mean v - k with one attraction a day: 163.39 and 253.39; Poisson(1; 1.82)
+    g1 = math.exp(-((240 - 163.39) ** 2) / (2 * 53.82 ** 2))
+    g2 = math.exp(-((390 - 253.39) ** 2) / (2 * 53.82 ** 2))
+    assert report.temporal_attraction == pytest.approx((g1 + g2) / 2 * 1.82 * math.exp(-1.82))

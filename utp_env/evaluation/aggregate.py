@@ -1,10 +1,20 @@
 """Aggregate many evaluations into the paper's Table 3 layout, rendered as text or markdown.
 
-Pass rates count every query: an undelivered plan fails every check (commonsense: all of them;
-hard: budget plus those its query sets). Micro rates divide passed checks by applicable checks,
-macro rates count plans passing all applicable checks, the final pass rate counts plans passing
-everything. Metric means are over delivered plans whose metric is not None; every denominator
-comes from the data and is reported.
+The pass rates follow TravelPlanner's evaluation/eval.py, which the paper inherits (`AGGREGATION`):
+
+- delivery rate = delivered plans / queries;
+- commonsense micro = passed checks / (queries x the paper's 10 checks): an undelivered plan fails
+  all ten, a check with nothing to check passes (TravelPlanner's checks return True then);
+- commonsense macro = plans passing all ten / queries;
+- hard constraints count only for a delivered plan whose complete information and within sandbox
+  pass (`EvaluationReport.hard_evaluated`); hard micro = passed hard checks of those plans /
+  (sum over all queries of budget + the constraints each query sets); hard macro = plans with
+  counted and passing hard checks / queries;
+- final pass rate = plans passing every commonsense and hard check / queries.
+
+The extra checks (`report.EXTRA_CHECKS`) are rates over delivered plans, outside every pass rate.
+Metric means are over delivered plans whose metric is not None; every denominator comes from the
+data and is reported.
 """
 
 from __future__ import annotations
@@ -13,15 +23,23 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from utp_env.evaluation.hard import applicable_hard_checks
-from utp_env.evaluation.report import COMMONSENSE_CHECKS, EvaluationReport
+from utp_env.evaluation.hard import OPTIONAL, applicable_hard_checks
+from utp_env.evaluation.report import COMMONSENSE_CHECKS, EXTRA_CHECKS, HARD_CHECKS, EvaluationReport
 from utp_env.query import Query
+
+AGGREGATION = ("pass rates as TravelPlanner evaluation/eval.py: fixed denominators (queries x 10 "
+               "commonsense checks; budget + set hard constraints per query), hard constraints counted "
+               "only for delivered plans passing complete information and within sandbox")
 
 RISK_PROFILES = ("tolerant", "optimized", "averse")
 RISK_LABELS = {"tolerant": "Risk_tol", "optimized": "Risk_opt", "averse": "Risk_av"}
 QUALITATIVE = ("temporal_meal", "temporal_attraction", "spatial", "persona", "ordering")
 QUALITATIVE_LABELS = {"temporal_meal": "T_meal", "temporal_attraction": "T_attr", "spatial": "S_spatial",
                       "persona": "P_persona", "ordering": "O_ord"}
+# Higher is better for every rate and metric of the table (T_attr too: TripCraft's formula is a
+# likelihood; docs/PAPER.md discusses the paper's section 5.3, which says the opposite).
+HIGHER_IS_BETTER = "\u2191"
+EXTRA_LABELS = {"transit_before_departure": "Extra: transit point before each departure %"}
 UNCERTAINTY = ("bas", "cats", "tdas")
 
 
@@ -47,6 +65,12 @@ class GroupSummary(BaseModel):
     hard_micro: float | None
     hard_macro: float | None
     final_pass_rate: float | None
+    commonsense_denominator: int = Field(description="queries x the paper's commonsense checks")
+    hard_denominator: int = Field(description="sum over queries of budget + the hard constraints each sets")
+    n_hard_evaluated: int = Field(description="delivered plans passing complete information and within sandbox")
+    commonsense_checks: dict[str, float | None] = Field(description="each check: passes / queries")
+    hard_checks: dict[str, float | None] = Field(description="each check: passes / queries that set it")
+    extra_checks: dict[str, MetricMean] = Field(description="each extra check: pass rate over delivered plans")
     qualitative: dict[str, MetricMean] = Field(description="TripCraft metric means")
     uncertainty: dict[str, dict[str, MetricMean]] = Field(description="metric -> risk profile -> mean")
 
@@ -57,6 +81,7 @@ class EvaluationSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     groups: dict[str, GroupSummary] = Field(description="'3', '5', '7' (those present) and 'all'")
+    aggregation: str = Field(default=AGGREGATION, description="How the pass rates are computed")
 
     def rows(self) -> list[tuple[str, list[str]]]:
         """(label, one cell per group) for every line of the table."""
@@ -68,38 +93,48 @@ class EvaluationSummary(BaseModel):
         def num(m: MetricMean) -> str:
             return "-" if m.mean is None else f"{m.mean:.3f}"
 
+        up = HIGHER_IS_BETTER
         out: list[tuple[str, list[str]]] = [
             ("Queries", [str(g.n_queries) for g in groups]),
-            ("Delivery rate %", [pct(g.delivery_rate) for g in groups]),
-            ("CPR micro %", [pct(g.commonsense_micro) for g in groups]),
-            ("CPR macro %", [pct(g.commonsense_macro) for g in groups]),
-            ("HCPR micro %", [pct(g.hard_micro) for g in groups]),
-            ("HCPR macro %", [pct(g.hard_macro) for g in groups]),
-            ("Final pass rate %", [pct(g.final_pass_rate) for g in groups]),
+            (f"Delivery rate % {up}", [pct(g.delivery_rate) for g in groups]),
+            (f"CPR micro % {up}", [pct(g.commonsense_micro) for g in groups]),
+            (f"CPR macro % {up}", [pct(g.commonsense_macro) for g in groups]),
+            (f"HCPR micro % {up}", [pct(g.hard_micro) for g in groups]),
+            (f"HCPR macro % {up}", [pct(g.hard_macro) for g in groups]),
+            (f"Final pass rate % {up}", [pct(g.final_pass_rate) for g in groups]),
         ]
-        out += [(QUALITATIVE_LABELS[m], [num(g.qualitative[m]) for g in groups]) for m in QUALITATIVE]
+        out += [(f"{QUALITATIVE_LABELS[m]} {up}", [num(g.qualitative[m]) for g in groups]) for m in QUALITATIVE]
         for metric in UNCERTAINTY:
             for risk in RISK_PROFILES:
                 cells = [pct(g.uncertainty[metric][risk].mean) for g in groups]
-                out.append((f"{metric.upper()} {RISK_LABELS[risk]} %", cells))
+                out.append((f"{metric.upper()} {RISK_LABELS[risk]} % {up}", cells))
+        for name in EXTRA_CHECKS:
+            out.append((EXTRA_LABELS.get(name, f"Extra: {name} %"),
+                        [pct(g.extra_checks[name].mean) if name in g.extra_checks else "-" for g in groups]))
         return out
 
     def header(self) -> list[str]:
         return [f"{k}-day" if k.isdigit() else k for k in self.groups]
 
+    def caption(self) -> str:
+        """The line above the table: how the pass rates are aggregated, which direction is better."""
+        return (f"Aggregation: {self.aggregation}. {HIGHER_IS_BETTER} = higher is better (every row). "
+                "Extra checks are outside the pass rates.")
+
     def to_text(self) -> str:
-        """Fixed-width text table."""
+        """Fixed-width text table under its caption."""
         rows = self.rows()
         first = max(len(label) for label, _ in rows)
         widths = [max(len(h), *(len(cells[i]) for _, cells in rows)) for i, h in enumerate(self.header())]
-        lines = ["  ".join([" " * first, *(h.rjust(w) for h, w in zip(self.header(), widths, strict=True))])]
+        head = "  ".join([" " * first, *(h.rjust(w) for h, w in zip(self.header(), widths, strict=True))])
+        lines = [self.caption(), head]
         lines += ["  ".join([label.ljust(first), *(c.rjust(w) for c, w in zip(cells, widths, strict=True))])
                   for label, cells in rows]
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
-        """GitHub markdown table."""
-        lines = ["| Metric | " + " | ".join(self.header()) + " |",
+        """GitHub markdown table under its caption."""
+        lines = [self.caption(), "","| Metric | " + " | ".join(self.header()) + " |",
                  "|---|" + "---:|" * len(self.groups)]
         lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in self.rows()]
         return "\n".join(lines)
@@ -114,27 +149,52 @@ def _mean(values: list[float | None]) -> MetricMean:
     return MetricMean(mean=sum(present) / len(present) if present else None, n=len(present))
 
 
+def _passed(report: EvaluationReport, check: str) -> bool:
+    """A commonsense check counts as passed unless it failed or is missing (nothing to check passes)."""
+    result = report.commonsense.get(check)
+    return result is not None and result.passed is not False
+
+
 def summarize_group(results: list[tuple[Query, EvaluationReport | None]]) -> GroupSummary:
     """Pass rates and metric means of one group (see the module docstring for the denominators)."""
-    cs_pass = cs_total = hard_pass = hard_total = cs_plans = hard_plans = final = 0
-    delivered = [(q, r) for q, r in results if r is not None]
-    for query, report in results:
-        if report is None:
-            cs_total += len(COMMONSENSE_CHECKS)
-            hard_total += applicable_hard_checks(query.local_constraint)
-            continue
-        cs = [c.passed for c in report.commonsense.values() if c.passed is not None]
-        hard = [c.passed for c in report.hard.values() if c.passed is not None]
-        cs_pass, cs_total = cs_pass + sum(cs), cs_total + len(cs)
-        hard_pass, hard_total = hard_pass + sum(hard), hard_total + len(hard)
-        cs_plans += all(cs)
-        hard_plans += all(hard)
-        final += all(cs) and all(hard)
     n = len(results)
+    cs_pass = hard_pass = cs_plans = hard_plans = final = evaluated = 0
+    cs_total = n * len(COMMONSENSE_CHECKS)
+    hard_total = sum(applicable_hard_checks(q.local_constraint) for q, _ in results)
+    per_cs = dict.fromkeys(COMMONSENSE_CHECKS, 0)
+    per_hard = dict.fromkeys(HARD_CHECKS, 0)
+    hard_set = {name: sum(1 for q, _ in results if name == "budget"
+                          or q.local_constraint.is_set(OPTIONAL[name][0])) for name in HARD_CHECKS}
+    extra: dict[str, list[float | None]] = {name: [] for name in EXTRA_CHECKS}
+    delivered = [(q, r) for q, r in results if r is not None]
+    for _, report in delivered:
+        passed = [c for c in COMMONSENSE_CHECKS if _passed(report, c)]
+        for c in passed:
+            per_cs[c] += 1
+        cs_pass += len(passed)
+        cs_ok = len(passed) == len(COMMONSENSE_CHECKS)
+        cs_plans += cs_ok
+        for name in EXTRA_CHECKS:
+            result = report.extra.get(name)
+            extra[name].append(None if result is None else float(result.passed is not False))
+        if not report.hard_evaluated:
+            continue
+        evaluated += 1
+        hard = {name: c.passed for name, c in report.hard.items() if c.passed is not None}
+        for name, ok in hard.items():
+            per_hard[name] += bool(ok)
+        hard_pass += sum(bool(ok) for ok in hard.values())
+        hard_ok = all(hard.values())
+        hard_plans += hard_ok
+        final += cs_ok and hard_ok
     return GroupSummary(
         n_queries=n, n_delivered=len(delivered), delivery_rate=_rate(len(delivered), n),
         commonsense_micro=_rate(cs_pass, cs_total), commonsense_macro=_rate(cs_plans, n),
         hard_micro=_rate(hard_pass, hard_total), hard_macro=_rate(hard_plans, n), final_pass_rate=_rate(final, n),
+        commonsense_denominator=cs_total, hard_denominator=hard_total, n_hard_evaluated=evaluated,
+        commonsense_checks={c: _rate(k, n) for c, k in per_cs.items()},
+        hard_checks={c: _rate(k, hard_set[c]) for c, k in per_hard.items()},
+        extra_checks={name: _mean(values) for name, values in extra.items()},
         qualitative={m: _mean([getattr(r, m) for _, r in delivered]) for m in QUALITATIVE},
         uncertainty={m: {risk: _mean([getattr(r, m) for q, r in delivered if q.risk_profile == risk])
                          for risk in RISK_PROFILES} for m in UNCERTAINTY})

@@ -1,6 +1,8 @@
 """Commonsense checks (paper Table 8; formulas in docs/METRICS.md). Each takes a resolved
 `PlanContext` and returns a `CheckResult`: True, False with the first problems found, or None
-when not applicable."""
+when there is nothing to check (the pass rates count None as passed, as TravelPlanner's checks
+return True then). `commonsense_checks` gives the paper's ten; `extra_checks` the rules the paper
+does not have."""
 
 from __future__ import annotations
 
@@ -103,10 +105,10 @@ def meal_gaps(ctx: PlanContext, min_gap: float) -> CheckResult:
     return verdict(problems, applicable, "fewer than two timed meals on every day")
 
 
-def valid_poi_list(ctx: PlanContext) -> CheckResult:
-    """Each day starts at the stay (except the first) and ends at it (except the last); check-in
-    not before the arrival into that city; check-out not after the departure from it; a transit
-    point (airport, station, bus stand) reached (its item ended) by every flight, train and bus departure."""
+def stays_and_transfers(ctx: PlanContext) -> CheckResult:
+    """Part of the paper's valid PoI list (Table 8): each day starts at the stay (except the first)
+    and ends at it (except the last); check-in not before the arrival into that city; check-out not
+    after the departure from it."""
     problems: list[str] = []
     applicable = False
     last = len(ctx.days) - 1
@@ -134,14 +136,43 @@ def valid_poi_list(ctx: PlanContext) -> CheckResult:
                 if departures and end > min(departures):
                     problems.append(f"day {n}: check-out of {visit.name!r} after the departure "
                                     f"({format_hhmm(min(departures))})")
-        transit_ends = [v.item.end for v in items if v.kind == "transit" and v.item is not None]
+    return verdict(problems, applicable, "no point-of-interest list")
+
+
+def transit_before_departure(ctx: PlanContext) -> CheckResult:
+    """An extra check, not the paper's: a transit point item (airport, station, bus stand) ends
+    before every flight, train and bus departure. The paper's C.2 one-shot plan (a train at 06:30
+    on day 1 with no station item) fails it, so it is reported beside the pass rates, not in them."""
+    problems: list[str] = []
+    applicable = False
+    for day in ctx.days:
+        transit_ends = [v.item.end for v in day.items if v.kind == "transit" and v.item is not None]
         for lc in day.legs:
             if lc.leg.mode == "cab":
                 continue
+            applicable = True
             if not any(end is None or end <= lc.leg.dep for end in transit_ends):
-                problems.append(f"day {n}: no transit point before the {lc.leg.mode} at "
+                problems.append(f"day {day.index + 1}: no transit point before the {lc.leg.mode} at "
                                 f"{format_hhmm(lc.leg.dep)}")
-    return verdict(problems, applicable, "no point-of-interest list")
+    return verdict(problems, applicable, "no flight, train or bus")
+
+
+def combine(parts: dict[str, CheckResult]) -> CheckResult:
+    """One verdict from the parts of a composite check: False if any part fails (its reasons
+    prefixed with the part's name), True if some part passed, None if no part applies."""
+    failed = [(name, c) for name, c in parts.items() if c.passed is False]
+    if failed:
+        reason = "; ".join(f"{name.replace('_', ' ')}: {c.reason}" for name, c in failed)
+        return build(CheckResult, passed=False, reason=reason)
+    if any(c.passed for c in parts.values()):
+        return build(CheckResult, passed=True, reason=None)
+    return build(CheckResult, passed=None, reason="; ".join(c.reason or "" for c in parts.values()))
+
+
+def valid_poi_list_parts(ctx: PlanContext) -> dict[str, CheckResult]:
+    """The parts of the paper's valid PoI list (`report.VALID_POI_LIST_PARTS`): the stays and
+    transfers rules and the chronological order (section 3.2: PoIs follow a valid chronological order)."""
+    return {"stays_and_transfers": stays_and_transfers(ctx), "chronological_order": chronological_order(ctx)}
 
 
 def _segments(day: DayContext, carry: tuple[int, str] | None) -> list[tuple[int, int, str]]:
@@ -316,19 +347,26 @@ def non_conflicting_transport(ctx: PlanContext) -> CheckResult:
     return verdict(problems)
 
 
-def commonsense_checks(ctx: PlanContext, min_meal_gap: float) -> dict[str, CheckResult]:
-    """All commonsense checks by name, in the order of `report.COMMONSENSE_CHECKS`."""
+def commonsense_checks(ctx: PlanContext, min_meal_gap: float,
+                       poi_parts: dict[str, CheckResult] | None = None) -> dict[str, CheckResult]:
+    """The paper's ten commonsense checks by name, in the order of `report.COMMONSENSE_CHECKS`;
+    valid_poi_list combines `poi_parts` (computed here when not given)."""
+    parts = poi_parts if poi_parts is not None else valid_poi_list_parts(ctx)
     checks: dict[str, Callable[[PlanContext], CheckResult]] = {
         "within_sandbox": within_sandbox,
         "complete_information": complete_information,
         "meal_gaps": lambda c: meal_gaps(c, min_meal_gap),
-        "valid_poi_list": valid_poi_list,
-        "chronological_order": chronological_order,
+        "valid_poi_list": lambda c: combine(parts),
         "diverse_events": diverse_events,
-        "diverse_restaurants": diverse_restaurants,
-        "diverse_attractions": diverse_attractions,
         "within_current_city": within_current_city,
         "reasonable_city_route": reasonable_city_route,
+        "diverse_restaurants": diverse_restaurants,
+        "diverse_attractions": diverse_attractions,
         "non_conflicting_transport": non_conflicting_transport,
     }
     return {name: check(ctx) for name, check in checks.items()}
+
+
+def extra_checks(ctx: PlanContext) -> dict[str, CheckResult]:
+    """Rules beyond the paper's (`report.EXTRA_CHECKS`), reported but never counted in a pass rate."""
+    return {"transit_before_departure": transit_before_departure(ctx)}

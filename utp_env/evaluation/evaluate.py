@@ -9,7 +9,7 @@ from __future__ import annotations
 from utp_env.config import RiskRange, UncertaintyConfig
 from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
-from utp_env.evaluation.commonsense import commonsense_checks
+from utp_env.evaluation.commonsense import commonsense_checks, extra_checks, valid_poi_list_parts
 from utp_env.evaluation.context import PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
@@ -90,10 +90,11 @@ def temporal_meal(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
 
 
 def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
-    """Mean over days with timed, known attraction visits of (mean duration score x count score)."""
+    """T_attr: mean over days with timed, known attraction visits of `tc.day_attraction_score`
+    (TripCraft's scale: at most the Poisson mode's probability; higher is better)."""
     p = config.tripcraft
-    style = tc.persona_style(ctx.query.persona.traveler_type)
-    lam = p.attractions_per_day_lambda["adventure" if style > 0 else "other"]
+    adventurer = tc.is_adventurer(ctx.query.persona.traveler_type)
+    lam = p.attractions_per_day_lambda["adventure" if adventurer else "other"]
     hours = ctx.db.tables["attractions"].columns["visit_duration_hr"]
     days = []
     for day in ctx.days:
@@ -102,17 +103,21 @@ def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | 
         if timed:
             durations = [float(end - start) for _, start, end in timed]
             vs = [float(hours[row]) * 60.0 for row, _, _ in timed]
-            days.append(tc.day_attraction_score(durations, vs, len(visits), style, p.attraction_sigma_minutes,
+            days.append(tc.day_attraction_score(durations, vs, len(visits), adventurer, p.attraction_sigma_minutes,
                                                 p.attraction_k_minutes, lam))
     return sum(days) / len(days) if days else None
 
 
 def spatial(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
-    """Mean spatial score over venue items (not journeys) that state a transit distance."""
+    """S_spatial: mean over days of the mean item score of the day's venue items (not journeys)
+    that state a transit distance (`tc.mean_of_day_means`)."""
     p = config.tripcraft
-    distances = [v.item.transit_distance_m for v in ctx.visits if v.item is not None and v.kind != "transport"]
-    scores = [tc.spatial_item_score(d, p.spatial_near_m, p.spatial_decay_per_m) for d in distances if d is not None]
-    return sum(scores) / len(scores) if scores else None
+    days = []
+    for day in ctx.days:
+        distances = [v.item.transit_distance_m for v in day.items if v.item is not None and v.kind != "transport"]
+        days.append([tc.spatial_item_score(d, p.spatial_near_m, p.spatial_decay_per_m)
+                     for d in distances if d is not None])
+    return tc.mean_of_day_means(days)
 
 
 def type_sequences(ctx: PlanContext) -> list[list[str]]:
@@ -135,7 +140,8 @@ def persona(ctx: PlanContext) -> float | None:
 
 def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig | None = None,
              reference: Plan | None = None) -> EvaluationReport:
-    """Score `plan` for `query` on `db`: commonsense and hard checks, BAS/CATS/TDAS with per-item
+    """Score `plan` for `query` on `db`: the paper's commonsense checks (with the parts of
+    valid_poi_list in `subchecks`), the hard checks, the extra checks, BAS/CATS/TDAS with per-item
     details, the TripCraft metrics (ordering only with a `reference` plan)."""
     config = config or DEFAULT_CONFIG
     ctx = build_context(plan, query, db)
@@ -146,10 +152,13 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
     ordering = None
     if reference is not None:
         ordering = tc.ordering_score(type_sequences(ctx), type_sequences(build_context(reference, query, db)))
+    poi_parts = valid_poi_list_parts(ctx)
     return build(EvaluationReport,
         query_id=query.query_id,
-        commonsense=commonsense_checks(ctx, config.min_meal_gap_minutes),
+        commonsense=commonsense_checks(ctx, config.min_meal_gap_minutes, poi_parts),
         hard=hard_checks(ctx, cost),
+        subchecks={f"valid_poi_list/{name}": check for name, check in poi_parts.items()},
+        extra=extra_checks(ctx),
         bas=un.absorption_score([p.q for p in pois]),
         cats=sum(crowd) / len(crowd) if crowd else None,
         tdas=un.absorption_score([leg.q for leg in legs]),

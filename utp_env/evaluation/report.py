@@ -28,11 +28,20 @@ def build(model: type[M], **values: Any) -> M:
     object.__setattr__(obj, "__pydantic_private__", None)
     return obj
 
+# The paper's ten commonsense checks (Table 8; chronological order is part of the valid PoI list,
+# section 3.2), in Table 8's order. They are the ones the pass rates count.
 COMMONSENSE_CHECKS: tuple[str, ...] = (
-    "within_sandbox", "complete_information", "meal_gaps", "valid_poi_list", "chronological_order",
-    "diverse_events", "diverse_restaurants", "diverse_attractions", "within_current_city",
-    "reasonable_city_route", "non_conflicting_transport",
+    "within_sandbox", "complete_information", "meal_gaps", "valid_poi_list", "diverse_events",
+    "within_current_city", "reasonable_city_route", "diverse_restaurants", "diverse_attractions",
+    "non_conflicting_transport",
 )
+# The parts of valid_poi_list, each reported in EvaluationReport.subchecks as "valid_poi_list/<part>".
+VALID_POI_LIST_PARTS: tuple[str, ...] = ("stays_and_transfers", "chronological_order")
+# Rules the paper does not have: reported in EvaluationReport.extra, never counted in a pass rate.
+EXTRA_CHECKS: tuple[str, ...] = ("transit_before_departure",)
+# The checks that gate the hard constraints (TravelPlanner evaluation/eval.py: hard constraints are
+# evaluated only for a plan whose "complete information" and "within sandbox" pass).
+HARD_GATE: tuple[str, ...] = ("complete_information", "within_sandbox")
 HARD_CHECKS: tuple[str, ...] = (
     "budget", "house_rule", "house_type", "amenities", "services", "cuisine", "transportation",
     "event_type", "attraction_type",
@@ -113,8 +122,12 @@ class EvaluationReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query_id: str
-    commonsense: dict[str, CheckResult]
-    hard: dict[str, CheckResult]
+    commonsense: dict[str, CheckResult] = Field(description="The paper's ten checks (COMMONSENSE_CHECKS)")
+    hard: dict[str, CheckResult] = Field(description="Budget and the constraints the query sets (HARD_CHECKS)")
+    subchecks: dict[str, CheckResult] = Field(
+        default_factory=dict, description="Parts of a composite check, keyed 'check/part' (valid_poi_list)")
+    extra: dict[str, CheckResult] = Field(
+        default_factory=dict, description="Rules the paper does not have (EXTRA_CHECKS); not in any pass rate")
     bas: float | None = None
     cats: float | None = None
     tdas: float | None = None
@@ -129,16 +142,23 @@ class EvaluationReport(BaseModel):
 
     @property
     def commonsense_pass(self) -> bool:
-        """All applicable commonsense checks passed."""
+        """No commonsense check failed (a check with nothing to check passes, as in TravelPlanner)."""
         return all(c.passed is not False for c in self.commonsense.values())
 
     @property
+    def hard_evaluated(self) -> bool:
+        """Whether the hard constraints count: complete information and within sandbox did not fail
+        (TravelPlanner evaluation/eval.py evaluates hard constraints only then)."""
+        return all(self.commonsense[name].passed is not False for name in HARD_GATE if name in self.commonsense)
+
+    @property
     def hard_pass(self) -> bool:
-        """All applicable hard checks passed."""
-        return all(c.passed is not False for c in self.hard.values())
+        """The hard constraints count (`hard_evaluated`) and none of those the query sets failed."""
+        return self.hard_evaluated and all(c.passed is not False for c in self.hard.values())
 
     @property
     def final_pass(self) -> bool:
+        """Every commonsense and hard check passed (extra checks do not count)."""
         return self.commonsense_pass and self.hard_pass
 
     def metrics(self) -> dict[str, float | None]:

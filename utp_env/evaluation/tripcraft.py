@@ -1,8 +1,8 @@
 """The five TripCraft metrics (docs/METRICS.md; parameters in `TripCraftParams`).
 
-Each returns a value in [0, 1] or None when there is nothing to judge; inputs are plain values
-so the formulas can be tested by hand. Persona affinities come from the keyword tables below
-(documented in docs/METRICS.md).
+Each returns a value in [0, 1] or None when there is nothing to judge; higher is better for all
+five; inputs are plain values so the formulas can be tested by hand. Persona affinities come from
+the keyword tables below (documented in docs/METRICS.md).
 """
 
 from __future__ import annotations
@@ -30,36 +30,42 @@ def meal_score(midpoint_hour: float, duration_min: float, g: MealGaussian) -> fl
 
 
 # --- temporal attraction ---------------------------------------------------------------------
+# TripCraft's formulation (its public evaluation code, evaluation/qualitative_metrics.py,
+# calculate_temporal_score): per attraction, a Gaussian on the visit duration around a mean that
+# depends on the persona and on the day's attraction count n, times the raw Poisson probability of
+# n. Not normalised: the best possible value is the Poisson mode's probability (0.366 at
+# lambda 1.11, 0.295 at lambda 1.82), and higher is better.
+
+ATTRACTION_COUNT_CAP = 4  # TripCraft's mu_d_max: a non-adventurer's mean duration grows by k per attraction below 4
 
 
-def persona_style(traveler_type: str) -> int:
-    """+1 for adventure seekers, -1 for laid-back travellers, 0 otherwise (keyword match)."""
-    text = traveler_type.casefold()
-    if "adventure" in text:
-        return 1
-    if "laid" in text or "relax" in text:
-        return -1
-    return 0
+def is_adventurer(traveler_type: str) -> bool:
+    """TripCraft's persona split: adventure seekers (keyword 'adventure') versus everyone else."""
+    return "adventure" in traveler_type.casefold()
 
 
-def attraction_duration_score(duration_min: float, v_min: float, style: int, sigma: float, k: float) -> float:
-    """exp(-(d - mu)^2 / (2 sigma^2)) with mu = v + style*k (persona-adjusted mean duration)."""
-    mu = v_min + style * k
-    return math.exp(-((duration_min - mu) ** 2) / (2 * sigma * sigma))
+def attraction_mean_minutes(v_min: float, n: int, adventurer: bool, k: float,
+                            cap: int = ATTRACTION_COUNT_CAP) -> float:
+    """Expected duration of one visit: v - k*n for adventure seekers, v + k*(cap - n) otherwise."""
+    return v_min - k * n if adventurer else v_min + k * (cap - n)
 
 
-def poisson_count_score(n: int, lam: float) -> float:
-    """Poisson(lam) pmf at n divided by its value at the mode floor(lam), so the mode scores 1."""
-    def log_pmf(m: int) -> float:
-        return m * math.log(lam) - lam - math.lgamma(m + 1)
-    return math.exp(log_pmf(n) - log_pmf(math.floor(lam)))
+def attraction_duration_score(duration_min: float, mean_min: float, sigma: float) -> float:
+    """exp(-(d - mean)^2 / (2 sigma^2))."""
+    return math.exp(-((duration_min - mean_min) ** 2) / (2 * sigma * sigma))
 
 
-def day_attraction_score(durations: Sequence[float], vs: Sequence[float], n_visits: int, style: int,
+def poisson_pmf(n: int, lam: float) -> float:
+    """P(N = n) for N ~ Poisson(lam)."""
+    return math.exp(n * math.log(lam) - lam - math.lgamma(n + 1))
+
+
+def day_attraction_score(durations: Sequence[float], vs: Sequence[float], n_visits: int, adventurer: bool,
                          sigma: float, k: float, lam: float) -> float:
-    """A day's score: mean duration score of its timed attraction visits x the count score."""
-    g = [attraction_duration_score(d, v, style, sigma, k) for d, v in zip(durations, vs, strict=True)]
-    return sum(g) / len(g) * poisson_count_score(n_visits, lam)
+    """A day's score: mean over its timed attraction visits of duration score x Poisson(n_visits)."""
+    g = [attraction_duration_score(d, attraction_mean_minutes(v, n_visits, adventurer, k), sigma)
+         for d, v in zip(durations, vs, strict=True)]
+    return sum(g) / len(g) * poisson_pmf(n_visits, lam)
 
 
 # --- spatial ---------------------------------------------------------------------------------
@@ -70,6 +76,13 @@ def spatial_item_score(distance_m: float, near_m: float = 5000.0, decay_per_m: f
     if distance_m <= near_m:
         return 1.0 - 0.5 * distance_m / near_m
     return 0.5 * math.exp(-decay_per_m * (distance_m - near_m))
+
+
+def mean_of_day_means(days: Sequence[Sequence[float]]) -> float | None:
+    """Mean over the days that have scores of each day's mean score (TripCraft's spatial
+    aggregation); None when no day has one."""
+    means = [sum(d) / len(d) for d in days if d]
+    return sum(means) / len(means) if means else None
 
 
 # --- ordering --------------------------------------------------------------------------------
