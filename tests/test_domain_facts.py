@@ -63,8 +63,7 @@ def test_no_second_copy_of_the_venue_or_service_map_in_the_package() -> None:
     found = [f"{p.relative_to(ROOT)}: {c}" for folder in ("utp_env", "tools", "agents")
              for p in (ROOT / folder).rglob("*.py") if p.name != "schema.py"
              for c in copies if c in p.read_text(encoding="utf-8")]
-    # tools/integrity.py (the data validator, work in progress elsewhere) still has its own copy.
-    assert [f for f in found if not f.startswith("tools/integrity.py")] == []
+    assert found == []
 
 
 def test_scheduled_arrival_and_runs_on() -> None:

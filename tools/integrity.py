@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from utp_env.configs import CONFIG_DIR
 from utp_env.tools.errors import DataError
 from utp_env.tools.names import normalize, suggest
-from utp_env.tools.schema import TABLES
+from utp_env.tools.schema import TABLES, VENUE_TABLE
 
 BOUNDS_FILE = CONFIG_DIR / "data_bounds.yaml"
 
@@ -59,7 +59,6 @@ BOUNDED_COLUMNS: dict[str, dict[str, str]] = {
 }
 SERVICE_TABLES = ("flights", "trains", "buses")
 OTP_PARTS = ("otp_on_time", "otp_late", "otp_very_late", "otp_excessive", "otp_cancelled", "otp_diverted")
-VENUE_TABLES = {"attraction": "attractions", "restaurant": "restaurants", "accommodation": "accommodations"}
 RULES_VERSION = "1"  # bump when a rule changes: cached validations are then redone
 
 # One line per rule, for docs/DATA.md (tools/sandbox/docs.py renders it).
@@ -236,11 +235,11 @@ def check_references(tables: dict[str, Any]) -> None:
         for i, (kind, city, venue) in enumerate(zip(c[kind_col], c["city"], c[name_col], strict=True)):
             if (kind, city, venue) in seen:
                 continue
-            target = tables[VENUE_TABLES[kind]]
+            target = tables[VENUE_TABLE[kind]]
             if target.find(city, venue) is None:
                 in_city = [target.columns["name"][j] for j in target.by_city.get(normalize(city), [])]
                 close = suggest(venue, in_city)
-                raise DataError(f"venue {venue!r} is not in {VENUE_TABLES[kind]}.csv for city {city!r}",
+                raise DataError(f"venue {venue!r} is not in {VENUE_TABLE[kind]}.csv for city {city!r}",
                                 file=f"{name}.csv", row=i + 1, column=name_col,
                                 hint=("did you mean " + ", ".join(map(repr, close))) if close
                                 else "add the venue or remove this row")
