@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from utp_env.env.config import EnvConfig, load_env_config
 from utp_env.env.core import UTPEnv, episode_tools
+from utp_env.env.episode import plan_mismatch
 from utp_env.tools.lookup.registry import ToolResult, ToolSpec, format_validation_error
 
 if TYPE_CHECKING:
@@ -186,7 +188,10 @@ class PlanReward:
 
     Each completion (a string, or a chat message list whose last message holds the plan) is
     parsed with `parse_plan` for the query of its row (`query_id` column) and rewarded like an
-    env episode ending in `submit_plan`. Unparseable or missing plans score 0.
+    env episode ending in `submit_plan`. Unparseable or missing plans score 0. A plan that looks
+    made for another query (`utp_env.env.episode.plan_mismatch`: another origin, a destination
+    never reached, other dates) is scored as it is, with a `UserWarning` saying what does not
+    match; `mismatches` keeps the last message per query id.
     """
 
     __name__ = "plan_reward"
@@ -195,6 +200,7 @@ class PlanReward:
                  config: EnvConfig | dict[str, Any] | str | Path | None = None) -> None:
         self.db_path, self.profile = db_path, profile
         self.config = load_env_config(config)
+        self.mismatches: dict[str, str] = {}
 
     @functools.cached_property
     def _env(self) -> UTPEnv:
@@ -210,7 +216,16 @@ class PlanReward:
         """The reward of one completion's plan for query `query_id` (0 when it cannot be read)."""
         env = self._env
         env.reset(seed=0, options={"query_id": query_id})
+        episode = env.episode
         _, reward, terminated, *_ = env.step({"tool": "submit_plan", "args": {"plan": text}})
+        if terminated and episode is not None:
+            wrong = plan_mismatch(episode.plan, episode.query, env.db)
+            if wrong:
+                message = (f"plan_reward: the plan given for query {query_id} does not match it: "
+                           f"{'; '.join(wrong)} (is the query_id column aligned with the completions, "
+                           "and the database the one the plans were made for?)")
+                self.mismatches[query_id] = message
+                warnings.warn(message, UserWarning, stacklevel=2)
         return float(reward) if terminated else 0.0  # not terminated: the plan was unreadable
 
 

@@ -15,6 +15,7 @@ Following `step`: `spaces.parse_action` reads the action, each call runs a looku
 from __future__ import annotations
 
 import copy
+import reprlib
 import traceback
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,14 @@ import gymnasium as gym
 import numpy as np
 
 from utp_env.env.config import EnvConfig, load_env_config, open_database, query_pool, reference_plan, split_pool
-from utp_env.env.episode import Episode, TerminationReason, TraceEntry, finish, realisation_text
+from utp_env.env.episode import (
+    Episode,
+    TerminationReason,
+    TraceEntry,
+    commonsense_rules,
+    finish,
+    realisation_text,
+)
 from utp_env.env.itinerary_tools import ITINERARY_TOOLS
 from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
 from utp_env.itinerary import Plan
@@ -116,7 +124,7 @@ class UTPEnv(gym.Env[str, Any]):
         try:
             calls = parse_action(action, self.config.max_action_bytes, self.config.max_calls_per_action)
         except ActionError as exc:
-            text = f"Error: invalid action: {exc}. The plan is unchanged."
+            text = f"Error: invalid action: {str(exc).rstrip('.')}. The plan is unchanged."
             ep.record("<invalid action>", _preview(action), False, text)
             calls, answers = [], [text]
             calls_info.append({"tool": None, "ok": False, "error": str(exc)})
@@ -208,6 +216,8 @@ class UTPEnv(gym.Env[str, Any]):
             f"  {ACTION_FORMAT}",
             f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
             f"submit_plan). You have {self.config.step_limit} steps.",
+            "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
+            *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
             "TOOLS:", *tool_lines,
         ])
 
@@ -310,6 +320,18 @@ def _summary(description: str) -> str:
     return " ".join(description.split("\n\n")[0].split())
 
 
+_PREVIEW = reprlib.Repr()
+_PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother, _PREVIEW.maxlong = 4, 120, 60, 40
+
+
 def _preview(action: Any, limit: int = 300) -> str:
-    text = action if isinstance(action, str) else repr(action)
-    return text[:limit]
+    """At most `limit` characters showing `action`, for the trace; never recurses deeper than
+    `reprlib`'s 4 levels and never raises (a bad action must not crash the answer to it)."""
+    if isinstance(action, str):
+        return action[:limit]
+    if isinstance(action, bytes | bytearray):
+        return bytes(action[:limit]).decode("utf-8", errors="replace")
+    try:
+        return _PREVIEW.repr(action)[:limit]
+    except Exception:  # a user object whose __repr__ fails
+        return f"<{type(action).__name__}>"

@@ -19,6 +19,7 @@ neither rewarded nor punished for what the query does not ask. An empty plan sco
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -125,6 +126,40 @@ class Episode:
         return self.plan.model_dump_json()
 
 
+def plan_mismatch(plan: Plan, query: Query, db: Database | None = None) -> list[str]:
+    """What shows that `plan` was made for another query (or another query set, where the same
+    query id names another trip): a different query id, more days than the trip, dates that are
+    not the query's, a start away from the query's origin, a destination never visited. Empty
+    when nothing does; each entry is one clause for a message."""
+    from utp_env.tools.database import normalize
+
+    out: list[str] = []
+    if plan.query_id is not None and plan.query_id != query.query_id:
+        out.append(f"the plan is for query {plan.query_id!r}")
+    if len(plan.days) > query.days:
+        out.append(f"it has {len(plan.days)} days, the trip {query.days}")
+    for day in plan.days:
+        if day.date is not None and day.day <= len(query.dates) and day.date != query.dates[day.day - 1]:
+            out.append(f"its day {day.day} is {day.date}, the query's {query.dates[day.day - 1]}")
+            break
+    if not plan.days:
+        return out
+    start = plan.days[0].cities[0]
+    if normalize(start) != normalize(query.org):
+        out.append(f"it starts in {start}, the trip in {query.org}")
+    visited = {normalize(city) for day in plan.days for city in day.cities}
+    if query.days == 3 and normalize(query.dest) not in visited:
+        out.append(f"it never reaches {query.dest}")
+    elif query.days > 3 and db is not None:
+        try:
+            in_state = {normalize(c) for c in db.cities_of_state(query.dest)}
+        except LookupError:
+            in_state = set()
+        if in_state and not visited & in_state:
+            out.append(f"it visits no city of {query.dest}")
+    return out
+
+
 # ---------------------------------------------------------------- reward
 
 
@@ -166,14 +201,39 @@ def evaluate_plan(plan: Plan, ep: Episode) -> EvaluationReport:
     return evaluate(plan, ep.query, ep.db, reference=ep.reference)
 
 
+@functools.lru_cache(maxsize=4)
+def commonsense_rules(min_meal_gap: float | None = None) -> dict[str, str]:
+    """Each commonsense check the evaluator runs (`report.COMMONSENSE_CHECKS`) with its rule in
+    one line, read from the check function's docstring in `utp_env/evaluation/commonsense.py` (the
+    one definition; a composite check joins its parts' `<NAME>_PARTS` docstrings), with the meal
+    gap of `configs/uncertainty.yaml` (or `min_meal_gap`) filled in. The task text states them and
+    `check_plan` repeats the rule of each failed check."""
+    from utp_env.config import load_uncertainty
+    from utp_env.evaluation import commonsense, report
+
+    gap = load_uncertainty().min_meal_gap_minutes if min_meal_gap is None else min_meal_gap
+    rules: dict[str, str] = {}
+    for name in report.COMMONSENSE_CHECKS:
+        parts = [name, *getattr(report, f"{name.upper()}_PARTS", ())]
+        functions = [getattr(commonsense, part, None) for part in parts]
+        docs = [f.__doc__ for f in functions if callable(f)]
+        text = " ".join(" ".join(d.split()) for d in docs if d) or name.replace("_", " ")
+        rules[name] = text.replace("`min_gap` minutes", f"{gap:g} minutes").replace("`", "")
+    return rules
+
+
 def report_text(report: EvaluationReport) -> str:
-    """A short account of a report for the agent: failed checks with reasons, then the metrics."""
+    """A short account of a report for the agent: failed checks with reasons (a failed commonsense
+    check also with its rule, `commonsense_rules`), then the metrics."""
+    rules = commonsense_rules()
     lines: list[str] = []
     for group, checks in (("commonsense", report.commonsense), ("hard", report.hard)):
         failed = [(name, c.reason) for name, c in checks.items() if c.passed is False]
         applicable = sum(c.passed is not None for c in checks.values())
         lines.append(f"{group} checks: {applicable - len(failed)}/{applicable} passed")
-        lines.extend(f"  FAILED {name}: {reason or 'no reason given'}" for name, reason in failed)
+        lines.extend(f"  FAILED {name}: {reason or 'no reason given'}"
+                     + (f" [rule: {rules[name]}]" if group == "commonsense" and name in rules else "")
+                     for name, reason in failed)
     lines.append("metrics: " + ", ".join(f"{k}={_fmt(v)}" for k, v in report.metrics().items()))
     lines.append(f"cost: {report.cost.total:.0f} INR")
     return "\n".join(lines)

@@ -134,13 +134,30 @@ def _insert_sorted(items: list[PlanItem], item: PlanItem, position: int | None) 
     return i + 1
 
 
-def sync_summary(db: Database, day: Day) -> None:
+MORNING_END = 12 * 60  # a stay item starting before noon on the day after a booked night ends that night
+
+
+def ends_previous_night(item: PlanItem, label: str, previous_stay: str | None) -> bool:
+    """Whether a stay item is the morning end of the previous night (the reference plans' and the
+    paper's `stay at X from 07:00 to 07:30` on the day after the night) rather than a new night:
+    a `stay` at the previous night's accommodation that starts before noon and ends the same day."""
+    return (item.activity == "stay" and previous_stay is not None and label == previous_stay
+            and item.start is not None and item.start < MORNING_END
+            and item.end is not None and item.end <= MINUTES_PER_DAY)
+
+
+def sync_summary(ep: Episode, day: Day) -> None:
     """Derive the day's summary fields (meals, attractions, events) from its items; the stay too
-    when `set_stay` left it unset and the day has a stay or check-in item (a checkout does not count)."""
+    when `set_stay` left it unset and the day has a stay or check-in item that books a night: not
+    a checkout, not the morning end of the previous night (`ends_previous_night`), and never on
+    the trip's last day (no night follows it)."""
+    db = ep.db
     meals: dict[str, str | None] = {"breakfast": None, "lunch": None, "dinner": None}
     attractions: list[str] = []
     events: list[str] = []
     stay = day.accommodation
+    previous = ep.plan.days[day.day - 2].accommodation if 2 <= day.day <= len(ep.plan.days) + 1 else None
+    final = day.day >= ep.query.days
     for item in day.items:
         if not is_venue_kind(item.venue_type):
             continue
@@ -152,10 +169,41 @@ def sync_summary(db: Database, day: Day) -> None:
             attractions.append(label)
         elif item.venue_type == "event" and label not in events:
             events.append(label)
-        elif item.venue_type == "accommodation" and stay is None and item.activity in ("stay", "check-in"):
+        elif (item.venue_type == "accommodation" and stay is None and item.activity in ("stay", "check-in")
+              and not final and not ends_previous_night(item, label, previous)):
             stay = label
     day.breakfast, day.lunch, day.dinner = meals["breakfast"], meals["lunch"], meals["dinner"]
     day.attractions, day.events, day.accommodation = attractions, events, stay
+
+
+def _nights(ep: Episode) -> list[str | None]:
+    """The accommodation of each planned day's night (what the evaluator prices)."""
+    return [day.accommodation for day in ep.plan.days]
+
+
+def _night_price(ep: Episode, label: str) -> str:
+    name, _, city = label.rpartition(", ")
+    row = ep.db.venue("accommodations", city, name) if name else None
+    if row is None:
+        return "price unknown"
+    return f"{ep.db.tables['accommodations'].value('price_per_night_inr', row)} INR per night per room"
+
+
+def nights_note(ep: Episode, before: list[str | None]) -> str:
+    """' Cost: ...' naming every night whose booking a call added, changed or removed (with its
+    price), or '' when the booked nights are as they were: no tool changes the cost silently."""
+    after = _nights(ep)
+    changes = []
+    for i in range(max(len(before), len(after))):
+        old = before[i] if i < len(before) else None
+        new = after[i] if i < len(after) else None
+        if old == new:
+            continue
+        if new is None:
+            changes.append(f"the night of day {i + 1} is no longer booked (was {old})")
+        else:
+            changes.append(f"the night of day {i + 1} is now booked at {new} ({_night_price(ep, new)})")
+    return (" Cost changed: " + "; ".join(changes) + ".") if changes else ""
 
 
 def _leg_text(leg: TransportLeg) -> str:
@@ -365,11 +413,17 @@ def add_item(ep: Episode, args: AddItem) -> ToolResult:
     day_no = _day_number(ep, args.day)
     item = _make_item(ep, day_no, args.name, args.activity, minutes(args.start, "start"), minutes(args.end, "end"),
                       args.kind, args.meal)
+    before = _nights(ep)
     day = ep.day(day_no)
     at = _insert_sorted(day.items, item, args.position)
-    sync_summary(ep.db, day)
-    return ToolResult(ok=True, text=f"Added to day {day_no} as item {at}: {_item_text(item)}.",
-                      rows=[item.model_dump()])
+    sync_summary(ep, day)
+    previous = ep.plan.days[day_no - 2].accommodation if day_no >= 2 else None
+    ending = ""
+    if item.venue_type == "accommodation" and previous is not None and previous.rpartition(", ")[0] == item.name \
+            and ends_previous_night(item, previous, previous):
+        ending = f" It ends the night of day {day_no - 1} at {previous}; no night is added."
+    return ToolResult(ok=True, text=f"Added to day {day_no} as item {at}: {_item_text(item)}.{ending}"
+                                    f"{nights_note(ep, before)}", rows=[item.model_dump()])
 
 
 class MoveItem(Args):
@@ -402,13 +456,15 @@ def move_item(ep: Episode, args: MoveItem) -> ToolResult:
         moved = _make_item(ep, target_no, item.name, item.activity, start, end, item.venue_type, item.meal, item.note)
     else:
         moved = item.model_copy(update={"start": start, "end": end})
+    before = _nights(ep)
     target = ep.day(target_no)
     day.items.remove(item)
     at = _insert_sorted(target.items, moved, args.position)
-    sync_summary(ep.db, day)
+    sync_summary(ep, day)
     if target is not day:
-        sync_summary(ep.db, target)
-    return ToolResult(ok=True, text=f"Moved to day {target_no}, item {at}: {_item_text(moved)}.")
+        sync_summary(ep, target)
+    return ToolResult(ok=True, text=f"Moved to day {target_no}, item {at}: {_item_text(moved)}."
+                                    f"{nights_note(ep, before)}")
 
 
 class RemoveItem(Args):
@@ -421,9 +477,10 @@ def remove_item(ep: Episode, args: RemoveItem) -> ToolResult:
     """Remove an item of a day (numbered as in view_plan). Example: {"day": 2, "index": 3}"""
     day = _existing_day(ep, args.day)
     item = _pick(day.items, args.index, "item", args.day, "index")
+    before = _nights(ep)
     day.items.remove(item)
-    sync_summary(ep.db, day)
-    return ToolResult(ok=True, text=f"Removed from day {args.day}: {_item_text(item)}.")
+    sync_summary(ep, day)
+    return ToolResult(ok=True, text=f"Removed from day {args.day}: {_item_text(item)}.{nights_note(ep, before)}")
 
 
 class SetStay(Args):
@@ -449,8 +506,10 @@ def set_stay(ep: Episode, args: SetStay) -> ToolResult:
         ep.day(n, city=city).accommodation = f"{name}, {city}"
     row = ep.db.venue("accommodations", city, name)
     price = ep.db.tables["accommodations"].value("price_per_night_inr", row) if row is not None else None
+    last = (f" Day {args.to_day} is the trip's last day: its night is booked and paid too; use to_day "
+            f"{args.to_day - 1} if the trip ends that day." if args.to_day == ep.query.days else "")
     return ToolResult(ok=True, text=f"Stay set: {name}, {city} for the nights of days {args.from_day}-{args.to_day}"
-                                    f" ({price} INR per night per room).")
+                                    f" ({price} INR per night per room).{last}")
 
 
 class NoArgs(Args):

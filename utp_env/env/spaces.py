@@ -56,31 +56,98 @@ class ToolCall:
     call_id: str | None = None
 
 
-def action_size(action: Any) -> int:
-    """Approximate UTF-8 size of an action in bytes (JSON-encoded when it is not a string)."""
-    if isinstance(action, bytes):
+MAX_ACTION_DEPTH = 32
+"""How deeply an action may nest (objects and lists, counting the action itself as level 1); a
+whole plan in the paper's format nests about 8 deep inside an OpenAI tool_calls message."""
+
+
+MAX_INT_BITS = 14_284  # about 4,300 decimal digits: Python's limit for turning an int into text
+
+
+def _text_bytes(text: str, budget: int) -> int:
+    """UTF-8 size of `text` (lone surrogates count 3 bytes), or more than `budget` when it is over."""
+    if len(text) > budget:  # every character takes at least one byte
+        return len(text)
+    return len(text.encode("utf-8", errors="surrogatepass"))
+
+
+def _scalar_bytes(value: Any) -> int:
+    if value is None or isinstance(value, bool):
+        return 5
+    if isinstance(value, int):  # without str(): a 5,000-digit integer cannot be printed (ValueError)
+        return value.bit_length() * 30103 // 100000 + 2
+    if isinstance(value, float):
+        return 24
+    return 16  # another object: refused by the grammar or the tool's argument model later
+
+
+def measure_action(action: Any, max_bytes: int, max_depth: int = MAX_ACTION_DEPTH) -> int:
+    """The size in bytes of `action` as JSON text, measured without parsing or recursion.
+
+    Counting stops as soon as the size passes `max_bytes` (the value returned is then larger
+    than `max_bytes`, not exact). An `ActionError` when `action` nests deeper than `max_depth`
+    (this also ends a self-containing list).
+    """
+    if isinstance(action, bytes | bytearray):
         return len(action)
     if isinstance(action, str):
-        return len(action.encode("utf-8", errors="surrogatepass"))
+        return _text_bytes(action, max_bytes)
+    total = 0
+    stack: list[tuple[Any, int]] = [(action, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            total += _text_bytes(value, max_bytes) + 2
+        elif isinstance(value, dict | list | tuple):
+            if depth > max_depth:
+                raise ActionError(f"the action nests more than {max_depth} levels deep; send a flat tool call "
+                                  f"such as {ACTION_FORMAT}")
+            total += 2 + 2 * len(value)
+            if total > max_bytes:
+                return total
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    stack.append((key if isinstance(key, str) else str(type(key).__name__), depth + 1))
+                    stack.append((item, depth + 1))
+            else:
+                stack.extend((item, depth + 1) for item in value)
+        else:
+            if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+                raise ActionError("the action holds an integer of more than 4,300 digits; no argument takes one")
+            total += _scalar_bytes(value)
+        if total > max_bytes:
+            return total
+    return total
+
+
+def action_size(action: Any, max_bytes: int = 2**62) -> int:
+    """Approximate UTF-8 size of an action in bytes (as JSON when it is not text), measured
+    before any parsing; at most a little over `max_bytes`. Depth is bounded by `measure_action`."""
     try:
-        return len(json.dumps(action, default=str, ensure_ascii=False).encode("utf-8", errors="surrogatepass"))
-    except (TypeError, ValueError, RecursionError):
-        return 0
+        return measure_action(action, max_bytes)
+    except ActionError:
+        return max_bytes + 1
 
 
 def parse_action(action: Any, max_bytes: int = 65_536, max_calls: int = 32) -> list[ToolCall]:
-    """The tool calls of `action`, in order; `ActionError` if it is oversized or malformed."""
-    size = action_size(action)
+    """The tool calls of `action`, in order; `ActionError` if it is oversized, too deep or malformed.
+
+    The size (and, for objects, the depth) is measured before anything is parsed; JSON text is
+    checked for depth after parsing, and so are arguments given as a JSON string.
+    """
+    size = measure_action(action, max_bytes)
     if size > max_bytes:
-        raise ActionError(f"the action is {size} bytes; the limit is {max_bytes}. Send fewer or shorter "
+        what = str(size) if isinstance(action, str | bytes | bytearray) else f"more than {max_bytes}"
+        raise ActionError(f"the action is {what} bytes; the limit is {max_bytes}. Send fewer or shorter "
                           "tool calls per step.")
-    if isinstance(action, bytes):
+    if isinstance(action, bytes | bytearray):
         try:
-            action = action.decode("utf-8")
+            action = bytes(action).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ActionError(f"the action is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     if isinstance(action, str):
         action = _json(action)
+        measure_action(action, max_bytes)  # depth of what the text held
     if isinstance(action, dict) and "tool_calls" in action and "tool" not in action:
         action = action["tool_calls"]
         if not isinstance(action, list):
@@ -90,7 +157,7 @@ def parse_action(action: Any, max_bytes: int = 65_536, max_calls: int = 32) -> l
         raise ActionError(f"the action holds no tool call; send {ACTION_FORMAT}")
     if len(items) > max_calls:
         raise ActionError(f"the action holds {len(items)} tool calls; the limit is {max_calls} per step")
-    return [_call(item, i if len(items) > 1 else None) for i, item in enumerate(items)]
+    return [_call(item, i if len(items) > 1 else None, max_bytes) for i, item in enumerate(items)]
 
 
 def _json(text: str) -> Any:
@@ -99,14 +166,30 @@ def _json(text: str) -> Any:
         raise ActionError(f"the action is empty; send {ACTION_FORMAT}")
     try:
         return json.loads(stripped)
+    except RecursionError:
+        raise ActionError("the action nests too deeply to parse; send a flat tool call") from None
     except json.JSONDecodeError as exc:
         raise ActionError(f"the action is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
                           f"send {ACTION_FORMAT}") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise ActionError(f"the action cannot be read: {exc}") from None
+
+
+def _check_args_text(args: str, where: str, max_bytes: int) -> None:
+    """Bound the depth of arguments sent as a JSON string (their syntax is the tool's to report)."""
+    try:
+        parsed = json.loads(args)
     except RecursionError:
-        raise ActionError("the action nests too deeply to parse; send a flat tool call") from None
+        raise ActionError(f"{where}the arguments nest too deeply to parse") from None
+    except ValueError:
+        return
+    try:
+        measure_action(parsed, max_bytes)
+    except ActionError as exc:
+        raise ActionError(f"{where}arguments: {exc}") from None
 
 
-def _call(item: Any, position: int | None) -> ToolCall:
+def _call(item: Any, position: int | None, max_bytes: int = 65_536) -> ToolCall:
     where = f"call {position}: " if position is not None else ""
     if not isinstance(item, dict):
         raise ActionError(f"{where}a tool call must be a JSON object, not {type(item).__name__}; send {ACTION_FORMAT}")
