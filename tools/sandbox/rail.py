@@ -1,25 +1,27 @@
 """The rail network and the `trains` table.
 
 The rail graph (`rail_network`) joins every city to its nearest neighbours (at most
-`NEIGHBOUR_MAX_KM` apart) plus a minimum spanning tree, so that lines follow the geography
-(Delhi-Mumbai runs through Rajasthan and Gujarat or through Madhya Pradesh, not in a straight
-line). The edges on the shortest paths between the `HUB_COUNT` largest cities are the trunk lines
-(double track, faster: their rail km count `TRUNK_DISCOUNT` less when routing); the rest are
-branch lines.
+`NEIGHBOUR_MAX_KM` apart) plus a minimum spanning tree (the branch lines), and lays India's trunk
+corridors over it (`TRUNK_LINES`: Delhi-Kota-Vadodara-Mumbai, Delhi-Kanpur-Varanasi-Kolkata,
+Mumbai-Nagpur-Kolkata, Kolkata-Visakhapatnam-Chennai, Delhi-Bhopal-Nagpur-Vijayawada,
+Mumbai-Pune-Chennai, Chennai-Bengaluru ...). The edges on the shortest paths between the
+`HUB_COUNT` largest cities are trunk lines too; routing counts trunk km `TRUNK_DISCOUNT` less, so
+trains keep to the corridors.
 
 A train runs along a shortest path of that graph and calls at a subset of the cities it passes:
 always its two ends, then the largest cities on the way, as many as its type allows (a Rajdhani
-about one stop every 300 km, a Mail or Express one every ~110 km, a Passenger every station).
+about one stop every 300 km, a Mail or Express one every ~130 km, a Passenger every station).
 Each train yields one row per (boarding stop, alighting stop) in its direction of travel, with
 one timetable per train (arrival and departure at each stop), so every row of a train agrees on
 the times at each stop. Every train has a return working (odd/even numbers) with the same name
 with the ends swapped: "{first stop} {last stop} {type}".
 
 Which trains run: (1) one train between every two crowd-data cities within `CORE_PAIR_KM`,
-(2) trains between city pairs drawn by a gravity model (population product over distance), so
-that the metros are the best connected, (3) branch-line Passenger trains that reach every city
-not yet served, from it towards the nearest served city, so trains alone connect every city.
-The row budget of the profile is met exactly (the last trains are shortened to fit). Delay
+(2) trains between the hubs, as many per pair as a gravity model gives, (3) trains between any
+city pairs drawn by a gravity model (population product over distance), so that the metros are
+the best connected, (4) branch-line Passenger trains that reach every other city, from it
+towards the nearest hub until a city already served, so trains alone connect every city. The
+row budget of the profile is met exactly (the last trains are shortened to fit). Delay
 statistics: one right-skewed base delay per train, growing along the route with the distance
 to the alighting stop.
 """
@@ -139,7 +141,8 @@ class Service:
 
 
 def rail_network(cities: Cities, gc: np.ndarray) -> RailNetwork:
-    """Nearest-neighbour links plus a spanning tree; trunk lines are the hub-to-hub shortest paths."""
+    """Nearest-neighbour links plus a spanning tree, with the trunk corridors and the hub-to-hub shortest
+    paths marked trunk (edge attributes: `km`, routing `weight`, `trunk`)."""
     n = cities.n
     tree: nx.Graph[int] = nx.Graph()
     tree.add_nodes_from(range(n))
