@@ -11,6 +11,7 @@ from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
 from utp_env.tools.sandbox.calibration import calibrate
+from utp_env.tools.sandbox.realism import realism
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -123,7 +124,18 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"{c.name:<{width}}  {c.value!s:>18}  {c.target:<16}  {'pass' if c.passed else 'FAIL'}")
     failed = sum(not c.passed for c in report.checks)
     print(f"\n{len(report.checks) - failed}/{len(report.checks)} checks pass")
+    _print_realism(db)
     return 0 if failed == 0 else 1
+
+
+def _print_realism(db: Database) -> None:
+    """The realism figures (tools/sandbox/realism.py); informative, their targets are for the full sandbox."""
+    figures = realism(db)
+    width = max(len(c.name) for c in figures)
+    print(f"\n{'realism figure':<{width}}  {'value':>26}  {'target':<32}  result")
+    for c in figures:
+        print(f"{c.name:<{width}}  {c.value!s:>26}  {c.target:<32}  {'pass' if c.passed else 'FAIL'}")
+    print(f"\n{sum(c.passed for c in figures)}/{len(figures)} realism figures pass")
 
 
 def _counts_text(counts: dict[str, int]) -> str:
