@@ -123,3 +123,32 @@ def test_cli_evaluate(tmp_path, capsys) -> None:
     rc = main(["evaluate", "--plans", str(plans), "--db", str(db_dir)])
     assert rc == 2
     assert "pass --queries" in capsys.readouterr().err
+
+
+def test_real_plans_delivered_undelivered_and_invented(tmp_path) -> None:
+    """Evaluated plans: a valid one, one whose stay is invented (costs nothing, so its budget
+    'passes', but TravelPlanner's gate does not count it) and an undelivered one; the rates equal
+    TravelPlanner's formulas computed by hand."""
+    from test_checks import HOTEL, build_tiny_db, good_plan
+
+    from utp_env.evaluation import evaluate
+
+    db = build_tiny_db(tmp_path / "db")
+    cuisine = LocalConstraint(cuisine=["Pizza/Italian Specialties"])   # Le Prive serves it
+    queries = [make_query(constraint=cuisine), make_query(constraint=cuisine), make_query()]
+    invented = good_plan()
+    for day in invented.days:
+        day.accommodation = "Hotel Nowhere" if day.accommodation else day.accommodation
+        day.items = [i.model_copy(update={"name": "Hotel Nowhere"}) if i.name == HOTEL else i for i in day.items]
+    good, fake = evaluate(good_plan(), queries[0], db), evaluate(invented, queries[1], db)
+    assert good.final_pass and good.hard_evaluated
+    assert fake.commonsense["within_sandbox"].passed is False and not fake.hard_evaluated
+    assert fake.hard["budget"].passed is True and fake.hard["cuisine"].passed is True   # but not counted
+    fake_cs = sum(c.passed is not False for c in fake.commonsense.values())
+    group = summarize([(queries[0], good), (queries[1], fake), (queries[2], None)]).groups["all"]
+    assert group.delivery_rate == pytest.approx(2 / 3)
+    assert group.commonsense_micro == pytest.approx((10 + fake_cs + 0) / 30)
+    assert group.commonsense_macro == pytest.approx(1 / 3)
+    assert group.hard_micro == pytest.approx((2 + 0 + 0) / (2 + 2 + 1))   # budget + cuisine, twice; budget
+    assert group.hard_macro == pytest.approx(1 / 3)
+    assert group.final_pass_rate == pytest.approx(1 / 3)
