@@ -19,6 +19,7 @@ from utp_env.agents.base import Toolkit
 from utp_env.agents.llm import prompts
 from utp_env.agents.llm.atlas import AtlasAgent, parse_verdict
 from utp_env.agents.llm.direct import DirectAgent
+from utp_env.agents.llm.models import ModelCallError
 from utp_env.agents.llm.reference_info import ReferenceLimits, gather_reference_info, route_legs, transfer_days
 from utp_env.agents.llm.tool_calling import ToolCallingAgent, split_answers
 from utp_env.agents.reference import ReferencePlanner
@@ -205,11 +206,13 @@ def test_direct_without_repair_fails_after_one_call(mini_db, good) -> None:
 
 
 def test_direct_model_error_is_recorded(mini_db, good) -> None:
+    """A failed model call is raised as ModelCallError (the run's agent_error), and traced."""
     query, plan_json = good
     fake = scripted(plan_json, fail_at=0)
-    result = DirectAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
-    assert result.plan is None and "scripted failure on call 1" in result.error
-    failed = [s for s in result.trace.steps if s.kind == "model_call"]
+    toolkit = Toolkit(mini_db)
+    with pytest.raises(ModelCallError, match="scripted failure on call 1"):
+        DirectAgent(chat_model=fake, **MODEL).run(query, toolkit)
+    failed = [s for s in toolkit.trace.steps if s.kind == "model_call"]
     assert len(failed) == 1 and failed[0].ok is False
 
 
@@ -445,9 +448,10 @@ def test_atlas_budgets_k_and_l(mini_db, good) -> None:
 def test_atlas_model_error_mid_episode(mini_db, good) -> None:
     query, plan_json = good
     fake = ScriptedChat(responses=atlas_script(query, plan_json), fail_at=2, received=[])
-    result = AtlasAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
-    assert result.plan is None and "scripted failure on call 3" in result.error
-    assert [s.ok for s in result.trace.steps if s.kind == "model_call"] == [True, True, False]
+    toolkit = Toolkit(mini_db)
+    with pytest.raises(ModelCallError, match="scripted failure on call 3"):  # no plan yet: agent_error
+        AtlasAgent(chat_model=fake, **MODEL).run(query, toolkit)
+    assert [s.ok for s in toolkit.trace.steps if s.kind == "model_call"] == [True, True, False]
 
 
 def test_parse_verdict() -> None:
@@ -528,8 +532,8 @@ def test_tool_calling_model_error_mid_episode(mini_db, good) -> None:
 def test_models_without_tool_calling_get_a_clear_error(mini_db, good) -> None:
     query, plan_json = good
     plain = GenericFakeChatModel(messages=iter([AIMessage(content=plan_json)] * 3))
-    result = AtlasAgent(chat_model=plain, **MODEL).run(query, Toolkit(mini_db))
-    assert result.plan is None and "does not support tool calling" in result.error
+    with pytest.raises(ModelCallError, match="does not support tool calling"):
+        AtlasAgent(chat_model=plain, **MODEL).run(query, Toolkit(mini_db))
     agent = ToolCallingAgent(chat_model=GenericFakeChatModel(messages=iter([])), **MODEL)
     outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
     assert outcome.info["termination_reason"] == "agent_error"
@@ -605,3 +609,75 @@ def test_load_agent_from_a_user_file(tmp_path) -> None:
     bad.write_text("word: yo\n")
     with pytest.raises(AgentConfigError, match=r"agent: package\.module:ClassName"):
         load_agent(str(bad))
+
+
+# ---------------------------------------------------------------- issue 13: malformed calls, wrapped envs, errors
+
+
+def bad_call(name: str, raw: str, call_id: str = "bad_1") -> dict[str, Any]:
+    """A LangChain invalid tool call: arguments that are not JSON, as langchain-openai files them."""
+    return {"name": name, "args": raw, "id": call_id, "error": "Function view_plan arguments are not valid JSON",
+            "type": "invalid_tool_call"}
+
+
+def test_tool_calling_answers_a_malformed_tool_call(mini_db, good) -> None:
+    """Arguments that are not JSON get a tool message saying so (every call id answered) and a trace step."""
+    query, plan_json = good
+    fake = scripted(AIMessage(content="", invalid_tool_calls=[bad_call("add_item", '{"day": 1,')]),
+                    AIMessage(content="", tool_calls=[call("submit_plan", {"plan": plan_json})]))
+    agent = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=5)
+    outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
+    assert outcome.info["termination_reason"] == "submitted"
+    answers = [m for m in fake.received[1] if isinstance(m, ToolMessage)]
+    assert [m.tool_call_id for m in answers] == ["bad_1"]
+    assert "JSON" in answers[0].content or "json" in answers[0].content
+    step = next(s for s in outcome.result.trace.steps if s.kind == "tool_call")
+    assert step.name == "add_item" and step.ok is False and step.args == {"invalid_arguments": '{"day": 1,'}
+
+
+def test_atlas_search_answers_a_malformed_tool_call(mini_db, good) -> None:
+    query, plan_json = good
+    script = atlas_script(query, plan_json)
+    script[0] = AIMessage(content="", tool_calls=[call("search_stays", {"city": query.org}, 0)],
+                          invalid_tool_calls=[bad_call("search_trains", '{"origin": ')])
+    fake = ScriptedChat(responses=script, received=[])
+    result = AtlasAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    assert result.plan is not None and result.error is None
+    answers = {m.tool_call_id: m.content for m in fake.received[1] if isinstance(m, ToolMessage)}
+    assert set(answers) == {"bad_1", "call_search_stays_0"} and "not a JSON object" in answers["bad_1"]
+    bad = [s for s in result.trace.steps if s.kind == "tool_call" and not s.ok]
+    assert [s.name for s in bad] == ["search_trains"]
+
+
+def test_run_env_on_a_gym_make_env_with_a_time_limit(mini_db, good) -> None:
+    """gym.make wraps the env (OrderEnforcing, TimeLimit ...): run_env reaches end_episode through
+    env.unwrapped, and a TimeLimit cut is scored as step_limit with the plan built so far."""
+    import gymnasium as gym
+
+    import utp_env  # noqa: F401  (registers utp_env/UTP-v0)
+
+    query, plan_json = good
+    leg = parse_plan(plan_json).days[0].transport[0]
+    add = {"day": 1, "mode": leg.mode, "number": leg.number, "origin": leg.origin, "destination": leg.destination,
+           "departure": format_hhmm(leg.dep)}
+    looking = AIMessage(content="", tool_calls=[call("view_plan", {})])
+    fake = ScriptedChat(responses=[AIMessage(content="", tool_calls=[call("add_leg", add)]), *[looking] * 10],
+                        received=[])
+    env = gym.make("utp_env/UTP-v0", db_path=str(mini_db.path), max_episode_steps=3)
+    outcome = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=10).run_env(env, {"query": query})
+    assert fake.calls == 3 and outcome.info["termination_reason"] == "step_limit"
+    assert outcome.info["evaluation"] is not None and outcome.reward > 0
+    assert outcome.result.plan is not None and outcome.result.plan.days[0].transport[0].number == leg.number
+
+    fake = scripted(AIMessage(content="", tool_calls=[call("submit_plan", {"plan": plan_json})]))
+    outcome = ToolCallingAgent(chat_model=fake, **MODEL).run_env(gym.make("utp_env/UTP-v0", db_path=str(mini_db.path)),
+                                                                {"query": query})
+    assert outcome.info["termination_reason"] == "submitted" and passes(outcome.result, query, mini_db)
+
+
+def test_tool_calling_run_raises_on_a_failed_model_call(mini_db, good) -> None:
+    """The agent protocol's run raises ModelCallError, which the run records as agent_error."""
+    query, _ = good
+    fake = scripted(AIMessage(content="", tool_calls=[call("view_plan", {})]), fail_at=1)
+    with pytest.raises(ModelCallError, match=r"turn 2.*scripted failure"):
+        ToolCallingAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))

@@ -63,6 +63,8 @@ def test_missing_key_names_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ModelConfigError, match="OPENAI_API_KEY"):
         make_chat_model("openai:gpt-4o-mini")
+    # the package is checked first (test below); with it present, the missing key is named
+    monkeypatch.setitem(sys.modules, "langchain_anthropic", types.ModuleType("langchain_anthropic"))
     with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY"):
         make_chat_model("anthropic:claude-3-5-haiku-latest")
     monkeypatch.delenv("MY_KEY", raising=False)
@@ -162,3 +164,35 @@ def test_usage_none_when_unknown_and_cost_from_price() -> None:
     assert cost_of(usage, None) is None
     assert cost_of(Usage(None, None), price) is None
     assert add_optional(None, None) is None and add_optional(None, 3) == 3 and add_optional(2, 3) == 5
+
+
+def test_transient_by_type_along_the_mro() -> None:
+    """langchain-openai 1.x raises subclasses of openai's errors (OpenAIConnectionError, ...), and
+    APITimeoutError carries no status code: all are retried; 4xx errors are not."""
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx")
+    lc_openai = pytest.importorskip("langchain_openai.chat_models.base")
+    request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+
+    def status(cls, code: int):
+        return cls("boom", response=httpx.Response(code, request=request), body=None)
+
+    assert is_transient(openai.APITimeoutError(request=request))
+    assert is_transient(openai.APIConnectionError(request=request))
+    assert is_transient(lc_openai.OpenAIConnectionError(request=request))
+    assert is_transient(type("OpenAITimeoutError", (openai.APITimeoutError,), {})(request=request))
+    assert is_transient(status(lc_openai.OpenAIRateLimitError, 429))
+    assert is_transient(status(lc_openai.OpenAIAPIError, 500))
+    assert is_transient(httpx.ReadTimeout("slow")) and is_transient(httpx.RemoteProtocolError("cut"))
+    assert not is_transient(status(lc_openai.OpenAIAuthenticationError, 401))
+    assert not is_transient(status(openai.BadRequestError, 400))
+
+
+def test_missing_extra_is_reported_before_a_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("MY_KEY", raising=False)
+    _hide_modules(monkeypatch, "langchain", "langchain_openai")
+    with pytest.raises(ModelConfigError, match=r"pip install langchain-openai"):
+        make_chat_model("openai:gpt-4o-mini")
+    with pytest.raises(ModelConfigError, match=r"pip install langchain-openai"):
+        make_chat_model({"model": "m", "base_url": "http://localhost:1/v1", "api_key_env": "MY_KEY"})

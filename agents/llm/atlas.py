@@ -18,8 +18,11 @@ Roles, each one LLM call per turn and each recorded in the trace:
    constraints are re-extracted and planning resumes.
 
 The last plan that parsed is returned even if the checker never passed it (ATLAS delivers its
-final plan); no parsable plan at all is a delivery failure. Model errors end the run with the
-error recorded, never raised.
+final plan); no parsable plan at all is a delivery failure. A model call that fails for good ends
+the run: with the last parsed plan delivered (and the error recorded) if there is one, else as
+`ModelCallError`, which the run records as `agent_error`. A search-agent tool call whose arguments
+are not JSON (LangChain's `invalid_tool_calls`) is answered with a tool message saying so and
+recorded in the trace as a failed tool call.
 """
 
 from __future__ import annotations
@@ -32,10 +35,10 @@ from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import Field
-from utp_env.agents.base import AgentResult, Toolkit, Trace
+from utp_env.agents.base import AgentResult, Toolkit, Trace, TraceStep
 from utp_env.agents.llm import prompts
 from utp_env.agents.llm.direct import parse_reply
-from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelSession, message_text
+from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession, message_text
 
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Plan
@@ -145,8 +148,17 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
             reply = ep.session.invoke("search_agent", ep.search_messages, model=bound)
             ep.search_messages.append(reply)
             calls = list(getattr(reply, "tool_calls", None) or [])
-            if not calls:
+            invalid = list(getattr(reply, "invalid_tool_calls", None) or [])
+            if not calls and not invalid:
                 return
+            for i, bad in enumerate(invalid):
+                name = bad.get("name") or ""
+                text = (f"Error: the arguments of this call of {name or 'a tool'} are not a JSON object "
+                        f"({bad.get('error') or 'they do not parse'}): {str(bad.get('args'))[:200]!r}. "
+                        "Call the tool again with its arguments as one JSON object.")
+                ep.toolkit.trace.add(TraceStep(kind="tool_call", name=name, result=text[:200], ok=False,
+                                               args={"invalid_arguments": str(bad.get("args"))}))
+                ep.search_messages.append(ToolMessage(content=text, tool_call_id=bad.get("id") or f"invalid_{i}"))
             for i, call in enumerate(calls):
                 if i >= s.max_calls_per_round:
                     text = f"not executed: at most {s.max_calls_per_round} tool calls per round"
@@ -201,8 +213,10 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
         try:
             return self._loop(ep, trace)
         except Exception as exc:  # a model error ends the run; the last parsed plan (if any) is kept
-            return AgentResult(plan=ep.last_plan, raw_output=ep.last_raw, trace=trace,
-                               error=f"model call failed: {type(exc).__name__}: {exc}")
+            error = f"model call failed: {type(exc).__name__}: {exc}"
+            if ep.last_plan is None:
+                raise ModelCallError(error) from exc
+            return AgentResult(plan=ep.last_plan, raw_output=ep.last_raw, trace=trace, error=error)
 
     def _loop(self, ep: Episode, trace: Trace) -> AgentResult:
         s = self.settings

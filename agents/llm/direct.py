@@ -6,8 +6,9 @@
 Gather the reference information through the lookup tools, make ONE model call with the
 instructions, a one-shot example and that information, and parse the JSON plan. If the reply
 cannot be parsed, one repair call shows the model the parse error; if that also fails, the plan
-is not delivered (AgentResult with plan None and the error). A model that raises is recorded in
-the trace and the result, never propagated.
+is not delivered (AgentResult with plan None and the error). A model call that fails for good
+(after the retries of `RetryingModel`) is recorded in the trace and raised as `ModelCallError`,
+which the run records as `agent_error`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import Field
 from utp_env.agents.base import AgentResult, Toolkit, Trace
 from utp_env.agents.llm import prompts
-from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelSession, message_text
+from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession, message_text
 from utp_env.agents.llm.reference_info import ReferenceLimits, gather_reference_info
 
 from utp_env.config import UncertaintyConfig
@@ -85,8 +86,7 @@ class DirectAgent(ChatAgent[DirectSettings]):
             try:
                 reply = session.invoke("planner" if attempt == 0 else "repair", messages)
             except Exception as exc:
-                return AgentResult(plan=None, raw_output=raw, trace=trace,
-                                   error=f"model call failed: {type(exc).__name__}: {exc}")
+                raise ModelCallError(f"model call failed: {type(exc).__name__}: {exc}") from exc
             raw = message_text(reply)
             try:
                 return AgentResult(plan=parse_reply(raw, query, toolkit), raw_output=raw, trace=trace)

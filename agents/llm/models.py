@@ -35,14 +35,29 @@ PROVIDERS: dict[str, tuple[str, str, str, str | None]] = {
     "huggingface": ("langchain-huggingface", "langchain_huggingface", "ChatHuggingFace", None),
 }
 # HTTP statuses and exception class names that mean "try again later", not "your request is wrong".
+# A name matches anywhere in the exception's MRO, so subclasses count: langchain-openai 1.x raises
+# OpenAIConnectionError / OpenAIRateLimitError / OpenAIAPIError, subclasses of openai's
+# APIConnectionError (APITimeoutError is one too), RateLimitError and InternalServerError.
 TRANSIENT_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
-TRANSIENT_NAMES = frozenset({"RateLimitError", "APIConnectionError", "APITimeoutError", "InternalServerError",
-                             "ServiceUnavailableError", "OverloadedError", "Timeout", "ReadTimeout",
-                             "ConnectTimeout", "ConnectError", "RemoteProtocolError"})
+TRANSIENT_NAMES = frozenset({
+    "RateLimitError", "APIConnectionError", "APITimeoutError", "InternalServerError",  # openai, anthropic
+    "ModelConnectionError", "ModelTimeoutError", "ModelRateLimitError",  # langchain_core.exceptions
+    "ServiceUnavailableError", "OverloadedError",
+    "TimeoutException", "NetworkError", "RemoteProtocolError",  # httpx (ConnectError, ReadTimeout, ... subclass these)
+    "Timeout", "ConnectionError",  # requests
+})
 
 
 class ModelConfigError(ValueError):
     """The model cannot be built as configured (missing package, missing key, bad spec)."""
+
+
+class ModelCallError(RuntimeError):
+    """A model call failed for good: a permanent error, or a transient one after every retry.
+
+    The LLM agents raise it from `run` when no plan can be delivered, so the run records the
+    episode as `agent_error` with this message (utp_env/runs/episode.py), not as `not_delivered`.
+    """
 
 
 class Price(BaseModel):
@@ -131,19 +146,20 @@ def make_chat_model(model: str | dict[str, Any] | ModelSpec) -> Any:
     if spec.max_tokens is not None:
         common["max_tokens"] = spec.max_tokens
     if spec.base_url is not None:
-        key = _api_key(spec, spec.api_key_env, required=spec.api_key_env is not None)
         module = _import("langchain_openai", "langchain-openai", f"base_url model {spec.model!r}")
+        key = _api_key(spec, spec.api_key_env, required=spec.api_key_env is not None)
         return module.ChatOpenAI(model=spec.model, base_url=spec.base_url, api_key=key or "not-needed", **common)
     provider = spec.provider
     package, module_name, cls_name, key_env = PROVIDERS.get(provider, (f"langchain-{provider}", "", "", None))
+    # a missing package is reported before a missing key: installing comes first
+    if module_name:
+        _import(module_name, package, f"provider {provider!r}")
     _api_key(spec, key_env, required=key_env is not None)
     try:
         chat_models = importlib.import_module("langchain.chat_models")
     except ImportError:
         chat_models = None
     if chat_models is not None:
-        if module_name:
-            _import(module_name, package, f"provider {provider!r}")
         try:
             return chat_models.init_chat_model(spec.model, **common)
         except ImportError as exc:  # a provider outside PROVIDERS: init_chat_model names its package
@@ -156,10 +172,12 @@ def make_chat_model(model: str | dict[str, Any] | ModelSpec) -> Any:
 
 
 def is_transient(exc: BaseException) -> bool:
-    """Whether an exception from a model call is worth retrying (timeouts, rate limits, 5xx)."""
+    """Whether an exception from a model call is worth retrying (timeouts, connection errors, rate
+    limits, 5xx). Decided by type, along the MRO, so provider subclasses count; then by the HTTP
+    status an API error carries."""
     if isinstance(exc, TimeoutError | ConnectionError):
         return True
-    if type(exc).__name__ in TRANSIENT_NAMES:
+    if any(cls.__name__ in TRANSIENT_NAMES for cls in type(exc).__mro__):
         return True
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     return isinstance(status, int) and status in TRANSIENT_STATUS

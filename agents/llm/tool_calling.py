@@ -2,14 +2,19 @@
 
 Messages are a system prompt plus the env's first observation. Each model reply's `tool_calls`
 become ONE env step (sent as OpenAI-style `tool_calls` entries), and each call is answered with a
-ToolMessage carrying its part of the observation. A reply without tool calls gets a reminder and
-counts toward `max_steps`. The episode ends when the model submits, when the env's step limit
-truncates it (the accumulated plan is still scored), or when the model raises: the env then ends
-the episode with the reason `agent_error` and the error is recorded, never raised.
+ToolMessage carrying its part of the observation. Calls whose arguments are not valid JSON
+(LangChain's `invalid_tool_calls`) go to the env with their raw arguments too: the env answers
+each with what was wrong, so every call id gets its tool message and the trace records the call.
+A reply without tool calls gets a reminder and counts toward `max_steps`. The episode ends when
+the model submits, when the env's step limit truncates it (the accumulated plan is still scored),
+when a `TimeLimit` wrapper cuts it (the agent then ends the episode with `step_limit` through
+`env.unwrapped.end_episode`, so the plan built so far is scored too), or when the model call fails
+for good: the env ends the episode with the reason `agent_error` and the error is recorded.
 
-`run(query, toolkit)` (the agent protocol) builds a UTPEnv over the toolkit's database;
-`run_env(env, options)` drives an env you already have and also returns the env's final info
-(termination reason, evaluation, reward).
+`run_env(env, options)` drives an env you already have, wrapped or not (`gym.make`), and returns
+the env's final info (termination reason, evaluation, reward); it never raises for a model error.
+`run(query, toolkit)` (the agent protocol) builds a UTPEnv over the toolkit's database; when the
+model call failed it raises `ModelCallError`, which the run records as `agent_error`.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 from pydantic import Field
 from utp_env.agents.base import AgentResult, Toolkit, Trace, TraceStep
 from utp_env.agents.llm import prompts
-from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelSession
+from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession
 
 from utp_env.itinerary import Plan
 from utp_env.query import Query
@@ -73,10 +78,27 @@ def split_answers(observation: str, n: int) -> list[str]:
 
 
 def openai_entries(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """LangChain tool calls as OpenAI `tool_calls` entries (ids kept, arguments as JSON text)."""
+    """LangChain tool calls as OpenAI `tool_calls` entries (ids kept, arguments as JSON text).
+
+    An entry of `invalid_tool_calls` (its `args` the raw text the model sent) keeps that text, so
+    the env reports what is wrong with it."""
     return [{"id": call.get("id") or f"call_{i}", "type": "function",
-             "function": {"name": call.get("name", ""), "arguments": json.dumps(call.get("args") or {})}}
+             "function": {"name": call.get("name") or "", "arguments": _arguments(call.get("args"))}}
             for i, call in enumerate(tool_calls)]
+
+
+def _arguments(args: Any) -> str:
+    return args if isinstance(args, str) else json.dumps(args or {})
+
+
+def reply_calls(reply: Any) -> list[dict[str, Any]]:
+    """Every tool call of a reply: the parsed `tool_calls`, then the `invalid_tool_calls` (arguments
+    that are not JSON), each with an id so that it can be answered."""
+    calls = list(getattr(reply, "tool_calls", None) or [])
+    for i, bad in enumerate(getattr(reply, "invalid_tool_calls", None) or []):
+        calls.append({"name": bad.get("name") or "", "args": bad.get("args") or "", "invalid": True,
+                      "id": bad.get("id") or f"invalid_call_{i}", "error": bad.get("error")})
+    return calls
 
 
 class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
@@ -99,12 +121,16 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
 
     def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
         env = self.make_env(toolkit)
-        return self.run_env(env, {"query": query}, trace=toolkit.trace, seed=seed).result
+        outcome = self.run_env(env, {"query": query}, trace=toolkit.trace, seed=seed)
+        if outcome.info.get("termination_reason") == "agent_error":
+            raise ModelCallError(outcome.result.error or "the model call failed")
+        return outcome.result
 
     def run_env(self, env: Any, options: dict[str, Any], trace: Trace | None = None,
                 seed: int | None = None) -> EnvOutcome:
         """Drive one episode of `env` (reset with `options`) to its end."""
         trace = trace if trace is not None else Trace()
+        base = env.unwrapped  # end_episode and openai_tools live on UTPEnv, under any wrappers
         observation, info = env.reset(seed=seed, options=options)
         query = Query.model_validate(info["query"])
         session = ModelSession(self.model, trace, self.settings.price)
@@ -113,19 +139,19 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
         reward, error = 0.0, None
         bound: Any = None  # set below, or the episode has already ended
         try:
-            bound = self.model.bind_tools(env.openai_tools())
+            bound = self.model.bind_tools(base.openai_tools())
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            reward, final = env.end_episode("agent_error", message=error)
+            reward, final = base.end_episode("agent_error", message=error)
         for turn in range(self.settings.max_steps if final is None else 0):
             try:
                 reply = session.invoke("agent", messages, model=bound)
             except Exception as exc:
                 error = f"model call failed at turn {turn + 1}: {type(exc).__name__}: {exc}"
-                reward, final = env.end_episode("agent_error", message=error)
+                reward, final = base.end_episode("agent_error", message=error)
                 break
             messages.append(reply)
-            calls = list(getattr(reply, "tool_calls", None) or [])
+            calls = reply_calls(reply)
             if not calls:
                 messages.append(HumanMessage(NUDGE.format(left=self.settings.max_steps - turn - 1)))
                 continue
@@ -135,9 +161,13 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
                 messages.append(ToolMessage(content=answer, tool_call_id=call.get("id") or "call"))
             if terminated or truncated:
                 final = step_info
+                if "termination_reason" not in final:  # a TimeLimit wrapper cut it; the env has not ended
+                    reward, final = base.end_episode("step_limit", message=f"cut by a wrapper after {turn + 1} "
+                                                     "model turns (truncated)")
                 break
         if final is None:  # turns spent without the env ending (e.g. replies without tool calls)
-            reward, final = env.end_episode("step_limit", message=f"no submit within {self.settings.max_steps} turns")
+            reward, final = base.end_episode("step_limit",
+                                             message=f"no submit within {self.settings.max_steps} turns")
         reason = final.get("termination_reason")
         trace.note(f"episode ended: {reason}; reward {reward:.4f}")
         plan = Plan.model_validate(final["plan"]) if final.get("plan") else None
@@ -157,5 +187,7 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
         done = step_info.get("calls", [])
         for i, call in enumerate(calls):
             got = done[i] if i < len(done) else {}
-            trace.add(TraceStep(kind="tool_call", name=str(call.get("name")), args=call.get("args") or {},
+            args = call.get("args") or {}
+            trace.add(TraceStep(kind="tool_call", name=str(call.get("name")),
+                                args={"invalid_arguments": args} if isinstance(args, str) else args,
                                 result=(got.get("error") or "ok")[:200], ok=bool(got.get("ok", False))))

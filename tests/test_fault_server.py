@@ -1,0 +1,164 @@
+"""The three LLM agents run through `utp-env run` against a scripted OpenAI-compatible server
+(`tests/fault_server.py`) on 127.0.0.1, with faults injected on the wire.
+
+Transient faults (5xx, 429, a response slower than the client timeout, a dropped connection, a
+truncated body) are retried with a tiny backoff and the episode completes; permanent faults (401,
+no `choices`) end the episode as `agent_error` with the message recorded; malformed tool-call JSON
+and unknown tool names are answered with a tool message and the episode goes on. Every request body
+is checked as OpenAI would (valid tool schemas, roles, a tool message for every tool-call id) and
+every episode appears in results.jsonl. No assertion on durations.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain_openai")
+
+from fault_server import FaultServer, PlanningBrain, check_request
+from utp_env.agents.base import Toolkit
+from utp_env.agents.reference import ReferencePlanner
+from utp_env.tools.database import Database
+
+from utp_env.cli import main
+from utp_env.env.config import query_pool
+from utp_env.plan_format import plan_to_json
+
+KEY_ENV = "UTP_FAULT_SERVER_KEY"
+# tiny backoff and a short client timeout; the slow fault sleeps longer than the timeout
+FAST = ["retries=3", "backoff_initial=0.01", "backoff_max=0.02", "timeout=1.5", f"api_key_env={KEY_ENV}"]
+
+
+@pytest.fixture(scope="module")
+def server(mini_db: Database) -> Iterator[FaultServer]:
+    """The fault server, its brain answering each query with the reference planner's plan."""
+    queries = query_pool(mini_db)
+    plans: dict[str, str] = {}
+
+    def plan_for(text: str) -> str:
+        for query in queries:
+            if query.text in text:
+                if query.query_id not in plans:
+                    result = ReferencePlanner().run(query, Toolkit(mini_db))
+                    assert result.plan is not None
+                    plans[query.query_id] = plan_to_json(result.plan)
+                return plans[query.query_id]
+        return "I do not know which trip you mean."
+
+    with FaultServer(PlanningBrain(plan_for), slow_seconds=3.0) as srv:
+        yield srv
+
+
+@pytest.fixture
+def fresh(server: FaultServer, monkeypatch: pytest.MonkeyPatch) -> FaultServer:
+    """The server with its queue and records emptied, and the dummy key set."""
+    monkeypatch.setenv(KEY_ENV, "sk-test-not-a-real-key")
+    server.faults.clear()
+    server.requests.clear()
+    server.log.clear()
+    server.refused.clear()
+    return server
+
+
+def run(server: FaultServer, agent: str, out: Path, mini_db_path: Path, limit: int = 1,
+        settings: list[str] | None = None) -> list[dict[str, Any]]:
+    """`utp-env run` of `agent` against the server; the results.jsonl records."""
+    argv = ["run", "--agent", agent, "--db", str(mini_db_path), "--limit", str(limit), "--rollouts", "0",
+            "--out", str(out), "--quiet", "--set", f"base_url={server.base_url}", "--set", "model=fault-model"]
+    for item in [*FAST, *(settings or [])]:
+        argv += ["--set", item]
+    main(argv)
+    lines = (out / "results.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def assert_wire_ok(server: FaultServer) -> None:
+    """Every request the agents sent is one OpenAI would accept."""
+    assert server.refused == []
+    for body in server.requests:
+        check_request(body)
+        for msg in body["messages"]:
+            assert msg["role"] in {"system", "user", "assistant", "tool"}
+
+
+AGENTS = ["direct", "atlas", "tool_calling"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_happy_path_submits(fresh: FaultServer, agent: str, tmp_path: Path, mini_db_path: Path) -> None:
+    records = run(fresh, agent, tmp_path / "run", mini_db_path, limit=2)
+    assert len(records) == 2
+    assert [r["termination_reason"] for r in records] == ["submitted", "submitted"]
+    assert all(r["plan"] is not None and r["error"] is None for r in records)
+    assert_wire_ok(fresh)
+    # the server's usage block is what the trace sums
+    assert all(r["usage"]["input_tokens"] and r["usage"]["output_tokens"] for r in records)
+    if agent != "direct":
+        assert any(m["role"] == "tool" for body in fresh.requests for m in body["messages"])
+        assert all(body.get("tools") for body in fresh.requests if any(
+            m["role"] == "tool" for m in body["messages"]))
+
+
+TRANSIENT = ["500", "429", "slow", "drop", "truncated"]
+PERMANENT = ["401", "no_choices"]
+ANSWERED = ["bad_args", "unknown_tool", "empty"]  # content faults: the agent answers and goes on
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("fault", TRANSIENT)
+def test_transient_fault_is_retried_and_the_episode_completes(fresh: FaultServer, agent: str, fault: str,
+                                                              tmp_path: Path, mini_db_path: Path) -> None:
+    fresh.inject(fault)
+    records = run(fresh, agent, tmp_path / "run", mini_db_path)
+    assert [r["termination_reason"] for r in records] == ["submitted"]
+    assert records[0]["plan"] is not None and records[0]["error"] is None
+    assert fresh.log[0][0] == fault and fresh.log[1] == ("ok", 200)
+    assert fresh.requests[0] == fresh.requests[1]  # the retry resends the same request
+    failed = records[0]["trace"]["failed"]
+    assert not [k for k in failed if k.startswith("model_call")]  # a retried call is one call that succeeded
+    assert_wire_ok(fresh)
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("fault", PERMANENT)
+def test_permanent_fault_ends_the_episode_as_agent_error(fresh: FaultServer, agent: str, fault: str,
+                                                         tmp_path: Path, mini_db_path: Path) -> None:
+    fresh.inject(fault)
+    records = run(fresh, agent, tmp_path / "run", mini_db_path)
+    assert [r["termination_reason"] for r in records] == ["agent_error"]
+    assert len(fresh.requests) == 1  # not retried
+    error = records[0]["error"]
+    assert "model call failed" in error
+    assert ("Incorrect API key" in error) if fault == "401" else ("choices" in error or "NoneType" in error)
+
+
+def test_retries_are_bounded(fresh: FaultServer, tmp_path: Path, mini_db_path: Path) -> None:
+    """A server that keeps failing gets 1 + retries requests, then the episode is agent_error."""
+    fresh.inject(*["500"] * 10)
+    records = run(fresh, "direct", tmp_path / "run", mini_db_path, settings=["retries=2"])
+    assert [r["termination_reason"] for r in records] == ["agent_error"]
+    assert len(fresh.requests) == 3 and "Error code: 500" in records[0]["error"]
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("fault", ANSWERED)
+def test_content_faults_are_answered(fresh: FaultServer, agent: str, fault: str, tmp_path: Path,
+                                     mini_db_path: Path) -> None:
+    fresh.inject(fault)
+    records = run(fresh, agent, tmp_path / "run", mini_db_path)
+    assert [r["termination_reason"] for r in records] == ["submitted"]
+    assert_wire_ok(fresh)  # in particular: the malformed or unknown call got its tool message
+    if fault in ("bad_args", "unknown_tool") and agent != "direct":
+        first_call = fresh.requests[1]["messages"]
+        answer = next(m for m in first_call if m["role"] == "tool")
+        assert answer["tool_call_id"] == "call_" + answer["tool_call_id"].split("_", 1)[1]
+        assert ("JSON" in answer["content"] or "json" in answer["content"]) if fault == "bad_args" \
+            else "teleport" in answer["content"]
+        failed = records[0]["trace"]["failed"]  # the bad call is recorded as a failed tool call
+        assert failed.get("tool_call:teleport" if fault == "unknown_tool" else
+                          ("tool_call:view_plan" if agent == "tool_calling" else "tool_call:list_cities"))
