@@ -37,7 +37,7 @@ def plot_metrics(summary: Any, path: Path) -> Path:
             xs = [i + (r - 1) * width for i in range(len(groups))]
             ax.bar(xs, [v if v is not None else 0.0 for v in values], width, label=risk)
         ax.set_xticks(range(len(groups)), [f"{k}-day" for k in groups])
-        ax.set_title(metric.upper())
+        ax.set_title(f"{metric.upper()} (higher is better)")
         ax.set_ylim(0, 1.05)
     axes[0].set_ylabel("mean score")
     axes[-1].legend(title="risk profile", fontsize=8)
