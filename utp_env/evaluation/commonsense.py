@@ -106,9 +106,9 @@ def meal_gaps(ctx: PlanContext, min_gap: float) -> CheckResult:
 
 
 def stays_and_transfers(ctx: PlanContext) -> CheckResult:
-    """Part of the paper's valid PoI list (Table 8): each day starts at the stay (except the first)
-    and ends at it (except the last); check-in not before the arrival into that city; check-out not
-    after the departure from it."""
+    """Each day starts at the stay (except the first) and ends at it (except the last); check-in
+    not before the arrival into that city; check-out not after the departure from it (with the
+    chronological order, the paper's valid PoI list of Table 8)."""
     problems: list[str] = []
     applicable = False
     last = len(ctx.days) - 1
