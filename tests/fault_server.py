@@ -169,6 +169,7 @@ class FaultServer:
         self.requests: list[dict[str, Any]] = []
         self.log: list[tuple[str, int]] = []
         self.refused: list[str] = []  # 400 messages, for assertions
+        self.usage: list[dict[str, int]] = []  # the usage block of every completion sent in full
         self.lock = threading.Lock()
         self._counter = 0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -296,9 +297,13 @@ class FaultServer:
                 else:
                     if fault == "slow":
                         time.sleep(server.slow_seconds)
+                    data = server.completion(body, fault)
                     try:
-                        self._json(200, server.completion(body, fault))
+                        self._json(200, data)
                     except (BrokenPipeError, ConnectionResetError):  # the client gave up (slow)
                         self.close_connection = True
+                    else:
+                        if fault != "slow":  # a slow reply arrives after the client gave up
+                            server.usage.append(data["usage"])
 
         return Handler

@@ -62,6 +62,7 @@ def fresh(server: FaultServer, monkeypatch: pytest.MonkeyPatch) -> FaultServer:
     server.requests.clear()
     server.log.clear()
     server.refused.clear()
+    server.usage.clear()
     return server
 
 
@@ -91,13 +92,19 @@ AGENTS = ["direct", "atlas", "tool_calling"]
 
 @pytest.mark.parametrize("agent", AGENTS)
 def test_happy_path_submits(fresh: FaultServer, agent: str, tmp_path: Path, mini_db_path: Path) -> None:
-    records = run(fresh, agent, tmp_path / "run", mini_db_path, limit=2)
+    price = "price={input_per_mtok: 1000000, output_per_mtok: 2000000}"  # $1 per input token, $2 per output
+    records = run(fresh, agent, tmp_path / "run", mini_db_path, limit=2, settings=[price])
     assert len(records) == 2
     assert [r["termination_reason"] for r in records] == ["submitted", "submitted"]
     assert all(r["plan"] is not None and r["error"] is None for r in records)
     assert_wire_ok(fresh)
-    # the server's usage block is what the trace sums
-    assert all(r["usage"]["input_tokens"] and r["usage"]["output_tokens"] for r in records)
+    # token and cost accounting read the server's usage block
+    sent_in = sum(u["prompt_tokens"] for u in fresh.usage)
+    sent_out = sum(u["completion_tokens"] for u in fresh.usage)
+    assert sum(r["usage"]["input_tokens"] for r in records) == sent_in
+    assert sum(r["usage"]["output_tokens"] for r in records) == sent_out
+    assert sum(r["usage"]["model_calls"] for r in records) == len(fresh.usage) == len(fresh.requests)
+    assert sum(r["usage"]["cost_usd"] for r in records) == pytest.approx(sent_in + 2 * sent_out)
     if agent != "direct":
         assert any(m["role"] == "tool" for body in fresh.requests for m in body["messages"])
         assert all(body.get("tools") for body in fresh.requests if any(
