@@ -84,6 +84,11 @@ def test_levenshtein_and_ordering() -> None:
     assert tc.ordering_score([], []) is None
 
 
+def test_ordering_tokens_are_tripcrafts() -> None:
+    assert [tc.ordering_token(k) for k in ("accommodation", "restaurant", "attraction", "event", "transit",
+                                           "transport")] == ["x", "y", "z", "z", "z", "z"]
+
+
 def test_persona_keyword_tables() -> None:
     cats = tc.preferred_categories("Historical Sites", "Cultural Exploration", "Culture Enthusiast")
     assert {"Museums", "Sights & Landmarks"} <= cats and "Shopping" not in cats
@@ -111,7 +116,7 @@ def test_tripcraft_on_a_plan(tiny_db: Database) -> None:
     assert report.temporal_attraction == pytest.approx((g1 + g2) / 2 * 1.11 * math.exp(-1.11))
     # one distance a day: the mean of the day means
     assert report.spatial == pytest.approx((0.75 + 0.5 * math.exp(-1)) / 2)
-    # day 2: plan [acc, attr, rest, event, acc] vs reference [acc, attr, rest, acc]: 1 edit / 5
+    # day 2: plan [acc, attr, rest, event, acc] -> x z y z x vs reference x z y x: 1 edit / 5
     assert report.ordering == pytest.approx((1 + 0.8 + 1) / 3)
     # Historical Sites / Relaxation / Laidback favour Museums and Nature & Parks (both attractions match);
     # Luxury favours $$$ and $$$$ (2 of 3 restaurants): 4/5

@@ -121,8 +121,8 @@ def spatial(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
 
 
 def type_sequences(ctx: PlanContext) -> list[list[str]]:
-    """Each day's item kinds in order (the tokens of the ordering score)."""
-    return [[v.kind for v in day.items] for day in ctx.days]
+    """Each day's items in order as TripCraft's ordering tokens (`tc.ordering_token`)."""
+    return [[tc.ordering_token(v.kind) for v in day.items] for day in ctx.days]
 
 
 def persona(ctx: PlanContext) -> float | None:

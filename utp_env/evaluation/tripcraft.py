@@ -88,6 +88,16 @@ def mean_of_day_means(days: Sequence[Sequence[float]]) -> float | None:
 # --- ordering --------------------------------------------------------------------------------
 
 
+# TripCraft's tokens (evaluation/qualitative_metrics.py, get_poi_sequence): x a stay, y a meal,
+# z anything else (attractions, events, airports and stations, journeys).
+ORDERING_TOKENS: dict[str, str] = {"accommodation": "x", "restaurant": "y"}
+
+
+def ordering_token(kind: str) -> str:
+    """The ordering token of an item kind: x accommodation, y restaurant, z otherwise."""
+    return ORDERING_TOKENS.get(kind, "z")
+
+
 def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
     """Edit distance (insertions, deletions, substitutions, each cost 1) between two sequences."""
     if len(a) < len(b):
