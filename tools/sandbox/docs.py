@@ -154,7 +154,7 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    shortest paths between the 40 largest cities are trunk too; routing prefers trunk lines.
    Services: (1) one train between every two crowd-data cities within 1,600 km; (2) trains
    between the 40 hubs, 2.2 × (population product in millions)^0.6 / (distance / 100 km)^0.3
-   per pair (Delhi–Mumbai about 10 originating trains); (3) trains between city pairs drawn by
+   per pair and way (Delhi–Mumbai about 20 trains); (3) trains between city pairs drawn by
    a gravity model ((population product)^0.85 / distance^0.9, 60–3,000 rail km) until the
    profile's row count is met, the last ones shortened to fit exactly; (4) Passenger trains of
    at most 10 stops from every other city along the branch lines towards the nearest hub, each

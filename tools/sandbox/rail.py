@@ -277,7 +277,7 @@ def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: 
                 if kind == "Passenger":
                     kind = "Intercity Express"
                 add(_make_service(cities, router, path, kind, MAX_STOPS, rng))
-    # (2a) trains between the hubs, as many as a gravity model gives (Delhi-Mumbai ~10)
+    # (2a) trains between the hubs, as many as a gravity model gives (Delhi-Mumbai ~20 each way)
     pop = cities.population.astype(float) / 1e6
     hubs = network.hubs
     for x, a in enumerate(hubs):
