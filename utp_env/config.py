@@ -102,24 +102,61 @@ class UncertaintyConfig(_Strict):
     simulation: SimulationParams = SimulationParams()
 
 
+_RAW_CACHE: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
+_MODEL_CACHE: dict[tuple[type[BaseModel], Path, tuple[int, int]], BaseModel] = {}
+
+
+def _read_yaml(path: Path) -> tuple[dict[str, Any], tuple[int, int]]:
+    """The top-level mapping of a YAML file, cached by path, modification time and size.
+
+    A file whose `st_mtime_ns` or size changed is read again; callers must not mutate the mapping.
+    """
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise FileNotFoundError(f"config file {str(path)!r} does not exist") from exc
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _RAW_CACHE.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1], stamp
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path}: invalid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a mapping at the top level")
+    _RAW_CACHE[path] = (stamp, data)
+    return data, stamp
+
+
 def load_model(model: type[M], path: str | Path | None, overrides: dict[str, Any] | None = None) -> M:
-    """Read `model` from a YAML file (defaults when None), with a clear error naming the file."""
+    """Read `model` from a YAML file (defaults when None), with a clear error naming the file.
+
+    Files are cached by path, modification time and size (a changed file is read again); a frozen
+    model loaded without overrides is returned as one shared instance per file version.
+    """
     data: dict[str, Any] = {}
+    stamp, frozen = (0, 0), False
     if path is not None:
         path = Path(path)
-        try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{path}: invalid YAML: {exc}") from exc
-        if not isinstance(data, dict):
-            raise ValueError(f"{path}: expected a mapping at the top level")
+        raw, stamp = _read_yaml(path)
+        frozen = bool(model.model_config.get("frozen")) and not overrides
+        key = (model, path, stamp)
+        if frozen and key in _MODEL_CACHE:
+            return _MODEL_CACHE[key]  # type: ignore[return-value]
+        data = dict(raw)
     data.update(overrides or {})
     try:
-        return model.model_validate(data)
+        out = model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ValueError(f"{path or 'config'}: {where}: {first['msg']}") from exc
+    if path is not None and frozen:
+        for old in [k for k in _MODEL_CACHE if k[0] is model and k[1] == path]:
+            del _MODEL_CACHE[old]  # one version per file: an edited file replaces its entry
+        _MODEL_CACHE[(model, path, stamp)] = out
+    return out
 
 
 def load_uncertainty(path: str | Path | None = None) -> UncertaintyConfig:
