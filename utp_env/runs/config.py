@@ -30,7 +30,8 @@ class RunConfig(BaseModel):
     workers: int = Field(default=1, ge=1)
     backend: Literal["local", "ray"] = "local"
     ray_address: str | None = None
-    rollouts: int = Field(default=1000, ge=0, description="Monte Carlo rollouts per plan; 0 disables")
+    rollouts: int = Field(default=1000, ge=0, le=100_000_000,  # = utp_env.simulation.MAX_ROLLOUTS
+                          description="Monte Carlo rollouts per plan (at most 100,000,000); 0 disables")
     out: str | None = Field(default=None, description="Run folder; default runs/<agent>-<profile>-<split>-seed<seed>"
                                                       "[-limit<N>][-<hash>] (`default_run_name`)")
 
