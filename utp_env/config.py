@@ -142,8 +142,9 @@ def load_model(model: type[M], path: str | Path | None, overrides: dict[str, Any
         raw, stamp = _read_yaml(path)
         frozen = bool(model.model_config.get("frozen")) and not overrides
         key = (model, path, stamp)
-        if frozen and key in _MODEL_CACHE:
-            return _MODEL_CACHE[key]  # type: ignore[return-value]
+        cached = _MODEL_CACHE.get(key) if frozen else None
+        if isinstance(cached, model):  # the entry of (model, path, stamp) is always a `model`
+            return cached
         data = dict(raw)
     data.update(overrides or {})
     try:
