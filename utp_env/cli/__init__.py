@@ -30,7 +30,7 @@ examples:
   utp-env run --profile mini --limit 3     the reference planner on 3 queries of the small sandbox
   utp-env run --agent direct --workers 4   an LLM baseline (needs pip install 'utp-env[llm]'
                                            and OPENAI_API_KEY)
-  utp-env show runs/reference-validation-seed0
+  utp-env show runs/reference-full-validation-seed0
   utp-env evaluate --plans plans.jsonl     score your own plans (paper JSON format)
   utp-env simulate --plan plan.json        Monte Carlo robustness of one plan
   utp-env data build --profile mini        build the small sandbox database
@@ -168,6 +168,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except (ValueError, LookupError, FileNotFoundError) as exc:
         # Boundary errors (bad files, bad names, bad options) are the user's to fix: say what and where.
+        print(f"utp-env {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        # A file that cannot be written or read (read-only folder, full disk): one line naming it
+        # (utp_env.tools.atomic.FileWriteError says which file and what to do).
         print(f"utp-env {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -104,6 +104,13 @@ def handle(args: argparse.Namespace) -> int:
     query = find_query(args.query_id or plan.query_id, args.queries, db)
     if query is not None:
         plan = load_plan(args.plan, query, db)  # with the query's dates
+        from utp_env.env.episode import plan_mismatch
+
+        wrong = plan_mismatch(plan, query, db)
+        if wrong:
+            print(f"utp-env simulate: warning: the plan does not match query {query.query_id}: {'; '.join(wrong)} "
+                  "(was it made for another query, or on another database? check --query-id and --profile/--db)",
+                  file=sys.stderr)
     report = simulate(plan, query, db, n=args.rollouts, seed=args.seed, config=config)
     print(report.model_dump_json(indent=2) if args.json else render_table(report))
     if args.plot is not None:
