@@ -1,20 +1,29 @@
 """Benchmark: 10,000 Monte Carlo rollouts of a 7-day plan, vectorised engine vs the per-rollout loop.
 
     python benchmarks/simulate.py [--profile full|mini] [--rollouts 10000] [--loop-rollouts N]
+                                  [--memory-rollouts 10000000]
 
 Builds a 7-day, 3-city plan (origin -> B -> C -> origin, two nights in B, three in C) from the
 sandbox, then times, in one run: (1) drawing the delays, (2) the vectorised engine, (3) the whole
 `simulate` call (compile + draws + engine + report), and (4) the plain Python loop baseline
 (`utp_env.simulation.loop`) on the same draws (all rollouts if that takes < 30 s, else a prefix,
 scaled). Targets (README, Performance): vectorised < 100 ms and >= 30x the loop.
+
+Also (issue 14): `simulate(n=1000)` without a config (the shipped YAML, cached) vs with one, timed
+interleaved (target <= 1.2x); the chunked report of 3 blocks + a bit vs the same draws summarised
+at once (must be equal); and, in a child process, the peak RSS that `--memory-rollouts` rollouts
+add over the process before the call (target < 1 GB for 10M; 0 skips it).
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import statistics
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from utp_env.tools.database import Database
@@ -180,6 +189,74 @@ def _cpu(fn, repeat: int) -> float:
     return (time.process_time() - t0) / repeat
 
 
+def _rss_kib(field: str) -> int:
+    """VmRSS or VmHWM (peak) of this process in KiB, from /proc/self/status (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def memory_child(profile: str, db_path: str | None, n: int) -> int:
+    """Run in a child process: print the peak RSS that `simulate(n)` adds, then the report's headline."""
+    from utp_env.tools.sandbox import open_sandbox
+
+    db = Database.open(db_path) if db_path else open_sandbox(profile)
+    plan = week_plan(db)
+    config = load_uncertainty()
+    simulate(plan, None, db, n=1000, seed=0, config=config)  # warm every lazy index
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current RSS
+        before = _rss_kib("VmRSS")
+    except OSError:
+        before = _rss_kib("VmHWM")
+    t0 = time.perf_counter()
+    report = simulate(plan, None, db, n=n, seed=0, config=config)
+    took = time.perf_counter() - t0
+    added = _rss_kib("VmHWM") - before
+    print(f"{added} {took:.3f} {report.hold_rate!r} {report.trip_end_lateness.p95!r}")
+    return 0
+
+
+def _memory(args: argparse.Namespace) -> None:
+    n = args.memory_rollouts
+    cmd = [sys.executable, __file__, "--memory-child", str(n), "--profile", args.profile]
+    if args.db:
+        cmd += ["--db", args.db]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.split()
+    added, took, hold, p95 = int(out[0]), float(out[1]), float(out[2]), float(out[3])
+    print(f"{n:,} rollouts: peak RSS added {added / 1024:8.1f} MiB in {took:.1f} s "
+          f"({n / took:,.0f} rollouts/s)   (target < 1 GB); hold rate {hold:.4f}, trip-end p95 {p95:g} min")
+
+
+def _config_ratio(plan: Plan, db: Database, config: object, repeat: int = 41) -> tuple[float, float]:
+    """Median times of simulate(n=1000) without a config and with one, interleaved."""
+    without, with_ = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        simulate(plan, None, db, n=1000, seed=0)
+        t1 = time.perf_counter()
+        simulate(plan, None, db, n=1000, seed=0, config=config)  # type: ignore[arg-type]
+        t2 = time.perf_counter()
+        without.append(t1 - t0)
+        with_.append(t2 - t1)
+    return statistics.median(without), statistics.median(with_)
+
+
+def _chunks_equal_one_chunk(plan: Plan, db: Database) -> bool:
+    """3.5 blocks of rollouts summarised block by block == the same draws summarised at once."""
+    from utp_env.simulation import BLOCK_ROLLOUTS, draw_block_delays, simulate_compiled
+    from utp_env.simulation.report import build_report
+
+    config = load_uncertainty()
+    compiled, _ = compile_for(plan, None, db, config)
+    n = 3 * BLOCK_ROLLOUTS + BLOCK_ROLLOUTS // 2
+    chunked = simulate_compiled(compiled, config, n, seed=0)
+    rollouts = run(compiled, draw_block_delays(compiled, 0, n), config.simulation.skip_passed_items)
+    once = build_report(compiled, rollouts, 0, config.simulation.late_tolerance_min, block=BLOCK_ROLLOUTS)
+    return chunked.model_dump_json() == once.model_dump_json()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--profile", choices=["full", "mini"], default="full", help="sandbox profile (default full)")
@@ -188,7 +265,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loop-rollouts", type=int, default=None,
                         help="rollouts for the loop baseline (default: all if under ~30 s, else scaled)")
     parser.add_argument("--repeat", type=int, default=5, help="best of this many timings (vectorised)")
+    parser.add_argument("--memory-rollouts", type=int, default=10_000_000,
+                        help="rollouts for the peak-RSS measurement in a child process (default 10M; 0 skips)")
+    parser.add_argument("--memory-child", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.memory_child is not None:
+        return memory_child(args.profile, args.db, args.memory_child)
 
     from utp_env.tools.sandbox import open_sandbox
 
@@ -234,9 +316,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"CPU time: draws + engine {cpu_vec * 1e3:.1f} ms, simulate() {cpu_total * 1e3:.1f} ms, "
           f"loop engine {cpu_loop * 1e3:.1f} ms -> {(t_draw + cpu_loop) / cpu_vec:.1f} x")
     print(f"engine == loop on the same draws {same}")
+    t_without, t_with = _config_ratio(plan, db, config)
+    print(f"simulate(n=1000) without config  {t_without * 1e3:8.2f} ms, with {t_with * 1e3:.2f} ms -> "
+          f"{t_without / t_with:.2f} x   (target <= 1.2 x; medians of 41 interleaved pairs)")
+    chunks_ok = _chunks_equal_one_chunk(plan, db)
+    print(f"3.5 blocks chunked == one chunk  {chunks_ok}")
+    if args.memory_rollouts:
+        _memory(args)
     print(f"hold rate {report.hold_rate:.3f}, P(any missed leg) {report.any_missed_leg_probability:.4f}, "
           f"trip-end lateness p95 {report.trip_end_lateness.p95:.1f} min")
-    return 0 if same else 1
+    return 0 if same and chunks_ok else 1
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from utp_env.simulation import compile_for, draw_delays, simulate, simulate_once
 from utp_env.simulation.compile import CAB, ELASTIC, FIXED, LEG, VISIT
 from utp_env.simulation.engine import run
 from utp_env.simulation.loop import run_loop
-from utp_env.simulation.report import QUANTILES, nonneg_quantiles
+from utp_env.simulation.report import QUANTILES
 
 # ------------------------------------------------------------------ a tiny hand-made database
 
@@ -368,6 +368,8 @@ def test_cli_bad_input_names_the_problem(tiny_db: Database, tmp_path: Path,
     assert "q-test" in capsys.readouterr().err  # the suggestion
     assert _cli([*base, "--rollouts", "0"]) == 2
     assert "--rollouts" in capsys.readouterr().err
+    assert _cli([*base, "--rollouts", "1000000000"]) == 2
+    assert "--rollouts must be <= 100,000,000" in capsys.readouterr().err
     assert _cli(["simulate", "--plan", str(tmp_path / "nope.json"), "--db", str(tiny_db.path)]) == 2
     assert "nope.json" in capsys.readouterr().err
 
@@ -407,13 +409,26 @@ def test_week_plan_on_the_full_sandbox() -> None:
     assert 0 <= report.hold_rate <= 1
 
 
-@settings(max_examples=60, deadline=None)
-@given(n=st.integers(1, 60), rows=st.integers(1, 4), zero_share=st.floats(0, 1), seed=st.integers(0, 2**32 - 1))
-def test_nonneg_quantiles_equal_numpy(n: int, rows: int, zero_share: float, seed: int) -> None:
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), block=st.integers(1, 64), zero_share=st.floats(0, 1), seed=st.integers(0, 2**32 - 1))
+def test_report_quantiles_equal_numpy_on_rounded_lateness(tiny_db: Database, n: int, block: int, zero_share: float,
+                                                          seed: int) -> None:
+    """Histogram quantiles == np.quantile of the rounded values, whatever the block size."""
+    from utp_env.simulation.engine import Rollouts
+    from utp_env.simulation.report import build_report
+
+    compiled, _ = compile_for(two_day_plan(), None, tiny_db, CONFIG)
     rng = np.random.default_rng(seed)
-    values = rng.exponential(30.0, (rows, n)) * (rng.random((rows, n)) >= zero_share)
-    np.testing.assert_allclose(nonneg_quantiles(values), np.quantile(values, QUANTILES, axis=1),
-                               rtol=1e-12, atol=1e-12)
+    steps = compiled.n_steps
+    late = rng.exponential(30.0, (n, steps)) * (rng.random((n, steps)) >= zero_share)
+    start = compiled.start + late
+    r = Rollouts(start, np.maximum(start, compiled.end), np.zeros((n, steps), bool), np.zeros((n, steps), bool))
+    report = build_report(compiled, r, 0, 30.0, block=block)
+    want = np.quantile(np.rint(late), QUANTILES, axis=0)
+    got = np.array([[s.start_lateness.p50 for s in report.steps], [s.start_lateness.p95 for s in report.steps]])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    if block >= n:  # one block either way: the same bytes
+        assert build_report(compiled, r, 0, 30.0, block=n).model_dump_json() == report.model_dump_json()
 
 
 @pytest.mark.parametrize(("arrive_at", "missed"), [("07:00", False), ("07:15", False), ("07:16", True)])
@@ -454,7 +469,7 @@ def test_report_aggregates_match_the_rollouts(tiny_db: Database) -> None:
     plan = two_day_plan(fort_end="16:30")
     compiled, _ = compile_for(plan, None, tiny_db, CONFIG)
     rollouts = run(compiled, draw_delays(compiled, np.random.default_rng(9), 4000))
-    report = build_report(compiled, rollouts, 9, 30.0)
+    report = build_report(compiled, rollouts, 9, 30.0, block=1000)
     lost_minutes = (rollouts.lost * (compiled.end - compiled.start)).sum(axis=1)
     assert rollouts.lost.any()
     assert report.expected_lost_minutes == pytest.approx(lost_minutes.mean(), rel=1e-12)
@@ -464,4 +479,91 @@ def test_report_aggregates_match_the_rollouts(tiny_db: Database) -> None:
     held = ~(rollouts.missed.any(axis=1) | rollouts.lost.any(axis=1) | (start_late[:, items] > 30).any(axis=1))
     assert report.hold_rate == pytest.approx(held.mean(), rel=1e-12)
     fort = report.steps[4]
-    assert fort.start_lateness.p95 == pytest.approx(np.quantile(start_late[:, 4], 0.95), rel=1e-12)
+    # quantiles are those of lateness rounded to whole minutes; means are exact
+    assert fort.start_lateness.p95 == pytest.approx(np.quantile(np.rint(start_late[:, 4]), 0.95), rel=1e-12)
+    assert fort.start_lateness.mean == pytest.approx(start_late[:, 4].mean(), rel=1e-12)
+    out = np.maximum(rollouts.end - compiled.end, 0.0)
+    assert report.trip_end_lateness.p50 == pytest.approx(np.quantile(np.rint(out[:, -1]), 0.5), rel=1e-12)
+    assert report.item_start_lateness.p95 == pytest.approx(np.quantile(np.rint(start_late[:, items]), 0.95),
+                                                           rel=1e-12)
+    assert report.item_start_lateness.mean == pytest.approx(start_late[:, items].mean(), rel=1e-12)
+
+
+def test_quantiles_count_lateness_beyond_the_dense_histogram(tiny_db: Database) -> None:
+    """Values past HIST_MINUTES go to the sparse overflow and still give exact quantiles."""
+    from utp_env.simulation.engine import Rollouts
+    from utp_env.simulation.report import HIST_MINUTES, build_report
+
+    compiled, _ = compile_for(two_day_plan(), None, tiny_db, CONFIG)
+    rng = np.random.default_rng(4)
+    n, steps = 999, compiled.n_steps
+    late = np.where(rng.random((n, steps)) < 0.2, rng.uniform(0, 3 * HIST_MINUTES, (n, steps)), 0.0)
+    start = compiled.start + late
+    r = Rollouts(start, np.maximum(start, compiled.end), np.zeros((n, steps), bool), np.zeros((n, steps), bool))
+    report = build_report(compiled, r, 0, 30.0, block=100)
+    for j in range(steps):
+        want = np.quantile(np.rint(late[:, j]), [0.5, 0.95])
+        got = report.steps[j].start_lateness
+        assert (got.p50, got.p95) == pytest.approx(tuple(want), rel=1e-12)
+
+
+def test_chunked_rollouts_equal_one_chunk(tiny_db: Database) -> None:
+    """n spanning several blocks, summarised block by block, equals the same draws summarised at once."""
+    from utp_env.simulation import draw_block_delays, simulate_compiled
+    from utp_env.simulation.report import build_report
+
+    plan = two_day_plan(fort_end="16:30")
+    compiled, _ = compile_for(plan, None, tiny_db, CONFIG)
+    n, block = 3500, 1000  # three full blocks and a short one
+    chunked = simulate_compiled(compiled, CONFIG, n, seed=5, block=block)
+    delays = draw_block_delays(compiled, 5, n, block)
+    assert delays.shape == (n, compiled.delays.k)
+    once = build_report(compiled, run(compiled, delays), 5, CONFIG.simulation.late_tolerance_min, block=block)
+    assert chunked.model_dump_json() == once.model_dump_json()
+    # the blocks draw different numbers: block 0 is default_rng(seed), the others its spawned children
+    assert not np.array_equal(delays[:1000], delays[1000:2000])
+    np.testing.assert_array_equal(delays[:1000], draw_delays(compiled, np.random.default_rng(5), 1000))
+    # whole blocks are shared by runs of different n (a short last block draws its own numbers)
+    np.testing.assert_array_equal(draw_block_delays(compiled, 5, 5000, block)[:3000], delays[:3000])
+    # and statistics agree with plain numpy over all rollouts
+    rollouts = run(compiled, delays)
+    held = chunked.hold_rate * n
+    assert held == pytest.approx(round(held)) and chunked.n == n
+    late = rollouts.start - compiled.start
+    for j, step in enumerate(chunked.steps):
+        assert step.start_lateness.mean == pytest.approx(late[:, j].mean(), rel=1e-12, abs=1e-12)
+        assert step.start_lateness.p95 == pytest.approx(np.quantile(np.rint(late[:, j]), 0.95), rel=1e-12)
+    # within one block the report is that of simulate() with the same seed
+    assert simulate(plan, None, tiny_db, n=900, seed=5, config=CONFIG).model_dump_json() == \
+        simulate_compiled(compiled, CONFIG, 900, seed=5, block=1000).model_dump_json()
+
+
+@pytest.mark.parametrize("n", [0, -3, 100_000_001, 10**12])
+def test_rollout_bound_is_a_clear_error(tiny_db: Database, n: int) -> None:
+    from utp_env.simulation import MAX_ROLLOUTS
+
+    with pytest.raises(ValueError, match=r"rollouts.*(>= 1|<= 100,000,000)"):
+        simulate(two_day_plan(), None, tiny_db, n=n, config=CONFIG)
+    assert MAX_ROLLOUTS == 100_000_000
+
+
+def test_run_config_rollouts_share_the_bound() -> None:
+    from pydantic import ValidationError
+
+    from utp_env.runs.config import RunConfig
+    from utp_env.simulation import MAX_ROLLOUTS
+
+    assert RunConfig(rollouts=MAX_ROLLOUTS).rollouts == MAX_ROLLOUTS
+    assert RunConfig(rollouts=0).rollouts == 0  # 0 disables the simulation
+    with pytest.raises(ValidationError, match="less than or equal to 100000000"):
+        RunConfig(rollouts=MAX_ROLLOUTS + 1)
+
+
+def test_simulate_reuses_the_shipped_config(tiny_db: Database) -> None:
+    """Without a config, simulate() uses configs/uncertainty.yaml, loaded once and cached."""
+    from utp_env.config import load_uncertainty
+
+    assert load_uncertainty() is load_uncertainty()
+    a = simulate(two_day_plan(), None, tiny_db, n=300, seed=1)
+    b = simulate(two_day_plan(), None, tiny_db, n=300, seed=1, config=load_uncertainty())
+    assert a == b

@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--db", metavar="DIR", help="a database directory instead of the embedded sandbox")
     p.add_argument("--profile", choices=["full", "mini"], default="full",
                    help="embedded sandbox: full or mini (default: full)")
-    p.add_argument("--rollouts", type=int, default=10_000, metavar="N", help="number of rollouts (default: 10000)")
+    p.add_argument("--rollouts", type=int, default=10_000, metavar="N",
+                   help="number of rollouts, 1 to 100,000,000 (utp_env.simulation.MAX_ROLLOUTS; default: 10000)")
     p.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same report (default: 0)")
     p.add_argument("--config", type=Path, metavar="YAML",
                    help="uncertainty parameters YAML (default: the shipped configs/uncertainty.yaml)")
@@ -87,12 +88,11 @@ def find_query(query_id: str | None, queries_path: Path | None, db: Database) ->
 
 def handle(args: argparse.Namespace) -> int:
     from utp_env.config import load_uncertainty
-    from utp_env.simulation import compile_for, simulate
+    from utp_env.simulation import check_rollouts, compile_for, simulate
     from utp_env.simulation.report import render_table
     from utp_env.tools.database import Database
 
-    if args.rollouts < 1:
-        raise ValueError(f"--rollouts must be >= 1, got {args.rollouts}")
+    check_rollouts(args.rollouts, "--rollouts")  # before opening anything: a bad count fails fast
     if args.db is not None:
         db = Database.open(args.db)
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -69,42 +71,6 @@ class RobustnessReport(BaseModel):
 QUANTILES = (0.5, 0.95)
 
 
-def nonneg_quantiles(rows: np.ndarray, qs: tuple[float, ...] = QUANTILES) -> np.ndarray:
-    """Per-row quantiles (numpy's default linear interpolation) of a 2-D array of values >= 0.
-
-    Lateness is mostly exactly 0, so each row's zeros are counted rather than sorted and only its
-    positive values are partitioned: several times faster than `np.quantile` on typical rollouts.
-    Returns shape (len(qs), rows).
-    """
-    n_rows, n = rows.shape
-    out = np.zeros((len(qs), n_rows))
-    if n == 0:
-        return out
-    ranks = [q * (n - 1) for q in qs]
-    needed = sorted({int(np.floor(h)) for h in ranks} | {min(int(np.floor(h)) + 1, n - 1) for h in ranks})
-    for r in range(n_rows):
-        positive = rows[r][rows[r] > 0]
-        zeros = n - positive.size
-        kth = [i - zeros for i in needed if i >= zeros]
-        if not kth:
-            continue
-        part = np.partition(positive, kth)
-        value = {i: (part[i - zeros] if i >= zeros else 0.0) for i in needed}
-        for qi, h in enumerate(ranks):
-            lo = int(np.floor(h))
-            hi = min(lo + 1, n - 1)
-            out[qi, r] = value[lo] + (h - lo) * (value[hi] - value[lo])
-    return out
-
-
-def _lateness(values: np.ndarray) -> Lateness:
-    """Mean, p50 and p95 of a 1-D array of lateness values (>= 0)."""
-    if values.size == 0:
-        return Lateness(mean=0.0, p50=0.0, p95=0.0)
-    p50, p95 = nonneg_quantiles(values[None, :])[:, 0]
-    return Lateness(mean=float(values.mean()), p50=float(p50), p95=float(p95))
-
-
 def outgoing_lateness(plan: CompiledPlan, rollouts: Rollouts) -> np.ndarray:
     """(n, S) lateness each step hands on: max(0, actual end - planned end)."""
     return np.maximum(rollouts.end - plan.end, 0.0)
@@ -122,50 +88,190 @@ def held(plan: CompiledPlan, rollouts: Rollouts, tolerance: float) -> np.ndarray
     return np.asarray(~(rollouts.missed.any(axis=1) | rollouts.lost.any(axis=1) | late))
 
 
-def build_report(plan: CompiledPlan, rollouts: Rollouts, seed: int, tolerance: float) -> RobustnessReport:
-    """Summarise rollouts of `plan` into a RobustnessReport.
+HIST_MINUTES = 4 * MINUTES_PER_DAY
+"""Lateness histograms are dense for 0 .. HIST_MINUTES - 1 whole minutes; rarer larger values are
+counted exactly in a sparse overflow (memory stays bounded by the plan, not by the rollouts)."""
 
-    Works on step-major (S, n) arrays so that every per-step reduction runs over a contiguous row.
+
+class ReportAccumulator:
+    """Running statistics of rollouts of one plan: feed blocks of rollouts, then `report()`.
+
+    Memory is O(steps x HIST_MINUTES), whatever the number of rollouts. Sums are taken per block of
+    `block` rollouts (numpy's sum over the block) and added block after block in rollout order, and
+    quantiles come from exact counts, so the report does not depend on how the rollouts are batched
+    into `add` calls: one call with every rollout gives the same bytes as one call per block.
+    Quantiles are those of lateness rounded to the nearest whole minute (`np.rint`), with numpy's
+    linear interpolation between order statistics.
     """
-    n, steps = int(rollouts.start.shape[0]), plan.n_steps
-    if n == 0 or steps == 0:
-        return _empty_report(plan, n, seed, tolerance)
-    start, end = np.ascontiguousarray(rollouts.start.T), np.ascontiguousarray(rollouts.end.T)
-    lost, missed = np.ascontiguousarray(rollouts.lost.T), np.ascontiguousarray(rollouts.missed.T)
-    out = np.maximum(end - plan.end[:, None], 0.0)
-    slate = start - plan.start[:, None]
-    # absorbed by step j: mean of max(0, lateness handed in by step j-1 - lateness handed on by j)
-    absorbed = np.zeros(steps)
-    absorbed[1:] = np.maximum(out[:-1] - out[1:], 0.0).mean(axis=1)
-    passed = out.mean(axis=1)
-    lost_p, missed_p = lost.mean(axis=1), missed.mean(axis=1)
-    m_start = slate.mean(axis=1)
-    items = np.flatnonzero((plan.kind != LEG) & (plan.kind != CAB))
-    item_late = slate[items]
-    too_late = (item_late > tolerance).any(axis=0)
-    hold = ~(missed.any(axis=0) | lost.any(axis=0) | too_late)
-    expected_lost_minutes = float((plan.end - plan.start) @ lost_p)  # = mean over rollouts of the lost sum
-    trip_end = _lateness(out[-1])
-    item_start = _lateness(item_late.ravel())
-    q_start = nonneg_quantiles(slate)
-    q_end = nonneg_quantiles(out)
-    steps_out = [
-        StepReport(index=j, day=plan.day[j], label=plan.labels[j], kind=KIND_NAMES[int(plan.kind[j])],
-                   planned_start=_clock(plan.start[j], plan.day_index[j]),
-                   planned_end=_clock(plan.end[j], plan.day_index[j]),
-                   start_lateness=Lateness(mean=float(m_start[j]), p50=float(q_start[0, j]), p95=float(q_start[1, j])),
-                   end_lateness=Lateness(mean=float(passed[j]), p50=float(q_end[0, j]), p95=float(q_end[1, j])),
-                   absorbed_mean=float(absorbed[j]), passed_on_mean=float(passed[j]),
-                   lost_probability=float(lost_p[j]), missed_probability=float(missed_p[j]))
-        for j in range(steps)
-    ]
-    return RobustnessReport(
-        n=n, seed=seed, hold_rate=float(hold.mean()), late_tolerance_min=tolerance,
-        any_missed_leg_probability=float(missed.any(axis=0).mean()),
-        missed_legs=[LegRisk(label=plan.labels[j], missed_probability=float(missed_p[j])) for j in plan.leg_steps],
-        item_start_lateness=item_start, trip_end_lateness=trip_end,
-        expected_lost_items=float(lost.sum() / n), expected_lost_minutes=expected_lost_minutes,
-        steps=steps_out, skipped_untimed=list(plan.skipped))
+
+    def __init__(self, plan: CompiledPlan, tolerance: float, block: int) -> None:
+        steps = plan.n_steps
+        self.plan, self.tolerance, self.block = plan, tolerance, block
+        self.n = 0
+        self.items = np.flatnonzero((plan.kind != LEG) & (plan.kind != CAB))
+        self.sum_start = np.zeros(steps)
+        self.sum_out = np.zeros(steps)
+        self.sum_absorbed = np.zeros(steps)
+        self.lost = np.zeros(steps, dtype=np.int64)
+        self.missed = np.zeros(steps, dtype=np.int64)
+        self.held = 0
+        self.any_missed = 0
+        # histogram rows 0..S-1: start lateness of each step; rows S..2S-1: outgoing (end) lateness.
+        # `zero[r]` counts values that round to 0 minutes, `hist[r][v]` those that round to v
+        # (1 <= v < len, grown as needed up to HIST_MINUTES), `overflow[r]` those >= HIST_MINUTES
+        self.zero = np.zeros(2 * steps, dtype=np.int64)
+        self.hist: list[np.ndarray | None] = [None] * (2 * steps)
+        self.overflow: dict[int, dict[int, int]] = {}
+
+    def add(self, rollouts: Rollouts) -> None:
+        """Add rollouts (the next ones in rollout order); any count, split here into blocks."""
+        m = int(rollouts.start.shape[0])
+        for lo in range(0, m, self.block):
+            hi = min(lo + self.block, m)
+            self._add_block(rollouts.start[lo:hi].T, rollouts.end[lo:hi].T,
+                            rollouts.lost[lo:hi].T, rollouts.missed[lo:hi].T)
+
+    def _add_block(self, start: np.ndarray, end: np.ndarray, lost: np.ndarray, missed: np.ndarray) -> None:
+        plan = self.plan
+        if self.n % self.block:
+            raise ValueError("rollouts must be added in whole blocks (only the last one may be short)")
+        start, end = np.ascontiguousarray(start), np.ascontiguousarray(end)
+        steps, m = start.shape
+        self.n += m
+        if steps == 0:
+            return
+        out = np.maximum(end - plan.end[:, None], 0.0)
+        slate = start - plan.start[:, None]
+        self.sum_start += slate.sum(axis=1)
+        self.sum_out += out.sum(axis=1)
+        self.sum_absorbed[1:] += np.maximum(out[:-1] - out[1:], 0.0).sum(axis=1)
+        self.lost += lost.sum(axis=1)
+        self.missed += missed.sum(axis=1)
+        any_missed = missed.any(axis=0)
+        too_late = (slate[self.items] > self.tolerance).any(axis=0)
+        self.held += int((~(any_missed | lost.any(axis=0) | too_late)).sum())
+        self.any_missed += int(any_missed.sum())
+        self._count(slate, 0)
+        self._count(out, steps)
+
+    def _count(self, values: np.ndarray, first_row: int) -> None:
+        """Add (r, m) lateness values, rounded to whole minutes, to histogram rows first_row.. .
+
+        Most lateness is 0: only values that round to >= 1 minute are binned, row by row.
+        """
+        m = values.shape[1]
+        busy = values.max(axis=1) >= 0.5
+        self.zero[first_row:first_row + values.shape[0]] += m * ~busy
+        for r in np.flatnonzero(busy):
+            row = values[r]
+            minutes = np.rint(row[row >= 0.5])
+            at = first_row + int(r)
+            big = minutes >= HIST_MINUTES
+            if big.any():
+                vals, counts = np.unique(minutes[big].astype(np.int64), return_counts=True)
+                over = self.overflow.setdefault(at, {})
+                for v, c in zip(vals.tolist(), counts.tolist(), strict=True):
+                    over[v] = over.get(v, 0) + c
+                minutes = minutes[~big]
+            counts = np.bincount(minutes.astype(np.int64))
+            self.zero[at] += m - minutes.size - int(big.sum()) + (int(counts[0]) if counts.size else 0)
+            if counts.size > 1:
+                counts[0] = 0
+                h = self.hist[at]
+                if h is None or h.size < counts.size:
+                    grown = np.zeros(counts.size, dtype=np.int64)
+                    if h is not None:
+                        grown[:h.size] = h
+                    h = self.hist[at] = grown
+                h[:counts.size] += counts
+
+    def _quantiles(self, rows: list[int], total: int) -> tuple[float, float]:
+        """(p50, p95) of the values counted in histogram `rows` together (`total` values)."""
+        hists = [h for h in (self.hist[r] for r in rows) if h is not None]
+        tails = [self.overflow[r] for r in rows if r in self.overflow]
+        if not hists and not tails:
+            return 0.0, 0.0  # every value rounds to 0
+        if len(hists) == 1:
+            counts = hists[0].copy()
+        else:
+            counts = np.zeros(max((h.size for h in hists), default=1), dtype=np.int64)
+            for h in hists:
+                counts[:h.size] += h
+        counts[0] = int(self.zero[rows[0]]) if len(rows) == 1 else int(self.zero[rows].sum())
+        cum = np.cumsum(counts)
+        dense = int(cum[-1])
+        ranks = []
+        for q in QUANTILES:
+            lo = math.floor(q * (total - 1))
+            ranks += [lo, min(lo + 1, total - 1)]
+        values = np.searchsorted(cum, ranks, side="right").astype(float)
+        if ranks[-1] >= dense:  # some ranks fall in the sparse tail (>= HIST_MINUTES)
+            extra: dict[int, int] = {}
+            for tail in tails:
+                for v, c in tail.items():
+                    extra[v] = extra.get(v, 0) + c
+            for i, k in enumerate(ranks):
+                k -= dense
+                for v, c in sorted(extra.items()):
+                    if k < 0:
+                        break
+                    if k < c:
+                        values[i] = v
+                        break
+                    k -= c
+        out: list[float] = []
+        for qi, q in enumerate(QUANTILES):
+            pos = q * (total - 1)
+            a, b = float(values[2 * qi]), float(values[2 * qi + 1])
+            out.append(a + (pos - math.floor(pos)) * (b - a))
+        return out[0], out[1]
+
+    def report(self, seed: int) -> RobustnessReport:
+        """The RobustnessReport of every rollout added so far."""
+        plan, n, steps = self.plan, self.n, self.plan.n_steps
+        if n == 0 or steps == 0:
+            return _empty_report(plan, n, seed, self.tolerance)
+        m_start, passed, absorbed = self.sum_start / n, self.sum_out / n, self.sum_absorbed / n
+        lost_p, missed_p = self.lost / n, self.missed / n
+        q_start = [self._quantiles([j], n) for j in range(steps)]
+        q_end = [self._quantiles([steps + j], n) for j in range(steps)]
+        items = [int(j) for j in self.items]
+        if items:
+            p50, p95 = self._quantiles(items, n * len(items))
+            item_start = Lateness(mean=float(self.sum_start[items].sum() / (n * len(items))), p50=p50, p95=p95)
+        else:
+            item_start = Lateness(mean=0.0, p50=0.0, p95=0.0)
+        trip_end = Lateness(mean=float(passed[-1]), p50=q_end[-1][0], p95=q_end[-1][1])
+        steps_out = [
+            StepReport(index=j, day=plan.day[j], label=plan.labels[j], kind=KIND_NAMES[int(plan.kind[j])],
+                       planned_start=_clock(plan.start[j], plan.day_index[j]),
+                       planned_end=_clock(plan.end[j], plan.day_index[j]),
+                       start_lateness=Lateness(mean=float(m_start[j]), p50=q_start[j][0], p95=q_start[j][1]),
+                       end_lateness=Lateness(mean=float(passed[j]), p50=q_end[j][0], p95=q_end[j][1]),
+                       absorbed_mean=float(absorbed[j]), passed_on_mean=float(passed[j]),
+                       lost_probability=float(lost_p[j]), missed_probability=float(missed_p[j]))
+            for j in range(steps)
+        ]
+        return RobustnessReport(
+            n=n, seed=seed, hold_rate=self.held / n, late_tolerance_min=self.tolerance,
+            any_missed_leg_probability=self.any_missed / n,
+            missed_legs=[LegRisk(label=plan.labels[j], missed_probability=float(missed_p[j]))
+                         for j in plan.leg_steps],
+            item_start_lateness=item_start, trip_end_lateness=trip_end,
+            expected_lost_items=float(self.lost.sum() / n),
+            expected_lost_minutes=float((plan.end - plan.start) @ lost_p),  # = mean of the lost sum
+            steps=steps_out, skipped_untimed=list(plan.skipped))
+
+
+def build_report(plan: CompiledPlan, rollouts: Rollouts, seed: int, tolerance: float,
+                 block: int) -> RobustnessReport:
+    """Summarise rollouts of `plan` (all in memory) into a RobustnessReport, block by block.
+
+    The same numbers as feeding the rollouts to a `ReportAccumulator` in any batches of whole blocks.
+    """
+    acc = ReportAccumulator(plan, tolerance, block)
+    acc.add(rollouts)
+    return acc.report(seed)
 
 
 def _empty_report(plan: CompiledPlan, n: int, seed: int, tolerance: float) -> RobustnessReport:
