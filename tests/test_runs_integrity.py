@@ -211,3 +211,19 @@ def test_a_run_where_every_episode_failed_exits_non_zero(mini_db_path: Path, tmp
     err = capsys.readouterr().err
     assert code == 1
     assert "every one of the 2 episodes failed" in err and "RuntimeError: no model configured for" in err
+
+
+def test_the_cli_reports_an_unwritable_folder_in_one_line(mini_db_path: Path, tmp_path: Path, monkeypatch,
+                                                          capsys) -> None:
+    def refuse(path: Any, *args: Any, **kwargs: Any) -> int:
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    fake = types.SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")})
+    fake.open = refuse
+    monkeypatch.setattr(runner_module, "os", fake)
+    out = tmp_path / "locked"
+    code = main(["run", "--db", str(mini_db_path), "--split", "all", "--limit", "2", "--rollouts", "0",
+                 "--out", str(out), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1
+    assert err[0].startswith("utp-env run: error: cannot write ") and str(out) in err[0] and "permissions" in err[0]
