@@ -43,9 +43,11 @@ def describe_os_error(exc: OSError, path: str | Path) -> str:
 
 @contextlib.contextmanager
 def _temporary(path: Path) -> Iterator[Path]:
-    """A temporary path next to `path`, renamed over it when the block succeeds, removed otherwise."""
+    """A temporary path next to `path` (its folder created if missing), renamed over it when the
+    block succeeds, removed otherwise."""
     path = Path(path)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
         raise FileWriteError.of(exc, path) from exc

@@ -118,5 +118,8 @@ def handle(args: argparse.Namespace) -> int:
 
         compiled, _ = compile_for(plan, query, db, config)
         title = f"{query.query_id if query else args.plan.name}: hold rate {report.hold_rate:.1%} ({report.n} rollouts)"
-        print(f"timeline written to {plot_timeline(compiled, report, args.plot, title)}", file=sys.stderr)
+        from utp_env.tools.atomic import write_with_atomic
+
+        write_with_atomic(args.plot, lambda tmp: plot_timeline(compiled, report, tmp, title))
+        print(f"timeline written to {args.plot}", file=sys.stderr)
     return 0
