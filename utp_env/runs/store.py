@@ -111,7 +111,8 @@ class ResultsStore:
             kept.append(raw)
         cleaned = b"".join(kept)
         if cleaned != data:
-            self._save_rejected()
+            if self.rejected:
+                self._save_rejected()
             write_bytes_atomic(self.path, cleaned)
 
     def _reject(self, number: int, reason: str, raw: bytes) -> None:
