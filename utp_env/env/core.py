@@ -14,7 +14,6 @@ Following `step`: `spaces.parse_action` reads the action, each call runs a looku
 
 from __future__ import annotations
 
-import copy
 import reprlib
 import traceback
 from pathlib import Path
@@ -171,10 +170,11 @@ class UTPEnv(gym.Env[str, Any]):
         return reward, info
 
     def openai_tools(self) -> list[dict[str, Any]]:
-        """The episode's tools as OpenAI function schemas (lookup and itinerary); a fresh copy each call."""
+        """The episode's tools as OpenAI function schemas (lookup and itinerary): a new list of the shared,
+        immutable per-tool schemas (tools/lookup/registry.py `FrozenDict`; `copy.deepcopy` thaws one)."""
         if self._schemas is None:
             self._schemas = [spec.openai_schema() for spec in self.tools.values()]
-        return copy.deepcopy(self._schemas)
+        return list(self._schemas)
 
     def langchain_tools(self) -> list[Any]:
         """The tools as LangChain StructuredTools bound to this env's live episode (see adapters)."""
