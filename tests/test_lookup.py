@@ -412,3 +412,35 @@ def test_full_sandbox_lookups_match_pandas_scans() -> None:
     spec.loader.exec_module(module)
     summary = module.run("full", n=120, seed=1, repeat=2)
     assert summary["mismatches"] == 0
+
+
+def test_tool_schemas_are_shared_and_immutable(mini_db_path) -> None:
+    """One schema object per tool, reused by every reset; changing it raises, copies are plain."""
+    import copy
+    import pickle
+
+    from utp_env.env.core import UTPEnv
+    from utp_env.tools.lookup import LOOKUP_TOOLS
+    from utp_env.tools.lookup.registry import FrozenDict, thaw
+
+    spec = LOOKUP_TOOLS["search_flights"]
+    schema = spec.openai_schema()
+    assert schema is spec.openai_schema() and isinstance(schema, FrozenDict)
+    with pytest.raises(TypeError, match="immutable"):
+        schema["function"]["name"] = "x"
+    with pytest.raises(TypeError, match="immutable"):
+        schema["function"]["parameters"]["required"].append("x")
+    with pytest.raises(TypeError, match="immutable"):
+        schema.update(type="other")
+    plain = copy.deepcopy(schema)
+    assert plain == schema and type(plain) is dict and type(plain["function"]["parameters"]) is dict
+    plain["function"]["name"] = "changed"  # a copy is mutable and leaves the shared schema alone
+    assert schema["function"]["name"] == "search_flights"
+    assert thaw(schema) == schema and json.loads(json.dumps(schema)) == schema
+    assert pickle.loads(pickle.dumps(schema)) == schema
+
+    env = UTPEnv(db_path=mini_db_path)
+    _, first = env.reset(seed=0)
+    _, second = env.reset(seed=1)
+    assert all(a is b for a, b in zip(first["tools"], second["tools"], strict=True))
+    assert first["tools"] is not second["tools"]

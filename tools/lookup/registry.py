@@ -16,7 +16,8 @@ import inspect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from utp_env.tools.database import suggest
@@ -70,14 +71,20 @@ class ToolSpec(Generic[Ctx]):
     fn: Callable[[Ctx, Any], ToolResult]
 
     def parameters_schema(self) -> dict[str, Any]:
-        """JSON schema of the arguments with `$ref`s inlined, titles and null branches dropped."""
-        return provider_schema(self.args_model.model_json_schema())
+        """JSON schema of the arguments with `$ref`s inlined, titles and null branches dropped
+        (built once per tool, shared and immutable: see `FrozenDict`)."""
+        return self._schema["function"]["parameters"]  # type: ignore[no-any-return]
 
     def openai_schema(self) -> dict[str, Any]:
-        """The OpenAI function-calling declaration of this tool."""
-        return {"type": "function",
-                "function": {"name": self.name, "description": self.description,
-                             "parameters": self.parameters_schema()}}
+        """The OpenAI function-calling declaration of this tool: one shared, immutable object per tool
+        (mutating it raises TypeError; `copy.deepcopy` or `thaw` give a plain mutable copy)."""
+        return self._schema
+
+    @cached_property
+    def _schema(self) -> FrozenDict:
+        return freeze({"type": "function",
+                       "function": {"name": self.name, "description": self.description,
+                                    "parameters": provider_schema(self.args_model.model_json_schema())}})
 
     def parse_args(self, raw_args: dict[str, Any] | str | None) -> BaseModel | str:
         """Validate raw arguments into the model; on failure return the error message instead."""
@@ -178,6 +185,7 @@ class Registry(Generic[Ctx]):
         return spec.invoke(ctx, raw_args)
 
     def openai_schemas(self) -> list[dict[str, Any]]:
+        """The tools' OpenAI schemas: a new list of the shared, immutable per-tool schemas."""
         return [spec.openai_schema() for spec in self.tools.values()]
 
     def langchain_tools(self, ctx: Ctx) -> list[StructuredTool]:
@@ -190,6 +198,66 @@ def make_registry(name: str) -> Registry[Any]:
 
 
 # ---------------------------------------------------------------- schemas and error messages
+
+
+def _immutable(self: object, *args: object, **kwargs: object) -> NoReturn:
+    raise TypeError(f"tool schemas are shared and immutable ({type(self).__name__}); "
+                    "mutate a copy: copy.deepcopy(schema) or registry.thaw(schema)")
+
+
+class FrozenDict(dict[str, Any]):
+    """A dict that refuses changes: tool schemas are built once and shared by every episode.
+
+    Still a `dict` to `json`, `jsonschema` and LangChain; `copy.copy`/`copy.deepcopy` return plain
+    mutable dicts, and it pickles as one.
+    """
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = __ior__ = _immutable
+
+    def __copy__(self) -> dict[str, Any]:
+        return dict(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenDict, (dict(self),))
+
+
+class FrozenList(list[Any]):
+    """A list that refuses changes (the list members of a `FrozenDict` schema)."""
+
+    __slots__ = ()
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = clear = sort = reverse = _immutable
+    __iadd__ = __imul__ = _immutable
+
+    def __copy__(self) -> list[Any]:
+        return list(self)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        return thaw(self)  # type: ignore[no-any-return]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FrozenList, (list(self),))
+
+
+def freeze(value: Any) -> Any:
+    """`value` with every dict and list (recursively) made a FrozenDict / FrozenList."""
+    if isinstance(value, dict):
+        return FrozenDict({k: freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return FrozenList(freeze(v) for v in value)
+    return value
+
+
+def thaw(value: Any) -> Any:
+    """A plain, mutable deep copy of a (frozen) schema."""
+    if isinstance(value, dict):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [thaw(v) for v in value]
+    return value
 
 
 def provider_schema(schema: dict[str, Any]) -> dict[str, Any]:
