@@ -26,12 +26,14 @@ from utp_env.agents.reference import ReferencePlanner
 from utp_env.tools.database import Database
 
 from utp_env.cli import main
-from utp_env.env.config import query_pool
+from utp_env.env.config import query_pool, split_pool
 from utp_env.plan_format import plan_to_json
 
 KEY_ENV = "UTP_FAULT_SERVER_KEY"
-# tiny backoff and a short client timeout; the slow fault sleeps longer than the timeout
-FAST = ["retries=3", "backoff_initial=0.01", "backoff_max=0.02", "timeout=1.5", f"api_key_env={KEY_ENV}"]
+# tiny backoff; a generous client timeout (a loaded machine must not time out a normal reply),
+# short only where the slow fault is injected (it sleeps SLOW seconds, longer than SHORT_TIMEOUT)
+FAST = ["retries=3", "backoff_initial=0.01", "backoff_max=0.02", "timeout=60", f"api_key_env={KEY_ENV}"]
+SHORT_TIMEOUT, SLOW = 1.5, 3.0
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +52,9 @@ def server(mini_db: Database) -> Iterator[FaultServer]:
                 return plans[query.query_id]
         return "I do not know which trip you mean."
 
-    with FaultServer(PlanningBrain(plan_for), slow_seconds=3.0) as srv:
+    for query in split_pool(mini_db, "validation")[:2]:  # the queries the runs take: plans ready before a request
+        plan_for(query.text)
+    with FaultServer(PlanningBrain(plan_for), slow_seconds=SLOW) as srv:
         yield srv
 
 
@@ -121,7 +125,8 @@ ANSWERED = ["bad_args", "unknown_tool", "empty"]  # content faults: the agent an
 def test_transient_fault_is_retried_and_the_episode_completes(fresh: FaultServer, agent: str, fault: str,
                                                               tmp_path: Path, mini_db_path: Path) -> None:
     fresh.inject(fault)
-    records = run(fresh, agent, tmp_path / "run", mini_db_path)
+    settings = [f"timeout={SHORT_TIMEOUT}"] if fault == "slow" else []
+    records = run(fresh, agent, tmp_path / "run", mini_db_path, settings=settings)
     assert [r["termination_reason"] for r in records] == ["submitted"]
     assert records[0]["plan"] is not None and records[0]["error"] is None
     assert fresh.log[0][0] == fault and fresh.log[1] == ("ok", 200)
@@ -161,9 +166,14 @@ def test_content_faults_are_answered(fresh: FaultServer, agent: str, fault: str,
     assert [r["termination_reason"] for r in records] == ["submitted"]
     assert_wire_ok(fresh)  # in particular: the malformed or unknown call got its tool message
     if fault in ("bad_args", "unknown_tool") and agent != "direct":
-        first_call = fresh.requests[1]["messages"]
-        answer = next(m for m in first_call if m["role"] == "tool")
-        assert answer["tool_call_id"] == "call_" + answer["tool_call_id"].split("_", 1)[1]
+        answered = next(body["messages"] for body in fresh.requests if any(m["role"] == "tool"
+                                                                            for m in body["messages"]))
+        answer = next(m for m in answered if m["role"] == "tool")
+        calls = {c["id"]: c["function"] for m in answered if m["role"] == "assistant"
+                 for c in m.get("tool_calls") or []}
+        assert answer["tool_call_id"] in calls  # the call the server sent, answered by its id
+        if fault == "bad_args":  # the history resends the malformed arguments as they came
+            assert calls[answer["tool_call_id"]]["arguments"] == '{"day": 1,'
         assert ("JSON" in answer["content"] or "json" in answer["content"]) if fault == "bad_args" \
             else "teleport" in answer["content"]
         failed = records[0]["trace"]["failed"]  # the bad call is recorded as a failed tool call
