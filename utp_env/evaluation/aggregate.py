@@ -39,7 +39,8 @@ QUALITATIVE_LABELS = {"temporal_meal": "T_meal", "temporal_attraction": "T_attr"
 # Higher is better for every rate and metric of the table (T_attr too: TripCraft's formula is a
 # likelihood; docs/PAPER.md discusses the paper's section 5.3, which says the opposite).
 HIGHER_IS_BETTER = "\u2191"
-EXTRA_LABELS = {"transit_before_departure": "Extra: transit point before each departure %"}
+EXTRA_LABELS = {"transit_before_departure": "Extra: transit point before each departure %",
+                "service_schedule": "Extra: services run that day at the stated time %"}
 UNCERTAINTY = ("bas", "cats", "tdas")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 
-from utp_env.evaluation.context import DayContext, PlanContext, Visit
+from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visit
 from utp_env.evaluation.report import CheckResult, build
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import normalize
@@ -40,8 +40,8 @@ def _where(visit: Visit) -> str:
 
 
 def within_sandbox(ctx: PlanContext) -> CheckResult:
-    """Every city, venue and service exists: venues in that day's cities, services between those
-    cities, running on that date, with the stated departure equal to the schedule."""
+    """Every city, venue and service exists: venues in that day's cities, flight/train/bus numbers
+    (a cab: a road route) between those cities."""
     problems: list[str] = []
     checked = False
     for day in ctx.days:
@@ -55,17 +55,34 @@ def within_sandbox(ctx: PlanContext) -> CheckResult:
                     problems.append(f"{_where(visit)} is not in the database for {day.day.current_city}")
         for lc in day.legs:
             checked = True
-            leg, res = lc.leg, lc.resolved
-            label = f"day {day.index + 1}: {leg.mode} {leg.number or ''} {leg.origin}->{leg.destination}"
-            if not res.found:
-                problems.append(f"{label} is not in the database")
-                continue
-            if res.runs_on_date is False:
-                problems.append(f"{label} does not run on {day.date}")
-            if res.scheduled_dep is not None and leg.dep % MINUTES_PER_DAY != res.scheduled_dep:
-                problems.append(f"{label} departs {format_hhmm(res.scheduled_dep)}, "
-                                f"not {format_hhmm(leg.dep)}")
+            if not lc.resolved.found:
+                problems.append(f"{_leg_label(day, lc)} is not in the database")
     return verdict(problems, checked or bool(problems))
+
+
+def _leg_label(day: DayContext, lc: LegContext) -> str:
+    leg = lc.leg
+    return f"day {day.index + 1}: {leg.mode} {leg.number or ''} {leg.origin}->{leg.destination}"
+
+
+def service_schedule(ctx: PlanContext) -> CheckResult:
+    """An extra check, not the paper's (TravelPlanner's and TripCraft's within-sandbox checks match
+    a flight by number and cities only): every found flight, train and bus runs on the day's date
+    and departs at the stated time."""
+    problems: list[str] = []
+    applicable = False
+    for day in ctx.days:
+        for lc in day.legs:
+            leg, res = lc.leg, lc.resolved
+            if not res.found or (res.runs_on_date is None and res.scheduled_dep is None):
+                continue
+            applicable = True
+            if res.runs_on_date is False:
+                problems.append(f"{_leg_label(day, lc)} does not run on {day.date}")
+            if res.scheduled_dep is not None and leg.dep % MINUTES_PER_DAY != res.scheduled_dep:
+                problems.append(f"{_leg_label(day, lc)} departs {format_hhmm(res.scheduled_dep)}, "
+                                f"not {format_hhmm(leg.dep)}")
+    return verdict(problems, applicable, "no timetabled service found")
 
 
 def complete_information(ctx: PlanContext) -> CheckResult:
@@ -369,4 +386,4 @@ def commonsense_checks(ctx: PlanContext, min_meal_gap: float,
 
 def extra_checks(ctx: PlanContext) -> dict[str, CheckResult]:
     """Rules beyond the paper's (`report.EXTRA_CHECKS`), reported but never counted in a pass rate."""
-    return {"transit_before_departure": transit_before_departure(ctx)}
+    return {"transit_before_departure": transit_before_departure(ctx), "service_schedule": service_schedule(ctx)}

@@ -38,7 +38,7 @@ COMMONSENSE_CHECKS: tuple[str, ...] = (
 # The parts of valid_poi_list, each reported in EvaluationReport.subchecks as "valid_poi_list/<part>".
 VALID_POI_LIST_PARTS: tuple[str, ...] = ("stays_and_transfers", "chronological_order")
 # Rules the paper does not have: reported in EvaluationReport.extra, never counted in a pass rate.
-EXTRA_CHECKS: tuple[str, ...] = ("transit_before_departure",)
+EXTRA_CHECKS: tuple[str, ...] = ("transit_before_departure", "service_schedule")
 # The checks that gate the hard constraints (TravelPlanner evaluation/eval.py: hard constraints are
 # evaluated only for a plan whose "complete information" and "within sandbox" pass).
 HARD_GATE: tuple[str, ...] = ("complete_information", "within_sandbox")
