@@ -5,9 +5,24 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+_NORMALIZED: dict[str, str] = {}
+_NORMALIZED_MAX = 1 << 16  # entries kept before the memo starts afresh (bounded memory)
+
 
 def normalize(name: str) -> str:
-    """Canonical form of a name for matching: collapsed whitespace, case-folded."""
+    """Canonical form of a name for matching: collapsed whitespace, case-folded.
+
+    Names repeat (every plan and lookup compares the same venues), so results for `str` input are
+    memoised; the memo is a pure function's cache and is cleared when it reaches its bound.
+    """
+    if type(name) is str:
+        hit = _NORMALIZED.get(name)
+        if hit is None:
+            hit = " ".join(name.split()).casefold()
+            if len(_NORMALIZED) >= _NORMALIZED_MAX:
+                _NORMALIZED.clear()
+            _NORMALIZED[name] = hit
+        return hit
     return " ".join(str(name).split()).casefold()
 
 

@@ -8,6 +8,7 @@ names after `normalize`), else from the database when one is given.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -32,6 +33,7 @@ KEY_ALIASES: dict[str, str] = {
     "event": "event", "events": "event", "point_of_interest_list": "point_of_interest_list",
     "point_of_interest": "point_of_interest_list", "points_of_interest": "point_of_interest_list",
 }
+_KEY_SEP_RE = re.compile(r"[\s\-]+")
 _DAY_NUMBER_RE = re.compile(r"^\s*(?:day\s*)?(\d{1,3})\s*$", re.IGNORECASE)
 _CITY_RE = re.compile(r"^\s*from\s+(?P<route>.+)$", re.IGNORECASE | re.DOTALL)
 _CITY_SEP_RE = re.compile(r"(?<!\s)\s++(?:to|->|→)\s+", re.IGNORECASE)
@@ -71,10 +73,17 @@ def _fields(raw: dict[Any, Any]) -> dict[str, Any]:
     """The day's values under canonical key names (`Current City`, `day` -> `current_city`, `days`)."""
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        canonical = KEY_ALIASES.get(re.sub(r"[\s\-]+", "_", str(key).strip().casefold()))
+        canonical = _canonical_key(key) if isinstance(key, str) else _key_alias(str(key))
         if canonical is not None and canonical not in out:
             out[canonical] = value
     return out
+
+
+def _key_alias(key: str) -> str | None:
+    return KEY_ALIASES.get(_KEY_SEP_RE.sub("_", key.strip().casefold()))
+
+
+_canonical_key = functools.lru_cache(maxsize=1024)(_key_alias)  # day keys repeat in every plan
 
 
 def _day_number(value: Any, index: int) -> int:

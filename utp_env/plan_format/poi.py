@@ -78,21 +78,39 @@ def parse_entry(entry: str, day: int | str) -> RawItem:
         cut = transit.start() if transit else len(entry)
         name, act, rest = unwrap(entry[:cut]), None, entry[cut:]
     else:
-        name, act = unwrap(m["name"]), m.groupdict().get("act")
+        name, act = unwrap(m["name"]), (m["act"] if "act" in m.re.groupindex else None)
     if not name:
         raise PlanFormatError("entry without a name", day=day, field=FIELD, snippet=entry)
-    activity = ACTIVITY_WORDS[re.sub(r"[\s-]", "", act.lower())] if act else None
+    activity = _activity(act) if act else None
     if activity is None and _TRANSPORT_NAME_RE.match(name):
         activity = "travel"
     remark, stop, distance = _split_transit(rest)
     return RawItem(name, activity, start, end, stop, distance, _note(remark))
 
 
+def _activity(word: str) -> Activity:
+    """The activity of an activity word as written (`Check-in`, `check in`, `BOARD`)."""
+    hit = _ACTIVITIES.get(word)
+    if hit is None:
+        hit = _ACTIVITIES[word] = ACTIVITY_WORDS[_ACT_SEP_RE.sub("", word.lower())]
+    return hit
+
+
+_ACTIVITIES: dict[str, Activity] = {}  # bounded: the words are _ACT's spellings in any letter case
+_ACT_SEP_RE = re.compile(r"[\s-]")
+_TIMES: dict[str, int | None] = {}  # time tokens already read (a pure function's memo, bounded)
+_TIMES_MAX = 1 << 14
+
+
 def _time(token: str, day: int | str, entry: str) -> int | None:
     """A clock token, or None for the placeholders `()`, `-`, `?`, `TBD`, `N/A`."""
-    if _CLOCK_RE.fullmatch(token.strip()):
-        return clock(token, day=day, field=FIELD, snippet=entry)
-    return None
+    if token in _TIMES:
+        return _TIMES[token]
+    value = clock(token, day=day, field=FIELD, snippet=entry) if _CLOCK_RE.fullmatch(token.strip()) else None
+    if len(_TIMES) >= _TIMES_MAX:
+        _TIMES.clear()
+    _TIMES[token] = value
+    return value
 
 
 def _split_transit(rest: str) -> tuple[str, str | None, float | None]:

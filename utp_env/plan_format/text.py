@@ -9,6 +9,7 @@ The `+N day` note is the grammar of `utp_env.tools.clock` (`day_offset`).
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -35,8 +36,23 @@ def is_absent(value: object) -> bool:
     return value is None or (isinstance(value, str) and value.strip().casefold() in ABSENT_MARKERS)
 
 
+_CLOCKS: dict[str, int] = {}  # valid clock tokens already read (a pure function's memo, bounded)
+_CLOCKS_MAX = 1 << 14
+
+
 def clock(text: str, *, day: int | str | None, field: str, snippet: str) -> int:
     """Minutes from midnight of a clock token (`9:40`, `21:05`, `9:40 pm`); PlanFormatError if invalid."""
+    hit = _CLOCKS.get(text)
+    if hit is not None:
+        return hit
+    minutes = _clock(text, day=day, field=field, snippet=snippet)
+    if len(_CLOCKS) >= _CLOCKS_MAX:
+        _CLOCKS.clear()
+    _CLOCKS[text] = minutes
+    return minutes
+
+
+def _clock(text: str, *, day: int | str | None, field: str, snippet: str) -> int:
     m = _CLOCK_RE.match(text)
     if m is None:
         raise PlanFormatError(f"{text.strip()!r} is not a HH:MM time", day=day, field=field, snippet=snippet)
@@ -71,23 +87,33 @@ def at_or_after(clock_min: int, ref: int | None, slack: int = 0) -> int:
 
 
 def split_top(text: str, sep: str) -> list[str]:
-    """Split on `sep` outside parentheses (remarks may contain `;` or `,`), stripping each part.
+    """Split on `sep` (one character) outside parentheses (remarks may contain `;` or `,`), stripping each part.
 
     Unbalanced parentheses fall back to a plain split, so one stray `(` cannot swallow a list.
     """
+    if "(" not in text and ")" not in text:
+        return [p.strip() for p in text.split(sep)]
     parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
+    for m in _split_re(sep).finditer(text):  # only the parentheses and separators, not every character
+        ch, i = m.group(), m.start()
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth = max(0, depth - 1)
-        elif ch == sep and depth == 0:
+        elif depth == 0:
             parts.append(text[start:i])
             start = i + 1
     parts.append(text[start:])
     if depth:
         parts = text.split(sep)
     return [p.strip() for p in parts]
+
+
+@functools.cache
+def _split_re(sep: str) -> re.Pattern[str]:
+    if len(sep) != 1:
+        raise ValueError(f"split_top splits on one character, not {sep!r}")
+    return re.compile("[()" + re.escape(sep) + "]")
 
 
 def unwrap(text: str) -> str:
@@ -118,13 +144,25 @@ def find_distance(text: str) -> re.Match[str] | None:
 
 def distance_m(m: re.Match[str]) -> float:
     """Metres of a distance match; decimal arithmetic so that `0.113km` is exactly 113.0."""
+    num, km = m["num"], m["unit"][0] in "kK"
+    key = (num, km)
+    hit = _METRES.get(key)
+    if hit is not None:
+        return hit
     try:
-        value = Decimal(m["num"])
+        value = Decimal(num)
     except InvalidOperation:  # pragma: no cover - the regex admits only digits
-        raise ValueError(m["num"]) from None
-    if m["unit"].lower().startswith("k"):
+        raise ValueError(num) from None
+    if km:
         value *= 1000
-    return float(value)
+    if len(_METRES) >= _METRES_MAX:
+        _METRES.clear()
+    hit = _METRES[key] = float(value)
+    return hit
+
+
+_METRES: dict[tuple[str, bool], float] = {}  # distances already read (a pure function's memo, bounded)
+_METRES_MAX = 1 << 14
 
 
 def format_km(metres: float) -> str:
