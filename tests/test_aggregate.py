@@ -152,3 +152,18 @@ def test_real_plans_delivered_undelivered_and_invented(tmp_path) -> None:
     assert group.hard_micro == pytest.approx((2 + 0 + 0) / (2 + 2 + 1))   # budget + cuisine, twice; budget
     assert group.hard_macro == pytest.approx(1 / 3)
     assert group.final_pass_rate == pytest.approx(1 / 3)
+
+
+def test_a_summary_written_before_the_travelplanner_aggregation_still_loads_and_says_so() -> None:
+    from utp_env.evaluation.aggregate import EvaluationSummary
+
+    data = summarize(results()).model_dump(mode="json")
+    assert data["aggregation"].startswith("pass rates as TravelPlanner")
+    data.pop("aggregation")
+    for group in data["groups"].values():
+        for key in ("commonsense_denominator", "hard_denominator", "n_hard_evaluated", "commonsense_checks",
+                    "hard_checks", "extra_checks"):
+            group.pop(key)
+    old = EvaluationSummary.model_validate(data)
+    assert old.caption().startswith("Aggregation: per-plan applicable checks, 11 commonsense checks")
+    assert "Extra: transit point before each departure % |" in old.to_markdown()

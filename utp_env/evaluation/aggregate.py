@@ -27,9 +27,12 @@ from utp_env.evaluation.hard import OPTIONAL, applicable_hard_checks
 from utp_env.evaluation.report import COMMONSENSE_CHECKS, EXTRA_CHECKS, HARD_CHECKS, EvaluationReport
 from utp_env.query import Query
 
-AGGREGATION = ("pass rates as TravelPlanner evaluation/eval.py: fixed denominators (queries x 10 "
-               "commonsense checks; budget + set hard constraints per query), hard constraints counted "
-               "only for delivered plans passing complete information and within sandbox")
+AGGREGATION = (f"pass rates as TravelPlanner evaluation/eval.py: fixed denominators (queries x "
+               f"{len(COMMONSENSE_CHECKS)} commonsense checks; budget + set hard constraints per query), hard "
+               "constraints counted only for delivered plans passing complete information and within sandbox")
+# What a summary written before AGGREGATION (without the field) was computed with.
+LEGACY_AGGREGATION = ("per-plan applicable checks, 11 commonsense checks (a summary written before the "
+                      "TravelPlanner aggregation; rerun or re-evaluate to recompute)")
 
 RISK_PROFILES = ("tolerant", "optimized", "averse")
 RISK_LABELS = {"tolerant": "Risk_tol", "optimized": "Risk_opt", "averse": "Risk_av"}
@@ -66,12 +69,17 @@ class GroupSummary(BaseModel):
     hard_micro: float | None
     hard_macro: float | None
     final_pass_rate: float | None
-    commonsense_denominator: int = Field(description="queries x the paper's commonsense checks")
-    hard_denominator: int = Field(description="sum over queries of budget + the hard constraints each sets")
-    n_hard_evaluated: int = Field(description="delivered plans passing complete information and within sandbox")
-    commonsense_checks: dict[str, float | None] = Field(description="each check: passes / queries")
-    hard_checks: dict[str, float | None] = Field(description="each check: passes / queries that set it")
-    extra_checks: dict[str, MetricMean] = Field(description="each extra check: pass rate over delivered plans")
+    # Defaults only so that a summary.json written before these fields still loads.
+    commonsense_denominator: int = Field(default=0, description="queries x the paper's commonsense checks")
+    hard_denominator: int = Field(default=0, description="sum over queries of budget + the hard constraints each sets")
+    n_hard_evaluated: int = Field(default=0,
+                                  description="delivered plans passing complete information and within sandbox")
+    commonsense_checks: dict[str, float | None] = Field(default_factory=dict,
+                                                        description="each check: passes / queries")
+    hard_checks: dict[str, float | None] = Field(default_factory=dict,
+                                                 description="each check: passes / queries that set it")
+    extra_checks: dict[str, MetricMean] = Field(default_factory=dict,
+                                                description="each extra check: pass rate over delivered plans")
     qualitative: dict[str, MetricMean] = Field(description="TripCraft metric means")
     uncertainty: dict[str, dict[str, MetricMean]] = Field(description="metric -> risk profile -> mean")
 
@@ -82,7 +90,7 @@ class EvaluationSummary(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     groups: dict[str, GroupSummary] = Field(description="'3', '5', '7' (those present) and 'all'")
-    aggregation: str = Field(default=AGGREGATION, description="How the pass rates are computed")
+    aggregation: str = Field(default=LEGACY_AGGREGATION, description="How the pass rates are computed")
 
     def rows(self) -> list[tuple[str, list[str]]]:
         """(label, one cell per group) for every line of the table."""
@@ -207,4 +215,4 @@ def summarize(results: Iterable[tuple[Query, EvaluationReport | None]]) -> Evalu
     horizons = sorted({q.days for q, _ in results})
     groups = {str(h): summarize_group([(q, r) for q, r in results if q.days == h]) for h in horizons}
     groups["all"] = summarize_group(results)
-    return EvaluationSummary(groups=groups)
+    return EvaluationSummary(groups=groups, aggregation=AGGREGATION)
