@@ -227,3 +227,25 @@ def test_the_cli_reports_an_unwritable_folder_in_one_line(mini_db_path: Path, tm
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
     assert err[0].startswith("utp-env run: error: cannot write ") and str(out) in err[0] and "permissions" in err[0]
+
+
+def test_a_second_process_on_a_busy_folder_is_refused(mini_db_path: Path, tmp_path: Path, capsys) -> None:
+    import subprocess
+    import sys
+
+    out = tmp_path / "shared"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+                               "from utp_env.runs.runner import run_lock\n"
+                               "with run_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n"
+                               "    time.sleep(60)\n", str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        code = main(["run", "--db", str(mini_db_path), "--split", "all", "--limit", "2", "--rollouts", "0",
+                     "--out", str(out), "--quiet"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and len(err) == 1
+        assert f"{out} is in use by another `utp-env run` (process {holder.pid})" in err[0]
+        assert not (out / RESULTS).exists()
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
