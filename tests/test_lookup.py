@@ -419,9 +419,10 @@ def test_tool_schemas_are_shared_and_immutable(mini_db_path) -> None:
     import copy
     import pickle
 
-    from utp_env.env.core import UTPEnv
     from utp_env.tools.lookup import LOOKUP_TOOLS
     from utp_env.tools.lookup.registry import FrozenDict, thaw
+
+    from utp_env.env.core import UTPEnv
 
     spec = LOOKUP_TOOLS["search_flights"]
     schema = spec.openai_schema()
@@ -444,3 +445,26 @@ def test_tool_schemas_are_shared_and_immutable(mini_db_path) -> None:
     _, second = env.reset(seed=1)
     assert all(a is b for a, b in zip(first["tools"], second["tools"], strict=True))
     assert first["tools"] is not second["tools"]
+
+
+def test_row_memo_gives_the_same_answers_and_fresh_rows(mini_db: Database) -> None:
+    """Lines rendered on first display and reused: same text and rows cold or warm; rows are copies."""
+    from utp_env.tools.lookup.render import row_memo
+
+    city = mini_db.cities[0]
+    flights = mini_db.tables["flights"].columns
+    pair = {"origin": flights["origin_city"][0], "destination": flights["dest_city"][0], "date": "2025-11-20",
+            "limit": 100}
+    calls = [("search_flights", pair), ("search_flights", {**pair, "sort_by": "price", "limit": 3}),
+             ("search_stays", {"city": city}), ("search_attractions", {"city": city}),
+             ("search_restaurants", {"city": city, "sort_by": "cost"})]
+    memo = row_memo(mini_db)
+    memo.clear()
+    cold = [LOOKUP.invoke(mini_db, name, args) for name, args in calls]
+    warm = [LOOKUP.invoke(mini_db, name, args) for name, args in calls]
+    for (name, _), a, b in zip(calls, cold, warm, strict=True):
+        assert a.ok and a.rows and a.text == b.text and a.rows == b.rows, name
+        assert len(a.text.splitlines()) >= 2 + len(a.rows)
+    first = LOOKUP.invoke(mini_db, "search_stays", {"city": city})
+    first.rows[0]["name"] = "changed by the caller"
+    assert LOOKUP.invoke(mini_db, "search_stays", {"city": city}).rows[0]["name"] != "changed by the caller"

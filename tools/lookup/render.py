@@ -6,10 +6,13 @@ and how to narrow the search, and an empty result says so and what to try.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from utp_env.tools.database import Database
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100
@@ -43,6 +46,11 @@ def cell(value: Any) -> str:
     return cell(str(value))
 
 
+def line_text(values: Sequence[Any]) -> str:
+    """One result line: the cells joined by ` | `."""
+    return " | ".join([cell(v) for v in values])
+
+
 def table_text(heading: str, header: Sequence[str], lines: Sequence[Sequence[Any]], *, total: int,
                truncated: int, narrow: str, empty: str, notes: Sequence[str] = ()) -> str:
     """Render a result table.
@@ -50,12 +58,63 @@ def table_text(heading: str, header: Sequence[str], lines: Sequence[Sequence[Any
     `total` is the number of matching rows, `lines` the (at most `limit`) rows shown; `narrow` says
     how to cut a long result down and `empty` what to try when nothing matched.
     """
+    return table_of_lines(heading, header, [line_text(line) for line in lines], total=total, truncated=truncated,
+                          narrow=narrow, empty=empty, notes=notes)
+
+
+def table_of_lines(heading: str, header: Sequence[str], lines: Sequence[str], *, total: int, truncated: int,
+                   narrow: str, empty: str, notes: Sequence[str] = ()) -> str:
+    """`table_text` of lines already rendered (`line_text`, e.g. from a `RowMemo`)."""
     if total == 0:
         return f"{heading}: no results. {empty}"
     shown = f"{total} found" if not truncated else f"{total} found, showing {len(lines)}"
-    out = [f"{heading}: {shown}", " | ".join(header)]
-    out.extend(" | ".join([cell(v) for v in line]) for line in lines)
+    out = [f"{heading}: {shown}", " | ".join(header), *lines]
     if truncated:
         out.append(f"… {truncated} more rows; {narrow}")
     out.extend(notes)
     return "\n".join(out)
+
+
+class RowMemo:
+    """Rendered result lines and row dicts of a database's rows, made on a row's first display.
+
+    A line depends only on its row (and the tool's line format), so once rendered it is kept: a
+    later result that shows the row joins cached strings instead of formatting every cell again.
+    Memory is bounded by the rows ever shown. One per database (`row_memo`).
+    """
+
+    def __init__(self) -> None:
+        self._lines: dict[str, dict[int, str]] = {}
+        self._rows: dict[str, dict[int, dict[str, Any]]] = {}
+
+    def clear(self) -> None:
+        """Forget every rendered line and row (benchmarks time the first display with it)."""
+        self._lines.clear()
+        self._rows.clear()
+
+    def lines(self, fmt: str, shown: list[int], make: Callable[[list[int]], list[list[Any]]]) -> list[str]:
+        """The lines of rows `shown` in format `fmt`; `make(rows)` gives the cell values of rows not yet seen."""
+        cache = self._lines.setdefault(fmt, {})
+        missing = [i for i in shown if i not in cache]
+        if missing:
+            for i, values in zip(missing, make(missing), strict=True):
+                cache[i] = line_text(values)
+        return [cache[i] for i in shown]
+
+    def rows(self, db: Database, table: str, shown: list[int]) -> list[dict[str, Any]]:
+        """`db.tables[table].rows(shown)`: fresh dicts (callers may change them) of cached values."""
+        cache = self._rows.setdefault(table, {})
+        missing = [i for i in shown if i not in cache]
+        if missing:
+            for i, row in zip(missing, db.tables[table].rows(missing), strict=True):
+                cache[i] = row
+        return [cache[i].copy() for i in shown]
+
+
+def row_memo(db: Database) -> RowMemo:
+    """The RowMemo of `db` (one per opened database)."""
+    return db.derived(_new_memo)
+
+
+def _new_memo(db: Database) -> RowMemo:
+    return RowMemo()

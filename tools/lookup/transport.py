@@ -17,7 +17,7 @@ from utp_env.tools.delays import delay_index
 from utp_env.tools.lookup.common import Args, DateStr, Name, Paged, in_calendar, lookup_tool, pair_of
 from utp_env.tools.lookup.index import lookup_index
 from utp_env.tools.lookup.registry import ToolResult
-from utp_env.tools.lookup.render import page, table_text
+from utp_env.tools.lookup.render import page, row_memo, table_of_lines, table_text
 from utp_env.tools.schema import FARE_COLUMN, SERVICE_MODE
 
 ServiceTable = Literal["flights", "trains", "buses"]
@@ -44,10 +44,10 @@ def road_route_row(db: Database, origin: str, dest: str) -> int | None:
     return int(rows[0]) if rows.size else None
 
 
-def _arrival(cols: dict[str, Any], i: int) -> str:
+def _arrival(row: dict[str, Any]) -> str:
     """The arrival cell: `HH:MM`, with the `+N day` note of `utp_env.tools.clock` after midnight."""
-    offset = format_day_offset(MINUTES_PER_DAY * int(cols["arr_day_offset"][i]))
-    return f"{cols['arr_time'][i]} {offset}" if offset else str(cols["arr_time"][i])
+    offset = format_day_offset(MINUTES_PER_DAY * int(row["arr_day_offset"]))
+    return f"{row['arr_time']} {offset}" if offset else str(row["arr_time"])
 
 
 def _delay_cell(value: float, measured: bool) -> str:
@@ -82,27 +82,36 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
     day = weekday(args.date)
     found = services(db, table, origin, dest, day, args.sort_by)
     shown, cut = page(found, args.limit)
-    t = db.tables[table]
-    cols, index = t.columns, delay_index(db)
+    index = delay_index(db)
     mode = SERVICE_MODE[table]
     road = road_route_row(db, origin, dest) if table == "buses" else None
-    lines, unmeasured = [], False
-    for i in shown.tolist():
-        ed, measured = index.of(mode, road if table == "buses" else i)
-        unmeasured |= not measured
-        if table == "flights":
-            lines.append([cols["flight_number"][i], cols["airline"][i],
-                          f"{cols['origin_airport'][i]}-{cols['dest_airport'][i]}", cols["dep_time"][i],
-                          _arrival(cols, i), cols["duration_min"][i], cols["price_inr"][i], _delay_cell(ed, measured)])
-        elif table == "trains":
-            lines.append([cols["train_number"][i], cols["train_name"][i],
-                          f"{cols['origin_station'][i]} - {cols['dest_station'][i]}", cols["dep_time"][i],
-                          _arrival(cols, i), cols["duration_min"][i], cols["classes"][i], cols["fare_inr"][i],
-                          _delay_cell(ed, measured)])
-        else:
-            lines.append([cols["bus_id"][i], cols["operator"][i], cols["bus_type"][i], cols["dep_time"][i],
-                          _arrival(cols, i), cols["duration_min"][i], cols["fare_inr"][i],
-                          _delay_cell(ed, measured)])
+    rows = shown.tolist()
+
+    memo = row_memo(db)
+
+    def cells(new_rows: list[int]) -> list[list[Any]]:
+        """Cell values of rows not rendered before (E[D] included: it depends on the row alone)."""
+        lines = []
+        for i, r in zip(new_rows, memo.rows(db, table, new_rows), strict=True):
+            ed, measured = index.of(mode, road if table == "buses" else i)
+            if table == "flights":
+                lines.append([r["flight_number"], r["airline"], f"{r['origin_airport']}-{r['dest_airport']}",
+                              r["dep_time"], _arrival(r), r["duration_min"], r["price_inr"],
+                              _delay_cell(ed, measured)])
+            elif table == "trains":
+                lines.append([r["train_number"], r["train_name"], f"{r['origin_station']} - {r['dest_station']}",
+                              r["dep_time"], _arrival(r), r["duration_min"], r["classes"], r["fare_inr"],
+                              _delay_cell(ed, measured)])
+            else:
+                lines.append([r["bus_id"], r["operator"], r["bus_type"], r["dep_time"], _arrival(r),
+                              r["duration_min"], r["fare_inr"], _delay_cell(ed, measured)])
+        return lines
+
+    lines = memo.lines(table, rows, cells)
+    if table == "buses":
+        unmeasured = bool(rows) and not index.of(mode, road)[1]
+    else:
+        unmeasured = bool(np.isnan((index.flight if table == "flights" else index.train)[shown]).any())
     header = {
         "flights": ["flight", "airline", "airports", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
         "trains": ["train", "name", "stations", "dep", "arr", "duration_min", "classes", "fare_3A_inr",
@@ -117,10 +126,10 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
     notes = [_MEDIAN_NOTE] if unmeasured else []
     if table == "buses" and found.size:
         notes.append("exp_delay_min of a bus is the road route's historical traffic delay.")
-    text = table_text(f"{table.capitalize()} from {origin} to {dest} on {args.date} ({WEEKDAYS[day]}), "
-                      f"by {args.sort_by}", header, lines, total=int(found.size), truncated=cut,
-                      narrow="sort by price or duration, or raise limit (max 100).", empty=empty, notes=notes)
-    return ToolResult(ok=True, text=text, rows=t.rows(shown), truncated=cut)
+    text = table_of_lines(f"{table.capitalize()} from {origin} to {dest} on {args.date} ({WEEKDAYS[day]}), "
+                          f"by {args.sort_by}", header, lines, total=int(found.size), truncated=cut,
+                          narrow="sort by price or duration, or raise limit (max 100).", empty=empty, notes=notes)
+    return ToolResult(ok=True, text=text, rows=memo.rows(db, table, rows), truncated=cut)
 
 
 @lookup_tool

@@ -7,7 +7,7 @@ without rendering.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -23,7 +23,7 @@ from utp_env.tools.lookup.common import (
 )
 from utp_env.tools.lookup.index import NEEDS, lookup_index
 from utp_env.tools.lookup.registry import ToolError, ToolResult
-from utp_env.tools.lookup.render import page, table_text
+from utp_env.tools.lookup.render import page, row_memo, table_of_lines, table_text
 from utp_env.tools.schema import (
     ATTRACTION_CATEGORIES,
     CUISINES,
@@ -144,19 +144,23 @@ def search_stays(db: Database, args: StaySearch) -> ToolResult:
     serv = _known(db, "services", args.services, "services")
     found = find_stays(db, city, args, amen, serv)
     shown, cut = page(found, args.limit)
-    table = db.tables["accommodations"]
-    rows = table.rows(shown)
-    lines = [[r["name"], r["house_type"], r["star_rating"], r["rating"], r["price_per_night_inr"], r["max_occupancy"],
-              r["house_rules"], r["amenities"], r["services"], r["minimum_nights"],
-              f"{r['check_in']}/{r['check_out']}"] for r in rows]
+    memo, ids = row_memo(db), shown.tolist()
+
+    def cells(new: list[int]) -> list[list[Any]]:
+        return [[r["name"], r["house_type"], r["star_rating"], r["rating"], r["price_per_night_inr"],
+                 r["max_occupancy"], r["house_rules"], r["amenities"], r["services"], r["minimum_nights"],
+                 f"{r['check_in']}/{r['check_out']}"] for r in memo.rows(db, "accommodations", new)]
+
+    lines = memo.lines("accommodations", ids, cells)
     any_here = db.city_rows("accommodations", city).size > 0
-    text = table_text(f"Stays in {city}, by {args.sort_by}",
-                      ["name", "type", "stars", "rating", "price_night_inr", "max_guests", "house_rules", "amenities",
-                       "services", "min_nights", "check_in/out"], lines, total=int(found.size), truncated=cut,
-                      narrow="add filters (max_price_per_night, min_rating, house_type, amenities) or raise limit.",
-                      empty=("Relax a filter (price, rating, amenities, services, house_type, allows)." if any_here
-                             else f"{city} has no stays in the database; stay in a nearby city."))
-    return ToolResult(ok=True, text=text, rows=rows, truncated=cut)
+    text = table_of_lines(f"Stays in {city}, by {args.sort_by}",
+                          ["name", "type", "stars", "rating", "price_night_inr", "max_guests", "house_rules",
+                           "amenities", "services", "min_nights", "check_in/out"], lines, total=int(found.size),
+                          truncated=cut,
+                          narrow="add filters (max_price_per_night, min_rating, house_type, amenities) or raise limit.",
+                          empty=("Relax a filter (price, rating, amenities, services, house_type, allows)." if any_here
+                                 else f"{city} has no stays in the database; stay in a nearby city."))
+    return ToolResult(ok=True, text=text, rows=memo.rows(db, "accommodations", ids), truncated=cut)
 
 
 # ---------------------------------------------------------------- attractions
@@ -190,16 +194,21 @@ def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
     city = city_of(db, args.city, "city")
     found = find_attractions(db, city, args.category, args.sort_by)
     shown, cut = page(found, args.limit)
-    rows = db.tables["attractions"].rows(shown)
-    crowd = _crowd_flags(db, "attractions", shown)
-    lines = [[r["name"], r["categories"], r["visit_duration_hr"], r["rating"], r["entry_fee_inr"],
-              f"{r['open_time']}-{r['close_time']}", c] for r, c in zip(rows, crowd, strict=True)]
-    text = table_text(f"Attractions in {city}" + (f" ({args.category})" if args.category else "")
-                      + f", by {args.sort_by}",
-                      ["name", "categories", "visit_hr", "rating", "entry_fee_inr", "hours", "crowd_data"], lines,
-                      total=int(found.size), truncated=cut, narrow="filter by category or raise limit.",
-                      empty="Try without a category, or another city.")
-    return ToolResult(ok=True, text=text, rows=rows, truncated=cut)
+    memo, ids = row_memo(db), shown.tolist()
+
+    def cells(new: list[int]) -> list[list[Any]]:
+        crowd = _crowd_flags(db, "attractions", np.asarray(new, dtype=np.int64))
+        return [[r["name"], r["categories"], r["visit_duration_hr"], r["rating"], r["entry_fee_inr"],
+                 f"{r['open_time']}-{r['close_time']}", c]
+                for r, c in zip(memo.rows(db, "attractions", new), crowd, strict=True)]
+
+    lines = memo.lines("attractions", ids, cells)
+    text = table_of_lines(f"Attractions in {city}" + (f" ({args.category})" if args.category else "")
+                          + f", by {args.sort_by}",
+                          ["name", "categories", "visit_hr", "rating", "entry_fee_inr", "hours", "crowd_data"], lines,
+                          total=int(found.size), truncated=cut, narrow="filter by category or raise limit.",
+                          empty="Try without a category, or another city.")
+    return ToolResult(ok=True, text=text, rows=memo.rows(db, "attractions", ids), truncated=cut)
 
 
 # ---------------------------------------------------------------- restaurants
@@ -237,15 +246,21 @@ def search_restaurants(db: Database, args: RestaurantSearch) -> ToolResult:
     city = city_of(db, args.city, "city")
     found = find_restaurants(db, city, args.cuisine, args.price_tier, args.sort_by)
     shown, cut = page(found, args.limit)
-    rows = db.tables["restaurants"].rows(shown)
-    crowd = _crowd_flags(db, "restaurants", shown)
-    lines = [[r["name"], r["cuisines"], r["price_tier"], r["avg_cost_inr"], r["rating"],
-              f"{r['open_time']}-{r['close_time']}", c] for r, c in zip(rows, crowd, strict=True)]
-    text = table_text(f"Restaurants in {city}, by {args.sort_by}",
-                      ["name", "cuisines", "tier", "avg_cost_inr", "rating", "hours", "crowd_data"], lines,
-                      total=int(found.size), truncated=cut, narrow="filter by cuisine or price_tier, or raise limit.",
-                      empty="Try without the cuisine or price_tier filter.")
-    return ToolResult(ok=True, text=text, rows=rows, truncated=cut)
+    memo, ids = row_memo(db), shown.tolist()
+
+    def cells(new: list[int]) -> list[list[Any]]:
+        crowd = _crowd_flags(db, "restaurants", np.asarray(new, dtype=np.int64))
+        return [[r["name"], r["cuisines"], r["price_tier"], r["avg_cost_inr"], r["rating"],
+                 f"{r['open_time']}-{r['close_time']}", c]
+                for r, c in zip(memo.rows(db, "restaurants", new), crowd, strict=True)]
+
+    lines = memo.lines("restaurants", ids, cells)
+    text = table_of_lines(f"Restaurants in {city}, by {args.sort_by}",
+                          ["name", "cuisines", "tier", "avg_cost_inr", "rating", "hours", "crowd_data"], lines,
+                          total=int(found.size), truncated=cut,
+                          narrow="filter by cuisine or price_tier, or raise limit.",
+                          empty="Try without the cuisine or price_tier filter.")
+    return ToolResult(ok=True, text=text, rows=memo.rows(db, "restaurants", ids), truncated=cut)
 
 
 # ---------------------------------------------------------------- events
