@@ -468,3 +468,15 @@ def test_row_memo_gives_the_same_answers_and_fresh_rows(mini_db: Database) -> No
     first = LOOKUP.invoke(mini_db, "search_stays", {"city": city})
     first.rows[0]["name"] = "changed by the caller"
     assert LOOKUP.invoke(mini_db, "search_stays", {"city": city}).rows[0]["name"] != "changed by the caller"
+
+
+def test_row_memo_is_bounded(mini_db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    from utp_env.tools.lookup.render import RowMemo, row_memo
+
+    monkeypatch.setattr(RowMemo, "MAX_ROWS", 3)
+    row_memo(mini_db).clear()
+    city = mini_db.cities[0]
+    want = LOOKUP.invoke(mini_db, "search_attractions", {"city": city, "limit": 2})
+    again = [LOOKUP.invoke(mini_db, "search_attractions", {"city": city, "limit": n}) for n in (1, 3, 2)]
+    assert len(want.rows) == 2 and again[2].text == want.text and again[2].rows == want.rows
+    assert all(len(cache) <= 3 for cache in row_memo(mini_db)._lines.values())

@@ -80,8 +80,11 @@ class RowMemo:
 
     A line depends only on its row (and the tool's line format), so once rendered it is kept: a
     later result that shows the row joins cached strings instead of formatting every cell again.
-    Memory is bounded by the rows ever shown. One per database (`row_memo`).
+    Each table's memo keeps at most `MAX_ROWS` rows and starts afresh when full (bounded memory,
+    a few tens of MB at worst). One per database (`row_memo`).
     """
+
+    MAX_ROWS = 8192
 
     def __init__(self) -> None:
         self._lines: dict[str, dict[int, str]] = {}
@@ -97,6 +100,9 @@ class RowMemo:
         cache = self._lines.setdefault(fmt, {})
         missing = [i for i in shown if i not in cache]
         if missing:
+            if len(cache) + len(missing) > self.MAX_ROWS:
+                cache.clear()
+                missing = list(dict.fromkeys(shown))
             for i, values in zip(missing, make(missing), strict=True):
                 cache[i] = line_text(values)
         return [cache[i] for i in shown]
@@ -106,6 +112,9 @@ class RowMemo:
         cache = self._rows.setdefault(table, {})
         missing = [i for i in shown if i not in cache]
         if missing:
+            if len(cache) + len(missing) > self.MAX_ROWS:
+                cache.clear()
+                missing = list(dict.fromkeys(shown))
             for i, row in zip(missing, db.tables[table].rows(missing), strict=True):
                 cache[i] = row
         return [cache[i].copy() for i in shown]
