@@ -4,19 +4,29 @@ Builds realistic 7-day, 3-city plans programmatically (real legs, stays, meals a
 with timings and transit distances), then times `utp_env.evaluation.evaluate` over them.
 Target: at least 1,000 plans per second; the baseline measured in the same run is a pydantic round
 trip of the same plans (dump and validate). Run: `python benchmarks/evaluate.py [--plans 200] [--seconds 3]`.
+
+Then `parse_plan` + `evaluate` of 7-day plans from JSON (issue 14; target >= 1,000 plans per CPU
+second on one core): the same plans written with `plan_to_json`, and the 7-day reference plans of
+the database's query set as stored (`references.jsonl`), timed in interleaved rounds (parse alone,
+then parse + evaluate), medians of the rounds.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import statistics
 import time
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from utp_env.tools.database import Database
 
 from utp_env.evaluation import evaluate
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
+from utp_env.plan_format import parse_plan, plan_to_json
 from utp_env.query import Persona, Query
 
 TARGET_PLANS_PER_SECOND = 1000.0
@@ -136,6 +146,51 @@ def seven_day_plan(db: Database, index: int, states: dict[str, list[str]], origi
     return Plan(query_id=query.query_id, days=days), query
 
 
+def reference_week_plans(db: Database, limit: int) -> list[tuple[Any, Query]]:
+    """Up to `limit` 7-day reference plans (the stored JSON day objects) with their queries; [] when the
+    database has no query set."""
+    from utp_env.dataset import QUERIES_FILE, REFERENCES_FILE
+    from utp_env.queries import read_queries
+
+    path = Path(db.path)
+    if not (path / QUERIES_FILE).exists() or not (path / REFERENCES_FILE).exists():
+        return []
+    queries = {q.query_id: q for q in read_queries(path / QUERIES_FILE)}
+    out = []
+    for line in (path / REFERENCES_FILE).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            query = queries.get(record["query_id"])
+            if query is not None and query.days == 7:
+                out.append((json.dumps(record["plan"]), query))
+    return out[:limit]
+
+
+def parse_and_evaluate(db: Database, texts: list[tuple[str, Query]], seconds: float) -> tuple[float, float, float]:
+    """(parse_plan, evaluate of the parsed plans, parse_plan + evaluate) plans per CPU second: medians of
+    interleaved rounds."""
+    plans = [parse_plan(text, query=q, db=db) for text, q in texts]
+    for plan, (_, q) in zip(plans, texts, strict=True):
+        evaluate(plan, q, db)  # warm
+    parse_rates, eval_rates, both_rates = [], [], []
+    start = time.process_time()
+    while time.process_time() - start < seconds or len(both_rates) < 3:
+        t0 = time.process_time()
+        for text, q in texts:
+            parse_plan(text, query=q, db=db)
+        t1 = time.process_time()
+        for plan, (_, q) in zip(plans, texts, strict=True):
+            evaluate(plan, q, db)
+        t2 = time.process_time()
+        for text, q in texts:
+            evaluate(parse_plan(text, query=q, db=db), q, db)
+        t3 = time.process_time()
+        parse_rates.append(len(texts) / max(t1 - t0, 1e-9))
+        eval_rates.append(len(texts) / max(t2 - t1, 1e-9))
+        both_rates.append(len(texts) / max(t3 - t2, 1e-9))
+    return statistics.median(parse_rates), statistics.median(eval_rates), statistics.median(both_rates)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--plans", type=int, default=200, help="distinct plans to build")
@@ -182,6 +237,17 @@ def main() -> None:
           f"({'OK' if rate >= TARGET_PLANS_PER_SECOND else 'BELOW TARGET'})")
     print(f"baseline, a pydantic round trip of the same plans: {base_rate:,.0f} plans per CPU second; "
           f"evaluate costs {base_rate / rate:.1f}x a round trip")
+    sources = [("benchmark plans via plan_to_json", [(plan_to_json(p), q) for p, q in pairs]),
+               ("7-day reference plans as stored", reference_week_plans(db, args.plans))]
+    for label, texts in sources:
+        if not texts:
+            print(f"parse_plan + evaluate, {label}: none in this database")
+            continue
+        parse_rate, eval_rate, both = parse_and_evaluate(db, texts, args.seconds)
+        print(f"parse_plan + evaluate, {len(texts)} {label}: parse {parse_rate:,.0f}/s ({1e3 / parse_rate:.3f} ms), "
+              f"evaluate {eval_rate:,.0f}/s ({1e3 / eval_rate:.3f} ms), both {both:,.0f} plans per CPU second "
+              f"({1e3 / both:.3f} ms); target {TARGET_PLANS_PER_SECOND:,.0f}/s: ratio "
+              f"{both / TARGET_PLANS_PER_SECOND:.2f}x ({'OK' if both >= TARGET_PLANS_PER_SECOND else 'BELOW TARGET'})")
 
 
 if __name__ == "__main__":

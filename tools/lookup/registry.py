@@ -73,7 +73,7 @@ class ToolSpec(Generic[Ctx]):
     def parameters_schema(self) -> dict[str, Any]:
         """JSON schema of the arguments with `$ref`s inlined, titles and null branches dropped
         (built once per tool, shared and immutable: see `FrozenDict`)."""
-        return self._schema["function"]["parameters"]  # type: ignore[no-any-return]
+        return self._schema["function"]["parameters"]
 
     def openai_schema(self) -> dict[str, Any]:
         """The OpenAI function-calling declaration of this tool: one shared, immutable object per tool
@@ -219,7 +219,7 @@ class FrozenDict(dict[str, Any]):
         return dict(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
-        return thaw(self)  # type: ignore[no-any-return]
+        return thaw(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenDict, (dict(self),))
@@ -236,7 +236,7 @@ class FrozenList(list[Any]):
         return list(self)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
-        return thaw(self)  # type: ignore[no-any-return]
+        return thaw(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FrozenList, (list(self),))
