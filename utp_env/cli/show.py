@@ -1,4 +1,6 @@
-"""`utp-env show RUN_DIR [OTHER_RUN_DIR]`: print a run's summary, or two runs side by side."""
+"""`utp-env show RUN_DIR [OTHER_RUN_DIR]`: print a run's summary, or two runs side by side
+(`--markdown` for either as a markdown table). `utp-env report` (utp_env/cli/report.py) writes the
+same tables into an HTML page to browse the episodes."""
 
 from __future__ import annotations
 
@@ -19,24 +21,46 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=handle)
 
 
-def compare(left: RunSummary, right: RunSummary) -> str:
-    """The 'all' column of two runs' Table 3 side by side, with their difference where numeric."""
+def compare_rows(left: RunSummary, right: RunSummary) -> list[tuple[str, str, str, str]]:
+    """(label, left, right, right - left) for each row of the 'all' column of two runs' Table 3
+    and the Monte Carlo hold rate; the difference is blank when a cell is not a number, and a
+    whole number for the query count."""
     rows_l = dict(left.evaluation.model_copy(update={"groups": {"all": left.evaluation.groups["all"]}}).rows())
     rows_r = dict(right.evaluation.model_copy(update={"groups": {"all": right.evaluation.groups["all"]}}).rows())
     for summary, rows in ((left, rows_l), (right, rows_r)):
         hold = summary.hold_rate.get("all")
         rows["MC hold rate %"] = ["-" if hold is None else f"{100 * hold:.2f}"]
-    labels = list(rows_l)
-    width = max(len(label) for label in labels)
-    head_l, head_r = left.agent[:18], right.agent[:18]
-    lines = [f"{'':{width}}  {head_l:>18}  {head_r:>18}  {'diff':>8}"]
-    for label in labels:
+    out = []
+    for label in rows_l:
         a, b = rows_l[label][0], rows_r.get(label, ["-"])[0]
         try:
-            diff = f"{float(b) - float(a):+.2f}"
+            value = float(b) - float(a)
         except ValueError:
             diff = ""
-        lines.append(f"{label:{width}}  {a:>18}  {b:>18}  {diff:>8}")
+        else:
+            diff = f"{int(value):+d}" if a.isdigit() and b.isdigit() else f"{value:+.2f}"
+        out.append((label, a, b, diff))
+    return out
+
+
+def compare(left: RunSummary, right: RunSummary) -> str:
+    """The 'all' column of two runs' Table 3 side by side, with their difference where numeric."""
+    rows = compare_rows(left, right)
+    width = max(len(label) for label, *_ in rows)
+    head_l, head_r = left.agent[:18], right.agent[:18]
+    lines = [left.evaluation.caption(), f"{'':{width}}  {head_l:>18}  {head_r:>18}  {'diff':>8}"]
+    lines += [f"{label:{width}}  {a:>18}  {b:>18}  {diff:>8}" for label, a, b, diff in rows]
+    return "\n".join(lines)
+
+
+def compare_markdown(left: RunSummary, right: RunSummary) -> str:
+    """`compare` as a GitHub markdown table under the aggregation caption."""
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = [left.evaluation.caption(), "",
+             f"| Metric (all) | {cell(left.agent)} | {cell(right.agent)} | diff |", "|---|---:|---:|---:|"]
+    lines += [f"| {cell(label)} | {a} | {b} | {diff} |" for label, a, b, diff in compare_rows(left, right)]
     return "\n".join(lines)
 
 
@@ -49,5 +73,5 @@ def handle(args: argparse.Namespace) -> int:
     if len(summaries) == 1:
         print(render_markdown(summaries[0]) if args.markdown else render_text(summaries[0]))
     else:
-        print(compare(*summaries))
+        print(compare_markdown(*summaries) if args.markdown else compare(*summaries))
     return 0
