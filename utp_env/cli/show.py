@@ -21,30 +21,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=handle)
 
 
-def compare_rows(left: RunSummary, right: RunSummary) -> list[tuple[str, str, str, str]]:
-    """(label, left, right, right - left) for each row of the 'all' column of two runs' Table 3
-    and the Monte Carlo hold rate; the difference is blank when a cell is not a number, and a
-    whole number for the query count."""
-    rows_l = dict(left.evaluation.model_copy(update={"groups": {"all": left.evaluation.groups["all"]}}).rows())
-    rows_r = dict(right.evaluation.model_copy(update={"groups": {"all": right.evaluation.groups["all"]}}).rows())
-    for summary, rows in ((left, rows_l), (right, rows_r)):
-        hold = summary.hold_rate.get("all")
-        rows["MC hold rate %"] = ["-" if hold is None else f"{100 * hold:.2f}"]
-    out = []
-    for label in rows_l:
-        a, b = rows_l[label][0], rows_r.get(label, ["-"])[0]
-        try:
-            value = float(b) - float(a)
-        except ValueError:
-            diff = ""
-        else:
-            diff = f"{int(value):+d}" if a.isdigit() and b.isdigit() else f"{value:+.2f}"
-        out.append((label, a, b, diff))
-    return out
-
-
 def compare(left: RunSummary, right: RunSummary) -> str:
     """The 'all' column of two runs' Table 3 side by side, with their difference where numeric."""
+    from utp_env.runs.report_html import compare_rows
+
     rows = compare_rows(left, right)
     width = max(len(label) for label, *_ in rows)
     head_l, head_r = left.agent[:18], right.agent[:18]
@@ -60,6 +40,8 @@ def compare_markdown(left: RunSummary, right: RunSummary) -> str:
 
     lines = [left.evaluation.caption(), "",
              f"| Metric (all) | {cell(left.agent)} | {cell(right.agent)} | diff |", "|---|---:|---:|---:|"]
+    from utp_env.runs.report_html import compare_rows
+
     lines += [f"| {cell(label)} | {a} | {b} | {diff} |" for label, a, b, diff in compare_rows(left, right)]
     return "\n".join(lines)
 

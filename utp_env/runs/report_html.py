@@ -199,10 +199,30 @@ def _summary_table(summary: RunSummary) -> str:
             + "".join(f"<p class=note>{e(line)}</p>" for line in extra))
 
 
+def compare_rows(left: RunSummary, right: RunSummary) -> list[tuple[str, str, str, str]]:
+    """(label, left, right, right - left) for each row of the 'all' column of two runs' Table 3
+    and the Monte Carlo hold rate; the difference is blank when a cell is not a number, and a
+    whole number for the query count."""
+    rows_l = dict(left.evaluation.model_copy(update={"groups": {"all": left.evaluation.groups["all"]}}).rows())
+    rows_r = dict(right.evaluation.model_copy(update={"groups": {"all": right.evaluation.groups["all"]}}).rows())
+    for summary, rows in ((left, rows_l), (right, rows_r)):
+        hold = summary.hold_rate.get("all")
+        rows["MC hold rate %"] = ["-" if hold is None else f"{100 * hold:.2f}"]
+    out = []
+    for label in rows_l:
+        a, b = rows_l[label][0], rows_r.get(label, ["-"])[0]
+        try:
+            value = float(b) - float(a)
+        except ValueError:
+            diff = ""
+        else:
+            diff = f"{int(value):+d}" if a.isdigit() and b.isdigit() else f"{value:+.2f}"
+        out.append((label, a, b, diff))
+    return out
+
+
 def _compare_table(left: RunSummary, right: RunSummary) -> str:
     """The 'all' column of both runs' Table 3 with the difference, as `utp-env show A B` prints."""
-    from utp_env.cli.show import compare_rows
-
     e = html.escape
     rows = "".join(f"<tr><th scope=row>{e(label)}</th><td>{e(a)}</td><td>{e(b)}</td><td>{e(d)}</td></tr>"
                    for label, a, b, d in compare_rows(left, right))
