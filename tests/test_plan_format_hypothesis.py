@@ -188,3 +188,26 @@ def test_damaged_plan_text_gives_plan_or_plan_format_error(text: str, data: st.D
         junk = data.draw(st.sampled_from(["", "(", ")", ";", "25:99", '"', "}", " to ", ",", "from () to ()"]))
         text = text[:cut] + junk + text[cut + data.draw(st.integers(0, 5)):]
     parses_or_reports(text)
+
+
+@given(pre=st.sampled_from([",", ", ", ",  ", " ,"]),
+       stop=st.text(alphabet="ab ,:;-()transitneaSTOP0.5km away\n", max_size=14),
+       sep=st.sampled_from([",", ", ", " ,", ",  "]),
+       num=st.sampled_from(["0.5", "1", "12.25", "3.", ".5", "0.113"]),
+       tail=st.sampled_from(["km away", "km away ", "km  away", "m away", "km"]))
+def test_canonical_transit_tail_fast_path_equals_the_general_reading(pre: str, stop: str, sep: str, num: str,
+                                                                      tail: str) -> None:
+    """`poi._split_transit` reads `format_item`'s tail with one match; the result is the general path's."""
+    import re
+
+    from utp_env.plan_format import poi
+
+    rest = f"{pre}nearest transit:{stop}{sep}{num}{tail}"
+    fast = poi._split_transit(rest)
+    saved = poi._CANONICAL_TAIL_RE
+    poi._CANONICAL_TAIL_RE = re.compile(r"(?!)")  # never matches: the general path only
+    try:
+        general = poi._split_transit(rest)
+    finally:
+        poi._CANONICAL_TAIL_RE = saved
+    assert (poi._note(fast[0]), fast[1], fast[2]) == (poi._note(general[0]), general[1], general[2])

@@ -113,8 +113,19 @@ def _time(token: str, day: int | str, entry: str) -> int | None:
     return value
 
 
+# The tail `format_item` writes, `, nearest transit: Stop, 0.5km away`, with a stop free of digits and
+# parentheses: then the only distance is the last one and the general path below gives exactly
+# (no remark, unwrap(stop), metres); this reads it with one match.
+_CANONICAL_TAIL_RE = re.compile(
+    r",[ ]*nearest transit:(?P<stop>[^\d()]*?),[ ]*(?P<num>\d+(?:\.\d+)?)(?P<unit>km) away[ ]*")
+
+
 def _split_transit(rest: str) -> tuple[str, str | None, float | None]:
     """(remark text, stop, metres) of the text after the times."""
+    fast = _CANONICAL_TAIL_RE.fullmatch(rest)
+    if fast is not None:
+        stop = unwrap(fast["stop"] + ", ")
+        return "", None if is_absent(stop) else stop, distance_m(fast)
     m = _TRANSIT_RE.search(rest)
     if m is None:
         return rest, None, None
