@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,9 @@ def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunD
         settings = config.get("config", {})
         dataset = open_dataset(settings.get("db"), profile=settings.get("profile", "full"), progress=True)
         queries = {q.query_id: q for q in dataset.queries}
+        if config.get("db_hash") and config["db_hash"] != dataset.db.content_hash:
+            print(f"utp-env report: warning: {path} was run on database {config['db_hash'][:12]}, the query "
+                  f"texts shown come from {dataset.db.content_hash[:12]} (rebuilt since?)", file=sys.stderr)
     return RunData(path, summary, records, config, queries)
 
 
@@ -174,10 +178,14 @@ def episode_view(record: dict[str, Any], query: Any | None) -> dict[str, Any]:
         "cost": (report.get("cost") or {}).get("total"),
     }
     if query is not None:
-        view.update({"h": query.days, "lv": query.level, "risk": query.risk_profile, "text": query.text,
-                     "org": query.org, "dest": query.dest, "budget": query.budget_inr, "people": query.people_number,
-                     "dates": query.dates})
+        view.update({"h": query.days, "lv": query.level, "risk": query.risk_profile})
     return view
+
+
+def query_view(query: Any) -> dict[str, Any]:
+    """What the page shows of a query beside its episodes (once per query, whatever the trials)."""
+    return {"text": query.text, "org": query.org, "dest": query.dest, "budget": query.budget_inr,
+            "people": query.people_number, "dates": query.dates}
 
 
 def _summary_table(summary: RunSummary) -> str:
@@ -260,6 +268,8 @@ def build_report(runs: list[RunData]) -> str:
                   "trials": run.summary.trials,
                   "episodes": [episode_view(r, run.queries.get(r["query_id"])) for r in run.records]}
                  for run in runs],
+        "queries": {qid: query_view(run.queries[qid]) for run in runs for qid in
+                    dict.fromkeys(r["query_id"] for r in run.records) if qid in run.queries},
     }
     title = "utp-env report: " + " vs ".join(run.name for run in runs)
     summaries = "".join(f"<section class=run><h2>{'AB'[i] + ': ' if len(runs) == 2 else ''}{e(run.name)}</h2>"
@@ -334,6 +344,7 @@ __COMPARE__
 const T0 = performance.now();
 const DATA = JSON.parse(document.getElementById("data").textContent);
 const RUNS = DATA.runs, TWO = RUNS.length === 2, PAGE_SIZE = 100;
+for (const run of RUNS) for (const e of run.episodes) Object.assign(e, DATA.queries[e.qid] || {});
 // h(tag, attributes, ...children): DOM built with textContent only, never innerHTML of data.
 function h(tag, attrs, ...kids) {
   const el = document.createElement(tag);
