@@ -29,7 +29,7 @@ from utp_env.queries import (
 )
 from utp_env.queries.feasibility import calendar
 from utp_env.queries.generate import balanced_cells
-from utp_env.queries.options import stay_admissible
+from utp_env.queries.options import meal_costs, serves_meal, serves_meal_around, stay_admissible
 from utp_env.queries.templates import house_rule_clause, long_date, ordinal
 from utp_env.query import LocalConstraint, Query, house_rule_requirement
 
@@ -120,6 +120,19 @@ def test_checker_reports_each_kind_of_problem(mini_db: Database, queries: list[Q
     assert any("outside the sandbox calendar" in p for p in check(early, mini_db))
     nothing = q.model_copy(update={"local_constraint": LocalConstraint(cuisine=["Martian"])})
     assert any("Martian" in p for p in check(nothing, mini_db))
+
+
+def test_meals_on_an_event_day_are_priced_around_the_event(mini_db: Database) -> None:
+    """A meal that cannot be eaten around the event's block counts nothing; a block that meets no
+    meal window changes nothing (utp_env/queries/options.py meal_costs)."""
+    city = max(mini_db.cities, key=lambda c: len(mini_db.city_rows("restaurants", c)))
+    rows = [int(r) for r in mini_db.city_rows("restaurants", city)]
+    for meal in ("breakfast", "lunch", "dinner"):
+        for r in rows:
+            assert serves_meal_around(mini_db, r, meal, (0, 1)) == serves_meal(mini_db, r, meal)
+            assert not serves_meal_around(mini_db, r, meal, (6 * 60, 23 * 60 + 30))
+    assert meal_costs(mini_db, city, 3, ((0, 1),)) == meal_costs(mini_db, city, 3)
+    assert meal_costs(mini_db, city, 3, ((6 * 60, 23 * 60 + 30),)) == meal_costs(mini_db, city, 2)
 
 
 def test_splits_are_a_stable_function_of_the_id(queries: list[Query]) -> None:

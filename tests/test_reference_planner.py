@@ -13,9 +13,10 @@ from utp_env.tools.database import Database
 
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import evaluate
-from utp_env.evaluation.context import CrowdProfile
+from utp_env.evaluation.context import CrowdProfile, build_context
+from utp_env.evaluation.hard import trip_cost
 from utp_env.plan_format import format_plan, parse_plan
-from utp_env.queries import generate_queries
+from utp_env.queries import cheapest_trip, generate_queries
 from utp_env.queries.options import LegOption
 from utp_env.query import Query
 from utp_env.simulation import simulate
@@ -159,6 +160,23 @@ def test_deterministic_baseline_scores_lower(mini_db: Database, queries: list[Qu
     # the reference books the SHORTEST buffer inside each range, so its margin over the no-buffer
     # baseline is smaller than a mid-range buffer would give (about 0.11 on this sample)
     assert hold["deterministic"] < hold["reference"] - 0.05, hold
+
+
+def test_plans_keep_within_a_budget_below_the_quote(mini_db: Database, queries: list[Query]) -> None:
+    """With the budget cut to the quote's legs, stays and events plus half its meals and entry fees,
+    both planners still fit it and pass: the restaurants and attractions the query does not require
+    give way under a falling price cap (agents/reference/planner.py)."""
+    for q in queries:
+        quote = cheapest_trip(q, mini_db)
+        assert not isinstance(quote, str), q.query_id
+        spare = quote.costs["meals"] + quote.costs["attractions"]
+        tight = q.model_copy(update={"budget_inr": float(quote.total - spare / 2)})
+        for agent in (ReferencePlanner(), ReferencePlanner(buffers=False)):
+            plan = agent.run(tight, Toolkit(mini_db)).plan
+            assert plan is not None, q.query_id
+            report = evaluate(plan, tight, mini_db)
+            assert trip_cost(build_context(plan, tight, mini_db)).total <= tight.budget_inr, (agent.name, q.query_id)
+            assert report.final_pass, (agent.name, q.query_id)
 
 
 # ---------------------------------------------------------------- full scale

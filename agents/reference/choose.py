@@ -12,11 +12,10 @@ from typing import Literal
 
 from utp_env.tools.database import Database
 
-from utp_env.queries.feasibility import Skeleton, TripQuote
+from utp_env.queries.feasibility import Skeleton, TripQuote, cheapest_events
 from utp_env.queries.options import (
     LegOption,
     attractions_by_fee,
-    events_on,
     leg_options,
     restaurants_by_cost,
     stay_cost,
@@ -87,15 +86,6 @@ def attraction_order(db: Database, city: str, policy: Policy) -> list[int]:
 
 
 def choose_events(query: Query, db: Database, sk: Skeleton) -> dict[int, int]:
-    """Day index -> event row: for each required segment, the cheapest event on a free full day."""
-    chosen: dict[int, int] = {}
-    for segment in query.local_constraint.event_types:
-        options = sorted(
-            ((float(db.tables["events"].columns["price_inr"][e]), d, e)
-             for j, city in enumerate(sk.cities) for d in sk.full_days(j)
-             for e in events_on(db, city, query.dates[d], segment) if d not in chosen),
-        )
-        if options:
-            _, day, row = options[0]
-            chosen[day] = row
-    return chosen
+    """Day index -> event row: for each required segment, the cheapest event on a free full day
+    (the events the quote prices, `utp_env.queries.feasibility.cheapest_events`)."""
+    return cheapest_events(query, db, sk)

@@ -4,14 +4,19 @@ It takes the cheapest valid route of the query (`utp_env.queries.feasibility`), 
 and venues by the persona (`choose`), and times every day with the shortest buffers inside the
 paper's ranges (`schedule`, `timing`): the low end of the risk range times v * Cf for a visit and
 times E[D] for a leg; time the day does not need stays free (the traveller is at the stay). If
-the preferred plan exceeds the budget it rebuilds with the cheapest choices, which the
-generator's budget covers. `buffers=False` is the deterministic baseline: the same choices
-with every visit exactly v and every planned arrival the schedule.
+the preferred plan exceeds the budget it rebuilds with the cheapest choices; if that plan is
+still over (the quote assumes every meal at the cheapest restaurant open for it, but a long
+buffered day can leave only a dear one free, say a late dinner after an event), it rebuilds
+under a per-person price cap below the dearest visit the query does not require, until the plan
+fits: a person skips the pricey dinner or eats somewhere cheaper. `buffers=False` is the
+deterministic baseline: the same choices with every visit exactly v and every planned arrival
+the schedule.
 Lookups go through the toolkit, so the trace shows what the planner consulted.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +50,7 @@ from utp_env.evaluation.context import build_context
 from utp_env.evaluation.hard import trip_cost
 from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.queries.feasibility import TripQuote, cheapest_trip
-from utp_env.queries.options import LegOption, buffer_multiplier
+from utp_env.queries.options import LegOption, buffer_multiplier, has_category, serves
 from utp_env.query import Query
 
 SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses"}
@@ -86,22 +91,49 @@ class ReferencePlanner:
             return AgentResult(plan=None, trace=toolkit.trace, error=f"no valid plan: {quote}")
         self._look_up(query, quote, toolkit)
         transit = TransitLookup(lambda city, kind, name: _nearest_transit(toolkit, city, name))
-        # The policy (preferred, or cheapest when the preferred plan is over budget) is decided on
-        # the buffered plan, so that the deterministic baseline makes the reference's choices and
-        # differs only in its timing.
-        plan = None
-        for policy in ("preferred", "cheapest"):
-            plan = self.build(query, db, quote, policy, transit, buffers=True)  # type: ignore[arg-type]
-            if self._affordable(plan, query, db, toolkit, policy):
-                break
+        # The policy (preferred, or cheapest when the preferred plan is over budget, then cheapest
+        # under a falling price cap) is decided on the buffered plan, so that the deterministic
+        # baseline makes the reference's choices and differs only in its timing.
+        plan, policy, cap = self._within_budget(query, db, quote, transit, toolkit, buffers=True)
         if not self.buffers:
             # Same policy, as many attractions and the same meals per day as the buffered plan: only
             # the timing differs.
             shape = DayShape.of(plan)
-            plan = self.build(query, db, quote, policy, transit, buffers=False, shape=shape)  # type: ignore[arg-type]
-            if not self._affordable(plan, query, db, toolkit, policy) and policy == "preferred":
-                plan = self.build(query, db, quote, "cheapest", transit, buffers=False, shape=shape)
+            plan = self.build(query, db, quote, policy, transit, buffers=False, shape=shape, price_cap=cap)
+            if not self._affordable(plan, query, db, toolkit, policy):
+                plan, _, _ = self._within_budget(query, db, quote, transit, toolkit, buffers=False, shape=shape,
+                                                 policies=("cheapest",), cap=cap)
         return AgentResult(plan=plan, trace=toolkit.trace)
+
+    def _within_budget(self, query: Query, db: Database, quote: TripQuote, transit: TransitLookup,
+                       toolkit: Toolkit, buffers: bool, shape: DayShape | None = None,
+                       policies: tuple[Policy, ...] = ("preferred", "cheapest"),
+                       cap: float | None = None) -> tuple[Plan, Policy, float | None]:
+        """The first plan of `policies` (under `cap`) that fits the budget; if none does, the
+        cheapest plan rebuilt under a per-person price cap on the restaurants and attractions the
+        query does not require, lowered below the dearest such visit until the plan fits (a person
+        skips the pricey dinner, or eats somewhere cheaper, rather than break the budget). The legs,
+        stays and events are the quote's, which the budget covers; only optional visits give way.
+        Returns the plan, its policy and the cap (None: no cap)."""
+        policy = policies[0]
+        plan = self.build(query, db, quote, policy, transit, buffers=buffers, shape=shape, price_cap=cap)
+        for later in (None, *policies[1:]):
+            if later is not None:
+                policy = later
+                plan = self.build(query, db, quote, policy, transit, buffers=buffers, shape=shape, price_cap=cap)
+            if self._affordable(plan, query, db, toolkit, policy):
+                return plan, policy, cap
+        previous = math.inf
+        while True:
+            dearest = _dearest_optional_visit(plan, query, db)
+            if dearest is None or dearest <= 0 or dearest >= previous:
+                toolkit.trace.note("no optional visit left to give way: the plan stays over budget")
+                return plan, policy, cap
+            previous, cap = dearest, math.nextafter(dearest, -math.inf)
+            plan = self.build(query, db, quote, "cheapest", transit, buffers=buffers, shape=shape, price_cap=cap)
+            policy = "cheapest"
+            if self._affordable(plan, query, db, toolkit, f"cheapest (optional visits under INR {dearest:.0f} pp)"):
+                return plan, policy, cap
 
     @staticmethod
     def _affordable(plan: Plan, query: Query, db: Database, toolkit: Toolkit, policy: str) -> bool:
@@ -112,9 +144,11 @@ class ReferencePlanner:
     # -- the plan
 
     def build(self, query: Query, db: Database, quote: TripQuote, policy: Policy, transit: TransitLookup,
-              buffers: bool | None = None, shape: DayShape | None = None) -> Plan:
+              buffers: bool | None = None, shape: DayShape | None = None, price_cap: float | None = None) -> Plan:
         """The whole plan for one policy along the quoted route (buffered unless `buffers` is False;
-        by default the planner's own setting); `shape` limits each day's attractions and meals."""
+        by default the planner's own setting); `shape` limits each day's attractions and meals;
+        `price_cap` (INR per person) leaves out the restaurants and attractions dearer than it, except
+        one that covers a cuisine or category the query still needs (`DayScheduler`)."""
         buffers = self.buffers if buffers is None else buffers
         sk = quote.skeleton
         timing = Timing(db, self.config, query.risk_profile, buffers)
@@ -135,7 +169,7 @@ class ReferencePlanner:
             sched = DayScheduler(db, self.config, timing, state, r_order, a_order,
                                  cap if shape is None else min(cap, shape.attractions[d]), transit,
                                  meals=None if shape is None else shape.meals[d],
-                                 meal_choices=1 if policy == "cheapest" else MEAL_CHOICES)
+                                 meal_choices=1 if policy == "cheapest" else MEAL_CHOICES, price_cap=price_cap)
             here = stops[j]
             t = WAKE + MORNING
             if d > 0:
@@ -153,7 +187,7 @@ class ReferencePlanner:
                                               destination=leg.destination, dep=leg.dep, arr=leg.arr,
                                               planned_arr=planned))
                 last = leg_index == len(sk.leg_days) - 1
-                night_stay = None if last else stays[leg_index]
+                night_stay = None if last else stays[j]  # the leg of today leads to city j
                 if not last:
                     t = planned + TRANSFER
                     sched.add(sched.stay_item(night_stay, "check-in", t, t + DESK))  # type: ignore[arg-type]
@@ -201,6 +235,32 @@ class ReferencePlanner:
                 toolkit.call("search_events", {"city": city, "start_date": query.dates[0], "end_date": query.dates[-1]})
         toolkit.trace.note(f"route {' -> '.join(stops)}; persona spending {spending_style(query)}; "
                            f"buffers {'on' if self.buffers else 'off'}")
+
+
+def _dearest_optional_visit(plan: Plan, query: Query, db: Database) -> float | None:
+    """The per-person price of the dearest restaurant or attraction of `plan` that the query does not
+    require (None when there is none). A visit is required when it is the first, in plan order, to
+    serve a cuisine or have a category the query asks for (as `DayScheduler` books them)."""
+    lc = query.local_constraint
+    cuisines, categories = list(lc.cuisine), list(lc.attraction_categories)
+    prices = []
+    for visit in build_context(plan, query, db).visits:
+        if visit.ref is None:
+            continue
+        row = visit.ref.row
+        if visit.kind == "restaurant":
+            covered = [c for c in cuisines if serves(db, row, c)]
+            cuisines = [c for c in cuisines if c not in covered]
+            price = float(db.tables["restaurants"].columns["avg_cost_inr"][row])
+        elif visit.kind == "attraction":
+            covered = [c for c in categories if has_category(db, row, c)]
+            categories = [c for c in categories if c not in covered]
+            price = float(db.tables["attractions"].columns["entry_fee_inr"][row])
+        else:
+            continue
+        if not covered:
+            prices.append(price)
+    return max(prices, default=None)
 
 
 def _traveler_kind(query: Query) -> str:

@@ -7,7 +7,8 @@ boarding margin (minus a lead when buffers are on), and after a leg checks in no
 planned arrival. Every visit's length comes from `Timing` (v plus the shortest buffer
 inside the risk range); an attraction the query does not require is skipped when that booking
 exceeds `MAX_VISIT_GAP_MIN` (the longest visit the query generator counts on), so no visit fills
-a whole day.
+a whole day. Under a price cap (a plan rebuilt to fit the budget) a restaurant or attraction dearer
+than the cap is booked only if it covers a cuisine or category the query still needs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from utp_env.agents.reference.timing import Timing, Venue, venue
 from utp_env.tools.database import Database, normalize
 
 from utp_env.config import UncertaintyConfig
-from utp_env.itinerary import Meal, PlanItem, parse_hhmm
+from utp_env.itinerary import Activity, Meal, PlanItem, parse_hhmm
 from utp_env.queries.feasibility import MAX_VISIT_GAP_MIN
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, serves, serves_meal
 
@@ -59,8 +60,9 @@ class DayScheduler:
     def __init__(self, db: Database, config: UncertaintyConfig, timing: Timing, state: TripState,
                  restaurant_order: dict[str, list[int]], attraction_order: dict[str, list[int]],
                  attraction_cap: int, transit: TransitLookup, meal_choices: int = MEAL_CHOICES,
-                 meals: frozenset[str] | None = None) -> None:
+                 meals: frozenset[str] | None = None, price_cap: float | None = None) -> None:
         self.db, self.config, self.timing, self.state = db, config, timing, state
+        self.price_cap = price_cap
         self.allowed_meals = meals
         self.restaurant_order, self.attraction_order = restaurant_order, attraction_order
         self.cap, self.transit, self.meal_choices = attraction_cap, transit, meal_choices
@@ -70,7 +72,7 @@ class DayScheduler:
 
     # -- single items
 
-    def stay_item(self, stay: int, activity: str, start: int, end: int) -> PlanItem:
+    def stay_item(self, stay: int, activity: Activity, start: int, end: int) -> PlanItem:
         cols = self.db.tables["accommodations"].columns
         name, city = cols["name"][stay], cols["city"][stay]
         return self.transit.annotate(PlanItem(name=f"{name}, {city}", activity=activity, start=start, end=end,
@@ -104,7 +106,7 @@ class DayScheduler:
 
     def fill(self, city: str, t: int, horizon: int, event: int | None = None) -> int:
         """Place meals, attractions and `event` in `city` from `t` until `horizon`; returns the cursor."""
-        pending: list[Meal] = [m for m in ("breakfast", "lunch", "dinner")  # type: ignore[misc]
+        pending: list[Meal] = [m for m in ("breakfast", "lunch", "dinner")
                                if m not in self.out.meals and (self.allowed_meals is None or m in self.allowed_meals)]
         ev = None
         if event is not None:
@@ -116,6 +118,7 @@ class DayScheduler:
                 ev = None
                 continue
             meal = pending[0] if pending else None
+            lo = t
             if meal is not None:
                 w_lo, w_hi = MEAL_WINDOWS[meal]
                 lo = max(w_lo, t, (self.last_meal_end or 0) + int(self.config.min_meal_gap_minutes))
@@ -175,7 +178,10 @@ class DayScheduler:
     def _place_meal(self, meal: Meal, city: str, lo: int, hi: int, stop: int) -> int | None:
         order = self.restaurant_order.get(city, [])
         wanted = list(self.state.cuisines_left)
-        candidates = [r for r in order if r not in self.state.used_restaurants]
+        cost = self.db.tables["restaurants"].columns["avg_cost_inr"]
+        candidates = [r for r in order if r not in self.state.used_restaurants
+                      and (self.price_cap is None or float(cost[r]) <= self.price_cap
+                           or any(serves(self.db, r, c) for c in wanted))]
         if wanted:
             # Restaurants covering more wanted cuisines first; among them, those open for fewer meals
             # (a bar open only for dinner must get the dinner slot).
@@ -208,8 +214,11 @@ class DayScheduler:
         return None
 
     def _place_attraction(self, city: str, t: int, latest_end: int, required_latest_end: int) -> int | None:
-        candidates = [a for a in self.attraction_order.get(city, []) if a not in self.state.used_attractions]
         wanted = self.state.categories_left
+        fee = self.db.tables["attractions"].columns["entry_fee_inr"]
+        candidates = [a for a in self.attraction_order.get(city, []) if a not in self.state.used_attractions
+                      and (self.price_cap is None or float(fee[a]) <= self.price_cap
+                           or any(has_category(self.db, a, c) for c in wanted))]
         required = [a for a in candidates if any(has_category(self.db, a, c) for c in wanted)]
         tries = [(a, required_latest_end, True) for a in required]
         tries += [(a, latest_end, False) for a in candidates if a not in set(required)]

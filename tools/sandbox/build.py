@@ -26,7 +26,7 @@ from utp_env.tools.sandbox.transit import transit_table
 from utp_env.tools.sandbox.venues import accommodations_table, attractions_table, restaurants_table
 from utp_env.tools.sandbox.writer import write_table
 
-GENERATOR_VERSION = "4"
+GENERATOR_VERSION = "5"
 Progress = Callable[[str], None]
 
 

@@ -3,8 +3,9 @@
 A trip is a closed route org -> c1 (-> c2 (-> c3)) -> org with one direct leg on each travel day
 (`skeleton`). A route is valid when every leg has an allowed option on its date, every city has
 an admissible stay, and every local constraint can be met somewhere on it. The cheapest valid
-plan prices the cheapest such route with its cheapest legs, stays, meals, entry fees and events;
-the generator calibrates budgets from it and the reference planner falls back to it.
+plan prices the cheapest such route with its cheapest legs, stays, meals, entry fees and events
+(the meals of an event's day at restaurants that can host them around the event); the generator
+calibrates budgets from it and the reference planner falls back to it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import overload
 
 from utp_env.config import UncertaintyConfig
+from utp_env.itinerary import parse_hhmm
 from utp_env.queries.options import (
     MEAL_WINDOWS,
     LegOption,
@@ -142,6 +144,26 @@ def constraint_problems(query: Query, db: Database, sk: Skeleton, multiplier: fl
     return problems
 
 
+def cheapest_events(query: Query, db: Database, sk: Skeleton) -> dict[int, int]:
+    """Day index -> event row: for each required segment in turn, the cheapest event on a full day
+    not already taken (the events the quote prices and the reference planner books)."""
+    chosen: dict[int, int] = {}
+    price = db.tables["events"].columns["price_inr"]
+    for segment in query.local_constraint.event_types:
+        options = sorted((float(price[e]), d, e) for j, city in enumerate(sk.cities) for d in sk.full_days(j)
+                         if d not in chosen for e in events_on(db, city, query.dates[d], segment))
+        if options:
+            _, day, row = options[0]
+            chosen[day] = row
+    return chosen
+
+
+def event_span(db: Database, row: int) -> tuple[int, int]:
+    """(start, end) of event `row` in minutes from midnight."""
+    cols = db.tables["events"].columns
+    return parse_hhmm(cols["start_time"][row]), parse_hhmm(cols["end_time"][row])
+
+
 def mixes_flight_and_cab(legs: list[LegOption]) -> bool:
     """A trip with both a flight and a cab has conflicting transport (paper Table 8)."""
     modes = {leg.mode for leg in legs}
@@ -181,20 +203,19 @@ def quote_route(query: Query, db: Database, cities: tuple[str, ...], config: Unc
     stays = [stay_options(db, c, lc, people, n)[0] for c, n in zip(cities, sk.nights, strict=True)]
     rcost = db.tables["restaurants"].columns["avg_cost_inr"]
     fees = db.tables["attractions"].columns["entry_fee_inr"]
+    events = cheapest_events(query, db, sk)
     meals = attractions = 0.0
-    for city, nights in zip(cities, sk.nights, strict=True):
-        meals += meal_costs(db, city, nights + 1)
+    for j, (city, nights) in enumerate(zip(cities, sk.nights, strict=True)):
+        meals += meal_costs(db, city, nights + 1, tuple(event_span(db, events[d]) for d in sk.full_days(j)
+                                                        if d in events))
         attractions += sum(float(fees[a]) for a in attractions_by_fee(db, city)[: ATTRACTIONS_PER_DAY * (nights + 1)])
     for cuisine in lc.cuisine:  # the cheapest restaurant of each required cuisine, on top
         meals += min(float(rcost[r]) for c in cities for r in restaurants_by_cost(db, c) if serves(db, r, cuisine))
     for category in lc.attraction_categories:
         attractions += min(float(fees[a]) for c in cities for a in attractions_by_fee(db, c)
                            if has_category(db, a, category))
-    event_cost = 0.0
     eprice = db.tables["events"].columns["price_inr"]
-    for segment in lc.event_types:
-        event_cost += min(float(eprice[e]) for j, c in enumerate(cities) for d in sk.full_days(j)
-                          for e in events_on(db, c, query.dates[d], segment))
+    event_cost = sum(float(eprice[e]) for e in events.values())
     costs = {
         "transport": sum(o.fare for o in chosen),
         "stays": sum(stay_cost(db, s, people, n) for s, n in zip(stays, sk.nights, strict=True)),

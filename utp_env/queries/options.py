@@ -199,14 +199,45 @@ def serves_meal(db: Database, row: int, meal: str) -> bool:
     return start <= hi and start + MEAL_MIN_OPEN <= closing
 
 
-def meal_costs(db: Database, city: str, meals_each: int) -> float:
+EVENT_TRANSFER_MIN = 15  # minutes between a meal and an event that day (the planner's transfer)
+
+
+def serves_meal_around(db: Database, row: int, meal: str, busy: tuple[int, int] | None) -> bool:
+    """Whether restaurant `row` can host `meal` (MEAL_MIN_OPEN minutes from a start inside the meal's
+    window, while open) without overlapping `busy`, a fixed block of the day such as an event
+    (with EVENT_TRANSFER_MIN on either side); `busy=None` is `serves_meal`."""
+    if busy is None:
+        return serves_meal(db, row, meal)
+    cols = db.tables["restaurants"].columns
+    opening, closing = opening_hours(cols["open_time"][row], cols["close_time"][row])
+    lo, hi = MEAL_WINDOWS[meal]
+    first, last = max(lo, opening), min(hi, closing - MEAL_MIN_OPEN)
+    if first > last:
+        return False
+    before, after = busy[0] - EVENT_TRANSFER_MIN, busy[1] + EVENT_TRANSFER_MIN
+    return first + MEAL_MIN_OPEN <= before or max(first, after) <= last
+
+
+def meal_costs(db: Database, city: str, meals_each: int, busy: tuple[tuple[int, int], ...] = ()) -> float:
     """Per-person cost of `meals_each` breakfasts, lunches and dinners at distinct restaurants of
-    `city`, each the cheapest still unused that is open for that meal (what the cheapest plan eats)."""
+    `city`, each the cheapest still unused that is open for that meal (what the cheapest plan eats).
+
+    `busy` holds the fixed block (an event) of some of those days, one per day: that day's meals are
+    priced first, each at the cheapest unused restaurant that can host it around the block, and
+    count nothing when none can (the meal is skipped), so the price stays a lower bound of what a
+    plan with those fixed items eats."""
     used: set[int] = set()
     cost = db.tables["restaurants"].columns["avg_cost_inr"]
     total = 0.0
     for meal in MEAL_WINDOWS:
-        picks = [r for r in restaurants_by_cost(db, city) if r not in used and serves_meal(db, r, meal)][:meals_each]
+        free_days = meals_each - len(busy)
+        for block in busy:
+            pick = next((r for r in restaurants_by_cost(db, city)
+                         if r not in used and serves_meal_around(db, r, meal, block)), None)
+            if pick is not None:
+                used.add(pick)
+                total += float(cost[pick])
+        picks = [r for r in restaurants_by_cost(db, city) if r not in used and serves_meal(db, r, meal)][:free_days]
         used.update(picks)
         total += sum(float(cost[r]) for r in picks)
     return total
