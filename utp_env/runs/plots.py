@@ -1,5 +1,7 @@
 """The run's PNG plots: BAS/CATS/TDAS by horizon and risk profile, pass rates by level, and the
-timeline of one plan with its simulated lateness. matplotlib (Agg) is imported lazily."""
+timeline of one plan with its simulated lateness (utp_env/simulation/plot.py). Every bar carries
+its value, legends sit outside the axes, and the `*_figure` functions return the matplotlib figure
+so that tests/test_report_plots.py can read the labels back. matplotlib (Agg) is imported lazily."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ METRICS_PNG = "metrics_by_horizon_risk.png"
 LEVELS_PNG = "pass_rates_by_level.png"
 TIMELINE_PNG = "timeline.png"
 TIMELINE_ROLLOUTS = 2000
+RISK_COLOURS = ("#4c72b0", "#dd8452", "#55a868")  # tolerant, optimized, averse
 
 
 def _pyplot() -> Any:
@@ -25,31 +28,51 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_metrics(summary: Any, path: Path) -> Path:
-    """Grouped bars: one panel per uncertainty metric, horizons on x, one bar per risk profile."""
+def _bar_labels(ax: Any, bars: Any, values: list[float | None], fmt: str = "{:.2f}") -> None:
+    """Each bar's value above it (`n/a` where there is none, for an empty bar is not a zero)."""
+    for bar, value in zip(bars, values, strict=True):
+        text = "n/a" if value is None else fmt.format(value)
+        ax.text(bar.get_x() + bar.get_width() / 2, (value or 0.0) + 0.015, text, ha="center", va="bottom",
+                fontsize=6, rotation=90 if bar.get_width() < 0.3 else 0, color="#333" if value is not None else "#999")
+
+
+def metrics_figure(summary: Any) -> Any:
+    """Grouped bars: one panel per uncertainty metric, horizons on x, one bar per risk profile,
+    each bar with its value; the legend under the panels, where it covers no bar."""
     plt = _pyplot()
     groups = {k: g for k, g in summary.evaluation.groups.items() if k != "all"}
-    fig, axes = plt.subplots(1, len(UNCERTAINTY), figsize=(4 * len(UNCERTAINTY), 3.4), sharey=True)
+    fig, axes = plt.subplots(1, len(UNCERTAINTY), figsize=(4.2 * len(UNCERTAINTY), 3.8), sharey=True)
     width = 0.8 / len(RISK_PROFILES)
     for ax, metric in zip(axes, UNCERTAINTY, strict=True):
         for r, risk in enumerate(RISK_PROFILES):
             values = [g.uncertainty[metric][risk].mean for g in groups.values()]
             xs = [i + (r - 1) * width for i in range(len(groups))]
-            ax.bar(xs, [v if v is not None else 0.0 for v in values], width, label=risk)
+            bars = ax.bar(xs, [v if v is not None else 0.0 for v in values], width,
+                          label=risk if metric == UNCERTAINTY[0] else None, color=RISK_COLOURS[r])
+            _bar_labels(ax, bars, values)
         ax.set_xticks(range(len(groups)), [f"{k}-day" for k in groups])
         ax.set_title(f"{metric.upper()} (higher is better)")
-        ax.set_ylim(0, 1.05)
-    axes[0].set_ylabel("mean score")
-    axes[-1].legend(title="risk profile", fontsize=8)
+        ax.set_ylim(0, 1.18)
+        ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    axes[0].set_ylabel("mean score over delivered plans")
+    fig.legend(title="risk profile", loc="lower center", ncol=len(RISK_PROFILES), fontsize=8, frameon=False)
     fig.suptitle(f"{summary.agent}: uncertainty metrics by horizon and risk profile")
-    fig.tight_layout()
-    write_with_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    return fig
+
+
+def plot_metrics(summary: Any, path: Path) -> Path:
+    """Write `metrics_figure(summary)` as a PNG to `path`."""
+    plt = _pyplot()
+    fig = metrics_figure(summary)
+    write_with_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     plt.close(fig)
     return path
 
 
-def plot_levels(records: list[dict[str, Any]], queries: dict[str, Any], agent: str, path: Path) -> Path:
-    """Bars of the final pass rate (and delivery rate) for each query level."""
+def levels_figure(records: list[dict[str, Any]], queries: dict[str, Any], agent: str) -> Any:
+    """Bars of the delivery and final pass rate for each query level, with their values and the
+    number of episodes under each level; the legend under the axes."""
     plt = _pyplot()
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for record in records:
@@ -58,17 +81,27 @@ def plot_levels(records: list[dict[str, Any]], queries: dict[str, Any], agent: s
         totals[level][1] += record.get("report") is not None
         totals[level][2] += bool(record.get("final_pass"))
     levels = [lv for lv in ("easy", "medium", "hard") if lv in totals]
-    fig, ax = plt.subplots(figsize=(5, 3.4))
+    fig, ax = plt.subplots(figsize=(5.2, 3.9))
     xs = range(len(levels))
-    ax.bar([x - 0.2 for x in xs], [totals[lv][1] / totals[lv][0] for lv in levels], 0.4, label="delivered")
-    ax.bar([x + 0.2 for x in xs], [totals[lv][2] / totals[lv][0] for lv in levels], 0.4, label="final pass")
-    ax.set_xticks(list(xs), levels)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("rate")
+    delivered = [totals[lv][1] / totals[lv][0] for lv in levels]
+    passed = [totals[lv][2] / totals[lv][0] for lv in levels]
+    _bar_labels(ax, ax.bar([x - 0.2 for x in xs], delivered, 0.4, label="delivered"), list(delivered), "{:.0%}")
+    _bar_labels(ax, ax.bar([x + 0.2 for x in xs], passed, 0.4, label="final pass"), list(passed), "{:.0%}")
+    ax.set_xticks(list(xs), [f"{lv}\n({totals[lv][0]} episodes)" for lv in levels])
+    ax.set_ylim(0, 1.15)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax.set_ylabel("share of episodes")
     ax.set_title(f"{agent}: pass rates by level")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    write_with_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110))
+    fig.legend(loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def plot_levels(records: list[dict[str, Any]], queries: dict[str, Any], agent: str, path: Path) -> Path:
+    """Write `levels_figure` as a PNG to `path`."""
+    plt = _pyplot()
+    fig = levels_figure(records, queries, agent)
+    write_with_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
     plt.close(fig)
     return path
 
