@@ -68,21 +68,25 @@ def _count(text: str) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    """Build (or find) the sandbox and its query set, then print, once, the content hash that the
+    manifest check, `data validate`, the env's `db_hash` and run records use (`Database.content_hash`,
+    which covers the query set, so it is read after the query set is built)."""
     started = time.perf_counter()
     if args.out is None:
         target = sandbox_path(args.profile, args.seed)
         existed = (target / "manifest.json").exists()
         path = ensure_sandbox(args.profile, args.seed)
         manifest = Database.open(path).manifest
-        if existed:
-            print(f"already built: {path}")
     else:
+        existed = False
         path = args.out
         manifest = build_sandbox(args.profile, args.seed, path)
-    print(f"built {manifest['profile']} sandbox (seed {manifest['seed']}) in {path} "
-          f"[{time.perf_counter() - started:.1f} s]")
+    if existed:
+        print(f"already built: {manifest['profile']} sandbox (seed {manifest['seed']}) in {path}")
+    else:
+        print(f"built {manifest['profile']} sandbox (seed {manifest['seed']}) in {path} "
+              f"[{time.perf_counter() - started:.1f} s]")
     print(_counts_text(manifest["row_counts"]))
-    print(f"content hash: {manifest['content_hash']}")
     if args.queries:
         from utp_env.dataset import QUERIES_FILE, build_query_set
 
@@ -91,6 +95,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         else:
             kept = build_query_set(path, n=args.queries, seed=args.seed, progress=True)
             print(f"query set: {kept} of {args.queries} queries kept with reference plans in {path / QUERIES_FILE}")
+    print(f"content hash: {Database.open(path).content_hash}")
     return 0
 
 
