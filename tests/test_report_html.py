@@ -139,6 +139,12 @@ def runs(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     records = _records(a)
     records[0]["plan"]["days"][0]["items"][0]["name"] = HOSTILE
     records[0]["error"] = "</script><script>document.title='PWNED'</script>"
+    # An LLM agent's episode: a failed budget check, tool calls with a failure, tokens.
+    records[2]["report"]["hard"]["budget"] = {"passed": False, "reason": "total cost 91,000 exceeds the budget 90,000"}
+    records[2]["trace"] = {"steps": 9, "by_name": {"tool_call:search_flights": 3, "tool_call:search_stays": 2},
+                           "failed": {"tool_call:search_flights": 1}}
+    records[2]["usage"] = {"tool_calls": 5, "model_calls": 4, "input_tokens": 12345, "output_tokens": 678,
+                           "cost_usd": 0.0123}
     (a / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     return a, b
 
@@ -261,3 +267,18 @@ def test_show_markdown_compares_two_runs_as_markdown(runs: tuple[Path, Path],
     assert main(["show", str(runs[0]), str(runs[1])]) == 0
     text = capsys.readouterr().out
     assert "|" not in text.split("\n", 1)[1] and "+0.00" not in text.splitlines()[2]
+
+
+def test_a_failed_check_filter_and_the_trace_of_an_llm_episode(one_report: Path, runs: tuple[Path, Path],
+                                                               tmp_path: Path) -> None:
+    record = _records(runs[0])[2]
+    key = f"{record['query_id']}#{record['trial']}"
+    parsed = _parse(_browse(one_report, f"fail=budget&episode={quote(key)}", tmp_path))
+    rows = _list_rows(parsed)
+    assert [row[0] for row in rows[1:]] == [key]
+    assert rows[1][rows[0].index("tokens")] == str(12345 + 678)
+    assert rows[1][rows[0].index("failed checks")] == "1"
+    episode = parsed.ids[f"ep-{key}"]
+    assert "Failed checks (1)" in episode and "budget (hard): total cost 91,000 exceeds the budget 90,000" in episode
+    assert "9 steps; 5 tool calls; 1 failed; model calls 4; tokens in 12345 / out 678" in episode
+    assert "search_flights ×3 (1 failed)" in episode
