@@ -5,6 +5,7 @@ so that tests/test_report_plots.py can read the labels back. matplotlib (Agg) is
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -129,8 +130,13 @@ def plot_example_timeline(records: list[dict[str, Any]], ctx: Any, path: Path) -
     return path
 
 
-def write_plots(run_dir: Path, summary: Any, records: list[dict[str, Any]], ctx: Any) -> list[Path]:
-    """All plots of a run; returns the files written."""
+def write_plots(run_dir: Path, summary: Any, records: list[dict[str, Any]], ctx: Any,
+                progress: bool = False) -> list[Path]:
+    """All plots of a run; returns the files written. With `progress`, a one-line notice on
+    stderr first (the plots take a few seconds: matplotlib, and the timeline's rollouts)."""
+    if progress:
+        print(f"writing the plots to {run_dir} (the timeline replays one plan {TIMELINE_ROLLOUTS:,} times) ...",
+              file=sys.stderr, flush=True)
     written = [plot_metrics(summary, run_dir / METRICS_PNG),
                plot_levels(records, ctx.queries, summary.agent, run_dir / LEVELS_PNG)]
     timeline = plot_example_timeline(records, ctx, run_dir / TIMELINE_PNG)
