@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Literal
 
 from utp_env.config import UncertaintyConfig
-from utp_env.itinerary import MINUTES_PER_DAY, Day, Plan, PlanItem, TransportLeg, parse_hhmm
+from utp_env.itinerary import MINUTES_PER_DAY, Activity, Day, Meal, Plan, PlanItem, TransportLeg, VenueType, parse_hhmm
 from utp_env.query import Query
 
 PromptStyle = Literal["paper", "metric_aware"]
@@ -220,13 +220,13 @@ def _t(hhmm: str, next_day: bool = False) -> int:
     return parse_hhmm(hhmm) + (MINUTES_PER_DAY if next_day else 0)
 
 
-def _visit(name: str, start: str, end: str, kind: str, note: str | None, meal: str | None = None,
+def _visit(name: str, start: str, end: str, kind: VenueType, note: str | None, meal: Meal | None = None,
            stop: str | None = None, dist_m: float | None = None) -> PlanItem:
     return PlanItem(name=name, activity="visit", start=_t(start), end=_t(end), venue_type=kind, meal=meal,
                     note=note, transit_stop=stop, transit_distance_m=dist_m)
 
 
-def _stay(name: str, activity: str, start: str, end: str, next_day: bool = False) -> PlanItem:
+def _stay(name: str, activity: Activity, start: str, end: str, next_day: bool = False) -> PlanItem:
     return PlanItem(name=name, activity=activity, start=_t(start), end=_t(end, next_day=next_day),
                     venue_type="accommodation")
 
