@@ -78,7 +78,11 @@ def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunD
         from utp_env.dataset import open_dataset
 
         settings = config.get("config", {})
-        dataset = open_dataset(settings.get("db"), profile=settings.get("profile", "full"), progress=True)
+        bars = sys.stderr.isatty()  # progress bars on a terminal; else one line, not hundreds of \r updates
+        if not bars:
+            print(f"utp-env report: opening the database of {path} for the query texts (built once if missing) ...",
+                  file=sys.stderr, flush=True)
+        dataset = open_dataset(settings.get("db"), profile=settings.get("profile", "full"), progress=bars)
         queries = {q.query_id: q for q in dataset.queries}
         if config.get("db_hash") and config["db_hash"] != dataset.db.content_hash:
             print(f"utp-env report: warning: {path} was run on database {config['db_hash'][:12]}, the query "
