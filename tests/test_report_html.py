@@ -166,6 +166,7 @@ def test_the_report_is_one_self_contained_file(one_report: Path) -> None:
     text = one_report.read_text(encoding="utf-8")
     assert "<link" not in text and "http://" not in text and "https://" not in text
     assert "<script src" not in text and "@import" not in text
+    assert "warning:" not in text  # made on the database whose queries it shows
     # Model output cannot close the data element: no raw '<' inside the JSON blob.
     blob = text.split('<script type="application/json" id=data>', 1)[1].split("</script>", 1)[0]
     assert "<" not in blob and HOSTILE not in blob
@@ -282,3 +283,15 @@ def test_a_failed_check_filter_and_the_trace_of_an_llm_episode(one_report: Path,
     assert "Failed checks (1)" in episode and "budget (hard): total cost 91,000 exceeds the budget 90,000" in episode
     assert "9 steps; 5 tool calls; 1 failed; model calls 4; tokens in 12345 / out 678" in episode
     assert "search_flights ×3 (1 failed)" in episode
+
+
+def test_a_run_made_on_another_database_is_flagged(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    from utp_env.runs.report_html import write_report
+
+    copy = tmp_path / "moved"
+    shutil.copytree(runs[0], copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["db_hash"] = "0" * 64
+    (copy / "config.json").write_text(json.dumps(config))
+    text = write_report([copy], tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "warning: this run was made on database 000000000000" in text

@@ -38,6 +38,7 @@ class RunData:
     records: list[dict[str, Any]]
     config: dict[str, Any]
     queries: dict[str, Any] = field(default_factory=dict)  # query id -> utp_env.query.Query
+    notes: list[str] = field(default_factory=list)  # warnings shown under the run's heading
 
     @property
     def name(self) -> str:
@@ -74,6 +75,7 @@ def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunD
     config_path = path / CONFIG_FILE
     config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
     records = read_records(path)
+    notes: list[str] = []
     if queries is None:
         from utp_env.dataset import open_dataset
 
@@ -85,9 +87,10 @@ def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunD
         dataset = open_dataset(settings.get("db"), profile=settings.get("profile", "full"), progress=bars)
         queries = {q.query_id: q for q in dataset.queries}
         if config.get("db_hash") and config["db_hash"] != dataset.db.content_hash:
-            print(f"utp-env report: warning: {path} was run on database {config['db_hash'][:12]}, the query "
-                  f"texts shown come from {dataset.db.content_hash[:12]} (rebuilt since?)", file=sys.stderr)
-    return RunData(path, summary, records, config, queries)
+            notes.append(f"this run was made on database {config['db_hash'][:12]}; the query texts, horizons, "
+                         f"levels and risk profiles shown come from {dataset.db.content_hash[:12]} (rebuilt since?)")
+            print(f"utp-env report: warning: {path}: {notes[-1]}", file=sys.stderr)
+    return RunData(path, summary, records, config, queries, notes)
 
 
 def _round(value: Any, digits: int = 3) -> Any:
@@ -279,6 +282,7 @@ def build_report(runs: list[RunData]) -> str:
     summaries = "".join(f"<section class=run><h2>{'AB'[i] + ': ' if len(runs) == 2 else ''}{e(run.name)}</h2>"
                         f"<p class=note>split {e(run.summary.split)} | {run.summary.episodes} episodes | "
                         f"{run.summary.trials} trial(s) per query | {e(str(run.path))}</p>"
+                        + "".join(f"<p class=fail>warning: {e(note)}</p>" for note in run.notes) +
                         f"{_summary_table(run.summary)}</section>" for i, run in enumerate(runs))
     compare = (f"<section><h2>A vs B (all queries)</h2>{_compare_table(runs[0].summary, runs[1].summary)}</section>"
                if len(runs) == 2 else "")
