@@ -291,3 +291,19 @@ def test_reference_plans_submitted_in_paper_format_score_like_evaluate(mini_db_p
         assert info["report"] == expected.model_dump(mode="json")
         assert expected.ordering == 1.0 and expected.commonsense_pass and expected.hard_pass
         assert reward == pytest.approx(weighted_reward(reward_terms(expected), env.config.reward_weights))
+
+
+def test_the_reward_gates_hard_constraints_like_the_paper(tmp_path: Path) -> None:
+    """An invented stay costs nothing, so its budget check 'passes'; the reward must not pay for it
+    (hard constraints count only when complete information and within sandbox pass)."""
+    from test_checks import HOTEL, build_tiny_db, good_plan, make_query
+
+    db = build_tiny_db(tmp_path / "db")
+    invented = good_plan()
+    for day in invented.days:
+        day.accommodation = "Hotel Nowhere" if day.accommodation else day.accommodation
+        day.items = [i.model_copy(update={"name": "Hotel Nowhere"}) if i.name == HOTEL else i for i in day.items]
+    good, fake = evaluate(good_plan(), make_query(), db), evaluate(invented, make_query(), db)
+    assert fake.hard["budget"].passed is True and not fake.hard_evaluated
+    assert reward_terms(fake)["hard_pass_rate"] == 0.0
+    assert reward_terms(good)["hard_pass_rate"] == pass_rate(good.hard) == 1.0

@@ -170,9 +170,15 @@ def pass_rate(checks: Mapping[str, CheckResult]) -> float | None:
 
 
 def reward_terms(report: EvaluationReport) -> dict[str, float | None]:
-    """What the reward weighs: the two pass rates, then the report's eight metrics (`metrics()`)."""
+    """What the reward weighs: the two pass rates, then the report's eight metrics (`metrics()`).
+
+    The hard pass rate is gated as the paper's pass rates are (`EvaluationReport.hard_evaluated`):
+    a plan that fails complete information or within sandbox scores 0 on it, so an invented stay
+    that costs nothing cannot earn the budget check.
+    """
+    hard = pass_rate(report.hard) if report.hard_evaluated else 0.0
     terms: dict[str, float | None] = {"commonsense_pass_rate": pass_rate(report.commonsense),
-                                      "hard_pass_rate": pass_rate(report.hard)}
+                                      "hard_pass_rate": hard}
     terms.update(report.metrics())
     return terms
 
