@@ -66,17 +66,16 @@ def gold_planner(name: str = GOLD_PLANNER) -> GoldPlanner:
 def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress: bool = True) -> int:
     """Generate `n` queries for the database at `db_path`, plan each with the reference planner,
     keep the queries it plans, and write both files. Returns the number of queries kept."""
-    from tqdm import tqdm
-
     from utp_env.plan_format import format_plan
     from utp_env.queries import dumps_queries, generate_queries
+    from utp_env.tools.progress import progress_bar
 
     db_path = Path(db_path)
     db = Database.open(db_path, check_manifest=False)  # this function rewrites the manifest
     queries = generate_queries(db, n=n, seed=seed)
     plan_gold = gold_planner()
     kept, lines = [], []
-    for query in tqdm(queries, desc="reference plans", unit="query", file=sys.stderr, disable=not progress):
+    for query in progress_bar(len(queries), "reference plans", "query", enabled=progress, iterable=queries):
         plan = plan_gold(query, db)
         if plan is None:
             continue

@@ -58,9 +58,9 @@ def ensure_sandbox(profile: str = "full", seed: int = 0, quiet: bool = False) ->
     try:
         if not quiet:
             print(f"utp-env: building the {profile} sandbox (seed {seed}) once into {target}", file=sys.stderr)
-        from tqdm import tqdm
+        from utp_env.tools.progress import progress_bar
 
-        with tqdm(total=STAGES, desc="sandbox", unit="stage", file=sys.stderr, disable=quiet) as bar:
+        with progress_bar(STAGES, "sandbox", "stage", enabled=not quiet) as bar:
             def step(stage: str) -> None:
                 bar.set_postfix_str(stage)
                 bar.update(1)

@@ -31,7 +31,7 @@ CONFIG_FILE = "config.json"
 LOCK_FILE = ".run.lock"
 # What a run folder may hold besides hidden files (the lock, temporary files of atomic writes).
 RUN_FILES = frozenset({CONFIG_FILE, RESULTS, REJECTED, "summary.json", "summary.md",
-                       "metrics_by_horizon_risk.png", "pass_rates_by_level.png", "timeline.png"})
+                       "metrics_by_horizon_risk.png", "pass_rates_by_level.png", "timeline.png", "report.html"})
 
 
 class RunFolderError(ValueError):
@@ -172,14 +172,13 @@ SCORES = ("bas", "cats", "tdas")
 
 
 class RunProgress:
-    """The run's progress bar: a tqdm bar on stderr whose postfix shows episodes done, the running
-    final pass rate and the mean BAS/CATS/TDAS so far (from each record's `metrics`)."""
+    """The run's progress bar (utp_env.tools.progress: live on a terminal only), whose postfix shows
+    episodes done, the running final pass rate and the mean BAS/CATS/TDAS so far."""
 
     def __init__(self, total: int, done: list[dict[str, Any]], enabled: bool = True) -> None:
-        from tqdm import tqdm
+        from utp_env.tools.progress import progress_bar
 
-        self.bar = tqdm(total=total, initial=len(done), desc="episodes", unit="ep", file=sys.stderr,
-                        disable=not enabled, dynamic_ncols=True)
+        self.bar = progress_bar(total, "episodes", "episode", enabled=enabled, initial=len(done))
         self.n = 0
         self.passed = 0
         self.sums = dict.fromkeys(SCORES, 0.0)
