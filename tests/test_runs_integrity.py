@@ -125,7 +125,7 @@ def test_resume_keeps_valid_records_after_a_garbage_middle_line(mini_db_path: Pa
     run(_config(mini_db_path, out), progress=False)
     err = capsys.readouterr().err
     assert "2 valid record(s) kept" in err and "1 bad line(s) moved to results.rejected.jsonl" in err
-    assert "line 2: not JSON" in err
+    assert "line 2: invalid JSON" in err
     after = _lines(out / RESULTS)
     assert after[:2] == [lines[0], lines[2]] and len(after) == 3  # the two kept lines are untouched
     assert json.loads(_lines(out / REJECTED)[0])["text"] == "garbage from a bad disk"

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from utp_env.tools.jsonl import decode_json_line
+
 if TYPE_CHECKING:
     from utp_env.evaluation import EvaluationReport
     from utp_env.itinerary import Plan
@@ -83,18 +85,9 @@ def read_plan_lines(path: Path) -> list[PlanLine]:
 
 def parse_plan_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """(record, None) for a line holding a {query_id, plan} object, else (None, the reason)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
-    try:
-        record = json.loads(text)
-    except RecursionError:
-        return None, "invalid JSON (nested too deeply to read)"
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg} at column {exc.colno})"
-    except ValueError:  # Python reads no integer of more than 4,300 digits
-        return None, "invalid JSON (an integer of more than 4,300 digits)"
+    record, error = decode_json_line(raw)
+    if error is not None:
+        return None, error
     if not isinstance(record, dict) or "query_id" not in record or "plan" not in record:
         return None, "expected an object with 'query_id' and 'plan'"
     if not isinstance(record["query_id"], str | int) or isinstance(record["query_id"], bool):

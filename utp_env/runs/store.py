@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.tools.atomic import FileWriteError, write_bytes_atomic
+from utp_env.tools.jsonl import decode_json_line
 
 RESULTS = "results.jsonl"
 REJECTED = "results.rejected.jsonl"
@@ -47,17 +48,9 @@ class RejectedLine:
 
 def read_record(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     """(record, None) for a valid results line, else (None, the reason it is not one)."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
-    try:
-        record = json.loads(text)
-    except RecursionError:
-        return None, "nested too deeply to read"
-    except ValueError as exc:  # JSONDecodeError, and an integer of more than 4,300 digits
-        where = f" at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
-        return None, f"not JSON ({getattr(exc, 'msg', str(exc))}{where})"
+    record, error = decode_json_line(raw)
+    if error is not None:
+        return None, error
     if not isinstance(record, dict):
         return None, f"a JSON {type(record).__name__}, not an episode record object"
     if not isinstance(record.get("query_id"), str) or not record["query_id"]:
