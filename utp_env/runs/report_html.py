@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.runs.store import RESULTS, episode_key, read_record
-from utp_env.runs.summary import RunSummary, load_summary
+from utp_env.runs.summary import RunSummary, load_summary, summary_notes
 from utp_env.tools.atomic import write_text_atomic
 
 REPORT_HTML = "report.html"
@@ -202,13 +202,7 @@ def _summary_table(summary: RunSummary) -> str:
     head = "".join(f"<th>{e(h)}</th>" for h in evaluation.header())
     body = "".join(f"<tr><th scope=row>{e(label)}</th>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>"
                    for label, cells in evaluation.rows())
-    extra = []
-    if summary.hold_rate:
-        extra.append("Monte Carlo hold rate: " + ", ".join(
-            f"{k}{'-day' if k.isdigit() else ''} {v:.1%}" for k, v in summary.hold_rate.items() if v is not None))
-    if summary.trials > 1:
-        extra.append("pass^k: " + ", ".join(f"k={k} {v:.1%}" for k, v in summary.pass_hat_k.items() if v is not None))
-    extra.append("endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
+    extra = summary_notes(summary)
     return (f"<p class=caption>{e(evaluation.caption())}</p>"
             f"<table class='t3 summary'><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
             + "".join(f"<p class=note>{e(line)}</p>" for line in extra))

@@ -112,16 +112,22 @@ def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent:
     )
 
 
+def summary_notes(summary: RunSummary) -> list[str]:
+    """The lines under Table 3, shared by the terminal and the HTML report: robustness, pass^k, endings."""
+    notes = []
+    if summary.hold_rate:
+        notes.append("Monte Carlo hold rate: " + ", ".join(
+            f"{k}{'-day' if k.isdigit() else ''} {v:.1%}" for k, v in summary.hold_rate.items() if v is not None))
+    if summary.trials > 1:
+        notes.append("pass^k: " + ", ".join(f"k={k} {v:.1%}" for k, v in summary.pass_hat_k.items() if v is not None))
+    notes.append("endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
+    return notes
+
+
 def render_text(summary: RunSummary) -> str:
     """The summary as the terminal shows it: Table 3, then robustness, pass^k and endings."""
     lines = [f"agent {summary.agent} | split {summary.split} | {summary.episodes} episodes", "",
-             summary.evaluation.to_text(), ""]
-    if summary.hold_rate:
-        lines.append("Monte Carlo hold rate: " + ", ".join(
-            f"{k}{'-day' if k.isdigit() else ''} {v:.1%}" for k, v in summary.hold_rate.items() if v is not None))
-    if summary.trials > 1:
-        lines.append("pass^k: " + ", ".join(f"k={k} {v:.1%}" for k, v in summary.pass_hat_k.items() if v is not None))
-    lines.append("endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
+             summary.evaluation.to_text(), "", *summary_notes(summary)]
     for error in summary.errors[:5]:
         lines.append(f"  {error['query_id']}#{error['trial']}: {error['reason'][:160]}")
     if len(summary.errors) > 5:
