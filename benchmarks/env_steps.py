@@ -16,10 +16,10 @@ import time
 from typing import Any
 
 import numpy as np
-from utp_env.tools.lookup import LOOKUP_TOOLS
-from utp_env.tools.seeding import stable_int
 
 from utp_env.env.core import UTPEnv
+from utp_env.tools.lookup import LOOKUP_TOOLS
+from utp_env.tools.seeding import stable_int
 
 TARGET_STEPS_PER_S = 5_000
 

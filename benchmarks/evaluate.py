@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from utp_env.tools.database import Database
 
 from utp_env.evaluation import evaluate
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
 from utp_env.plan_format import parse_plan, plan_to_json
 from utp_env.query import Persona, Query
+from utp_env.tools.database import Database
 
 TARGET_PLANS_PER_SECOND = 1000.0
 MODES = (("flights", "flight", "flight_number"), ("trains", "train", "train_number"), ("buses", "bus", "bus_id"))

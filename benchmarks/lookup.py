@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
 from utp_env.tools.database import Database
 from utp_env.tools.lookup import LOOKUP_TOOLS
 from utp_env.tools.lookup.render import row_memo

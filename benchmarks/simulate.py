@@ -26,13 +26,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from utp_env.tools.database import Database
 
 from utp_env.config import load_uncertainty
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
 from utp_env.simulation import compile_for, draw_delays, simulate
 from utp_env.simulation.engine import run
 from utp_env.simulation.loop import run_loop
+from utp_env.tools.database import Database
 
 SERVICES = (("flight", "flights", "flight_number"), ("train", "trains", "train_number"), ("bus", "buses", "bus_id"))
 STATION_MINUTES = {"flight": 90, "train": 45, "bus": 30}

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox import build_sandbox
 

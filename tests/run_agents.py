@@ -6,7 +6,6 @@ import time
 
 from utp_env.agents.base import AgentResult, Toolkit
 from utp_env.agents.reference import ReferencePlanner
-
 from utp_env.query import Query
 
 

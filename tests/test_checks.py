@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from utp_env.tools.database import Database
-from utp_env.tools.sandbox.writer import write_table
-from utp_env.tools.schema import TABLES
 
 from utp_env.evaluation import evaluate
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
 from utp_env.query import LocalConstraint, Persona, Query
+from utp_env.tools.database import Database
+from utp_env.tools.sandbox.writer import write_table
+from utp_env.tools.schema import TABLES
 
 PAPER = Path(__file__).parent / "data" / "paper_plans"
 

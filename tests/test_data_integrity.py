@@ -20,6 +20,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from utp_env.tools.columns import read_table
 from utp_env.tools.database import MANIFEST, VALIDATED_CACHE, Database
 from utp_env.tools.errors import DataError

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from utp_env.tools.database import VALIDATED_CACHE, Database, DataError
 
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_simulation import FLIGHT_STATS, tiny_rows, write_db
-from utp_env.tools.database import Database
 
 from utp_env.config import SimulationParams
 from utp_env.simulation.delay_models import (
@@ -23,6 +22,7 @@ from utp_env.simulation.delay_models import (
     pooled_flight_stats,
     sample,
 )
+from utp_env.tools.database import Database
 
 SIM = SimulationParams()
 N = 200_000

@@ -12,6 +12,15 @@ import typing
 from pathlib import Path
 
 import pytest
+
+from utp_env.env.itinerary_tools import clock as tool_clock
+from utp_env.env.itinerary_tools import minutes as tool_minutes
+from utp_env.evaluation.context import build_context
+from utp_env.itinerary import Day, Plan, PlanItem
+from utp_env.plan_format import format_day, parse_plan
+from utp_env.plan_format.text import ABSENT, ABSENT_MARKERS, is_absent
+from utp_env.query import Persona, Query
+from utp_env.resolve import CityKeys, VenueName, crowd_of, find_venue
 from utp_env.tools import schema
 from utp_env.tools.clock import (
     day_offset,
@@ -23,15 +32,6 @@ from utp_env.tools.clock import (
 )
 from utp_env.tools.database import Database
 from utp_env.tools.lookup.registry import ToolError
-
-from utp_env.env.itinerary_tools import clock as tool_clock
-from utp_env.env.itinerary_tools import minutes as tool_minutes
-from utp_env.evaluation.context import build_context
-from utp_env.itinerary import Day, Plan, PlanItem
-from utp_env.plan_format import format_day, parse_plan
-from utp_env.plan_format.text import ABSENT, ABSENT_MARKERS, is_absent
-from utp_env.query import Persona, Query
-from utp_env.resolve import CityKeys, VenueName, crowd_of, find_venue
 
 ROOT = Path(__file__).resolve().parent.parent
 

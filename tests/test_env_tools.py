@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from utp_env.tools.database import Database
 
 from utp_env.env.config import DEFAULT_REWARD_WEIGHTS, query_pool, reference_plan
 from utp_env.env.core import UTPEnv
@@ -18,6 +17,7 @@ from utp_env.itinerary import Plan, format_hhmm
 from utp_env.plan_format import format_plan, parse_plan
 from utp_env.queries import cheapest_trip
 from utp_env.query import Query
+from utp_env.tools.database import Database
 
 
 @pytest.fixture(scope="module")

@@ -6,13 +6,13 @@ import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from utp_env.tools.database import Database
-from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_TYPES
 
 from utp_env.evaluation import EvaluationReport, evaluate
 from utp_env.evaluation.aggregate import summarize
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import LocalConstraint, Persona, Query
+from utp_env.tools.database import Database
+from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, EVENT_SEGMENTS, HOUSE_TYPES
 
 ACTIVITIES = ["stay", "visit", "check-in", "checkout", "arrive", "travel", "rest", "event"]
 VENUE_TYPES = [None, "accommodation", "attraction", "restaurant", "event", "transit", "transport"]

@@ -21,13 +21,13 @@ import pytest
 pytest.importorskip("langchain_openai")
 
 from fault_server import FaultServer, PlanningBrain, check_request
+
 from utp_env.agents.base import Toolkit
 from utp_env.agents.reference import ReferencePlanner
-from utp_env.tools.database import Database
-
 from utp_env.cli import main
 from utp_env.env.config import query_pool, split_pool
 from utp_env.plan_format import plan_to_json
+from utp_env.tools.database import Database
 
 KEY_ENV = "UTP_FAULT_SERVER_KEY"
 # tiny backoff; a generous client timeout (a loaded machine must not time out a normal reply),

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
+
 from utp_env.agents.base import Toolkit
 from utp_env.agents.llm import prompts
 from utp_env.agents.llm.atlas import AtlasAgent, parse_verdict
@@ -31,7 +32,6 @@ from utp_env.agents.registry import (
     load_agent,
     read_config,
 )
-
 from utp_env.config import UncertaintyConfig
 from utp_env.env.config import query_pool
 from utp_env.evaluation import evaluate

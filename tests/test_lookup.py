@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from utp_env.tools.database import Database
 from utp_env.tools.lookup import LOOKUP, LOOKUP_TOOLS, ToolResult
 from utp_env.tools.schema import TABLES
@@ -419,10 +420,9 @@ def test_tool_schemas_are_shared_and_immutable(mini_db_path) -> None:
     import copy
     import pickle
 
+    from utp_env.env.core import UTPEnv
     from utp_env.tools.lookup import LOOKUP_TOOLS
     from utp_env.tools.lookup.registry import FrozenDict, thaw
-
-    from utp_env.env.core import UTPEnv
 
     spec = LOOKUP_TOOLS["search_flights"]
     schema = spec.openai_schema()

@@ -6,12 +6,12 @@ import math
 
 import pytest
 from test_checks import PERSONA, build_tiny_db, good_plan, make_query
-from utp_env.tools.database import Database
 
 from utp_env.config import TripCraftParams
 from utp_env.evaluation import evaluate
 from utp_env.evaluation import tripcraft as tc
 from utp_env.query import Persona
+from utp_env.tools.database import Database
 
 P = TripCraftParams()
 

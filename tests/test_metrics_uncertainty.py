@@ -6,13 +6,13 @@ import json
 
 import pytest
 from test_checks import PAPER, build_tiny_db, good_plan, item, make_query
-from utp_env.tools.database import Database
 
 from utp_env.config import RiskRange, UncertaintyConfig
 from utp_env.evaluation import evaluate
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.context import CrowdProfile, window_hours
 from utp_env.itinerary import Day, Plan, TransportLeg
+from utp_env.tools.database import Database
 
 CONFIG = UncertaintyConfig()
 INTENSITY = CONFIG.crowd_intensity

@@ -9,6 +9,7 @@ import types
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage
+
 from utp_env.agents.llm import models
 from utp_env.agents.llm.models import (
     ModelConfigError,

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
-from utp_env.tools.database import Database
-from utp_env.tools.schema import TABLES
 
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.plan_format import PlanFormatError, format_plan, parse_plan, plan_to_json
 from utp_env.query import Persona, Query
+from utp_env.tools.database import Database
+from utp_env.tools.schema import TABLES
 
 PAPER = Path(__file__).parent / "data" / "paper_plans"
 PAPER_FILES = sorted(PAPER.glob("*.json"))

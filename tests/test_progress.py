@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from utp_env.tools.progress import progress_bar
 
 

@@ -11,7 +11,6 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from utp_env.tools.database import Database
 
 from utp_env.config import CONFIG_DIR
 from utp_env.queries import (
@@ -32,6 +31,7 @@ from utp_env.queries.generate import balanced_cells
 from utp_env.queries.options import meal_costs, serves_meal, serves_meal_around, stay_admissible
 from utp_env.queries.templates import house_rule_clause, long_date, ordinal
 from utp_env.query import LocalConstraint, Query, house_rule_requirement
+from utp_env.tools.database import Database
 
 N = 30
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 import statistics
 
 import pytest
+
 from utp_env.agents.base import Agent, AgentResult, Toolkit
 from utp_env.agents.reference import ReferencePlanner
 from utp_env.agents.reference.timing import Timing, Venue
-from utp_env.tools.database import Database
-
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.context import CrowdProfile, build_context
@@ -20,6 +19,7 @@ from utp_env.queries import cheapest_trip, generate_queries
 from utp_env.queries.options import LegOption
 from utp_env.query import Query
 from utp_env.simulation import simulate
+from utp_env.tools.database import Database
 
 N = 27  # one query per horizon x level x risk cell
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from utp_env.tools.database import Database
 
 from utp_env.cli import main
+from utp_env.tools.database import Database
 
 
 def test_data_build_prints_the_one_content_hash_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

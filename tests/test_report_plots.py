@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from utp_env.tools.database import Database
 
 from utp_env.dataset import dataset_of
 from utp_env.runs.plots import levels_figure, metrics_figure
 from utp_env.runs.summary import summarize_run
 from utp_env.simulation import compile_for, simulate
 from utp_env.simulation.plot import plot_timeline, short_label, timeline_figure
+from utp_env.tools.database import Database
 
 pytest.importorskip("matplotlib")
 

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from utp_env.agents.base import AgentResult, Toolkit
 from utp_env.agents.reference import ReferencePlanner
-from utp_env.tools.atomic import FileWriteError
-
 from utp_env.cli import main
 from utp_env.query import Query
 from utp_env.runs import runner as runner_module
@@ -25,6 +24,7 @@ from utp_env.runs import store as store_module
 from utp_env.runs.config import RunConfig
 from utp_env.runs.runner import RunFolderError, run, run_lock
 from utp_env.runs.store import REJECTED, RESULTS, ResultsStore
+from utp_env.tools.atomic import FileWriteError
 
 
 class TypedAgent(ReferencePlanner):

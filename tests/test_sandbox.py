@@ -9,6 +9,8 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+
+from utp_env.cli import main as cli_main
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.sandbox import PROFILES, build_sandbox, open_sandbox, sandbox_path
 from utp_env.tools.sandbox.calibration import calibrate, connectivity
@@ -16,8 +18,6 @@ from utp_env.tools.sandbox.common import apportion
 from utp_env.tools.sandbox.crowd import open_hours, windows_of
 from utp_env.tools.sandbox.profiles import CONFIG_DIR, SandboxProfile, load_profile
 from utp_env.tools.schema import ATTRACTION_CATEGORIES, TABLES
-
-from utp_env.cli import main as cli_main
 
 MINI = PROFILES["mini"]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox.geography import SEPARATE_MUNICIPALITIES, select_cities

@@ -11,8 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from utp_env.tools.database import Database
-from utp_env.tools.schema import TABLES
 
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
@@ -21,6 +19,8 @@ from utp_env.simulation.compile import CAB, ELASTIC, FIXED, LEG, VISIT
 from utp_env.simulation.engine import run
 from utp_env.simulation.loop import run_loop
 from utp_env.simulation.report import QUANTILES
+from utp_env.tools.database import Database
+from utp_env.tools.schema import TABLES
 
 # ------------------------------------------------------------------ a tiny hand-made database
 

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 from test_lookup import tiny_tables, write_database
+
 from utp_env.tools.database import Database
 from utp_env.tools.lookup import LOOKUP_TOOLS, ToolResult, make_registry
 from utp_env.tools.lookup.registry import provider_schema

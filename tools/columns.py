@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
 from pydantic.fields import FieldInfo
+
 from utp_env.tools.errors import DataError
 from utp_env.tools.schema import Row, TableSpec, unwrap_optional
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+
 from utp_env.tools import validated_cache
 from utp_env.tools.columns import read_table
 from utp_env.tools.errors import DataError, UnknownNameError

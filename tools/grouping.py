@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
 from utp_env.tools.names import normalize
 
 EMPTY = np.empty(0, dtype=np.int64)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from utp_env.configs import CONFIG_DIR
 from utp_env.tools.errors import DataError
 from utp_env.tools.names import normalize, suggest

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
+
 from utp_env.tools.clock import MINUTES_PER_DAY, parse_hhmm, weekday
 
 HHMM = r"^([01]\d|2[0-3]):[0-5]\d$"

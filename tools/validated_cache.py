@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from utp_env.tools.columns import columns_of
 from utp_env.tools.names import normalize
 from utp_env.tools.schema import TABLES

@@ -35,11 +35,11 @@ from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import Field
+
 from utp_env.agents.base import AgentResult, Toolkit, Trace, TraceStep
 from utp_env.agents.llm import prompts
 from utp_env.agents.llm.direct import parse_reply
 from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession, message_text
-
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Plan
 from utp_env.plan_format import PlanFormatError, plan_to_json

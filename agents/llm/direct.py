@@ -19,11 +19,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import Field
+
 from utp_env.agents.base import AgentResult, Toolkit, Trace
 from utp_env.agents.llm import prompts
 from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession, message_text
 from utp_env.agents.llm.reference_info import ReferenceLimits, gather_reference_info
-
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Plan
 from utp_env.plan_format import PlanFormatError, parse_plan

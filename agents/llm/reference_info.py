@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
-from utp_env.tools.schema import HOUSE_RULE_FORBIDS
 
 from utp_env.query import Query, house_rule_requirement
+from utp_env.tools.schema import HOUSE_RULE_FORBIDS
 
 MODE_OF_TOOL = {"search_flights": "flight", "search_trains": "train", "search_buses": "bus"}
 

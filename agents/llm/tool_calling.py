@@ -26,10 +26,10 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
 from pydantic import Field
+
 from utp_env.agents.base import AgentResult, Toolkit, Trace, TraceStep
 from utp_env.agents.llm import prompts
 from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession
-
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 

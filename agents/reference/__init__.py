@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from utp_env.agents.base import Toolkit
 from utp_env.agents.reference.planner import ReferencePlanner
-from utp_env.tools.database import Database
-
 from utp_env.itinerary import Plan
 from utp_env.query import Query
+from utp_env.tools.database import Database
 
 __all__ = ["ReferencePlanner", "plan_gold"]
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from utp_env.tools.database import Database
-
 from utp_env.queries.feasibility import Skeleton, TripQuote, cheapest_events
 from utp_env.queries.options import (
     LegOption,
@@ -22,6 +20,7 @@ from utp_env.queries.options import (
     stay_options,
 )
 from utp_env.query import Query
+from utp_env.tools.database import Database
 
 Policy = Literal["preferred", "cheapest"]
 # INR per traveller-minute of journey (duration plus expected delay) and per rating point of a stay-night.

@@ -42,9 +42,6 @@ from utp_env.agents.reference.schedule import (
     TripState,
 )
 from utp_env.agents.reference.timing import Timing
-from utp_env.tools.database import Database
-from utp_env.tools.errors import UnknownNameError
-
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import build_context
 from utp_env.evaluation.hard import trip_cost
@@ -52,6 +49,8 @@ from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.queries.feasibility import TripQuote, cheapest_trip
 from utp_env.queries.options import LegOption, buffer_multiplier, has_category, serves
 from utp_env.query import Query
+from utp_env.tools.database import Database
+from utp_env.tools.errors import UnknownNameError
 
 SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses"}
 ATTRACTIONS_PER_DAY = {"adventure": 3, "laidback": 2, "other": 2}

@@ -17,12 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from utp_env.agents.reference.timing import Timing, Venue, venue
-from utp_env.tools.database import Database, normalize
-
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Activity, Meal, PlanItem, parse_hhmm
 from utp_env.queries.feasibility import MAX_VISIT_GAP_MIN
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, serves, serves_meal
+from utp_env.tools.database import Database, normalize
 
 WAKE = 7 * 60
 MORNING = 30  # minutes at the stay after waking

@@ -7,6 +7,7 @@ import datetime as dt
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.errors import UnknownNameError
 from utp_env.tools.lookup.registry import Registry, ToolError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pydantic import Field
+
 from utp_env.tools.database import Database
 from utp_env.tools.errors import UnknownNameError
 from utp_env.tools.lookup.common import Args, Name, Paged, lookup_tool, pair_of

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.database import Database, Table, normalize
 from utp_env.tools.schema import (

@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 from pydantic import BaseModel, ValidationError
+
 from utp_env.tools.database import suggest
 from utp_env.tools.errors import UnknownNameError
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
+
 from utp_env.tools.clock import MINUTES_PER_DAY, WEEKDAYS, format_day_offset, weekday
 from utp_env.tools.database import Database
 from utp_env.tools.delays import delay_index

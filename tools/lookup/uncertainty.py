@@ -4,6 +4,7 @@ service, and the nearest public-transit stop of a venue (what a planner needs fo
 from __future__ import annotations
 
 from pydantic import Field
+
 from utp_env.tools.database import Database, suggest
 from utp_env.tools.delays import Mode, delay_index
 from utp_env.tools.errors import UnknownNameError

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
+
 from utp_env.tools.database import Database, normalize, suggest
 from utp_env.tools.lookup.common import (
     DateStr,

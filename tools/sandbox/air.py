@@ -16,6 +16,7 @@ to `otp_total`; the mean delay of late flights is calibrated to the paper's 40.5
 from __future__ import annotations
 
 import numpy as np
+
 from utp_env.tools.clock import format_hhmm
 from utp_env.tools.sandbox.common import Columns, apportion, lognormal_with_mean, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Airport, Cities

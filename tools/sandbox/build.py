@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from utp_env.tools.database import MANIFEST, Database
 from utp_env.tools.sandbox.air import flights_table
 from utp_env.tools.sandbox.calibration import connectivity

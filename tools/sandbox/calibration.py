@@ -20,6 +20,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 from pydantic import BaseModel
+
 from utp_env.tools.database import Database
 from utp_env.tools.delays import TRAIN_HORIZON_WEIGHTS, train_expected_delay
 from utp_env.tools.sandbox.profiles import PROFILES, Calibration

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from utp_env.tools.seeding import stable_int
 
 EARTH_RADIUS_KM = 6371.0088

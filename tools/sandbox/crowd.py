@@ -10,6 +10,7 @@ BestTime data does.
 from __future__ import annotations
 
 import numpy as np
+
 from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.sandbox.common import Columns, stage_rng
 from utp_env.tools.sandbox.geography import Cities

@@ -11,6 +11,7 @@ import typing
 from pathlib import Path
 
 from pydantic.fields import FieldInfo
+
 from utp_env.tools.integrity import BOUNDED_COLUMNS, RULES, DataBounds
 from utp_env.tools.sandbox.calibration import __doc__ as CALIBRATION_DOC
 from utp_env.tools.sandbox.profiles import PROFILES

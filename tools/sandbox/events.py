@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import numpy as np
+
 from utp_env.tools.clock import format_hhmm
 from utp_env.tools.sandbox import names as nm
 from utp_env.tools.sandbox.common import Columns, stage_rng

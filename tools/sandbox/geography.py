@@ -14,6 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
+
 from utp_env.tools.sandbox.common import distance_matrix_km, haversine_km
 from utp_env.tools.sandbox.profiles import SandboxProfile
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from utp_env.configs import CONFIG_DIR as _SHIPPED_CONFIGS
 
 CONFIG_DIR = _SHIPPED_CONFIGS / "sandbox"

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
+
 from utp_env.tools.clock import format_hhmm
 from utp_env.tools.sandbox.common import Columns, lognormal_with_mean, mst_edges, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Cities

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import numpy as np
+
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox.calibration import Check
 from utp_env.tools.sandbox.common import haversine_km

@@ -12,6 +12,7 @@ trips over `OVERNIGHT_KM` are overnight sleepers leaving in the evening.
 from __future__ import annotations
 
 import numpy as np
+
 from utp_env.tools.clock import format_hhmm
 from utp_env.tools.sandbox.common import (
     Columns,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from utp_env.tools.sandbox import names as nm
 from utp_env.tools.sandbox.common import EARTH_RADIUS_KM, Columns, stage_rng
 from utp_env.tools.sandbox.geography import Cities

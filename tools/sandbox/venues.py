@@ -8,6 +8,7 @@ names that are unique within the city.
 from __future__ import annotations
 
 import numpy as np
+
 from utp_env.tools.sandbox import names as nm
 from utp_env.tools.sandbox.common import Columns, apportion, stage_rng
 from utp_env.tools.sandbox.geography import Cities

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from utp_env.tools.schema import TABLES
 
 DECIMALS = {"latitude": 5, "longitude": 5, "stop_latitude": 5, "stop_longitude": 5}
