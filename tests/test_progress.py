@@ -20,3 +20,19 @@ def test_a_disabled_bar_is_silent(capsys: pytest.CaptureFixture[str]) -> None:
     for _ in progress_bar(3, "sandbox", "stage", enabled=False, iterable=range(3)):
         pass
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow
+def test_gym_make_on_an_empty_cache_says_what_it_builds(tmp_path) -> None:
+    """The first gym.make builds the sandbox and its query set: it must say so, not sit silent."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "UTP_ENV_CACHE": str(tmp_path / "cache")}
+    code = "import gymnasium as gym, utp_env; gym.make('utp_env/UTP-v0', profile='mini').reset(seed=0)"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "utp-env: building the mini sandbox" in done.stderr
+    assert "utp-env: building the query set and reference plans" in done.stderr
+    assert "\r" not in done.stderr

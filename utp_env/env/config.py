@@ -87,7 +87,8 @@ def load_env_config(config: EnvConfig | dict[str, Any] | str | Path | None = Non
 
 @functools.lru_cache(maxsize=8)
 def _open(path: str | None, profile: str) -> Database:
-    return open_dataset(path, profile=profile, progress=False).db
+    # progress=True: only a first-use build says anything (one line each when stderr is not a terminal).
+    return open_dataset(path, profile=profile, progress=True).db
 
 
 def open_database(db_path: str | Path | None = None, profile: str = "full") -> Database:
