@@ -181,8 +181,11 @@ def score_lines(lines: list[PlanLine], name: str, queries: dict[str, Query], ref
     from utp_env.evaluation import evaluate
     from utp_env.plan_format import PlanFormatError
 
+    from utp_env.tools.progress import progress_bar
+
     out = Scores()
-    for line in lines:
+    # A bar (or one notice line) only for files large enough to take a few seconds.
+    for line in progress_bar(len(lines), "scoring plans", "plan", enabled=len(lines) >= 500, iterable=lines):
         record = line.record
         if record is None:
             out.skipped.append({"line": line.number, "reason": line.error or f"{name} line {line.number}: unreadable"})
