@@ -180,7 +180,6 @@ def score_lines(lines: list[PlanLine], name: str, queries: dict[str, Query], ref
     from utp_env.env.episode import plan_mismatch
     from utp_env.evaluation import evaluate
     from utp_env.plan_format import PlanFormatError
-
     from utp_env.tools.progress import progress_bar
 
     out = Scores()
