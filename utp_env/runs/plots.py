@@ -135,7 +135,7 @@ def write_plots(run_dir: Path, summary: Any, records: list[dict[str, Any]], ctx:
     """All plots of a run; returns the files written. With `progress`, a one-line notice on
     stderr first (the plots take a few seconds: matplotlib, and the timeline's rollouts)."""
     if progress:
-        print(f"writing the plots to {run_dir} (the timeline replays one plan {TIMELINE_ROLLOUTS:,} times) ...",
+        print(f"utp-env: writing the plots to {run_dir} (the timeline replays one plan {TIMELINE_ROLLOUTS:,}×)…",
               file=sys.stderr, flush=True)
     written = [plot_metrics(summary, run_dir / METRICS_PNG),
                plot_levels(records, ctx.queries, summary.agent, run_dir / LEVELS_PNG)]

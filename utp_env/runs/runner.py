@@ -249,5 +249,5 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False) -
                 bar.update(record)
         from utp_env.runs.summary import write_summary
 
-        write_summary(run_dir, ctx, store.ordered([episode_key(*e) for e in episodes]))
+        write_summary(run_dir, ctx, store.ordered([episode_key(*e) for e in episodes]), progress=progress)
     return run_dir

@@ -148,15 +148,15 @@ def render_markdown(summary: RunSummary) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_summary(run_dir: Path, ctx: Any, records: list[dict[str, Any]]) -> RunSummary:
-    """Write summary.json, summary.md and the plots of a finished run."""
+def write_summary(run_dir: Path, ctx: Any, records: list[dict[str, Any]], progress: bool = False) -> RunSummary:
+    """Write summary.json, summary.md and the plots of a finished run (`progress`: say so first)."""
     config = ctx.config
     summary = summarize_run(records, ctx.queries, config.agent, config.split, config.trials)
     write_text_atomic(run_dir / SUMMARY_JSON, summary.model_dump_json(indent=2) + "\n")
     write_text_atomic(run_dir / SUMMARY_MD, render_markdown(summary))
     from utp_env.runs.plots import write_plots
 
-    write_plots(run_dir, summary, records, ctx)
+    write_plots(run_dir, summary, records, ctx, progress=progress)
     return summary
 
 
