@@ -167,3 +167,22 @@ def test_a_summary_written_before_the_travelplanner_aggregation_still_loads_and_
     old = EvaluationSummary.model_validate(data)
     assert old.caption().startswith("Aggregation: per-plan applicable checks, 11 commonsense checks")
     assert "Extra: transit point before each departure % |" in old.to_markdown()
+
+
+def test_a_run_record_with_an_empty_plan_counts_as_undelivered(tmp_path) -> None:
+    """An empty plan passes every check that has nothing to check; the run summary must count it
+    as undelivered (as `utp-env evaluate` does), not as a delivered plan with 80% commonsense."""
+    from test_checks import build_tiny_db, make_query
+
+    from utp_env.env.config import DEFAULT_REWARD_WEIGHTS
+    from utp_env.env.episode import TerminationReason, finish
+    from utp_env.itinerary import Plan
+    from utp_env.runs.summary import summarize_run
+
+    db = build_tiny_db(tmp_path / "db")
+    query = make_query()
+    outcome = finish(TerminationReason.SUBMITTED, Plan(query_id=query.query_id, days=[]), query, db,
+                     weights=DEFAULT_REWARD_WEIGHTS)
+    record = {"query_id": query.query_id, "trial": 0, **outcome.to_json()}
+    group = summarize_run([record], {query.query_id: query}, "test", "all", 1).evaluation.groups["all"]
+    assert group.delivery_rate == 0.0 and group.commonsense_micro == 0.0

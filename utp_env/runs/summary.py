@@ -68,12 +68,21 @@ def _score(record: dict[str, Any]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
+def _has_days(plan: Any) -> bool:
+    """Whether a record's plan (the Plan model's JSON, or the paper's list of days) has a day."""
+    if isinstance(plan, dict):
+        return bool(plan.get("days"))
+    return bool(plan)
+
+
 def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent: str, split: str,
                   trials: int) -> RunSummary:
     """The RunSummary of a run's records (in canonical order) with their queries by id."""
     pairs = []
     for record in records:
-        report = record.get("report")
+        # A plan with no days delivered nothing: counted as undelivered, as `utp-env evaluate`
+        # counts it (its report would pass every check that has nothing to check).
+        report = record.get("report") if _has_days(record.get("plan")) else None
         pairs.append((queries[record["query_id"]],
                       EvaluationReport.model_validate(report) if report is not None else None))
     by_query: dict[str, list[dict[str, Any]]] = defaultdict(list)
