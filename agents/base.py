@@ -65,6 +65,9 @@ class AgentResult(BaseModel):
     raw_output: str | None = None
     trace: Trace = Field(default_factory=Trace)
     error: str | None = None
+    termination_reason: str | None = Field(
+        default=None, description="How the episode ended when the agent drove the env (a TerminationReason "
+        "value of utp_env/env/episode.py, e.g. 'step_limit'); None: 'submitted' with a plan, else 'not_delivered'")
 
 
 class Toolkit:

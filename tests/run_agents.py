@@ -29,3 +29,13 @@ class TroubledAgent(ReferencePlanner):
         if number % 3 == 1:
             return AgentResult(plan=None, raw_output="{not json", error="unparseable plan: no JSON object found")
         return super().run(query, toolkit)
+
+
+class CutShortAgent(ReferencePlanner):
+    """Plans like the reference but reports that its env episode hit the step limit (as the
+    tool-calling agent does); on every third query it reports a reason that does not exist."""
+
+    def run(self, query: Query, toolkit: Toolkit) -> AgentResult:
+        result = super().run(query, toolkit)
+        bogus = int(query.query_id.rsplit("-", 1)[-1]) % 3 == 0
+        return result.model_copy(update={"termination_reason": "exploded" if bogus else "step_limit"})

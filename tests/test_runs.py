@@ -165,3 +165,15 @@ def test_a_different_run_in_the_same_folder_is_refused(mini_db_path: Path, tmp_p
     run(_config(mini_db_path, tmp_path / "same", limit=2), progress=False)
     with pytest.raises(ValueError, match="another configuration"):
         run(_config(mini_db_path, tmp_path / "same", limit=3), progress=False)
+
+
+def test_a_run_record_keeps_the_reason_the_agents_env_episode_ended(mini_db_path: Path, tmp_path: Path) -> None:
+    """An agent that drove the env to its step limit is recorded as step_limit (its partial plan
+    scored), not as submitted; an unknown reason is the agent's error, named."""
+    run_dir = run(_config(mini_db_path, tmp_path / "cut", agent="run_agents:CutShortAgent", limit=6, rollouts=0),
+                  progress=False)
+    records = _records(run_dir)
+    bogus = [r for r in records if int(r["query_id"].rsplit("-", 1)[-1]) % 3 == 0]
+    cut = [r for r in records if r not in bogus]
+    assert cut and all(r["termination_reason"] == "step_limit" and r["report"] is not None for r in cut)
+    assert all(r["termination_reason"] == "agent_error" and "'exploded'" in r["error"] for r in bogus)

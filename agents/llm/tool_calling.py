@@ -179,7 +179,9 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
         if reason == "infrastructure_error" and error is None:
             error = final.get("error") or "the environment failed"
         raw = messages[-1].content if messages and isinstance(messages[-1].content, str) else None
-        return EnvOutcome(AgentResult(plan=plan, raw_output=raw, trace=trace, error=error), final, reward)
+        result = AgentResult(plan=plan, raw_output=raw, trace=trace, error=error,
+                             termination_reason=str(reason) if reason else None)
+        return EnvOutcome(result, final, reward)
 
     @staticmethod
     def _record(trace: Trace, calls: list[dict[str, Any]], step_info: dict[str, Any]) -> None:

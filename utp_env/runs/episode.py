@@ -129,10 +129,17 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
         outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=_describe(exc))
     else:
         trace = result.trace
-        if result.plan is None:
-            outcome = EpisodeOutcome(TerminationReason.NOT_DELIVERED, error=result.error or "agent returned no plan")
+        # An agent that drove the env says how its episode ended (e.g. step_limit); keep that reason.
+        ended = getattr(result, "termination_reason", None)
+        if ended is not None and ended not in TerminationReason.__members__.values():
+            outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=f"the agent returned the unknown "
+                                     f"termination_reason {ended!r}; use a TerminationReason value")
+        elif result.plan is None:
+            no_plan = TerminationReason.NOT_DELIVERED if ended in (None, TerminationReason.SUBMITTED) else ended
+            outcome = EpisodeOutcome(TerminationReason(no_plan), error=result.error or "agent returned no plan")
         else:
-            outcome = finish(TerminationReason.SUBMITTED, result.plan, query, ctx.dataset.db,
+            reason = TerminationReason(ended or TerminationReason.SUBMITTED)
+            outcome = finish(reason, result.plan, query, ctx.dataset.db,
                              weights=ctx.reward_weights, reference=ctx.dataset.references.get(query_id),
                              rollouts=config.rollouts, rollout_seed=seed, error=result.error)
     return {"query_id": query_id, "trial": trial, "seed": seed, "db_hash": ctx.dataset.db.content_hash,
