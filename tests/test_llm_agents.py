@@ -491,15 +491,21 @@ def test_tool_calling_run_protocol(mini_db, good) -> None:
     assert result.error is None and passes(result, query, mini_db)
 
 
-def test_tool_calling_never_submits_is_truncated(mini_db, good) -> None:
-    """A model that adds one leg and then only looks at the plan is cut at the step limit and scored."""
-    query, plan_json = good
+def leg_then_only_looking(plan_json: str) -> tuple[ScriptedChat, Any]:
+    """A model that adds the plan's first leg, then only views the plan (never submits); and that leg."""
     leg = parse_plan(plan_json).days[0].transport[0]
     add = {"day": 1, "mode": leg.mode, "number": leg.number, "origin": leg.origin, "destination": leg.destination,
            "departure": format_hhmm(leg.dep)}
     looking = AIMessage(content="", tool_calls=[call("view_plan", {})])
     fake = ScriptedChat(responses=[AIMessage(content="", tool_calls=[call("add_leg", add)]), *[looking] * 10],
                         received=[])
+    return fake, leg
+
+
+def test_tool_calling_never_submits_is_truncated(mini_db, good) -> None:
+    """A model that adds one leg and then only looks at the plan is cut at the step limit and scored."""
+    query, plan_json = good
+    fake, leg = leg_then_only_looking(plan_json)
     agent = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=4)
     outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
     assert outcome.info["termination_reason"] == "step_limit" and fake.calls == 4
@@ -657,12 +663,7 @@ def test_run_env_on_a_gym_make_env_with_a_time_limit(mini_db, good) -> None:
     import utp_env  # noqa: F401  (registers utp_env/UTP-v0)
 
     query, plan_json = good
-    leg = parse_plan(plan_json).days[0].transport[0]
-    add = {"day": 1, "mode": leg.mode, "number": leg.number, "origin": leg.origin, "destination": leg.destination,
-           "departure": format_hhmm(leg.dep)}
-    looking = AIMessage(content="", tool_calls=[call("view_plan", {})])
-    fake = ScriptedChat(responses=[AIMessage(content="", tool_calls=[call("add_leg", add)]), *[looking] * 10],
-                        received=[])
+    fake, leg = leg_then_only_looking(plan_json)
     env = gym.make("utp_env/UTP-v0", db_path=str(mini_db.path), max_episode_steps=3)
     outcome = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=10).run_env(env, {"query": query})
     assert fake.calls == 3 and outcome.info["termination_reason"] == "step_limit"
