@@ -7,9 +7,9 @@ A config file is YAML with an `agent: module:Class` key and the agent's settings
     temperature: 0.0
     uncertainty: true
 
-The short names `reference`, `deterministic`, `direct`, `direct_no_uncertainty`,
+The short names `reference`, `deterministic`, `no_repair`, `direct`, `direct_no_uncertainty`,
 `direct_metric_aware` (an ablation), `atlas`, `atlas_uncertainty` and `tool_calling` stand for
-`configs/agents/<name>.yaml` (`reference` and `deterministic` have built-in
+`configs/agents/<name>.yaml` (`reference`, `deterministic` and `no_repair` have built-in
 defaults when their file is absent). The class is imported by its path, never
 by `eval`; the settings (file values updated by `overrides`) are checked against the class's
 `Settings` pydantic model when it has one, else against its constructor's parameters, so an
@@ -30,12 +30,13 @@ from pydantic import BaseModel, ValidationError
 from utp_env.config import CONFIG_DIR
 
 AGENT_CONFIG_DIR = CONFIG_DIR / "agents"
-NAMES = ("reference", "deterministic", "direct", "direct_no_uncertainty", "direct_metric_aware", "atlas",
+NAMES = ("reference", "deterministic", "no_repair", "direct", "direct_no_uncertainty", "direct_metric_aware", "atlas",
          "atlas_uncertainty", "tool_calling")
 # Used when configs/agents/<name>.yaml is absent (the reference planner has no model settings).
 BUILTIN: dict[str, dict[str, Any]] = {
     "reference": {"agent": "utp_env.agents.reference:ReferencePlanner"},
     "deterministic": {"agent": "utp_env.agents.reference:ReferencePlanner", "buffers": False},
+    "no_repair": {"agent": "utp_env.agents.no_repair:NoRepairAgent"},
 }
 IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
 

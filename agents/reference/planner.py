@@ -12,6 +12,10 @@ fits: a person skips the pricey dinner or eats somewhere cheaper. `buffers=False
 deterministic baseline: the same choices with every visit exactly v and every planned arrival
 the schedule.
 Lookups go through the toolkit, so the trace shows what the planner consulted.
+
+In the closed-loop env (UTP-Replan-v0) the planner also repairs its plan at each disruption:
+`repair` is the run worker's hook (utp_env/runs/replan_episode.py) and delegates to the policy of
+`agents/reference/repair.py`.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from utp_env.agents.reference.choose import (
     restaurant_order,
     spending_style,
 )
+from utp_env.agents.reference.repair import RepairPolicy
 from utp_env.agents.reference.schedule import (
     DESK,
     LATEST_END,
@@ -76,6 +81,11 @@ class ReferencePlanner:
         self.buffers = buffers
         self.config = config or UncertaintyConfig()
         self.name = "reference" if buffers else "deterministic"
+
+    def repair(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        """Repair the plan after a disruption of the closed-loop env through `env.step` tool calls
+        (`RepairPolicy`, agents/reference/repair.py); the runner then continues the trip."""
+        RepairPolicy(self.config, self.buffers).repair(env, observation, info)
 
     def run(self, query: Query, toolkit: Toolkit) -> AgentResult:
         """Plan `query`; an infeasible query yields an error result (never an exception)."""

@@ -21,6 +21,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--agent", default=None,
                    help="agent name (reference, deterministic, direct, direct_no_uncertainty, atlas, "
                    "tool_calling), an agent config YAML, or a module:Class import path (default: reference)")
+    p.add_argument("--env", choices=["plan", "replan"],
+                   help="plan: score each plan (UTP-v0); replan: then live the trip through one sampled "
+                   "reality, the agent repairing it at each disruption (UTP-Replan-v0, docs/REPLAN.md) "
+                   "(default: plan)")
     p.add_argument("--config", type=Path, metavar="YAML",
                    help="a run config YAML (keys of RunConfig, docs/RUNS.md); flags override it")
     p.add_argument("--split", choices=["validation", "test", "all"],
@@ -63,7 +67,7 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     from utp_env.runs.config import RunConfig, parse_overrides
 
     base = load_model(RunConfig, args.config).model_dump() if args.config else {}
-    for key in ("agent", "split", "horizons", "limit", "trials", "seed", "workers", "backend", "ray_address",
+    for key in ("agent", "env", "split", "horizons", "limit", "trials", "seed", "workers", "backend", "ray_address",
                 "rollouts", "profile", "db", "out"):
         value = getattr(args, key)
         if value is not None:

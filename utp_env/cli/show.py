@@ -1,6 +1,10 @@
 """`utp-env show RUN_DIR [OTHER_RUN_DIR]`: print a run's summary, or two runs side by side
-(`--markdown` for either as a markdown table). `utp-env report` (utp_env/cli/report.py) writes the
-same tables into an HTML page to browse the episodes."""
+(`--markdown` for either as a markdown table). Two runs made on the same episodes (same seed,
+split, horizons, limit, trials and database) are also compared episode by episode: the mean paired
+difference B - A of each score with its 95% confidence interval (`utp_env/runs/paired.py`; for
+closed-loop runs the realised score, items kept, rebookings, lateness and extra cost first).
+`--paired` makes a mismatch an error instead of a note. `utp-env report` (utp_env/cli/report.py)
+writes the same tables into an HTML page to browse the episodes."""
 
 from __future__ import annotations
 
@@ -18,6 +22,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "'all' column of two runs side by side with their difference.")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="one run folder, or two to compare")
     p.add_argument("--markdown", action="store_true", help="print markdown instead of a text table")
+    p.add_argument("--paired", action="store_true",
+                   help="with two runs: require that they hold the same episodes with the same seeds on the "
+                   "same database, and fail otherwise (by default a mismatch only skips the paired differences)")
     p.set_defaults(handler=handle)
 
 
@@ -46,14 +53,37 @@ def compare_markdown(left: RunSummary, right: RunSummary) -> str:
     return "\n".join(lines)
 
 
+def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir: str, markdown: bool = False,
+                   required: bool = False) -> str:
+    """The paired differences of two runs (`utp_env.runs.paired`), or when their episodes do not
+    match a one-line note saying why (a `PairingError` instead when `required`)."""
+    from utp_env.runs.paired import PairingError, pair_records, paired_table, read_records, render_paired
+
+    names = (left.agent, right.agent)
+    try:
+        pairs = pair_records(read_records(left_dir), read_records(right_dir), names=names)
+    except PairingError as exc:
+        if required:
+            raise PairingError(f"cannot compare {left_dir} and {right_dir} episode by episode: {exc}") from None
+        return f"(no paired differences: {exc})"
+    replan = left.env == right.env == "replan"
+    return render_paired(paired_table(pairs, replan=replan), names, markdown=markdown)
+
+
 def handle(args: argparse.Namespace) -> int:
     from utp_env.runs.summary import load_summary, render_markdown, render_text
 
     if len(args.runs) > 2:
         raise ValueError("show takes one run folder, or two to compare")
+    if args.paired and len(args.runs) != 2:
+        raise ValueError("--paired compares two run folders; give two")
     summaries = [load_summary(path) for path in args.runs]
     if len(summaries) == 1:
         print(render_markdown(summaries[0]) if args.markdown else render_text(summaries[0]))
     else:
+        paired = paired_section(summaries[0], summaries[1], args.runs[0], args.runs[1], markdown=args.markdown,
+                                required=args.paired)
         print(compare_markdown(*summaries) if args.markdown else compare(*summaries))
+        print()
+        print(paired)
     return 0

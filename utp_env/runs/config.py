@@ -1,4 +1,8 @@
-"""The resolved configuration of a benchmark run (`utp-env run`), saved in the run folder."""
+"""The resolved configuration of a benchmark run (`utp-env run`), saved in the run folder.
+
+`env` says what an episode is: `plan` (UTP-v0: the agent plans, the plan is scored) or `replan`
+(UTP-Replan-v0: the plan is then lived through one sampled reality and the agent may repair it;
+`utp_env/runs/replan_episode.py`, docs/REPLAN.md)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Horizon = Literal[3, 5, 7]
 HORIZONS: tuple[Horizon, ...] = (3, 5, 7)
+EnvKind = Literal["plan", "replan"]
+ENV_KINDS: tuple[EnvKind, ...] = ("plan", "replan")
 
 
 class RunConfig(BaseModel):
@@ -19,6 +25,8 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent: str = Field(default="reference", description="Agent name, config file, or module:Class path")
+    env: EnvKind = Field(default="plan", description="plan: UTP-v0 (score the plan); replan: UTP-Replan-v0 "
+                                                     "(live the trip through one sampled reality, with repairs)")
     agent_settings: dict[str, Any] = Field(default_factory=dict, description="Overrides of the agent's settings")
     profile: Literal["full", "mini"] = Field(default="full", description="Embedded sandbox profile")
     db: str | None = Field(default=None, description="Database directory (overrides profile)")
@@ -32,8 +40,8 @@ class RunConfig(BaseModel):
     ray_address: str | None = None
     rollouts: int = Field(default=1000, ge=0, le=100_000_000,  # = utp_env.simulation.MAX_ROLLOUTS
                           description="Monte Carlo rollouts per plan (at most 100,000,000); 0 disables")
-    out: str | None = Field(default=None, description="Run folder; default runs/<agent>-<profile>-<split>-seed<seed>"
-                                                      "[-limit<N>][-<hash>] (`default_run_name`)")
+    out: str | None = Field(default=None, description="Run folder; default runs/<agent>[-replan]-<profile>-<split>"
+                                                      "-seed<seed>[-limit<N>][-<hash>] (`default_run_name`)")
 
     def run_dir(self) -> Path:
         """`out`, else `runs/` + `default_run_name()`."""
@@ -47,11 +55,11 @@ class RunConfig(BaseModel):
         horizons, trials, rollouts, the `--db` path) when any of it differs from the defaults."""
         agent = Path(self.agent).stem if self.agent.endswith((".yaml", ".yml")) else self.agent.split(":")[-1]
         where = self.profile if self.db is None else f"db-{Path(self.db).name or 'root'}"
-        name = f"{agent}-{where}-{self.split}-seed{self.seed}"
+        name = f"{agent}{'-replan' if self.env == 'replan' else ''}-{where}-{self.split}-seed{self.seed}"
         if self.limit is not None:
             name += f"-limit{self.limit}"
         rest = {k: v for k, v in self.identity().items()
-                if k not in ("agent", "profile", "split", "seed", "limit")}
+                if k not in ("agent", "env", "profile", "split", "seed", "limit")}
         defaults = {k: v for k, v in RunConfig().identity().items() if k in rest}
         if rest != defaults:
             digest = hashlib.sha256(json.dumps(rest, sort_keys=True, default=str).encode()).hexdigest()
@@ -59,8 +67,10 @@ class RunConfig(BaseModel):
         return name
 
     def identity(self) -> dict[str, Any]:
-        """The fields a resumed run must share with the original (not workers/backend/out)."""
-        return self.model_dump(exclude={"workers", "backend", "ray_address", "out"})
+        """The fields a resumed run must share with the original (not workers/backend/out). `env` is
+        left out when it is `plan`, so run folders made before it existed resume as before."""
+        exclude = {"workers", "backend", "ray_address", "out"} | ({"env"} if self.env == "plan" else set())
+        return self.model_dump(exclude=exclude)
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:

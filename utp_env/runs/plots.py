@@ -1,5 +1,6 @@
-"""The run's PNG plots: BAS/CATS/TDAS by horizon and risk profile, pass rates by level, and the
-timeline of one plan with its simulated lateness (utp_env/simulation/plot.py). Every bar carries
+"""The run's PNG plots: BAS/CATS/TDAS by horizon and risk profile, pass rates by level, the
+timeline of one plan with its simulated lateness (utp_env/simulation/plot.py), and for a
+closed-loop run (`--env replan`) the planned vs realised timeline of one episode. Every bar carries
 its value, legends sit outside the axes, and the `*_figure` functions return the matplotlib figure
 so that tests/test_report_plots.py can read the labels back. matplotlib (Agg) is imported lazily."""
 
@@ -16,6 +17,7 @@ from utp_env.tools.atomic import write_with_atomic
 METRICS_PNG = "metrics_by_horizon_risk.png"
 LEVELS_PNG = "pass_rates_by_level.png"
 TIMELINE_PNG = "timeline.png"
+REALISED_PNG = "realised_timeline.png"
 TIMELINE_ROLLOUTS = 2000
 RISK_COLOURS = ("#4c72b0", "#dd8452", "#55a868")  # tolerant, optimized, averse
 
@@ -130,6 +132,39 @@ def plot_example_timeline(records: list[dict[str, Any]], ctx: Any, path: Path) -
     return path
 
 
+def replan_example(records: list[dict[str, Any]], queries: dict[str, Any]) -> dict[str, Any] | None:
+    """The closed-loop episode to draw: the most disruptions, then the longest trip, then the first
+    in episode order; None when no record lived a trip."""
+    lived = [r for r in records if (r.get("replan") or {}).get("realised") is not None and r.get("plan")]
+    if not lived:
+        return None
+    return max(lived, key=lambda r: (r["replan"].get("disruptions") or 0, queries[r["query_id"]].days))
+
+
+def plot_realised_timeline(records: list[dict[str, Any]], ctx: Any, path: Path) -> Path | None:
+    """Planned vs realised (`utp_env.simulation.plot.realised_timeline_figure`) of `replan_example`."""
+    from utp_env.itinerary import Plan
+    from utp_env.simulation import compile_for
+    from utp_env.simulation.plot import realised_timeline_figure
+
+    record = replan_example(records, ctx.queries)
+    if record is None:
+        return None
+    query = ctx.queries[record["query_id"]]
+    block = record["replan"]
+    compiled, _ = compile_for(Plan.model_validate(record["plan"]), query, ctx.dataset.db)
+    realised = block["realised"]
+    title = (f"{query.query_id} ({query.days} days, {query.risk_profile}), seed {record['seed']}: realised score "
+             f"{block['realised_score']:.3f}, {block.get('disruptions') or 0} disruption(s), "
+             f"{block.get('rebookings') or 0} rebooking(s)")
+    plt = _pyplot()
+    fig = realised_timeline_figure(compiled, list(realised.get("steps") or []), list(block.get("reports") or []),
+                                   title=title)
+    write_with_atomic(path, lambda tmp: fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png"))
+    plt.close(fig)
+    return path
+
+
 def write_plots(run_dir: Path, summary: Any, records: list[dict[str, Any]], ctx: Any,
                 progress: bool = False) -> list[Path]:
     """All plots of a run; returns the files written. With `progress`, a one-line notice on
@@ -142,4 +177,8 @@ def write_plots(run_dir: Path, summary: Any, records: list[dict[str, Any]], ctx:
     timeline = plot_example_timeline(records, ctx, run_dir / TIMELINE_PNG)
     if timeline is not None:
         written.append(timeline)
+    if getattr(summary, "env", "plan") == "replan":
+        realised = plot_realised_timeline(records, ctx, run_dir / REALISED_PNG)
+        if realised is not None:
+            written.append(realised)
     return written

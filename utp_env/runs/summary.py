@@ -1,6 +1,7 @@
 """A run's summary: the paper's Table 3 (via `utp_env.evaluation.aggregate`), Monte Carlo hold
-rates, pass^k over trials, per-query spread, and how episodes ended. Shared by `utp-env run`,
-`utp-env show` and the plots."""
+rates, pass^k over trials, per-query spread, and how episodes ended; for a closed-loop run
+(`--env replan`) also the realised outcome by horizon and risk profile (`ReplanSummary`). Shared
+by `utp-env run`, `utp-env show` and the plots."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from utp_env.env.episode import TerminationReason
-from utp_env.evaluation.aggregate import EvaluationSummary, summarize
+from utp_env.evaluation.aggregate import RISK_PROFILES, EvaluationSummary, summarize
 from utp_env.evaluation.report import EvaluationReport
 from utp_env.tools.atomic import write_text_atomic
 
@@ -33,6 +34,106 @@ class QuerySpread(BaseModel):
     final_score_max: float | None
 
 
+REPLAN_FIELDS = ("realised_score", "items_kept", "rebookings", "late_minutes", "extra_cost", "disruptions")
+"""The per-episode values of a closed-loop record's `replan` block that the summary averages."""
+
+
+class ReplanCell(BaseModel):
+    """Means over the closed-loop episodes of one horizon x risk profile cell (None: no episode)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    episodes: int = 0
+    realised_score: float | None = Field(default=None, description="Mean realised reward (docs/METRICS.md)")
+    items_kept: float | None = Field(default=None, description="Mean share of the plan's visits, meals and "
+                                                                 "events actually done")
+    rebookings: float | None = Field(default=None, description="Mean services booked during the trip")
+    late_minutes: float | None = Field(default=None, description="Mean minutes late at fixed commitments")
+    extra_cost: float | None = Field(default=None, description="Mean INR spent beyond the plan (rebookings, "
+                                                                 "fares paid again)")
+    disruptions: float | None = Field(default=None, description="Mean disruptions reported per episode")
+
+
+class ReplanSummary(BaseModel):
+    """A closed-loop run's realised outcome: `cells[horizon][risk]` with 'all' rows and columns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cells: dict[str, dict[str, ReplanCell]]
+
+
+def summarize_replan(records: list[dict[str, Any]], queries: dict[str, Any]) -> ReplanSummary:
+    """Mean realised score, items kept, rebookings, lateness, extra cost and disruptions of the
+    records that carry a `replan` block, by horizon x risk profile. An episode without one (no
+    plan delivered, or it failed before the trip) counts as realised score 0 and nothing kept, as
+    an undelivered plan fails every check in Table 3."""
+    values: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    horizons = sorted({str(queries[r["query_id"]].days) for r in records}, key=int)
+    for record in records:
+        query = queries[record["query_id"]]
+        block = record.get("replan") or {"realised_score": 0.0, "items_kept": 0.0}
+        for h in (str(query.days), "all"):
+            for risk in (query.risk_profile, "all"):
+                cell = values[(h, risk)]
+                cell["episodes"].append(1.0)
+                for key in REPLAN_FIELDS:
+                    if block.get(key) is not None:
+                        cell[key].append(float(block[key]))
+    cells: dict[str, dict[str, ReplanCell]] = {}
+    for h in (*horizons, "all"):
+        cells[h] = {}
+        for risk in (*RISK_PROFILES, "all"):
+            got = values.get((h, risk))
+            if got is None:
+                cells[h][risk] = ReplanCell()
+                continue
+            means = {key: (sum(got[key]) / len(got[key]) if got[key] else None) for key in REPLAN_FIELDS}
+            cells[h][risk] = ReplanCell(episodes=len(got["episodes"]), **means)
+    return ReplanSummary(cells=cells)
+
+
+REPLAN_COLUMNS = (("realised", "realised_score", "{:.3f}"), ("kept", "items_kept", "{:.1%}"),
+                  ("rebook", "rebookings", "{:.2f}"), ("late min", "late_minutes", "{:.1f}"),
+                  ("extra INR", "extra_cost", "{:,.0f}"), ("disrupt", "disruptions", "{:.2f}"))
+
+
+def replan_rows(summary: ReplanSummary) -> list[list[str]]:
+    """The realised-outcome table as rows of strings: a header, then one row per horizon x risk
+    profile cell that has episodes (the 'all' rows last)."""
+    rows = [["horizon", "risk", "episodes", *(label for label, _, _ in REPLAN_COLUMNS)]]
+    for h, by_risk in summary.cells.items():
+        for risk, cell in by_risk.items():
+            if not cell.episodes:
+                continue
+            values = [getattr(cell, key) for _, key, _ in REPLAN_COLUMNS]
+            rows.append([f"{h}-day" if h.isdigit() else h, risk, str(cell.episodes),
+                         *("-" if v is None else fmt.format(v) for v, (_, _, fmt) in zip(values, REPLAN_COLUMNS,
+                                                                                           strict=True))])
+    return rows
+
+
+def render_replan_text(summary: ReplanSummary) -> str:
+    """The realised-outcome table for the terminal."""
+    rows = replan_rows(summary)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.rjust(w) if i > 1 else cell.ljust(w) for i, (cell, w) in
+                               enumerate(zip(row, widths, strict=True))) for row in rows)
+
+
+def render_replan_markdown(summary: ReplanSummary) -> str:
+    """The realised-outcome table as markdown."""
+    rows = replan_rows(summary)
+    lines = ["| " + " | ".join(rows[0]) + " |", "|---|---|" + "---:|" * (len(rows[0]) - 2)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows[1:]]
+    return "\n".join(lines)
+
+
+REPLAN_CAPTION = ("Closed loop (UTP-Replan-v0): realised outcome of one sampled reality per episode; realised = "
+                  "realised reward, kept = share of planned visits, meals and events done, rebook = services "
+                  "booked during the trip, late min = minutes late at fixed commitments, extra INR = spent beyond "
+                  "the plan, disrupt = disruptions reported (docs/REPLAN.md).")
+
+
 class RunSummary(BaseModel):
     """Everything `summary.json` holds."""
 
@@ -40,6 +141,7 @@ class RunSummary(BaseModel):
 
     agent: str
     split: str
+    env: str = Field(default="plan", description="plan (UTP-v0) or replan (UTP-Replan-v0, closed loop)")
     episodes: int
     trials: int
     evaluation: EvaluationSummary
@@ -50,6 +152,7 @@ class RunSummary(BaseModel):
     usage: dict[str, float | None]
     mean_duration_s: float | None
     per_query: list[QuerySpread]
+    replan: ReplanSummary | None = Field(default=None, description="Realised outcome of a closed-loop run")
 
 
 def pass_hat_k(passes_per_query: list[tuple[int, int]], k: int) -> float | None:
@@ -60,7 +163,7 @@ def pass_hat_k(passes_per_query: list[tuple[int, int]], k: int) -> float | None:
     return sum(math.comb(c, k) / math.comb(n, k) for n, c in eligible) / len(eligible)
 
 
-def _score(record: dict[str, Any]) -> float | None:
+def episode_score(record: dict[str, Any]) -> float | None:
     """The mean of an episode's BAS, CATS and TDAS that apply (its `metrics`); None when none does."""
     metrics = record.get("metrics") or {}
     values = [metrics.get(m) for m in ("bas", "cats", "tdas")]
@@ -76,8 +179,9 @@ def _has_days(plan: Any) -> bool:
 
 
 def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent: str, split: str,
-                  trials: int) -> RunSummary:
-    """The RunSummary of a run's records (in canonical order) with their queries by id."""
+                  trials: int, env: str = "plan") -> RunSummary:
+    """The RunSummary of a run's records (in canonical order) with their queries by id; `env`
+    'replan' adds the realised outcome (`summarize_replan`)."""
     pairs = []
     for record in records:
         # A plan with no days delivered nothing: counted as undelivered, as `utp-env evaluate`
@@ -103,12 +207,12 @@ def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent:
     durations = [r["duration_s"] for r in records if r.get("duration_s") is not None]
     per_query = []
     for qid, rs in by_query.items():
-        scores = [s for s in (_score(r) for r in rs) if s is not None]
+        scores = [s for s in (episode_score(r) for r in rs) if s is not None]
         per_query.append(QuerySpread(query_id=qid, trials=len(rs), passes=sum(bool(r.get("final_pass")) for r in rs),
                                      final_score_min=min(scores) if scores else None,
                                      final_score_max=max(scores) if scores else None))
     return RunSummary(
-        agent=agent, split=split, episodes=len(records), trials=trials,
+        agent=agent, split=split, env=env, episodes=len(records), trials=trials,
         evaluation=summarize(pairs),
         pass_hat_k={str(k): pass_hat_k(counts, k) for k in range(1, trials + 1)},
         hold_rate={key: sum(v) / len(v) for key, v in sorted(holds.items())},
@@ -118,6 +222,7 @@ def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent:
         usage=usage,
         mean_duration_s=sum(durations) / len(durations) if durations else None,
         per_query=per_query,
+        replan=summarize_replan(records, queries) if env == "replan" else None,
     )
 
 
@@ -135,8 +240,11 @@ def summary_notes(summary: RunSummary) -> list[str]:
 
 def render_text(summary: RunSummary) -> str:
     """The summary as the terminal shows it: Table 3, then robustness, pass^k and endings."""
-    lines = [f"agent {summary.agent} | split {summary.split} | {summary.episodes} episodes", "",
+    env = " | closed loop (--env replan)" if summary.env == "replan" else ""
+    lines = [f"agent {summary.agent} | split {summary.split} | {summary.episodes} episodes{env}", "",
              summary.evaluation.to_text(), "", *summary_notes(summary)]
+    if summary.replan is not None:
+        lines += ["", REPLAN_CAPTION, render_replan_text(summary.replan)]
     for error in summary.errors[:5]:
         lines.append(f"  {error['query_id']}#{error['trial']}: {error['reason'][:160]}")
     if len(summary.errors) > 5:
@@ -153,6 +261,8 @@ def render_markdown(summary: RunSummary) -> str:
         parts += ["| Monte Carlo hold rate | " + " | ".join(summary.hold_rate) + " |",
                   "|---|" + "---:|" * len(summary.hold_rate),
                   "| | " + " | ".join(f"{v:.1%}" for v in summary.hold_rate.values()) + " |", ""]
+    if summary.replan is not None:
+        parts += [REPLAN_CAPTION, "", render_replan_markdown(summary.replan), ""]
     parts.append("Endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
     return "\n".join(parts) + "\n"
 
@@ -160,7 +270,8 @@ def render_markdown(summary: RunSummary) -> str:
 def write_summary(run_dir: Path, ctx: Any, records: list[dict[str, Any]], progress: bool = False) -> RunSummary:
     """Write summary.json, summary.md and the plots of a finished run (`progress`: say so first)."""
     config = ctx.config
-    summary = summarize_run(records, ctx.queries, config.agent, config.split, config.trials)
+    summary = summarize_run(records, ctx.queries, config.agent, config.split, config.trials,
+                            env=getattr(config, "env", "plan"))
     write_text_atomic(run_dir / SUMMARY_JSON, summary.model_dump_json(indent=2) + "\n")
     write_text_atomic(run_dir / SUMMARY_MD, render_markdown(summary))
     from utp_env.runs.plots import write_plots

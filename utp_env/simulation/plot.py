@@ -120,3 +120,85 @@ def plot_timeline(compiled: CompiledPlan, report: RobustnessReport, path: str | 
     fig.savefig(path, dpi=DPI, bbox_inches="tight", format="png")
     plt.close(fig)
     return path
+
+
+REALISED_COLOURS = {"done": "#4c9a5b", "late": "#e0a458", "lost": "#b0b0b0", "missed": "#c0392b"}
+
+
+def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]], disruptions: list[dict[str, Any]],
+                             title: str | None = None) -> Any:
+    """Planned vs realised for one closed-loop episode (docs/REPLAN.md), as a matplotlib Figure.
+
+    One row per day with two lanes: above, the submitted plan (`planned`, outlined bars from
+    planned start to end, legs hatched); below, what happened (`steps`: the realised trip's executed
+    steps with absolute `actual_start`/`actual_end` minutes, `day_index` and `status` done, late,
+    lost or missed), coloured by status, a lost item drawn as a grey bar at its planned slot. Each
+    disruption (`disruptions`: `day`, `minute`, `index`, `kind`) is a red marker with its number
+    and kind. Labels are shortened to fit the bars; the legend sits under the axes.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    days = max([*planned.day_index, *(int(s["day_index"]) for s in steps)], default=0) + 1
+    spans: list[float] = []
+    for j in range(planned.n_steps):
+        off = planned.day_index[j] * MINUTES_PER_DAY
+        spans += [(planned.start[j] - off) / 60.0, (planned.end[j] - off) / 60.0]
+    for s in steps:
+        off = int(s["day_index"]) * MINUTES_PER_DAY
+        spans += [(float(s["actual_start"]) - off) / 60.0, (float(s["actual_end"]) - off) / 60.0]
+    x0 = max(0, int(min(spans, default=6.0)) - 1)
+    x1 = min(72, int(max(spans, default=24.0)) + 2)
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 1.25 * days + 1.9))
+    chars_per_hour = (WIDTH_IN * DPI * 0.85 / max(x1 - x0, 1)) / 5.6
+    lane = 0.3  # planned lane above the day's line, realised below
+
+    def bar(y: float, start: float, end: float, label: str, **style: Any) -> None:
+        width = max(end - start, 0.05)
+        ax.barh(y, width, left=start, height=0.26, **style)
+        text = _fit(label, int(width * chars_per_hour))
+        if text:
+            ax.text(start + 0.04, y, text, va="center", ha="left", fontsize=6, clip_on=True)
+
+    for j in range(planned.n_steps):
+        off = planned.day_index[j] * MINUTES_PER_DAY
+        is_leg = planned.kind[j] in (LEG, CAB)
+        bar(planned.day_index[j] + 1 - lane / 2, (planned.start[j] - off) / 60.0, (planned.end[j] - off) / 60.0,
+            short_label(planned, j), facecolor="white", edgecolor=COLOURS["leg" if is_leg else "item"],
+            linewidth=1.0, hatch="///" if is_leg else None)
+    for s in steps:
+        off = int(s["day_index"]) * MINUTES_PER_DAY
+        status = str(s.get("status", "done"))
+        y = int(s["day_index"]) + 1 + lane / 2
+        name = str(s.get("name", "")).split(",", 1)[0]
+        if status == "lost":
+            bar(y, (float(s["planned_start"]) - off) / 60.0, (float(s["planned_end"]) - off) / 60.0,
+                f"lost: {name}", facecolor=REALISED_COLOURS["lost"], edgecolor="black", linewidth=0.3, alpha=0.7)
+            continue
+        bar(y, (float(s["actual_start"]) - off) / 60.0, (float(s["actual_end"]) - off) / 60.0, name,
+            facecolor=REALISED_COLOURS.get(status, REALISED_COLOURS["done"]), edgecolor="black", linewidth=0.4)
+    for d in disruptions:
+        x, y = int(d["minute"]) / 60.0, int(d["day"])
+        ax.plot([x, x], [y - 0.45, y + 0.45], color=COLOURS["band"], lw=1.2)
+        ax.text(x + 0.05, y - 0.47, f"#{d['index']} {str(d['kind']).replace('_', ' ')}", fontsize=6,
+                color=COLOURS["band"], va="bottom", ha="left", clip_on=True)
+    ax.set_yticks(range(1, days + 1), [f"day {d}\nplanned / realised" for d in range(1, days + 1)], fontsize=7)
+    ax.set_ylim(days + 0.6, 0.35)
+    ax.set_xlim(x0, x1)
+    step_h = 1 if x1 - x0 <= 14 else 2
+    ticks = list(range(x0 + (x0 % step_h), x1 + 1, step_h))
+    ax.set_xticks(ticks, [f"{h % 24:02d}:00" for h in ticks], fontsize=7)
+    ax.set_xlabel("clock time on the day (past 24:00 = next morning)")
+    ax.set_title(title or "Planned vs realised")
+    fig.legend(handles=[Patch(facecolor="white", edgecolor=COLOURS["item"], label="planned item"),
+                        Patch(facecolor="white", edgecolor=COLOURS["leg"], hatch="///", label="planned leg"),
+                        *(Patch(color=c, label=f"realised: {k}") for k, c in REALISED_COLOURS.items()),
+                        Line2D([0], [0], color=COLOURS["band"], lw=1.2, label="disruption (pause)")],
+               loc="lower center", ncol=7, fontsize=7, frameon=False)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout(rect=(0, 0.35 / (1.25 * days + 1.9), 1, 1))
+    return fig

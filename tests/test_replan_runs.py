@@ -1,0 +1,151 @@
+"""Closed-loop runs (`utp-env run --env replan`, utp_env/runs/replan_episode.py) and the paired
+comparison of two runs (`utp-env show A B`, utp_env/runs/paired.py): the config field and its
+rejections, the paired differences and their refusals, common random numbers across agents, the
+replan summary, the planned-vs-realised plot and the run CLI on the mini sandbox."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from utp_env.cli import main
+from utp_env.runs.config import RunConfig
+from utp_env.runs.paired import (
+    PairingError,
+    pair_records,
+    paired_difference,
+    paired_table,
+    read_records,
+    t_quantile_975,
+)
+from utp_env.runs.runner import run
+
+
+def _config(db: Path, out: Path, **kw: Any) -> RunConfig:
+    base = {"db": str(db), "split": "all", "limit": 3, "rollouts": 0, "out": str(out)}
+    return RunConfig(**(base | kw))
+
+
+def _records(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+
+
+# ---------------------------------------------------------------- the config field
+
+
+def test_env_defaults_to_plan_and_keeps_old_run_identities() -> None:
+    config = RunConfig()
+    assert config.env == "plan" and "env" not in config.identity()
+    assert config.default_run_name() == "reference-full-validation-seed0"
+    replan = RunConfig(env="replan", agent="no_repair")
+    assert replan.identity()["env"] == "replan"
+    assert replan.default_run_name() == "no_repair-replan-full-validation-seed0"
+
+
+def test_a_bad_env_value_is_refused_in_the_config_and_on_the_command_line(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match="env"):
+        RunConfig(env="closed")  # type: ignore[arg-type]
+    yaml_file = tmp_path / "run.yaml"
+    yaml_file.write_text("env: closed_loop\n")
+    assert main(["run", "--config", str(yaml_file), "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "env" in err and "'plan' or 'replan'" in err
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--env", "replna", "--out", str(tmp_path / "y")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--env" in err and "did you mean 'replan'?" in err
+
+
+# ---------------------------------------------------------------- paired statistics
+
+
+@pytest.mark.parametrize(("df", "expected"), [(1, 12.706), (5, 2.571), (30, 2.042), (40, 2.021), (60, 2.000),
+                                              (120, 1.980), (10_000, 1.960)])
+def test_t_quantile_matches_the_table(df: int, expected: float) -> None:
+    assert t_quantile_975(df) == pytest.approx(expected, abs=1.5e-3)
+
+
+def test_t_quantile_refuses_no_degrees_of_freedom() -> None:
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        t_quantile_975(0)
+
+
+def test_paired_difference_is_the_t_interval_of_the_differences() -> None:
+    a = [0.50, 0.61, 0.42, 0.70, 0.55]
+    b = [0.58, 0.60, 0.51, 0.79, 0.57]
+    stat = paired_difference("x", a, b)
+    diffs = [y - x for x, y in zip(a, b, strict=True)]
+    half = 2.776 * statistics.stdev(diffs) / math.sqrt(5)
+    assert stat.diff == pytest.approx(statistics.mean(diffs))
+    assert stat.ci_low == pytest.approx(stat.diff - half, abs=1e-4) and stat.ci_high == pytest.approx(stat.diff + half,
+                                                                                                       abs=1e-4)
+    assert stat.mean_a == pytest.approx(statistics.mean(a)) and stat.mean_b == pytest.approx(statistics.mean(b))
+    single = paired_difference("x", [1.0], [2.0])
+    assert single.diff == 1.0 and single.ci_low is None
+    with pytest.raises(ValueError, match="same number"):
+        paired_difference("x", [1.0], [])
+
+
+def _record(qid: str, trial: int = 0, seed: int = 7, db: str = "h", **kw: Any) -> dict[str, Any]:
+    return {"query_id": qid, "trial": trial, "seed": seed, "db_hash": db, **kw}
+
+
+def test_pairing_refuses_other_episodes_other_seeds_and_other_databases() -> None:
+    left = {"q1#0": _record("q1"), "q2#0": _record("q2")}
+    with pytest.raises(PairingError, match=r"different episodes .*q2#0 only in A"):
+        pair_records(left, {"q1#0": _record("q1")})
+    with pytest.raises(PairingError, match="different --seed"):
+        pair_records(left, {"q1#0": _record("q1"), "q2#0": _record("q2", seed=8)})
+    with pytest.raises(PairingError, match="another database"):
+        pair_records(left, {"q1#0": _record("q1"), "q2#0": _record("q2", db="other")})
+    with pytest.raises(PairingError, match="no episodes"):
+        pair_records({}, {})
+    pairs = pair_records(left, {"q2#0": _record("q2"), "q1#0": _record("q1")})
+    assert [a["query_id"] for a, _ in pairs] == ["q1", "q2"]
+
+
+def test_paired_table_puts_the_realised_rows_first_for_closed_loop_runs() -> None:
+    def rec(qid: str, realised: float, reward: float) -> dict[str, Any]:
+        return _record(qid, reward=reward, plan_reward=reward, report={}, final_pass=True,
+                       metrics={"bas": 0.5, "cats": 0.5, "tdas": 0.5},
+                       replan={"realised_score": realised, "items_kept": 1.0, "rebookings": 0, "late_minutes": 3.0,
+                               "extra_cost": 0.0, "disruptions": 1})
+
+    pairs = [(rec("q1", 0.5, 0.7), rec("q1", 0.6, 0.7)), (rec("q2", 0.4, 0.6), rec("q2", 0.6, 0.6))]
+    stats = paired_table(pairs, replan=True)
+    assert stats[0].label == "realised score" and stats[0].diff == pytest.approx(0.15)
+    labels = [s.label for s in stats]
+    assert labels.index("extra cost (INR)") < labels.index("reward (of the plan, UTP-v0)")
+    assert [s.label for s in paired_table(pairs, replan=False)][0] == "reward (of the plan, UTP-v0)"
+
+
+# ---------------------------------------------------------------- show A B
+
+
+def test_show_pairs_two_runs_of_the_same_seed_and_refuses_other_seeds_when_asked(
+        mini_db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = run(_config(mini_db_path, tmp_path / "a"), progress=False)
+    b = run(_config(mini_db_path, tmp_path / "b", agent="deterministic"), progress=False)
+    c = run(_config(mini_db_path, tmp_path / "c", agent="deterministic", seed=1), progress=False)
+    d = run(_config(mini_db_path, tmp_path / "d", agent="deterministic", limit=2), progress=False)
+    assert main(["show", "--paired", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "Paired over 3 episodes" in out and "95%" in out and "reward (of the plan, UTP-v0) (3)" in out
+    assert main(["show", "--paired", "--markdown", str(a), str(b)]) == 0
+    assert "| paired (n) | A: reference | B: deterministic | B - A | 95% CI |" in capsys.readouterr().out
+    assert main(["show", str(a), str(c)]) == 0  # without --paired a mismatch is a note
+    assert "no paired differences" in capsys.readouterr().out
+    assert main(["show", "--paired", str(a), str(c)]) == 2
+    assert "different --seed" in capsys.readouterr().err
+    assert main(["show", "--paired", str(a), str(d)]) == 2
+    assert "different episodes" in capsys.readouterr().err
+    assert main(["show", "--paired", str(a)]) == 2
+    assert "--paired compares two run folders" in capsys.readouterr().err
+    assert set(read_records(a)) == {f"{r['query_id']}#{r['trial']}" for r in _records(a)}

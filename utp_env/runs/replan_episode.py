@@ -1,0 +1,177 @@
+"""One closed-loop benchmark episode (`utp-env run --env replan`, docs/REPLAN.md).
+
+The agent plans the query as in a plan run (`utp_env/runs/episode.py`); then the plan is lived
+through one sampled reality of `utp_env/UTP-Replan-v0` (`utp_env/env/replan.py`): the worker
+resets the replan env with `options={"query_id": ..., "plan": plan}` and the episode's seed, so
+every agent run with the same run seed meets the same delays and overruns (common random
+numbers), and loops until the trip ends:
+
+    disruption report -> agent.repair(env, observation, info) -> continue_trip -> ...
+
+An agent without a `repair` method (`no_repair`, `direct`, `atlas`) never repairs: the worker only
+continues. An agent that drives an env itself (`run_env(env, options, trace=, seed=)`, the
+tool-calling agent) gets the replan env and plays the whole episode, planning phase included.
+
+`repair` is given the env wrapped in `StepRecorder`, a gymnasium wrapper that remembers the last
+answer of `step`, so that an episode which ends during a repair (the step limit) is still recorded
+with the env's final info; the env itself is `env.unwrapped`. Whatever `repair` raises is recorded
+as the episode's `agent_error` and the trip is played out without further repairs, as an agent
+error in a plan run still scores the plan.
+
+The record is a plan run's (the submitted plan's evaluation through `finish`, the same keys), with
+`reward` the realised reward, `plan_reward` the submitted plan's UTP-v0 reward, and a `replan`
+block: realised score and terms, items kept, rebookings, late minutes, extra cost, the disruption
+reports, the realised trip and how many repair calls the agent made.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+
+from utp_env.env.episode import EpisodeOutcome, TerminationReason
+from utp_env.itinerary import Plan
+from utp_env.query import Query
+
+CONTINUE = {"tool": "continue_trip", "args": {}}
+EXTRA_PAUSES = 4  # beyond the env's disruption bound: the loop stops even if an env never ends
+
+_ENVS: dict[str, Any] = {}
+
+
+class StepRecorder(gym.Wrapper[str, Any, str, Any]):
+    """The replan env as a repair sees it: every `step` is forwarded and its answer remembered
+    (`last`), and `steps` counts them; everything else is the env's (`env.unwrapped`)."""
+
+    def __init__(self, env: gym.Env[str, Any]) -> None:
+        super().__init__(env)
+        self.last: tuple[str, SupportsFloat, bool, bool, dict[str, Any]] | None = None
+        self.steps = 0
+
+    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        answer = self.env.step(action)
+        self.last, self.steps = answer, self.steps + 1
+        return answer
+
+    @property
+    def ended(self) -> bool:
+        """Whether the last forwarded step ended the episode."""
+        return self.last is not None and bool(self.last[2] or self.last[3])
+
+
+def replan_env(ctx: Any) -> Any:
+    """The process's replan env over the run's database (built on first use, reset per episode)."""
+    key = ctx.config.model_dump_json()
+    env = _ENVS.get(key)
+    if env is None:
+        from utp_env.env.replan import UTPReplanEnv
+
+        env = UTPReplanEnv(db_path=ctx.config.db, profile=ctx.config.profile)
+        _ENVS[key] = env
+    return env
+
+
+def live_trip(env: Any, query: Query, plan: Plan, seed: int, repair: Callable[..., None] | None,
+              ) -> tuple[float, dict[str, Any], int, str | None]:
+    """Live `plan` through the replan env's reality of `seed`, calling `repair` at each pause.
+
+    Returns (realised reward, the env's final info, repair steps taken, the repair's error or None).
+    """
+    observation, info = env.reset(seed=seed, options={"query_id": query.query_id, "plan": plan})
+    recorder = StepRecorder(env)
+    error: str | None = None
+    bound = int(getattr(getattr(env, "replan_config", None), "max_disruptions", 50)) + EXTRA_PAUSES
+    final: tuple[SupportsFloat, dict[str, Any]] | None = None
+    for _ in range(bound + 1):
+        if repair is not None and error is None:
+            try:
+                repair(recorder, observation, info)
+            except Exception as exc:  # the agent's fault: recorded, the trip goes on without repairs
+                from utp_env.runs.episode import _describe
+
+                error = f"repair failed: {_describe(exc)}"
+            if recorder.ended:
+                assert recorder.last is not None
+                final = (recorder.last[1], recorder.last[4])
+                break
+        observation, reward, terminated, truncated, info = env.step(CONTINUE)
+        if terminated or truncated:
+            final = (reward, info)
+            break
+    if final is None:
+        raise RuntimeError(f"the replan env did not end after {bound + 1} continue_trip steps "
+                           f"(its disruption bound is {bound - EXTRA_PAUSES})")
+    return float(final[0]), final[1], recorder.steps, error
+
+
+def replan_block(reward: float, info: dict[str, Any], repair_steps: int, error: str | None) -> dict[str, Any]:
+    """The record's `replan` block from the env's final info (docs/RUNS.md)."""
+    terms = dict(info.get("realised_terms") or {})
+    reports = list(info.get("disruptions") or [])
+    return {"realised_score": reward, "terms": terms,
+            "items_kept": terms.get("items_kept"), "rebookings": terms.get("rebookings"),
+            "late_minutes": terms.get("late_minutes"), "extra_cost": terms.get("extra_cost"),
+            "disruptions": len(reports), "reports": reports, "realised": info.get("realised"),
+            "repair_steps": repair_steps, "repair_error": error}
+
+
+def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: float,
+                       plan_with: Callable[[Any, Query], Any]) -> dict[str, Any]:
+    """Plan `query` with the run's agent (`plan_with(ctx, query)`, the plan run's planning step),
+    live the plan through the reality of `seed`, and return the results.jsonl record.
+
+    What the agent raises while planning is its `agent_error` (no trip); what the env raises while
+    the trip is lived is an `infrastructure_error` (the plan's outcome is kept, no realised block);
+    a failed repair is the agent's error, with the trip played out and scored."""
+    from utp_env.runs.episode import _describe, _trace_summary, _usage, plan_outcome
+
+    agent = ctx.agent
+    trace: Any = None
+    block: dict[str, Any] | None = None
+    try:
+        if callable(getattr(agent, "run_env", None)):
+            outcome, trace, block = _agent_drives(ctx, query, seed)
+        else:
+            result = plan_with(ctx, query)
+            trace = result.trace
+            outcome = plan_outcome(ctx, query, seed, result)
+    except Exception as exc:
+        outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=_describe(exc))
+    if block is None and outcome.termination_reason == TerminationReason.SUBMITTED and outcome.plan is not None:
+        repair = getattr(agent, "repair", None)
+        try:
+            reward, info, steps, error = live_trip(replan_env(ctx), query, outcome.plan, seed,
+                                                   repair if callable(repair) else None)
+        except Exception as exc:
+            outcome = replace(outcome, termination_reason=TerminationReason.INFRASTRUCTURE_ERROR,
+                              error=f"the trip could not be lived: {_describe(exc)}")
+        else:
+            block = replan_block(reward, info, steps, error)
+            if error is not None:
+                outcome = replace(outcome, termination_reason=TerminationReason.AGENT_ERROR, error=error)
+    record = outcome.to_json()
+    record["plan_reward"] = record["reward"]
+    record["reward"] = block["realised_score"] if block is not None else 0.0
+    return {"query_id": query.query_id, "trial": trial, "seed": seed, "db_hash": ctx.dataset.db.content_hash,
+            **record, "replan": block, "trace": _trace_summary(trace), "usage": _usage(trace),
+            "duration_s": round(time.perf_counter() - started, 3)}
+
+
+def _agent_drives(ctx: Any, query: Query, seed: int) -> tuple[EpisodeOutcome, Any, dict[str, Any] | None]:
+    """An agent with `run_env` (the tool-calling agent) plays the whole replan episode itself."""
+    from utp_env.runs.episode import plan_outcome
+
+    env = replan_env(ctx)
+    outcome = ctx.agent.run_env(env, {"query_id": query.query_id}, seed=seed)
+    result, info = outcome.result, dict(outcome.info)
+    submitted = info.get("plan_evaluation", {}).get("plan") if isinstance(info.get("plan_evaluation"), dict) else None
+    plan = Plan.model_validate(submitted) if submitted else result.plan
+    planned = plan_outcome(ctx, query, seed, result.model_copy(update={"plan": plan}))
+    block = None
+    if info.get("realised") is not None:
+        block = replan_block(float(outcome.reward), info, 0, None)
+    return planned, result.trace, block
