@@ -10,10 +10,12 @@ indices (`utp_env.tools.grouping`), never through scans.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import stat
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,16 +129,59 @@ class Table:
         return (self.row(i) for i in range(self.n))
 
 
+PAIR_TABLES = ("flights", "trains", "buses", "road_routes", "distances")
+INDEX_CACHE = ".indices.npz"
+_INDEX_FORMAT = "utp-indices-1"
+_INDEX_META = "__meta__"
+
+
+class PairIndex:
+    """Row indices of a table by (origin city, destination city): the rows sorted by the code of
+    their pair (stably, so a pair's rows keep their file order) and the sorted codes, so a lookup
+    is two binary searches. A city's code is its position in the cities table. Built from the
+    columns with one C-level pass per column and one sort (no per-pair Python objects, which for
+    the 250k pairs of `distances` cost more than the rest of a worker's start), and kept in
+    `.indices.npz` (`Database.derived_arrays`) so later processes only load it."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        # stored as int32 (half the file to read); rows are handed out as int64, like every index
+        self.order, self.keys, self.width = arrays["order"].astype(np.int64), arrays["keys"], int(arrays["width"])
+
+    @staticmethod
+    def arrays(table: Table, city_code: dict[str, int]) -> dict[str, np.ndarray]:
+        width = len(city_code) + 1  # code len(city_code): a city the cities table lacks
+        pair = _city_codes(table.columns["origin_city"], city_code) * width
+        pair += _city_codes(table.columns["dest_city"], city_code)
+        order = np.argsort(pair, kind="stable")
+        return {"order": order.astype(np.int32), "keys": pair[order].astype(np.int32), "width": np.array(width)}
+
+    def rows(self, origin: int, dest: int) -> np.ndarray:
+        """Rows of the pair (origin code, destination code), in file order."""
+        key = origin * self.width + dest
+        lo, hi = np.searchsorted(self.keys, (key, key + 1))
+        return self.order[lo:hi]
+
+
+def _city_codes(values: list[str], city_code: dict[str, int]) -> np.ndarray:
+    unknown = len(city_code)
+    code = {v: city_code.get(normalize(v), unknown) for v in dict.fromkeys(values)}
+    return np.fromiter(map(code.__getitem__, values), dtype=np.int64, count=len(values))
+
+
 class Database:
     """All tables of one database directory, validated and indexed, with a content hash."""
 
-    def __init__(self, path: Path, tables: dict[str, Table], content_hash: str, manifest: dict) -> None:
+    def __init__(self, path: Path, tables: dict[str, Table], content_hash: str, manifest: dict,
+                 tables_hash: str | None = None) -> None:
         self.path = path
         self.tables = tables
         self.content_hash = content_hash
+        self.tables_hash = tables_hash  # of the table files only; keys the stored indices
         self.manifest = manifest
+        self._stored: dict[str, np.ndarray] | None = None
         self._city_names = {normalize(c): c for c in tables["cities"].columns["city"]}
-        self._pairs: dict[str, Grouping] = {}
+        self._city_code = {key: i for i, key in enumerate(self._city_names)}
+        self._pairs: dict[str, PairIndex] = {}
         self._derived: dict[Callable[[Database], Any], Any] = {}
         self._cities_by_state = _group(tables["cities"], ("state",))
 
@@ -149,6 +194,30 @@ class Database:
         except KeyError:
             value = self._derived[build] = build(self)
             return value
+
+    def derived_arrays(self, name: str, build: Callable[[Database], dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+        """The arrays `build(self)` returns, kept in `.indices.npz` beside the tables so that every
+        later process loads them instead of building them again.
+
+        The file is keyed by the hash of the table files and holds each array's CRC-32; a file
+        for other tables, of another format, damaged or unreadable is ignored and written again
+        (atomically; not at all in a read-only folder). Structures derived from the tables that
+        cost more to build than to load belong here (the pair indices, the lookup index)."""
+        stored = self._stored_arrays()
+        prefix = f"{name}/"
+        found = {k[len(prefix):]: v for k, v in stored.items() if k.startswith(prefix)}
+        if found:
+            return found
+        arrays = {k: np.asarray(v) for k, v in build(self).items()}
+        stored.update({prefix + k: v for k, v in arrays.items()})
+        if self.tables_hash is not None:
+            _save_indices(self.path, self.tables_hash, stored)
+        return arrays
+
+    def _stored_arrays(self) -> dict[str, np.ndarray]:
+        if self._stored is None:
+            self._stored = _load_indices(self.path, self.tables_hash) if self.tables_hash is not None else {}
+        return self._stored
 
     # -- opening
 
@@ -212,7 +281,7 @@ class Database:
                             hint="the tables or query files changed after the manifest was written: rebuild "
                             "with `utp-env data build`, or, if the edit was intended, set content_hash to "
                             "the files' hash (or remove it)")
-        return cls(path, tables, content_hash, manifest)
+        return cls(path, tables, content_hash, manifest, tables_hash)
 
     # -- names
 
@@ -252,11 +321,12 @@ class Database:
 
     def pair_rows(self, table: str, origin: str, dest: str) -> np.ndarray:
         """Row indices of `table` (flights, trains, buses, road_routes, distances) for a city pair."""
-        grouping = self._pairs.get(table)
-        if grouping is None:
-            grouping = self._pairs[table] = _group(self.tables[table], ("origin_city", "dest_city"))
-        rows = grouping.get((normalize(origin), normalize(dest)))
-        return EMPTY if rows is None else rows
+        index = self._pairs.get(table)
+        if index is None:
+            index = self._pairs[table] = PairIndex(self.derived_arrays(
+                f"pairs/{table}", lambda db: PairIndex.arrays(db.tables[table], db._city_code)))
+        o, d = self._city_code.get(normalize(origin)), self._city_code.get(normalize(dest))
+        return EMPTY if o is None or d is None else index.rows(o, d)
 
     def services(self, table: str, origin: str, dest: str, number: str) -> list[int]:
         """Rows of `table` (flights, trains, buses) numbered `number` between two cities."""
@@ -284,8 +354,53 @@ class Database:
     def crowd_row(self, city: str, venue_type: str, name: str) -> int | None:
         return self.tables["crowd"].find(city, venue_type, name)
 
+    def build_indices(self) -> None:
+        """Build now every keyed index that lookups and evaluation would otherwise build on first
+        use (city pairs of the transport tables, venues by city and by name), so that a worker's
+        first episode costs what later ones do."""
+        for name in PAIR_TABLES:
+            self.pair_rows(name, "", "")
+        for table in self.tables.values():
+            if "city" in table.columns:
+                table.by_city  # noqa: B018 - built and kept on first access
+                table.by_key  # noqa: B018
+
     def counts(self) -> dict[str, int]:
         return {name: t.n for name, t in self.tables.items()}
+
+
+def _load_indices(path: Path, key: str) -> dict[str, np.ndarray]:
+    """The arrays of `.indices.npz` when it was written for tables of hash `key` and every array
+    matches its recorded CRC-32; {} otherwise (absent, stale, damaged, not a regular file)."""
+    file = path / INDEX_CACHE
+    try:
+        if not stat.S_ISREG(os.stat(file).st_mode):
+            return {}
+        with np.load(io.BytesIO(file.read_bytes()), allow_pickle=False) as archive:
+            meta = json.loads(archive[_INDEX_META].tobytes())
+            if meta.get("format") != _INDEX_FORMAT or meta.get("key") != key:
+                return {}
+            arrays = {name: archive[name] for name in meta["crc"]}
+    except Exception:  # any failure to read it means: build the indices again
+        return {}
+    for name, array in arrays.items():
+        if zlib.crc32(np.ascontiguousarray(array).tobytes()) != meta["crc"][name]:
+            return {}
+    return arrays
+
+
+def _save_indices(path: Path, key: str, arrays: dict[str, np.ndarray]) -> None:
+    """Write `.indices.npz` (best effort, atomically; a read-only folder is simply not written)."""
+    meta = {"format": _INDEX_FORMAT, "key": key,
+            "crc": {name: zlib.crc32(np.ascontiguousarray(a).tobytes()) for name, a in arrays.items()}}
+    tmp = path / f"{INDEX_CACHE}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            members: dict[str, Any] = {**arrays, _INDEX_META: np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)}
+            np.savez(fh, **members)
+        os.replace(tmp, path / INDEX_CACHE)
+    except OSError:
+        tmp.unlink(missing_ok=True)
 
 
 def _present(file: Path) -> bool:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
+from typing import Any
 
 from utp_env.itinerary import Plan
+from utp_env.plan_format.errors import PlanFormatError
 from utp_env.query import Query
 from utp_env.tools.atomic import write_text_atomic
 from utp_env.tools.database import Database
@@ -38,7 +40,7 @@ class Dataset:
 
     db: Database
     queries: list[Query]
-    references: dict[str, Plan] = field(default_factory=dict)
+    references: Mapping[str, Plan] = field(default_factory=dict)
 
     def query(self, query_id: str) -> Query:
         for q in self.queries:
@@ -82,6 +84,8 @@ def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress:
         kept.append(query)
         lines.append(json.dumps({"query_id": query.query_id, "source": REFERENCE_SOURCE,
                                  "plan": format_plan(plan)}, ensure_ascii=False, sort_keys=True))
+        # Validated here, once: readers parse a reference plan only when it is asked for.
+        _parse_reference(json.loads(lines[-1]), query, db)
     write_text_atomic(db_path / QUERIES_FILE, dumps_queries(kept))
     write_text_atomic(db_path / REFERENCES_FILE, "\n".join(lines) + ("\n" if lines else ""))
     _record_in_manifest(db_path, len(kept), seed)
@@ -101,23 +105,81 @@ def _record_in_manifest(db_path: Path, n_queries: int, seed: int) -> None:
     write_text_atomic(path, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
 
-def read_references(path: Path, queries: dict[str, Query], db: Database) -> dict[str, Plan]:
-    """Reference plans by query id; a bad line is an error naming the file and line."""
-    from utp_env.plan_format import PlanFormatError, parse_plan
+class ReferencePlans(Mapping[str, Plan]):
+    """Reference plans by query id, each parsed with `parse_plan` (against the database) when it
+    is first asked for and kept.
 
-    out: dict[str, Plan] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            query = queries[record["query_id"]]
-            plan = parse_plan(record["plan"], query=query, db=db)
-        except (json.JSONDecodeError, KeyError, PlanFormatError) as exc:
-            raise ValueError(f"{path.name} line {number}: {exc}") from exc
-        out[query.query_id] = plan.model_copy(update={"query_id": query.query_id,
-                                                      "source": record.get("source", REFERENCE_SOURCE)})
-    return out
+    Opening a dataset reads the file and checks every line's JSON and query id (a bad line is an
+    error naming the file and the line, at once); the plans themselves were validated when the
+    query set was built (`build_query_set` parses each line it writes). Parsing all 1,000 plans
+    of the full sandbox on every open cost a run worker 1.3 s of CPU before its first episode,
+    which needs one plan (issue 14); a grammar error in a hand-edited line is reported, with its
+    file and line, when that plan is read.
+    """
+
+    def __init__(self, path: Path, queries: dict[str, Query], db: Database) -> None:
+        self._path, self._queries, self._db = path, queries, db
+        self._lines: dict[str, tuple[int, str]] = {}
+        self._plans: dict[str, Plan] = {}
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                record = self._decode(line)
+                query_id = record["query_id"]
+                if query_id not in queries:
+                    raise ValueError(f"unknown query id {query_id!r}")
+                if "plan" not in record:
+                    raise ValueError("no 'plan' field")
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as exc:
+                raise ValueError(f"{path.name} line {number}: {_describe(exc)}") from exc
+            self._lines[query_id] = (number, line)
+
+    @staticmethod
+    def _decode(line: str) -> dict[str, Any]:
+        record = json.loads(line)
+        if not isinstance(record, dict):
+            raise TypeError(f"a JSON object with query_id, source and plan was expected, found {type(record).__name__}")
+        return record
+
+    def __getitem__(self, query_id: str) -> Plan:
+        plan = self._plans.get(query_id)
+        if plan is None:
+            number, line = self._lines[query_id]
+            record = self._decode(line)
+            try:
+                plan = _parse_reference(record, self._queries[query_id], self._db)
+            except PlanFormatError as exc:
+                raise ValueError(f"{self._path.name} line {number}: {exc}") from exc
+            self._plans[query_id] = plan
+        return plan
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._lines
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lines)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else str(exc)
+
+
+def _parse_reference(record: dict[str, Any], query: Query, db: Database) -> Plan:
+    """The Plan of one reference_plans.jsonl record (PlanFormatError when its plan does not parse)."""
+    from utp_env.plan_format import parse_plan
+
+    plan = parse_plan(record["plan"], query=query, db=db)
+    return plan.model_copy(update={"query_id": query.query_id, "source": record.get("source", REFERENCE_SOURCE)})
+
+
+def read_references(path: Path, queries: dict[str, Query], db: Database) -> ReferencePlans:
+    """Reference plans by query id (parsed when asked for); a bad line is an error naming the file
+    and line."""
+    return ReferencePlans(path, queries, db)
 
 
 def _query_set_version(db_path: Path) -> str | None:

@@ -10,6 +10,7 @@ cuisines, and the normalised amenity/service sets of each stay.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -37,7 +38,10 @@ def _runs(table: Table) -> np.ndarray:
 
 
 def _minutes(times: list[str]) -> np.ndarray:
-    return np.array([parse_hhmm(t) for t in times], dtype=np.int32)
+    """Minutes of each clock time, each distinct time parsed once (a timetable repeats a few
+    hundred times over 100k rows)."""
+    minutes = {t: parse_hhmm(t) for t in dict.fromkeys(times)}
+    return np.fromiter(map(minutes.__getitem__, times), dtype=np.int32, count=len(times))
 
 
 def _rank(values: list[str]) -> np.ndarray:
@@ -77,25 +81,66 @@ class LookupIndex:
 
     @classmethod
     def build(cls, db: Database) -> LookupIndex:
-        t = db.tables
+        """The index of `db`: its arrays loaded from `.indices.npz` (built and stored there the first
+        time, `Database.derived_arrays`), the stays' amenity and service sets computed."""
+        arrays = db.derived_arrays("lookup", _arrays)
+        stays = db.tables["accommodations"].columns
+        amen, serv = _sets(stays["amenities"]), _sets(stays["services"])
+        vocab = {col: _vocabulary(stays[col]) for col in ("amenities", "services")}
         services = tuple(SERVICE_TABLE.values())
-        stays = t["accommodations"].columns
-        forbid_rules = tuple(HOUSE_RULE_FORBIDS[n] for n in NEEDS)
-        amen = [frozenset(normalize(a) for a in v) for v in stays["amenities"]]
-        serv = [frozenset(normalize(s) for s in v) for v in stays["services"]]
-        vocab = {col: {normalize(v): v for values in stays[col] for v in values} for col in ("amenities", "services")}
         return cls(
-            runs={s: _runs(t[s]) for s in services},
-            dep_min={s: _minutes(t[s].columns["dep_time"]) for s in services},
-            name_rank={v: _rank(t[v].columns["name"]) for v in ("accommodations", *CROWD_TABLES)},
-            house_type=_codes(stays["house_type"], HOUSE_TYPES),
-            forbids=_bits(stays["house_rules"], forbid_rules),
+            runs={s: arrays[f"runs/{s}"] for s in services},
+            dep_min={s: arrays[f"dep_min/{s}"] for s in services},
+            name_rank={v: arrays[f"name_rank/{v}"] for v in ("accommodations", *CROWD_TABLES)},
+            house_type=arrays["house_type"], forbids=arrays["forbids"],
             amenities=amen, services=serv, vocabulary=vocab,
-            categories=_bits(t["attractions"].columns["categories"], tuple(ATTRACTION_CATEGORIES)),
-            cuisines=_bits(t["restaurants"].columns["cuisines"], CUISINES),
-            price_tier=_codes(t["restaurants"].columns["price_tier"], PRICE_TIERS),
-            has_crowd=_has_crowd(db),
+            categories=arrays["categories"], cuisines=arrays["cuisines"], price_tier=arrays["price_tier"],
+            has_crowd={table: arrays[f"has_crowd/{table}"] for table in CROWD_TABLES},
         )
+
+
+def _sets(lists: list[list[str]]) -> list[frozenset[str]]:
+    """Each row's list as a set of normalized names (one set per distinct list, shared by its rows)."""
+    memo: dict[tuple[str, ...], frozenset[str]] = {}
+    out = []
+    for values in lists:
+        key = tuple(values)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = frozenset(normalize(v) for v in values)
+        out.append(found)
+    return out
+
+
+def _vocabulary(lists: list[list[str]]) -> dict[str, str]:
+    """Normalized name -> the spelling the table uses (its last occurrence), normalizing each
+    distinct spelling once."""
+    flat = list(chain.from_iterable(lists))
+    norm = {v: normalize(v) for v in dict.fromkeys(flat)}
+    vocabulary: dict[str, str] = {}
+    for v in flat:
+        vocabulary[norm[v]] = v
+    return vocabulary
+
+
+def _arrays(db: Database) -> dict[str, np.ndarray]:
+    """The index's arrays, computed from the tables."""
+    t = db.tables
+    stays = t["accommodations"].columns
+    forbid_rules = tuple(HOUSE_RULE_FORBIDS[n] for n in NEEDS)
+    out: dict[str, np.ndarray] = {}
+    for s in SERVICE_TABLE.values():
+        out[f"runs/{s}"] = _runs(t[s])
+        out[f"dep_min/{s}"] = _minutes(t[s].columns["dep_time"])
+    for v in ("accommodations", *CROWD_TABLES):
+        out[f"name_rank/{v}"] = _rank(t[v].columns["name"])
+    for table, flags in _has_crowd(db).items():
+        out[f"has_crowd/{table}"] = flags
+    out.update(house_type=_codes(stays["house_type"], HOUSE_TYPES), forbids=_bits(stays["house_rules"], forbid_rules),
+               categories=_bits(t["attractions"].columns["categories"], tuple(ATTRACTION_CATEGORIES)),
+               cuisines=_bits(t["restaurants"].columns["cuisines"], CUISINES),
+               price_tier=_codes(t["restaurants"].columns["price_tier"], PRICE_TIERS))
+    return out
 
 
 def _has_crowd(db: Database) -> dict[str, np.ndarray]:

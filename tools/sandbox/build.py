@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from utp_env.tools.database import MANIFEST, Database
+from utp_env.tools.lookup.index import lookup_index
 from utp_env.tools.sandbox.air import flights_table
 from utp_env.tools.sandbox.calibration import connectivity
 from utp_env.tools.sandbox.crowd import crowd_cities, crowd_table
@@ -89,6 +90,8 @@ def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str |
     counts["transit_stops"] = write_table(out, "transit_stops", transit_table(cities, venues, prof, seed))
     step("validate")
     db = Database.open(out, check_manifest=False)  # an older manifest here is about to be replaced
+    db.build_indices()  # kept in .indices.npz beside the tables: workers load them, not build them
+    lookup_index(db)
     reach = connectivity(db)
     if not all(reach.values()):  # guaranteed by construction; a failure is a generator bug
         raise RuntimeError(f"sandbox {prof.name!r} seed {seed} is not connected: {reach}")

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 from utp_env.tools.jsonl import decode_json_line
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from utp_env.evaluation import EvaluationReport
     from utp_env.itinerary import Plan
     from utp_env.query import Query
@@ -95,7 +97,7 @@ def parse_plan_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     return record, None
 
 
-def load_queries(queries: Path | None, db: Database) -> tuple[dict[str, Query], dict[str, Plan]]:
+def load_queries(queries: Path | None, db: Database) -> tuple[dict[str, Query], Mapping[str, Plan]]:
     """(queries by id, reference plans by id): from `--queries` (no reference plans), else the
     database's query set with its reference plans; a clear error when neither exists."""
     from utp_env.dataset import dataset_of
@@ -174,7 +176,7 @@ class Scores:
     warnings: list[str] = field(default_factory=list)
 
 
-def score_lines(lines: list[PlanLine], name: str, queries: dict[str, Query], references: dict[str, Plan],
+def score_lines(lines: list[PlanLine], name: str, queries: dict[str, Query], references: Mapping[str, Plan],
                 db: Database, config: Any) -> Scores:
     """Score every readable line; every other line is skipped with its reason."""
     from utp_env.env.episode import plan_mismatch

@@ -13,6 +13,7 @@ worker count, backend, process or Python's hash randomisation.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 import traceback
@@ -25,6 +26,7 @@ from utp_env.env.config import load_env_config
 from utp_env.env.episode import EpisodeOutcome, TerminationReason, finish
 from utp_env.query import Query
 from utp_env.runs.config import RunConfig
+from utp_env.tools.database import Database
 from utp_env.tools.seeding import stable_int
 
 
@@ -45,14 +47,21 @@ class RunContext:
 
 
 _CONTEXTS: dict[str, RunContext] = {}
+_DATASETS: dict[tuple[Any, ...], Dataset] = {}
 
 
 def context_for(config: RunConfig, progress: bool = False) -> RunContext:
-    """The cached RunContext of `config` in this process (built on first use)."""
+    """The cached RunContext of `config` in this process (built on first use).
+
+    The dataset is opened once per database and process (`_dataset`) and its indices are built
+    at once (`_build_indices`), so a worker is ready in well under a second and its first episode
+    costs what later ones do; local workers forked by the runner inherit the driver's context and
+    start with nothing to load (`utp_env/runs/runner.py`).
+    """
     key = config.model_dump_json()
     ctx = _CONTEXTS.get(key)
     if ctx is None:
-        dataset = open_dataset(config.db, profile=config.profile, progress=progress)
+        dataset = _dataset(config, progress)
         from utp_env.agents.registry import load_agent  # the run worker is a composition point
 
         agent = load_agent(config.agent, config.agent_settings)
@@ -60,6 +69,39 @@ def context_for(config: RunConfig, progress: bool = False) -> RunContext:
                          dict(load_env_config().reward_weights))
         _CONTEXTS[key] = ctx
     return ctx
+
+
+def _dataset(config: RunConfig, progress: bool) -> Dataset:
+    """The dataset of the run's database, opened once per process for runs that share it (another
+    output folder or worker count is the same data); a database folder whose files changed
+    (name, size, modification time) is opened again."""
+    files: tuple[tuple[str, int, int], ...] = ()
+    if config.db is not None:
+        with contextlib.suppress(OSError):
+            files = tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in Path(config.db).iterdir()))
+    key = (str(config.db), config.profile, files)
+    dataset = _DATASETS.get(key)
+    if dataset is None:
+        dataset = open_dataset(config.db, profile=config.profile, progress=progress)
+        _build_indices(dataset.db)
+        _DATASETS.clear()  # one database per process is the common case; do not hold several
+        _DATASETS[key] = dataset
+    return dataset
+
+
+def _build_indices(db: Database) -> None:
+    """Build the database's keyed, lookup, delay and evaluation indices now rather than inside
+    the first episode."""
+    from utp_env.evaluation.context import eval_index
+    from utp_env.tools.delays import delay_index
+    from utp_env.tools.lookup.index import lookup_index
+
+    db.build_indices()
+    lookup_index(db)
+    delay_index(db)
+    index = eval_index(db)
+    for table in ("attractions", "restaurants", "events", "accommodations"):
+        index.cities_with(table, "")
 
 
 def check_agent_settings(config: RunConfig) -> None:

@@ -138,6 +138,14 @@ def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False) -
 
 
 def _local(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str, Any]]:
+    """Episodes in this process (one worker) or a process pool.
+
+    Where the platform can fork (Linux), the pool's workers are forked from this process after
+    `run` has built the run's context (`context_for`: dataset, indices, agent), so each worker
+    starts ready, sharing those pages copy-on-write, instead of importing the package and
+    opening the dataset again (a spawned worker needs about a second before its first episode,
+    more than 30 reference episodes take; issue 14). Elsewhere the workers are spawned.
+    """
     if config.workers == 1:
         for qid, trial in todo:
             yield run_episode(config, qid, trial)
@@ -145,7 +153,8 @@ def _local(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str,
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    with ProcessPoolExecutor(max_workers=config.workers, mp_context=mp.get_context("spawn")) as pool:
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=config.workers, mp_context=mp.get_context(method)) as pool:
         futures = [pool.submit(run_episode, config, qid, trial) for qid, trial in todo]
         for future in as_completed(futures):
             yield future.result()
