@@ -14,6 +14,7 @@ import yaml
 from gymnasium.utils.env_checker import check_env
 
 import utp_env  # noqa: F401 - registers the ids
+from utp_env.env import ENV_IDS as DECLARED_IDS
 from utp_env.env import register_envs
 from utp_env.env.config import ENV_CONFIG_PATH, EnvConfig
 
@@ -32,7 +33,7 @@ def rollout(env: gym.Env, seed: int, steps: int) -> list[object]:
 
 
 def test_ids_are_registered_and_registration_is_idempotent() -> None:
-    assert "utp_env/UTP-v0" in ENV_IDS
+    assert ENV_IDS == list(DECLARED_IDS) == ["utp_env/UTP-v0", "utp_env/UTP-Replan-v0"]
     register_envs()
     register_envs()
     assert [i for i in gym.registry if i.startswith("utp_env/")] == ENV_IDS
@@ -40,6 +41,7 @@ def test_ids_are_registered_and_registration_is_idempotent() -> None:
 
 def test_import_registers_without_loading_the_database() -> None:
     code = ("import sys, utp_env, gymnasium as gym; assert 'utp_env/UTP-v0' in gym.registry; "
+            "assert 'utp_env/UTP-Replan-v0' in gym.registry; "
             "assert 'utp_env.tools.database' not in sys.modules, 'registration loaded the database'")
     subprocess.run([sys.executable, "-c", code], check=True)
 

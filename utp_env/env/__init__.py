@@ -1,4 +1,5 @@
-"""The gymnasium environment `UTPEnv` (`utp_env/env/core.py`), registered here as `utp_env/UTP-v0`.
+"""The gymnasium environments: `UTPEnv` (`utp_env/env/core.py`), registered here as `utp_env/UTP-v0`,
+and `UTPReplanEnv` (`utp_env/env/replan.py`, the closed loop), as `utp_env/UTP-Replan-v0`.
 
 `import utp_env` calls `register_envs()`, so `gym.make("utp_env/UTP-v0", profile="mini")` works
 in any process, including `AsyncVectorEnv` workers (they import the entry point by name).
@@ -17,11 +18,16 @@ import gymnasium as gym
 
 ENV_ID = "utp_env/UTP-v0"
 ENTRY_POINT = "utp_env.env.core:UTPEnv"
+REPLAN_ENV_ID = "utp_env/UTP-Replan-v0"
+REPLAN_ENTRY_POINT = "utp_env.env.replan:UTPReplanEnv"
+ENV_IDS = (ENV_ID, REPLAN_ENV_ID)
+"""Every registered id: planning only (UTP-v0), and plan then live through the trip (UTP-Replan-v0)."""
 
-__all__ = ["ENTRY_POINT", "ENV_ID", "register_envs"]
+__all__ = ["ENTRY_POINT", "ENV_ID", "ENV_IDS", "REPLAN_ENTRY_POINT", "REPLAN_ENV_ID", "register_envs"]
 
 
 def register_envs() -> None:
     """Register the env ids once; calling it again is a no-op."""
-    if ENV_ID not in gym.registry:
-        gym.register(id=ENV_ID, entry_point=ENTRY_POINT)
+    for env_id, entry_point in ((ENV_ID, ENTRY_POINT), (REPLAN_ENV_ID, REPLAN_ENTRY_POINT)):
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point=entry_point)

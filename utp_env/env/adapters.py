@@ -133,9 +133,10 @@ class UTPToolEnv:
     """
 
     env_kwargs: ClassVar[dict[str, Any]] = {}  # replaced (never mutated) by `tool_env_class`
+    _env_class: ClassVar[type[UTPEnv]] = UTPEnv  # UTPReplanEnv with `tool_env_class(replan=True)`
 
     def __init__(self) -> None:
-        self._env = UTPEnv(**self.env_kwargs)
+        self._env = self._env_class(**self.env_kwargs)
         self.reward = 0.0
         self.done = False
         self.final_info: dict[str, Any] = {}
@@ -170,9 +171,22 @@ def _install_tool_methods(cls: type, config: EnvConfig) -> None:
 _install_tool_methods(UTPToolEnv, load_env_config())
 
 
-def tool_env_class(**env_kwargs: Any) -> type[UTPToolEnv]:
-    """A `UTPToolEnv` subclass whose envs are built with `env_kwargs` (db_path, profile, split, config)."""
-    return type("UTPToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs)})
+def tool_env_class(replan: bool = False, **env_kwargs: Any) -> type[UTPToolEnv]:
+    """A `UTPToolEnv` subclass whose envs are built with `env_kwargs` (db_path, profile, split, config).
+
+    `replan=True` builds the closed-loop env `utp_env/UTP-Replan-v0` (utp_env/env/replan.py; `env_kwargs`
+    may then hold its `replan` config) and adds its `continue_trip` tool as a method (named so because
+    `continue` is a Python keyword).
+    """
+    if not replan:
+        return type("UTPToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs)})
+    from utp_env.env.itinerary_tools import EXECUTION_TOOLS
+    from utp_env.env.replan import UTPReplanEnv
+
+    cls = type("UTPReplanToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs), "_env_class": UTPReplanEnv})
+    for name, spec in EXECUTION_TOOLS.items():
+        setattr(cls, name, _tool_method(spec))
+    return cls
 
 
 def tool_method_names(cls: type = UTPToolEnv) -> list[str]:

@@ -13,7 +13,7 @@ times are `HH:MM` of the day (an end earlier than its start, or a `+1 day` suffi
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import Field
 
@@ -37,6 +37,9 @@ from utp_env.tools.schema import (
 ITINERARY: Registry[Episode] = make_registry("itinerary")
 itinerary_tool = ITINERARY.tool
 ITINERARY_TOOLS = ITINERARY.tools
+EXECUTION: Registry[Episode] = make_registry("execution")
+EXECUTION_TOOLS = EXECUTION.tools
+"""The tools of the execution phase of `utp_env/UTP-Replan-v0` only (`continue_trip`)."""
 PLAN_CHANGING = frozenset({"add_leg", "remove_leg", "add_item", "move_item", "remove_item", "set_stay"})
 ENDING = frozenset({"submit", "submit_plan"})
 
@@ -48,6 +51,46 @@ ItemActivity = Literal["visit", "stay", "check-in", "checkout", "arrive", "event
 SEARCH_TOOL: dict[VenueKind, str] = {"accommodation": "search_stays", "attraction": "search_attractions",
                                      "restaurant": "search_restaurants", "event": "search_events"}
 T = TypeVar("T")
+
+
+# ---------------------------------------------------------------- the execution phase's locks
+
+
+class Execution(Protocol):
+    """What the itinerary tools ask an episode's execution phase (`Episode.execution`, set by
+    utp_env/env/replan.py once the trip is being lived through) before they change the plan: each
+    `refuse_*` returns why the change touches what has started or passed (None when it may go on)."""
+
+    def refuse_element(self, day: int, element: PlanItem | TransportLeg, what: str) -> str | None:
+        """Why the plan element `what` (e.g. 'item 3') of day `day` may not be changed, or None."""
+        ...
+
+    def refuse_time(self, day: int, minute: int, what: str) -> str | None:
+        """Why something may not be placed at `minute` of day `day`, or None."""
+        ...
+
+    def refuse_day(self, day: int, what: str) -> str | None:
+        """Why day `day` may not be changed at all (it is over), or None."""
+        ...
+
+    def resume(self) -> ToolResult:
+        """Run the trip's clock on (`continue_trip`)."""
+        ...
+
+
+def _unlocked(ep: Episode, argument: str, *, day: int, element: PlanItem | TransportLeg | None = None,
+              what: str = "", minute: int | None = None) -> None:
+    """Raise a ToolError naming `argument` when the change touches what the execution phase locked."""
+    execution: Execution | None = ep.execution
+    if execution is None:
+        return
+    why = execution.refuse_day(day, what)
+    if why is None and element is not None:
+        why = execution.refuse_element(day, element, what)
+    if why is None and minute is not None:
+        why = execution.refuse_time(day, minute, what)
+    if why is not None:
+        raise ToolError(why, argument)
 
 
 # ---------------------------------------------------------------- helpers
@@ -297,6 +340,7 @@ def add_leg(ep: Episode, args: AddLeg) -> ToolResult:
             raise ToolError(f"{args.mode} {args.number} departs at {format_hhmm(dep)}, not {args.departure}",
                             "departure")
         number = str(table.columns[NUMBER_COLUMN[SERVICE_TABLE[args.mode]]][row])
+    _unlocked(ep, "departure" if args.departure else "day", day=day_no, what=f"a {args.mode} leg", minute=dep)
     planned = None
     if args.planned_arrival:
         at, days = clock(args.planned_arrival, "planned_arrival")
@@ -334,6 +378,7 @@ def remove_leg(ep: Episode, args: RemoveLeg) -> ToolResult:
     """
     day = _existing_day(ep, args.day)
     leg = _pick(day.transport, args.index, "leg", args.day, "index")
+    _unlocked(ep, "index", day=args.day, element=leg, what=f"leg {args.index}")
     day.transport.remove(leg)
     cities = [day.cities[0]]
     for other in day.transport:
@@ -411,6 +456,7 @@ def add_item(ep: Episode, args: AddItem) -> ToolResult:
     "start": "13:00", "end": "14:00"}
     """
     day_no = _day_number(ep, args.day)
+    _unlocked(ep, "start", day=day_no, what=args.name, minute=minutes(args.start, "start"))
     item = _make_item(ep, day_no, args.name, args.activity, minutes(args.start, "start"), minutes(args.end, "end"),
                       args.kind, args.meal)
     before = _nights(ep)
@@ -443,6 +489,7 @@ def move_item(ep: Episode, args: MoveItem) -> ToolResult:
     """
     day = _existing_day(ep, args.day)
     item = _pick(day.items, args.index, "item", args.day, "index")
+    _unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
     target_no = _day_number(ep, args.to_day or args.day, "to_day")
     start = minutes(args.start, "start") if args.start else item.start
     end = minutes(args.end, "end") if args.end else None
@@ -452,6 +499,7 @@ def move_item(ep: Episode, args: MoveItem) -> ToolResult:
         end += MINUTES_PER_DAY
     if start is None or end is None:
         raise ToolError("the item has no times; give both start and end", "start")
+    _unlocked(ep, "start", day=target_no, what=item.name, minute=start)
     if target_no != args.day and is_venue_kind(item.venue_type):
         moved = _make_item(ep, target_no, item.name, item.activity, start, end, item.venue_type, item.meal, item.note)
     else:
@@ -477,6 +525,7 @@ def remove_item(ep: Episode, args: RemoveItem) -> ToolResult:
     """Remove an item of a day (numbered as in view_plan). Example: {"day": 2, "index": 3}"""
     day = _existing_day(ep, args.day)
     item = _pick(day.items, args.index, "item", args.day, "index")
+    _unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
     before = _nights(ep)
     day.items.remove(item)
     sync_summary(ep, day)
@@ -500,6 +549,7 @@ def set_stay(ep: Episode, args: SetStay) -> ToolResult:
     if args.to_day < args.from_day:
         raise ToolError(f"to_day {args.to_day} is before from_day {args.from_day}", "to_day")
     _day_number(ep, args.to_day, "to_day")
+    _unlocked(ep, "from_day", day=args.from_day, what=f"the night of day {args.from_day}")
     city = city_of(ep.db, args.city, "city")
     name, city = _venue(ep, "accommodation", args.name, [city], None)
     for n in range(args.from_day, args.to_day + 1):
@@ -579,3 +629,19 @@ def submit(ep: Episode, args: NoArgs) -> ToolResult:
     """Submit the plan built with the itinerary tools; the episode ends and is scored. Example: {}"""
     ep.status = TerminationReason.SUBMITTED
     return ToolResult(ok=True, text=f"Plan submitted ({len(ep.plan.days)} days). The episode ends and is scored.")
+
+
+@EXECUTION.tool
+def continue_trip(ep: Episode, args: NoArgs) -> ToolResult:
+    """Go on with the trip after a disruption report (or the briefing at its start): the clock runs
+    until the next disruption or the trip's end, which ends the episode and scores what happened.
+
+    Repair first with the lookup and itinerary tools if you want to: what has started or passed is
+    locked. Only in the closed-loop env utp_env/UTP-Replan-v0, after the plan is submitted.
+    Example: {}
+    """
+    execution: Execution | None = ep.execution
+    if execution is None:
+        raise ToolError("the trip has not started: this tool is only available after the plan is submitted; "
+                        "call submit (or submit_plan) first")
+    return execution.resume()

@@ -71,6 +71,8 @@ class CompiledPlan:
     delays: DelayArrays
     models: list[DelayModel]
     skipped: list[str] = field(default_factory=list)
+    source: list[tuple[int, int, int]] = field(default_factory=list)
+    """Where step j comes from: (day index, 0 for a leg / 1 for an item, index in that day's list)."""
 
     @property
     def n_steps(self) -> int:
@@ -140,7 +142,8 @@ def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
         sched_arr=arr([s.sched_arr for s in steps]), margin=arr([s.margin for s in steps]),
         draw=arr(draw, np.int64), gap=arr(gap), labels=[s.label for s in steps], names=[s.name for s in steps],
         day=[s.day for s in steps], day_index=[s.day_index for s in steps],
-        arrive=arr([s.arrive for s in steps], bool), delays=DelayArrays.of(models), models=models, skipped=skipped)
+        arrive=arr([s.arrive for s in steps], bool), delays=DelayArrays.of(models), models=models, skipped=skipped,
+        source=[(s.day_index, s.order[1], s.order[2]) for s in steps])
 
 
 def _leg_step(db: Database, config: UncertaintyConfig, leg: TransportLeg, day: Day, d: int, offset: int,

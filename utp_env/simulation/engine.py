@@ -47,33 +47,44 @@ def run(plan: CompiledPlan, delays: np.ndarray, skip_passed_items: bool = True) 
     reach = t  # when the traveller is at the next leg's departure point
     zero = np.zeros(n)
     for j in range(steps):
-        kind = plan.kind[j]
-        ps, pe = plan.start[j], plan.end[j]
         d = delays[:, plan.draw[j]] if plan.draw[j] >= 0 else zero
-        if kind == LEG:
-            latest = ps - plan.margin[j]
-            wait = np.where(reach > latest, np.ceil((reach - latest) / MINUTES_PER_DAY), 0.0)
-            missed[j] = wait > 0
-            start[j] = ps + MINUTES_PER_DAY * wait
-            t = reach = plan.sched_arr[j] + MINUTES_PER_DAY * wait + d
-        elif kind == CAB:
-            start[j] = np.maximum(ps, reach)
-            t = reach = start[j] + (plan.sched_arr[j] - ps) + d
-        else:
-            s = np.maximum(ps, t + plan.gap[j])
-            if kind == VISIT:
-                e = np.maximum(pe, s + plan.base[j] + d)
-            elif kind == ELASTIC:
-                e = np.maximum(pe, s)
-            else:  # FIXED
-                e = np.maximum(pe, s + (pe - ps))
-            if skip_passed_items and plan.skippable[j]:
-                gone = s >= pe
-                lost[j] = gone
-                e = np.where(gone, s, e)
-            start[j] = s
-            t = e
-            reach = s if plan.arrive[j] else e
-        end[j] = t
+        start[j], end[j], lost[j], missed[j], t, reach = advance(plan, j, d, t, reach, skip_passed_items)
     return Rollouts(start.T, end.T, lost.T, missed.T)
 
+
+def advance(plan: CompiledPlan, j: int, d: np.ndarray, t: np.ndarray, reach: np.ndarray,
+            skip_passed_items: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                     np.ndarray, np.ndarray]:
+    """Step j of every rollout: the one definition of the semantics above, shared by `run` (all
+    rollouts, vectors of shape (n,)) and the closed-loop realisation (`utp_env/simulation/realise.py`,
+    one rollout, shape (1,)).
+
+    `d` is the step's delay (zeros when it has no delay element), `t` when the traveller is free and
+    `reach` when they are at the next departure point. Returns (start, end, lost, missed, t, reach)
+    with the new `t` and `reach`; `end` is the new `t`.
+    """
+    kind = plan.kind[j]
+    ps, pe = plan.start[j], plan.end[j]
+    no = np.zeros(np.shape(t), dtype=bool)
+    if kind == LEG:
+        latest = ps - plan.margin[j]
+        wait = np.where(reach > latest, np.ceil((reach - latest) / MINUTES_PER_DAY), 0.0)
+        start = ps + MINUTES_PER_DAY * wait
+        t = reach = plan.sched_arr[j] + MINUTES_PER_DAY * wait + d
+        return start, t, no, wait > 0, t, reach
+    if kind == CAB:
+        start = np.maximum(ps, reach)
+        t = reach = start + (plan.sched_arr[j] - ps) + d
+        return start, t, no, no, t, reach
+    s = np.maximum(ps, t + plan.gap[j])
+    if kind == VISIT:
+        e = np.maximum(pe, s + plan.base[j] + d)
+    elif kind == ELASTIC:
+        e = np.maximum(pe, s)
+    else:  # FIXED
+        e = np.maximum(pe, s + (pe - ps))
+    lost = no
+    if skip_passed_items and plan.skippable[j]:
+        lost = s >= pe
+        e = np.where(lost, s, e)
+    return s, e, lost, no, e, (s if plan.arrive[j] else e)

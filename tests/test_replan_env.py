@@ -1,0 +1,408 @@
+"""The closed-loop env `utp_env/UTP-Replan-v0` (utp_env/env/replan.py, docs/REPLAN.md): phases,
+disruption reports, locks, common random numbers, equality with the vectorised engine when nothing
+is repaired, the realised score, and hostile actions during the execution phase."""
+
+from __future__ import annotations
+
+import json
+import typing
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import utp_env  # noqa: F401 - registers the ids
+from utp_env.config import load_uncertainty
+from utp_env.env.config import reference_plan, split_pool
+from utp_env.env.replan import REPLAN_CONFIG_PATH, DisruptionKind, ReplanConfig, UTPReplanEnv
+from utp_env.itinerary import Plan
+from utp_env.plan_format import format_plan
+from utp_env.simulation.compile import compile_plan
+from utp_env.simulation.engine import run
+from utp_env.simulation.realise import DISRUPTION_KINDS, crn_delays
+
+REPLAN = "utp_env/UTP-Replan-v0"
+CONTINUE = {"tool": "continue_trip"}
+
+
+@pytest.fixture(scope="module")
+def env(mini_db_path: Path) -> UTPReplanEnv:
+    made = gym.make(REPLAN, db_path=mini_db_path).unwrapped
+    assert isinstance(made, UTPReplanEnv)
+    return made
+
+
+def reference(env: UTPReplanEnv, i: int = 0) -> tuple[str, Plan]:
+    query = split_pool(env.db, "validation")[i]
+    plan = reference_plan(env.db, query.query_id)
+    assert plan is not None
+    return query.query_id, plan
+
+
+def tight(plan: Plan) -> Plan:
+    """The plan with its first day's arrival at the station or airport moved to 5 minutes before
+    the first leg: the traveller arrives after boarding closes, so the leg is missed."""
+    out = plan.model_copy(deep=True)
+    day = out.days[0]
+    leg = day.transport[0]
+    assert leg.mode != "cab"
+    arrivals = [item for item in day.items if item.activity == "arrive"]
+    assert arrivals
+    arrivals[0].start, arrivals[0].end = leg.dep - 5, leg.dep - 2
+    return out
+
+
+def play(env: UTPReplanEnv, query_id: str, plan: Plan, seed: int, repair: Any = None
+         ) -> tuple[list[str], list[dict[str, Any]], float, dict[str, Any]]:
+    """Reset with `plan` and continue to the end; `repair(env, info)` may act at each pause.
+    Returns the observations, the disruptions, the reward and the last info."""
+    obs, info = env.reset(seed=seed, options={"query_id": query_id, "plan": plan})
+    observations, disruptions = [obs], []
+    while True:
+        obs, reward, terminated, truncated, info = env.step(CONTINUE)
+        observations.append(obs)
+        if terminated or truncated:
+            return observations, disruptions, reward, info
+        disruptions.append(info["disruption"])
+        if repair is not None:
+            observations.append(repair(env, info))
+
+
+def first_pause(env: UTPReplanEnv, kind: str | None = None, min_day: int = 1) -> tuple[str, Plan, int, dict]:
+    """The first (query, plan, seed) of the validation split whose realisation pauses (of `kind`,
+    on day >= `min_day`); the env is left at that pause."""
+    for i in range(len(split_pool(env.db, "validation"))):
+        query_id, plan = reference(env, i)
+        for seed in range(8):
+            env.reset(seed=seed, options={"query_id": query_id, "plan": plan})
+            while True:
+                _, _, terminated, truncated, info = env.step(CONTINUE)
+                if terminated or truncated:
+                    break
+                d = info["disruption"]
+                if (kind is None or d["kind"] == kind) and d["day"] >= min_day:
+                    return query_id, plan, seed, info
+    raise AssertionError("no realisation of the mini validation split pauses")
+
+
+# ---------------------------------------------------------------- config
+
+
+def test_shipped_replan_yaml_equals_code_defaults() -> None:
+    assert yaml.safe_load(REPLAN_CONFIG_PATH.read_text()) == ReplanConfig().model_dump()
+    assert tuple(ReplanConfig().disruptions) == typing.get_args(DisruptionKind) == DISRUPTION_KINDS
+
+
+@pytest.mark.parametrize(("override", "field"), [
+    ({"reward_weights": {"not_a_term": 1.0}}, "reward_weights"),
+    ({"reward_weights": {"hard": -1.0}}, "reward_weights"),
+    ({"disruptions": ["earthquake"]}, "disruptions"),
+    ({"max_disruptions": -1}, "max_disruptions"),
+    ({"slack": 3}, "slack"),
+])
+def test_bad_replan_config_is_refused_with_its_field(override: dict, field: str, mini_db_path: Path) -> None:
+    with pytest.raises(ValueError, match=field):
+        gym.make(REPLAN, db_path=mini_db_path, replan=override)
+
+
+# ---------------------------------------------------------------- phases
+
+
+def test_reset_with_a_reference_plan_starts_in_execution_and_plays_to_the_end(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    obs, info = env.reset(seed=0, options={"query_id": query_id, "plan": plan})
+    assert info["phase"] == "execution" and "EXECUTION PHASE" in obs and "continue_trip" in obs
+    assert info["plan_evaluation"]["query_id"] == query_id if "query_id" in info["plan_evaluation"] else True
+    observations, disruptions, reward, final = play(env, query_id, plan, seed=0)
+    assert final["phase"] == "ended" and final["termination_reason"] == "submitted"
+    assert 0.0 <= reward <= 1.0 and reward == final["reward"]
+    assert final["realised"]["finished"] and final["disruptions"] == disruptions
+    assert set(final["realised_terms"]) >= {"completion", "hard", "punctuality", "commonsense", "rebookings",
+                                            "extra_cost", "late_minutes", "items_kept"}
+    assert final["plan_evaluation"] is not None and final["submitted_plan"]["days"]
+    assert "The trip is over" in observations[-1]
+
+
+def test_plans_given_as_paper_json_text_and_plan_json_start_the_same_trip(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    runs = [play(env, query_id, given, seed=3)[2:] for given in
+            (plan, plan.model_dump(mode="json"), json.dumps(format_plan(plan)))]
+    assert runs[0][0] == runs[1][0] == runs[2][0]
+
+
+def test_unreadable_plan_option_is_refused_naming_the_option(env: UTPReplanEnv) -> None:
+    with pytest.raises(ValueError, match=r"options\['plan'\]"):
+        env.reset(seed=0, options={"plan": "not a plan"})
+
+
+def test_submit_in_planning_starts_the_trip_and_keeps_the_plan_evaluation(env: UTPReplanEnv,
+                                                                          mini_db_path: Path) -> None:
+    query_id, plan = reference(env)
+    paper = format_plan(plan)
+    env.reset(seed=1, options={"query_id": query_id})
+    assert env.phase == "planning"
+    obs, _, terminated, truncated, info = env.step({"tool": "submit_plan", "args": {"plan": paper}})
+    assert "Plan submitted" in obs and "The trip starts at" in obs
+    while not (terminated or truncated):
+        assert info["phase"] == "execution" and "DISRUPTION" in obs
+        obs, _, terminated, truncated, info = env.step(CONTINUE)
+    v0 = gym.make("utp_env/UTP-v0", db_path=mini_db_path).unwrapped
+    v0.reset(seed=1, options={"query_id": query_id})
+    *_, v0_info = v0.step({"tool": "submit_plan", "args": {"plan": paper}})
+    assert info["plan_reward"] == v0_info["reward"] and info["plan_evaluation"] == v0_info["report"]
+
+
+def test_an_empty_submission_ends_at_once(env: UTPReplanEnv) -> None:
+    env.reset(seed=0)
+    _, reward, terminated, _, info = env.step({"tool": "submit"})
+    assert terminated and reward == 0.0 and info["phase"] == "ended"
+
+
+# ---------------------------------------------------------------- the realisation
+
+
+@pytest.mark.parametrize("seed", [0, 2, 5])
+def test_without_repair_the_realised_timeline_equals_the_vectorised_engine(env: UTPReplanEnv, seed: int) -> None:
+    for i in range(4):
+        query_id, plan = reference(env, i)
+        for lived in (plan, tight(plan)):
+            *_, info = play(env, query_id, lived, seed=seed)
+            query = env.episode.query  # type: ignore[union-attr]
+            compiled = compile_plan(lived.days, env.db, load_uncertainty(), query)
+            r = run(compiled, crn_delays(compiled, lived, query, seed))
+            steps = info["realised"]["steps"]
+            assert [s["label"] for s in steps] == compiled.labels
+            np.testing.assert_array_equal([s["actual_start"] for s in steps], r.start[0])
+            np.testing.assert_array_equal([s["actual_end"] for s in steps], r.end[0])
+            assert [s["lost"] for s in steps] == r.lost[0].tolist()
+            assert [s["missed"] for s in steps] == r.missed[0].tolist()
+
+
+def test_same_seed_and_actions_give_the_same_disruptions_observations_and_rewards(env: UTPReplanEnv) -> None:
+    query_id, plan, seed, _ = first_pause(env)
+    a = play(env, query_id, plan, seed)
+    b = play(env, query_id, plan, seed)
+    assert a[0] == b[0] and a[1] == b[1] and a[2] == b[2]
+    assert a[1], "the chosen realisation pauses"
+    other = [play(env, query_id, plan, s)[1] for s in range(seed + 1, seed + 4)]
+    assert any(o != a[1] for o in other)
+
+
+def drop_first_affected_item(env: UTPReplanEnv, info: dict[str, Any]) -> str:
+    """A repair: remove the first affected item ahead (if any)."""
+    for a in info["disruption"]["affected"]:
+        if a["what"] == "item":
+            obs, *_ = env.step({"tool": "remove_item", "args": {"day": a["day"], "index": a["index"]}})
+            assert not obs.startswith("Error"), obs
+            return obs
+    return ""
+
+
+def test_common_random_numbers_hold_across_a_repairing_and_a_passive_agent(env: UTPReplanEnv) -> None:
+    query_id, plan, seed, _ = first_pause(env, "late_arrival")
+    *_, passive = play(env, query_id, plan, seed)
+    *_, repairing = play(env, query_id, plan, seed, repair=drop_first_affected_item)
+    delays_a = {s["label"]: s["delay"] for s in passive["realised"]["steps"]}
+    delays_b = {s["label"]: s["delay"] for s in repairing["realised"]["steps"]}
+    shared = set(delays_a) & set(delays_b)
+    assert len(shared) >= 3 and len(delays_b) < len(delays_a)  # the repair removed a step
+    assert {k: delays_a[k] for k in shared} == {k: delays_b[k] for k in shared}
+    assert any(delays_a[k] > 0 for k in shared)
+
+
+def test_a_missed_leg_is_taken_the_next_day_and_its_fare_is_paid_again(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    observations, disruptions, _, info = play(env, query_id, tight(plan), seed=0)
+    assert disruptions[0]["kind"] == "missed_departure" and "You miss it" in observations[1]
+    leg = next(s for s in info["realised"]["steps"] if s["missed"])
+    assert leg["wait_days"] == 1
+    terms = info["realised_terms"]
+    query = env.episode.query  # type: ignore[union-attr]
+    from utp_env.evaluation.realised import extra_fares
+
+    assert terms["rebookings"] == 1
+    assert terms["extra_cost"] == extra_fares([(0, tight(plan).days[0].transport[0])], query, env.db) > 0
+    assert terms["completion"] is not None and terms["completion"] < 1.0
+
+
+def test_rebooking_by_the_agent_keeps_the_missed_fare_spent(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    _, _, _, _, info = env.step(CONTINUE)
+    assert info["disruption"]["kind"] == "missed_departure"
+    obs, *_ = env.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})
+    assert obs.startswith("Removed"), obs
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = env.step(CONTINUE)
+        done = terminated or truncated
+    query = env.episode.query  # type: ignore[union-attr]
+    from utp_env.evaluation.realised import extra_fares
+
+    missed = tight(plan).days[0].transport[0]
+    assert info["realised_terms"]["extra_cost"] == extra_fares([(0, missed)], query, env.db)
+    assert not any(s["missed"] for s in info["realised"]["steps"])
+
+
+def test_at_most_max_disruptions_pauses(mini_db_path: Path) -> None:
+    env = gym.make(REPLAN, db_path=mini_db_path, replan={"max_disruptions": 0}).unwrapped
+    query_id, plan = reference(env)
+    _, disruptions, _, info = play(env, query_id, tight(plan), seed=0)
+    assert disruptions == [] and info["realised"]["finished"]
+
+
+def test_inactive_kinds_do_not_pause(mini_db_path: Path) -> None:
+    env = gym.make(REPLAN, db_path=mini_db_path, replan={"disruptions": ["overrun"]}).unwrapped
+    query_id, plan = reference(env)
+    _, disruptions, _, _ = play(env, query_id, tight(plan), seed=0)
+    assert all(d["kind"] == "overrun" for d in disruptions)
+
+
+# ---------------------------------------------------------------- the disruption report
+
+
+def test_disruption_report_and_info(env: UTPReplanEnv) -> None:
+    _, _, _, info = first_pause(env, "late_arrival")
+    d = info["disruption"]
+    assert set(d) == {"index", "clock", "day", "minute", "location", "kind", "cause", "affected", "locked_until"}
+    assert d["index"] == 1 and d["clock"].startswith(f"day {d['day']} ")
+    assert {"name", "mode", "number", "scheduled", "planned", "actual"} <= set(d["cause"])
+    assert d["affected"] and d["affected"][0]["status"] in ("late", "impossible")
+    assert env.phase == "execution" and info["phase"] == "execution"
+    json.dumps(d)
+
+
+# ---------------------------------------------------------------- locks and hostile actions
+
+
+def test_locked_and_past_edits_are_refused_and_leave_the_plan(env: UTPReplanEnv) -> None:
+    _, _, _, info = first_pause(env, min_day=2)
+    d = info["disruption"]
+    ep = env.episode
+    assert ep is not None
+    before = ep.snapshot()
+    day = d["day"]
+    answers = [
+        env.step({"tool": "remove_item", "args": {"day": day - 1, "index": 1}})[0],
+        env.step({"tool": "move_item", "args": {"day": 1, "index": 1, "to_day": day}})[0],
+        env.step({"tool": "add_item", "args": {"day": day, "name": "x", "activity": "visit", "start": "00:01",
+                                               "end": "00:30"}})[0],
+        env.step({"tool": "set_stay", "args": {"name": "x", "city": "Pune", "from_day": 1, "to_day": 1}})[0],
+        env.step({"tool": "submit"})[0],
+        env.step({"tool": "submit_plan", "args": {"plan": []}})[0],
+    ]
+    for answer in answers:
+        assert answer.startswith("Error:"), answer
+    assert "locked" in answers[0] and f"day {day - 1}" in answers[0]
+    assert "in the past" in answers[2] or "locked" in answers[2]
+    assert "already submitted" in answers[4]
+    assert ep.snapshot() == before
+
+
+def test_executed_steps_of_the_current_day_are_locked(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    env.step(CONTINUE)  # paused at the missed flight: the airport arrival has happened
+    obs = env.step({"tool": "remove_item", "args": {"day": 1, "index": 1}})[0]
+    assert obs.startswith("Error:") and "started at" in obs and "locked" in obs, obs
+    obs = env.step({"tool": "add_leg", "args": {"day": 1, "mode": "cab", "origin": "Rajkot",
+                                                "destination": "Ahmedabad", "departure": "06:00"}})[0]
+    assert obs.startswith("Error:"), obs
+
+
+def test_continue_trip_before_submitting_is_an_error(env: UTPReplanEnv) -> None:
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(CONTINUE)
+    assert obs == ("Error: continue_trip: the trip has not started: this tool is only available after the "
+                   "plan is submitted; call submit (or submit_plan) first")
+    assert (reward, terminated, truncated, info["phase"]) == (0.0, False, False, "planning")
+
+
+def test_step_limit_plays_the_trip_out_and_scores_it(mini_db_path: Path) -> None:
+    env = gym.make(REPLAN, db_path=mini_db_path, config={"step_limit": 2}).unwrapped
+    query_id, plan = reference(env)
+    *_, passive = play(env, query_id, tight(plan), seed=0)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    env.step({"tool": "view_plan"})
+    _, reward, terminated, truncated, info = env.step({"tool": "view_plan"})
+    assert truncated and not terminated and info["termination_reason"] == "step_limit"
+    assert info["realised"]["finished"] and reward == passive["reward"] > 0
+    assert info["realised"]["steps"] == passive["realised"]["steps"] and info["disruptions"] == []
+
+
+def test_end_episode_from_outside_plays_out_and_scores(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    *_, passive = play(env, query_id, plan, seed=4)
+    env.reset(seed=4, options={"query_id": query_id, "plan": plan})
+    reward, info = env.end_episode("agent_error", message="crashed")
+    assert info["termination_reason"] == "agent_error" and info["message"] == "crashed"
+    assert reward == passive["reward"] and info["realised"]["finished"]
+
+
+def test_pickled_env_in_execution_continues_identically(env: UTPReplanEnv) -> None:
+    import pickle
+
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    env.step(CONTINUE)
+    clone = pickle.loads(pickle.dumps(env))
+    for action in ({"tool": "view_plan"}, CONTINUE):
+        a, b = env.step(action), clone.step(action)
+        assert a[:4] == b[:4]
+        assert a[4].get("realised") == b[4].get("realised")
+
+
+@settings(max_examples=40)
+@given(action=st.one_of(st.text(max_size=200), st.binary(max_size=100).map(lambda b: b.decode("latin-1")),
+                 st.fixed_dictionaries({"tool": st.sampled_from(["remove_item", "move_item", "add_item", "remove_leg",
+                                                                 "add_leg", "set_stay", "continue_trip", "submit",
+                                                                 "submit_plan"]),
+                                        "args": st.dictionaries(st.sampled_from(["day", "index", "start", "to_day",
+                                                                                 "from_day", "plan", "name"]),
+                                                                st.one_of(st.integers(-3, 9), st.text(max_size=8)),
+                                                                max_size=4)})))
+def test_hostile_actions_in_execution_never_raise(action: Any, mini_db_path: Path) -> None:
+    env = _hostile_env(mini_db_path)
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    env.step(CONTINUE)
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert isinstance(obs, str) and obs
+    assert info["phase"] in ("execution", "ended")
+    if not (terminated or truncated):
+        assert reward == 0.0
+
+
+_HOSTILE: dict[str, UTPReplanEnv] = {}
+
+
+def _hostile_env(path: Path) -> UTPReplanEnv:
+    if str(path) not in _HOSTILE:
+        made = gym.make(REPLAN, db_path=path).unwrapped
+        assert isinstance(made, UTPReplanEnv)
+        _HOSTILE[str(path)] = made
+    return _HOSTILE[str(path)]
+
+
+def test_trl_tool_env_class_drives_the_replan_env(mini_db_path: Path) -> None:
+    from utp_env.env.adapters import tool_env_class, tool_method_names
+
+    cls = tool_env_class(replan=True, db_path=str(mini_db_path))
+    assert "continue_trip" in tool_method_names(cls)
+    assert "continue_trip" not in tool_method_names(tool_env_class(db_path=str(mini_db_path)))
+    tool_env = cls()
+    query = split_pool(tool_env._env.db, "validation")[0]
+    plan = reference_plan(tool_env._env.db, query.query_id)
+    assert plan is not None
+    assert tool_env.reset(query_id=query.query_id, seed=0).startswith("TASK")
+    assert tool_env.continue_trip().startswith("Error: continue_trip: the trip has not started")
+    text = tool_env.submit_plan(plan=json.dumps(format_plan(plan)))
+    assert "Plan submitted" in text
+    while not tool_env.done:
+        tool_env.continue_trip()
+    assert tool_env.final_info["phase"] == "ended" and tool_env.reward == tool_env.final_info["reward"]

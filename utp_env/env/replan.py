@@ -1,0 +1,446 @@
+"""`UTPReplanEnv` (`utp_env/UTP-Replan-v0`): plan a trip, then live through it and repair it (docs/REPLAN.md).
+
+The same env as `utp_env/UTP-v0` (`UTPEnv`, utp_env/env/core.py: tools, spaces, action grammar and
+code paths) with a second phase:
+
+- *planning*: exactly UTP-v0. `submit`/`submit_plan` evaluates the plan as UTP-v0 does (kept in
+  `info["plan_evaluation"]`) and starts the trip instead of ending the episode;
+  `reset(options={"plan": ...})` starts directly at the trip's start with a given plan.
+- *execution*: one realisation of the trip (`utp_env.simulation.realise.Realiser`: the simulation's
+  delay models and engine semantics, common random numbers keyed by the episode seed) runs until
+  reality departs from the plan beyond its slack; the observation is then a disruption report. The
+  agent repairs what is still ahead with the same tools (what has started or passed is locked:
+  `itinerary_tools.Execution`) and calls `continue_trip`.
+- *ended*: the trip is over (`terminated`), or the step limit cut the episode (`truncated`; the trip
+  is then played out without repairs): the reward is the realised outcome
+  (`utp_env/evaluation/realised.py`, weights in configs/replan.yaml).
+"""
+
+from __future__ import annotations
+
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from utp_env.config import CONFIG_DIR, load_model, load_uncertainty
+from utp_env.env.config import EnvConfig
+from utp_env.env.core import UTPEnv
+from utp_env.env.episode import (
+    Episode,
+    EpisodeOutcome,
+    TerminationReason,
+    finish,
+    report_text,
+    weighted_reward,
+)
+from utp_env.env.itinerary_tools import ENDING, EXECUTION_TOOLS, plan_text
+from utp_env.env.spaces import ToolCallSpace
+from utp_env.evaluation.realised import REWARD_TERMS, extra_fares, realised_terms
+from utp_env.itinerary import Plan, PlanItem, TransportLeg
+from utp_env.query import Query
+from utp_env.simulation.realise import Disruption, Realiser, clock_text, element_key
+from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
+from utp_env.tools.lookup.registry import ToolResult
+
+REPLAN_CONFIG_PATH = CONFIG_DIR / "replan.yaml"
+DisruptionKind = Literal["late_arrival", "missed_departure", "overrun"]
+Phase = Literal["planning", "execution", "ended"]
+
+DEFAULT_REALISED_WEIGHTS: dict[str, float] = {"completion": 1.0, "hard": 1.0, "punctuality": 0.5,
+                                              "commonsense": 0.5}
+
+
+class ReplanConfig(BaseModel):
+    """The knobs of the closed loop (configs/replan.yaml; a test checks the file equals these defaults)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    disruptions: list[DisruptionKind] = Field(
+        default_factory=lambda: list(typing.get_args(DisruptionKind)),
+        description="Which departures from the plan pause the trip for a repair")
+    late_arrival_slack_min: float = Field(
+        default=15.0, ge=0, description="A late leg pauses the trip when the next step would start more than "
+                                        "this many minutes late (or is lost or missed)")
+    overrun_slack_min: float = Field(
+        default=15.0, ge=0, description="A visit that overruns pauses the trip when the next step would start "
+                                        "more than this many minutes late (or is lost or missed)")
+    max_disruptions: int = Field(default=3, ge=0, le=50, description="Most pauses per trip; then it plays out")
+    punctuality_scale_min: float = Field(default=120.0, gt=0,
+                                         description="Late minutes at commitments that make punctuality 0")
+    reward_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_REALISED_WEIGHTS),
+                                             description="Realised term -> weight (>= 0)")
+
+    @model_validator(mode="after")
+    def _weights(self) -> ReplanConfig:
+        bad = {k: w for k, w in self.reward_weights.items() if not w >= 0}
+        if bad:
+            raise ValueError(f"reward_weights must be >= 0; got {bad}")
+        unknown = set(self.reward_weights) - set(REWARD_TERMS)
+        if unknown:
+            raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; known: {', '.join(REWARD_TERMS)}")
+        if len(set(self.disruptions)) != len(self.disruptions):
+            raise ValueError(f"disruptions: each kind once; got {self.disruptions}")
+        return self
+
+    @property
+    def slack(self) -> dict[str, float]:
+        return {"late_arrival": self.late_arrival_slack_min, "overrun": self.overrun_slack_min}
+
+
+def load_replan_config(config: ReplanConfig | dict[str, Any] | str | Path | None = None) -> ReplanConfig:
+    """A `ReplanConfig` from an instance, a dict of overrides, a YAML path, or configs/replan.yaml."""
+    if isinstance(config, ReplanConfig):
+        return config
+    default = REPLAN_CONFIG_PATH if REPLAN_CONFIG_PATH.exists() else None
+    if isinstance(config, dict):
+        return load_model(ReplanConfig, default, overrides=config)
+    return load_model(ReplanConfig, default if config is None else config)
+
+
+def _hhmm(minute: float) -> str:
+    return format_hhmm(round(float(minute)) % MINUTES_PER_DAY)
+
+
+def _leg_signature(day_index: int, leg: TransportLeg) -> tuple[Any, ...]:
+    return (day_index, leg.mode, leg.number, leg.origin, leg.destination, leg.dep)
+
+
+class ExecutionPhase:
+    """The execution phase of one episode (`Episode.execution`): the realised trip so far, the locks
+    the itinerary tools consult, and `resume` (the `continue_trip` tool)."""
+
+    def __init__(self, ep: Episode, realiser: Realiser, submitted: Plan, plan_outcome: EpisodeOutcome,
+                 config: ReplanConfig) -> None:
+        self.ep = ep
+        self.realiser = realiser
+        self.submitted = submitted
+        self.plan_outcome = plan_outcome
+        self.config = config
+        self.last: Disruption | None = None
+        compiled = realiser.compile(submitted)
+        self.submitted_end: float | None = float(compiled.end.max()) if compiled.n_steps else None
+
+    # ------------------------------------------------------------ locks (itinerary_tools.Execution)
+
+    @property
+    def current_day(self) -> int:
+        return int(self.realiser.clock // MINUTES_PER_DAY) + 1
+
+    def _ahead(self) -> str:
+        clock = self.realiser.clock
+        return f"change only what is still ahead (after {_hhmm(clock)} on day {self.current_day})"
+
+    def refuse_day(self, day: int, what: str) -> str | None:
+        if self.realiser.finished:
+            return "the trip is over; nothing can be changed"
+        if day < self.current_day:
+            return (f"{what} is on day {day}, which is over (the trip is at {clock_text(self.realiser.clock)}) "
+                    f"and locked; {self._ahead()}")
+        return None
+
+    def refuse_element(self, day: int, element: PlanItem | TransportLeg, what: str) -> str | None:
+        key = element_key(day - 1, element)
+        for step in self.realiser.steps:
+            if step.key == key:
+                return (f"{what} on day {day} started at {_hhmm(step.actual_start)} and is locked; {self._ahead()}")
+        return None
+
+    def refuse_time(self, day: int, minute: int, what: str) -> str | None:
+        at = (day - 1) * MINUTES_PER_DAY + minute
+        if at < self.realiser.clock:
+            return (f"{what} at {format_hhmm(minute % MINUTES_PER_DAY)} on day {day} would be in the past (the "
+                    f"trip is at {clock_text(self.realiser.clock)}); {self._ahead()}")
+        return None
+
+    # ------------------------------------------------------------ the clock
+
+    def resume(self) -> ToolResult:
+        """Run the trip on to the next disruption (the report) or its end (the episode ends)."""
+        if self.realiser.finished:
+            return ToolResult.failure("continue_trip: the trip is over; there is nothing to continue")
+        return ToolResult(ok=True, text=self.advance())
+
+    def advance(self) -> str:
+        """Run the clock; the text of the disruption report, or of the trip's end."""
+        disruption = self.realiser.run(self.ep.plan, pause=True)
+        self.last = disruption
+        if disruption is None:
+            self.ep.status = TerminationReason.SUBMITTED
+            return self.end_text()
+        return self.report_text(disruption)
+
+    def play_out(self) -> None:
+        """Run the trip to its end with no more pauses (the step limit, or an ending from outside)."""
+        self.realiser.run(self.ep.plan, pause=False)
+
+    def briefing(self) -> str:
+        """What the agent reads before the trip starts."""
+        r = self.realiser
+        return "\n".join([
+            f"EXECUTION PHASE: the trip is about to start ({clock_text(r.clock)}, in {r.location(self.ep.plan)}).",
+            "You will live through this plan; delays and overruns are drawn from the simulation's models.",
+            plan_text(self.ep),
+            f"When reality departs from the plan beyond its slack the trip pauses with a disruption report "
+            f"(at most {r.max_disruptions}). You may repair what is still ahead with the itinerary tools first; "
+            "call continue_trip to start the trip.",
+        ])
+
+    def report_text(self, d: Disruption) -> str:
+        """The disruption report: when, where, what happened and why, what is affected, what may change."""
+        r, c = self.realiser, d.cause
+        if d.kind == "missed_departure":
+            what = (f"You reach the departure point of {c['mode']} {c['number'] or ''} {c['name']} at {c['actual']}: "
+                    f"it departs at {c['scheduled']} and boarding closes at {c['planned']}. You miss it. "
+                    "Without a repair you take the same service the next day it can be reached (its fare is paid "
+                    "again).").replace("  ", " ")
+        elif d.kind == "late_arrival":
+            what = (f"{str(c['mode']).capitalize()} {c['number'] or ''} {c['name']} was scheduled to arrive at "
+                    f"{c['scheduled']}; you planned around {c['planned']}; it arrived at {c['actual']} "
+                    f"(delay {c['delay_min']} min).").replace("  ", " ")
+        else:
+            what = (f"The visit to {c['name']} (planned {c['scheduled']}-{c['planned']}) overran: it ended at "
+                    f"{c['actual']}.")
+        lines = [f"DISRUPTION {d.index} (of at most {r.max_disruptions}): {d.kind.replace('_', ' ')}, "
+                 f"{clock_text(d.clock)}, in {d.location}.", f"What happened: {what}"]
+        if d.affected:
+            lines.append("Affected steps ahead (played on with no further delay):")
+            for a in d.affected:
+                j = a.to_json()
+                tail = ("impossible" if a.status == "impossible" and a.what == "item"
+                        else "missed: you cannot reach it in time" if a.status == "impossible"
+                        else f"late by {round(float(a.expected_start - a.planned_start))} min")
+                lines.append(f"- day {a.day} {a.what} {a.index}: {a.name}: planned {j['planned_start']}, "
+                             f"earliest {j['expected_start']}: {tail}")
+        else:
+            lines.append("Nothing ahead is affected beyond the slack.")
+        before = f" and every day before day {self.current_day}" if self.current_day > 1 else ""
+        lines += [
+            f"Locked: what has started or passed{before}; {self._ahead()}.",
+            "A repair may retime, move or remove items ahead (move_item, remove_item, add_item), drop a leg "
+            "ahead and book another service (remove_leg, add_leg: its fare is paid; fares already paid are "
+            "not refunded), or change the stay of tonight and later nights (set_stay). view_plan shows "
+            "the plan.",
+            "Call continue_trip to go on.",
+        ]
+        return "\n".join(lines)
+
+    def end_text(self) -> str:
+        r = self.realiser
+        lost = [s.name for s in r.steps if s.lost]
+        missed = [s.name for s in r.steps if s.missed]
+        parts = [f"The trip is over ({clock_text(r.clock)}). {len(r.disruptions)} disruption(s)."]
+        if missed:
+            parts.append("Missed and taken later: " + ", ".join(missed) + ".")
+        if lost:
+            parts.append("Lost: " + ", ".join(lost) + ".")
+        parts.append("The episode ends and what happened is scored.")
+        return " ".join(parts)
+
+    # ------------------------------------------------------------ the score
+
+    def score(self, query: Query, reference: Plan | None, config: ReplanConfig) -> tuple[float, dict[str, Any]]:
+        """(realised reward, info keys) of the trip as it happened."""
+        from utp_env.evaluation import evaluate
+
+        r, ep = self.realiser, self.ep
+        realised = r.realised_plan(ep.plan)
+        taken = {_leg_signature(s.day_index, leg) for s in r.steps if s.element == "leg"
+                 for leg in [TransportLeg.model_validate_json(s.key.split("|", 2)[2])]}
+        repaid = [(s.day_index, TransportLeg.model_validate_json(s.key.split("|", 2)[2]))
+                  for s in r.steps if s.missed]
+        not_taken = [(d, leg) for d, day in enumerate(self.submitted.days) for leg in day.transport
+                     if _leg_signature(d, leg) not in taken]
+        submitted_legs = {_leg_signature(d, leg) for d, day in enumerate(self.submitted.days) for leg in day.transport}
+        added = sum(1 for d, day in enumerate(ep.plan.days) for leg in day.transport
+                    if _leg_signature(d, leg) not in submitted_legs)
+        extra = extra_fares(repaid + not_taken, query, ep.db)
+        report = evaluate(realised, query, ep.db, reference=reference)
+        terms = realised_terms(self.submitted, realised, report, r.steps, query, ep.db, extra_cost=extra,
+                               rebookings=len(repaid) + added, submitted_end=self.submitted_end,
+                               punctuality_scale=config.punctuality_scale_min)
+        weighted = {k: terms[k] for k in REWARD_TERMS}
+        reward = weighted_reward(weighted, config.reward_weights) if self.submitted.days else 0.0
+        info = {"realised": {"plan": realised.model_dump(mode="json"), **r.to_json()},
+                "disruptions": [d.to_json() for d in r.disruptions], "realised_terms": terms,
+                "realised_evaluation": report.model_dump(mode="json")}
+        return reward, info
+
+
+class UTPReplanEnv(UTPEnv):
+    """Plan a trip, then live through one realisation of it and repair it (`utp_env/UTP-Replan-v0`).
+
+    Args:
+        db_path, profile, split, config, render_mode: as `UTPEnv`.
+        replan: A `ReplanConfig`, a dict of overrides, or a YAML path; default configs/replan.yaml.
+    """
+
+    def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
+                 config: EnvConfig | dict[str, Any] | str | Path | None = None, render_mode: str | None = None,
+                 replan: ReplanConfig | dict[str, Any] | str | Path | None = None) -> None:
+        self._setup(db_path, profile, split, config, render_mode, replan)
+
+    def _setup(self, db_path: str | Path | None, profile: str, split: str | None,
+               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None,
+               replan: ReplanConfig | dict[str, Any] | str | Path | None = None) -> None:
+        super()._setup(db_path, profile, split, config, render_mode)
+        self._init_args["replan"] = replan if not isinstance(replan, Path) else str(replan)  # type: ignore[assignment]
+        self.replan = load_replan_config(replan)
+        self.tools = {**self.tools, **EXECUTION_TOOLS}
+        self.action_space = ToolCallSpace(self.tools, self.db.cities, self.config.max_action_bytes,
+                                          self.config.max_calls_per_action)
+        self._schemas = None
+
+    # ------------------------------------------------------------ gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """As `UTPEnv.reset`; `options["plan"]` (a `Plan`, a plan in the paper's format as text or
+        JSON, or a `Plan` JSON dict) starts at the trip's start with that plan, in the execution phase."""
+        options = dict(options or {})
+        given = options.pop("plan", None)
+        observation, info = super().reset(seed=seed, options=options)
+        ep = self._require_episode()
+        if given is not None:
+            ep.plan = self._read_plan(given, ep.query)
+            self._begin_execution(ep)
+            execution = self._execution(ep)
+            observation = self._clip(observation + "\n\n" + execution.briefing())
+            info["plan_evaluation"] = self._plan_evaluation(execution)
+        info["phase"] = self.phase
+        return observation, info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """As `UTPEnv.step`; `info` also says the `phase` and, after a pause, the `disruption`."""
+        ep = self._require_episode()
+        if ep.execution is not None:
+            self._execution(ep).last = None
+        observation, reward, terminated, truncated, info = super().step(action)
+        info["phase"] = self.phase
+        if ep.execution is not None and self._execution(ep).last is not None and not ep.done:
+            info["disruption"] = self._execution(ep).last.to_json()  # type: ignore[union-attr]
+        return observation, reward, terminated, truncated, info
+
+    @property
+    def phase(self) -> Phase:
+        """planning, execution or ended."""
+        ep = self.episode
+        if ep is None or ep.done:
+            return "ended"
+        return "planning" if ep.execution is None else "execution"
+
+    def call_tool(self, name: str, args: dict[str, Any] | str | None = None) -> ToolResult:
+        ep = self._require_episode()
+        if name in EXECUTION_TOOLS:
+            return EXECUTION_TOOLS[name].invoke(ep, args)
+        if name in ENDING and ep.execution is not None:
+            return ToolResult.failure(f"{name}: the plan was already submitted and the trip is under way; repair "
+                                      "what is still ahead with the itinerary tools, then call continue_trip")
+        result = super().call_tool(name, args)
+        if name in ENDING and result.ok and ep.status == TerminationReason.SUBMITTED:
+            ep.status = None
+            self._begin_execution(ep)
+            execution = self._execution(ep)
+            summary = report_text(execution.plan_outcome.report) if execution.plan_outcome.report else ""
+            text = (f"Plan submitted ({len(ep.plan.days)} days). Its evaluation as a plan:\n{summary}\n"
+                    f"The trip starts at {clock_text(execution.realiser.clock)}.\n\n{execution.advance()}")
+            return ToolResult(ok=True, text=text)
+        return result
+
+    # ------------------------------------------------------------ internals
+
+    def _execution(self, ep: Episode) -> ExecutionPhase:
+        assert isinstance(ep.execution, ExecutionPhase)
+        return ep.execution
+
+    def _read_plan(self, given: Any, query: Query) -> Plan:
+        if isinstance(given, Plan):
+            return given.model_copy(deep=True)
+        if isinstance(given, dict) and "days" in given and all(isinstance(d, dict) and "cities" in d
+                                                              for d in given["days"]):
+            return Plan.model_validate(given)
+        from utp_env.plan_format import PlanFormatError, parse_plan
+
+        try:
+            return parse_plan(given, query=query, db=self.db)
+        except PlanFormatError as exc:
+            raise ValueError(f"reset: options['plan'] could not be read: {exc}") from None
+
+    def _begin_execution(self, ep: Episode) -> None:
+        """Enter the execution phase with the episode's plan: evaluate it as UTP-v0 does, start the clock."""
+        assert self.seed_value is not None
+        submitted = ep.plan.model_copy(deep=True)
+        outcome = finish(TerminationReason.SUBMITTED, submitted, ep.query, ep.db,
+                         weights=self.config.reward_weights, reference=ep.reference)
+        realiser = Realiser(db=ep.db, query=ep.query, seed=self.seed_value, config=load_uncertainty(),
+                            kinds=frozenset(self.replan.disruptions), slack=self.replan.slack,
+                            max_disruptions=self.replan.max_disruptions)
+        realiser.start(ep.plan)
+        ep.execution = ExecutionPhase(ep, realiser, submitted, outcome, self.replan)
+
+    @staticmethod
+    def _plan_evaluation(execution: ExecutionPhase) -> dict[str, Any] | None:
+        report = execution.plan_outcome.report
+        return None if report is None else report.model_dump(mode="json")
+
+    def _finish(self, ep: Episode, reason: TerminationReason) -> tuple[float, dict[str, Any]]:
+        """End `ep`: play the trip out without repairs (when it was not over) and score what happened."""
+        if reason == TerminationReason.INFRASTRUCTURE_ERROR:
+            reward, broken = super()._finish(ep, reason)
+            broken["phase"] = "ended"
+            return reward, broken
+        try:
+            if ep.execution is None:
+                self._begin_execution(ep)
+            execution = self._execution(ep)
+            execution.play_out()
+            reward, realised = execution.score(ep.query, ep.reference, self.replan)
+        except Exception as exc:  # a bug of ours must not crash the agent's run
+            import traceback
+
+            _, failed = super()._finish(ep, TerminationReason.INFRASTRUCTURE_ERROR)
+            failed.update(phase="ended", error=f"replan failed: {type(exc).__name__}: {exc}",
+                          traceback=traceback.format_exc(limit=8))
+            return 0.0, failed
+        ep.status = reason
+        outcome = execution.plan_outcome
+        info: dict[str, Any] = {"episode_id": ep.episode_id, "steps": ep.steps, **outcome.to_json()}
+        info.update(termination_reason=reason.value, plan=ep.plan.model_dump(mode="json"),
+                    submitted_plan=execution.submitted.model_dump(mode="json"), reward=reward,
+                    plan_reward=outcome.reward, plan_evaluation=self._plan_evaluation(execution), **realised)
+        info["evaluation"] = info["report"]
+        return reward, info
+
+    # ------------------------------------------------------------ pickling
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        ep = self.episode
+        if ep is not None and ep.execution is not None:
+            execution = self._execution(ep)
+            r = execution.realiser
+            state["execution"] = {
+                "submitted": execution.submitted.model_dump(mode="json"), "plan_outcome": execution.plan_outcome,
+                "realiser": {k: getattr(r, k) for k in ("t", "reach", "clock", "steps", "disruptions", "warned",
+                                                        "finished")},
+                "last": execution.last}
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        saved = state.get("execution")
+        if saved is None or self.episode is None:
+            return
+        ep = self.episode
+        assert self.seed_value is not None
+        realiser = Realiser(db=ep.db, query=ep.query, seed=self.seed_value, config=load_uncertainty(),
+                            kinds=frozenset(self.replan.disruptions), slack=self.replan.slack,
+                            max_disruptions=self.replan.max_disruptions)
+        for k, v in saved["realiser"].items():
+            setattr(realiser, k, v)
+        ep.execution = ExecutionPhase(ep, realiser, Plan.model_validate(saved["submitted"]), saved["plan_outcome"],
+                                      self.replan)
+        ep.execution.last = saved["last"]
+
+
+__all__ = ["REPLAN_CONFIG_PATH", "ExecutionPhase", "ReplanConfig", "UTPReplanEnv", "load_replan_config"]

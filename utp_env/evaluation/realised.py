@@ -1,0 +1,143 @@
+"""The realised outcome of a trip lived through in `utp_env/UTP-Replan-v0` (docs/METRICS.md,
+"Realised outcome"; docs/REPLAN.md).
+
+The plan scored here is the trip as it happened (`utp_env.simulation.realise.Realiser.realised_plan`:
+lost items removed, executed items at their actual times). The terms, each in [0, 1]:
+
+- `completion`: the share of the submitted plan's visits, meals and events actually done;
+- `realised_hard`: the hard constraints of the realised trip, the budget including the extra fares
+  (`extra_fares`: fares paid again for missed legs and fares of booked legs not taken);
+- `punctuality`: 1 - min(1, late minutes at fixed commitments / scale) (`late_minutes`);
+- `realised_commonsense`: the commonsense pass rate of the realised itinerary.
+
+`realised_terms` gathers them with the reported counts (`rebookings`, `extra_cost`, `late_minutes`,
+`items_kept`); the env weighs the four terms with `configs/replan.yaml` (`weighted_reward` of
+utp_env/env/episode.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from utp_env.evaluation.context import PlanContext, Visit, build_context
+from utp_env.evaluation.hard import budget, hard_checks, trip_cost
+from utp_env.evaluation.report import CostBreakdown, EvaluationReport, build
+from utp_env.itinerary import Day, Plan, TransportLeg
+from utp_env.query import Query
+from utp_env.tools.database import Database
+
+if TYPE_CHECKING:
+    from utp_env.simulation.realise import ExecutedStep
+
+REWARD_TERMS = ("completion", "hard", "punctuality", "commonsense")
+"""The weighted terms of the realised reward (configs/replan.yaml `reward_weights`)."""
+
+
+ACTIVITY_KINDS = ("attraction", "restaurant", "event")
+
+
+def planned_activities(ctx: PlanContext) -> list[Visit]:
+    """The visits, meals and events of a plan as the evaluator reads it (`context.build_context`:
+    POI items and summary fields, each venue once per day): what `completion` counts."""
+    return [v for v in ctx.visits if v.kind in ACTIVITY_KINDS]
+
+
+def completion(submitted: PlanContext, realised: PlanContext) -> float | None:
+    """Share of the submitted plan's visits, meals and events done in the realised trip.
+
+    A meal counts as done when the same meal of the same day was eaten (at any restaurant: a repair
+    may change the place); a visit or an event when the same venue was visited on any day (a repair
+    may move it). None when the submitted plan has none.
+    """
+    wanted = planned_activities(submitted)
+    if not wanted:
+        return None
+    pool: Counter[Any] = Counter(_done_key(v) for v in planned_activities(realised))
+    done = 0
+    for v in wanted:
+        key = _done_key(v)
+        if pool[key] > 0:
+            pool[key] -= 1
+            done += 1
+    return done / len(wanted)
+
+
+def _done_key(v: Visit) -> tuple[Any, ...]:
+    return ("meal", v.day, v.meal) if v.meal is not None else (v.kind, v.key)
+
+
+def extra_fares(legs: Iterable[tuple[int, TransportLeg]], query: Query, db: Database) -> float:
+    """What `legs` (day index, leg) cost for the party, priced as `hard.trip_cost` prices legs:
+    used for the fares paid again after a missed leg and the booked fares of legs not taken."""
+    days: list[Day] = []
+    for d, leg in legs:
+        days.append(Day(day=len(days) + 1, date=query.dates[d] if d < len(query.dates) else None,
+                        cities=[leg.origin, leg.destination], transport=[leg]))
+    if not days:
+        return 0.0
+    return trip_cost(build_context(Plan(query_id=query.query_id, days=days), query, db)).transport
+
+
+def realised_hard(realised: Plan, query: Query, db: Database, extra_cost: float) -> tuple[float | None, dict[str, Any]]:
+    """(pass rate, checks) of the hard constraints of the realised trip: the query's checks
+    (`hard.hard_checks`) on the realised plan, with the budget over its cost plus `extra_cost`.
+    Not gated on complete information (a trip that lost a meal to a delay is still a trip)."""
+    from utp_env.env.episode import pass_rate
+
+    ctx = build_context(realised, query, db)
+    cost = trip_cost(ctx)
+    total = cost.model_dump()
+    total["total"] = cost.total + extra_cost
+    paid = build(CostBreakdown, **total)
+    checks = hard_checks(ctx, paid)
+    checks["budget"] = budget(ctx, paid)
+    return pass_rate(checks), {"checks": {k: c.model_dump() for k, c in checks.items()}, "cost": paid.total}
+
+
+def event_items(ctx: PlanContext) -> set[tuple[int, str]]:
+    """(day index, item name) of the plan's event items (the evaluator's reading of the venues)."""
+    return {(v.day, v.item.name) for v in ctx.visits if v.kind == "event" and v.item is not None}
+
+
+def late_minutes(steps: Iterable[ExecutedStep], events: set[tuple[int, str]], submitted_end: float | None) -> float:
+    """Lateness at fixed commitments, minutes: how late each attended event started (`events`: an
+    event keeps its time), plus how much later than the submitted plan's last planned end the trip
+    ended (a missed last flight taken the next day costs a day)."""
+    steps = list(steps)
+    late = sum(max(0.0, s.actual_start - s.planned_start) for s in steps
+               if s.element == "item" and (s.day_index, s.name) in events and not s.lost)
+    if steps and submitted_end is not None:
+        late += max(0.0, max(s.actual_end for s in steps) - submitted_end)
+    return float(late)
+
+
+def punctuality(late: float, scale: float) -> float:
+    """1 - min(1, late / scale): 1 when every commitment was met on time, 0 at `scale` minutes late."""
+    return 1.0 - min(1.0, max(0.0, late) / scale)
+
+
+def realised_commonsense(report: EvaluationReport) -> float | None:
+    """The commonsense pass rate (`utp_env.env.episode.pass_rate`) of the realised plan's report."""
+    from utp_env.env.episode import pass_rate
+
+    return pass_rate(report.commonsense)
+
+
+def realised_terms(submitted: Plan, realised: Plan, report: EvaluationReport, steps: list[ExecutedStep],
+                   query: Query, db: Database, *, extra_cost: float, rebookings: int,
+                   submitted_end: float | None, punctuality_scale: float) -> dict[str, Any]:
+    """Every term of the realised outcome: the four weighted ones (`REWARD_TERMS`) and the reported
+    `rebookings`, `extra_cost` (INR), `late_minutes`, `items_kept` (done / planned visits, meals
+    and events) and `hard_checks`."""
+    hard, detail = realised_hard(realised, query, db, extra_cost)
+    realised_ctx = build_context(realised, query, db)
+    submitted_ctx = build_context(submitted, query, db)
+    late = late_minutes(steps, event_items(realised_ctx), submitted_end)
+    kept = completion(submitted_ctx, realised_ctx)
+    wanted = len(planned_activities(submitted_ctx))
+    return {"completion": kept, "hard": hard, "punctuality": punctuality(late, punctuality_scale),
+            "commonsense": realised_commonsense(report), "rebookings": rebookings, "extra_cost": extra_cost,
+            "late_minutes": late, "items_kept": None if kept is None else round(kept * wanted),
+            "items_planned": wanted, "cost": detail["cost"], "hard_checks": detail["checks"]}

@@ -1,0 +1,428 @@
+"""One realisation of a trip, played step by step, that can pause when reality departs from the plan
+(the closed-loop env `utp_env/UTP-Replan-v0`, utp_env/env/replan.py; docs/REPLAN.md).
+
+The semantics are the Monte Carlo engine's (docs/SIMULATION.md): the plan is compiled by
+`compile.compile_plan` and every step is advanced by `engine.advance`, the same function the
+vectorised `engine.run` uses, so with no repair the realised timeline equals `engine.run` on the
+same draws (tests/test_replan_env.py checks it).
+
+**Common random numbers.** A step's delay does not come from a shared stream but from its own
+generator, `np.random.default_rng(stable_int("replan", seed, mode, service, date))` for a leg (a
+cab's service is `origin->destination`) and `stable_int("replan", seed, "visit", venue, date)` for a
+visit's overrun, drawn with the simulation's only sampler (`delay_models.sample`). Two agents that
+start from the same seed meet the same delays on every service and visit they share, whatever else
+they do and in whatever order they ask. A leg missed and taken again w days later (the engine's
+`next_day` rule) keeps its draw, as in the engine.
+
+**Pauses.** After each leg or cab that arrives after its planned arrival (`late_arrival`) and each
+visit that ends after its planned end (`overrun`), the steps ahead are played forward with no further
+delay; when the next step then starts more than the slack late, is lost, or is a missed leg, the walk
+pauses with a `Disruption`. Before a leg that the traveller reaches too late to board, it pauses with
+`missed_departure`. A step is the subject of at most one pause (the ones a report lists as affected
+are not reported again), and at most `max_disruptions` pauses happen per trip.
+
+**Executed steps** are recorded (`ExecutedStep`) with the JSON of the plan element they came from, so
+that the plan can be changed between pauses: each walk compiles the current plan and skips the
+elements already executed. What has been executed is locked (utp_env/env/replan.py enforces it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from utp_env.config import UncertaintyConfig
+from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
+from utp_env.query import Query
+from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, VISIT, CompiledPlan, compile_plan
+from utp_env.simulation.delay_models import DelayArrays, sample
+from utp_env.simulation.engine import advance
+from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp
+from utp_env.tools.database import Database, normalize
+from utp_env.tools.seeding import stable_int
+
+DISRUPTION_KINDS = ("late_arrival", "missed_departure", "overrun")
+"""The kinds of pause the realisation knows (configs/replan.yaml `disruptions` picks among them)."""
+LEG_ELEMENT, ITEM_ELEMENT = 0, 1  # `CompiledPlan.source` codes
+
+
+def clock_text(minute: float) -> str:
+    """'day N HH:MM' of an absolute trip minute (day 1 starts at minute 0)."""
+    m = round(float(minute))
+    return f"day {m // MINUTES_PER_DAY + 1} {format_hhmm(m % MINUTES_PER_DAY)}"
+
+
+def element_of(plan: Plan, source: tuple[int, int, int]) -> TransportLeg | PlanItem:
+    """The plan element a compiled step comes from (`CompiledPlan.source[j]`)."""
+    day_index, what, index = source
+    day = plan.days[day_index]
+    return day.transport[index] if what == LEG_ELEMENT else day.items[index]
+
+
+def element_key(day_index: int, element: TransportLeg | PlanItem) -> str:
+    """The identity of a plan element for the executed-steps ledger: its day and its JSON."""
+    return f"{day_index}|{type(element).__name__}|{element.model_dump_json()}"
+
+
+def step_date(plan: Plan, query: Query | None, day_index: int) -> str | None:
+    """The date of a plan day: its own, else the query's (as `compile_plan` reads it)."""
+    day = plan.days[day_index]
+    if day.date:
+        return day.date
+    return query.dates[day_index] if query is not None and day_index < len(query.dates) else None
+
+
+def crn_key(seed: int, element: TransportLeg | PlanItem, date: str | None) -> int:
+    """The seed of one delay element's own generator: (seed, mode, service, date) for a leg,
+    (seed, "visit", venue, date) for a visit."""
+    if isinstance(element, TransportLeg):
+        service = element.number or f"{element.origin}->{element.destination}"
+        return stable_int("replan", seed, element.mode, service, date)
+    return stable_int("replan", seed, "visit", element.name, date)
+
+
+def crn_draw(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int) -> float:
+    """The delay of step j under common random numbers (0 when the step has no delay element)."""
+    k = int(compiled.draw[j])
+    if k < 0:
+        return 0.0
+    day_index = compiled.source[j][0]
+    rng = np.random.default_rng(crn_key(seed, element_of(plan, compiled.source[j]), step_date(plan, query, day_index)))
+    return float(sample(DelayArrays.of([compiled.models[k]]), rng, 1)[0, 0])
+
+
+def crn_delays(compiled: CompiledPlan, plan: Plan, query: Query | None, seed: int) -> np.ndarray:
+    """(1, k) delays of every delay element of a compiled plan under common random numbers: the
+    draws the realisation uses, in the layout `engine.run` takes."""
+    out = np.zeros((1, compiled.delays.k))
+    for j in range(compiled.n_steps):
+        if compiled.draw[j] >= 0:
+            out[0, compiled.draw[j]] = crn_draw(compiled, j, plan, query, seed)
+    return out
+
+
+@dataclass
+class ExecutedStep:
+    """One step of the trip as it happened. Times are absolute trip minutes (day index x 1440 +
+    minutes); `key` identifies the plan element (`element_key`)."""
+
+    label: str
+    name: str
+    day: int
+    day_index: int
+    kind: str
+    element: str
+    key: str
+    planned_start: float
+    planned_end: float
+    actual_start: float
+    actual_end: float
+    delay: float = 0.0
+    lost: bool = False
+    missed: bool = False
+    wait_days: int = 0
+    late_slack: float = 0.0
+    activity: str = ""
+    venue_type: str | None = None
+
+    @property
+    def status(self) -> str:
+        """done, late (started more than the slack after its planned start), lost, missed (a leg
+        missed and taken again later) or on time for a leg."""
+        if self.lost:
+            return "lost"
+        if self.missed:
+            return "missed"
+        if self.element == "item" and self.actual_start - self.planned_start > self.late_slack:
+            return "late"
+        return "done"
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out.pop("key")
+        out.pop("late_slack")
+        out["status"] = self.status
+        for name in ("planned_start", "planned_end", "actual_start", "actual_end"):
+            out[name + "_clock"] = clock_text(getattr(self, name))
+        return out
+
+
+@dataclass
+class Affected:
+    """A step ahead that a disruption makes late or impossible (played forward with no further delay)."""
+
+    day: int
+    index: int
+    what: str
+    name: str
+    status: str
+    planned_start: float
+    expected_start: float
+    day_index: int
+
+    def to_json(self) -> dict[str, Any]:
+        offset = self.day_index * MINUTES_PER_DAY
+        return {"day": self.day, "index": self.index, "what": self.what, "name": self.name, "status": self.status,
+                "planned_start": format_stamp(round(float(self.planned_start - offset))),
+                "expected_start": format_stamp(round(float(self.expected_start - offset)))}
+
+
+@dataclass
+class Disruption:
+    """Why the trip paused: its kind, when and where, the step that caused it, and what it affects."""
+
+    index: int
+    kind: str
+    clock: float
+    location: str
+    cause: dict[str, Any]
+    affected: list[Affected]
+    trigger: str
+
+    def to_json(self) -> dict[str, Any]:
+        m = round(float(self.clock))
+        return {"index": self.index, "clock": clock_text(m), "day": m // MINUTES_PER_DAY + 1,
+                "minute": m % MINUTES_PER_DAY, "location": self.location, "kind": self.kind,
+                "cause": dict(self.cause), "affected": [a.to_json() for a in self.affected],
+                "locked_until": clock_text(m)}
+
+
+@dataclass
+class Realiser:
+    """The state of one realised trip: the traveller's free time `t` and departure-point time
+    `reach` (the engine's), the executed steps, the pauses so far, and the clock.
+
+    Args:
+        db, query: what the plan is compiled against.
+        seed: the reality seed of the common random numbers (the env's episode seed).
+        config: the simulation parameters (`configs/uncertainty.yaml`).
+        kinds: the active disruption kinds; slack: minutes per kind before a late start pauses;
+        max_disruptions: the most pauses per trip.
+    """
+
+    db: Database
+    query: Query | None
+    seed: int
+    config: UncertaintyConfig
+    kinds: frozenset[str] = frozenset(DISRUPTION_KINDS)
+    slack: dict[str, float] = field(default_factory=lambda: {"late_arrival": 15.0, "overrun": 15.0})
+    max_disruptions: int = 3
+    t: float = -math.inf
+    reach: float = -math.inf
+    clock: float = 0.0
+    steps: list[ExecutedStep] = field(default_factory=list)
+    disruptions: list[Disruption] = field(default_factory=list)
+    warned: set[str] = field(default_factory=set)
+    finished: bool = False
+
+    # ------------------------------------------------------------ the plan as it is now
+
+    def compile(self, plan: Plan) -> CompiledPlan:
+        return compile_plan(plan.days, self.db, self.config, self.query)
+
+    def pending(self, plan: Plan, compiled: CompiledPlan) -> list[int]:
+        """The steps of `compiled` not executed yet, in timeline order."""
+        done = Counter(s.key for s in self.steps)
+        out = []
+        for j in range(compiled.n_steps):
+            key = element_key(compiled.source[j][0], element_of(plan, compiled.source[j]))
+            if done[key] > 0:
+                done[key] -= 1
+            else:
+                out.append(j)
+        return out
+
+    def executed_keys(self) -> Counter[str]:
+        """How many times each plan element has been executed (its key, `element_key`)."""
+        return Counter(s.key for s in self.steps)
+
+    def start(self, plan: Plan) -> None:
+        """Set the clock at the trip's first step (nothing executed yet)."""
+        compiled = self.compile(plan)
+        self.clock = float(compiled.start[0]) if compiled.n_steps else 0.0
+
+    def location(self, plan: Plan) -> str:
+        """Where the traveller is: the destination of the last leg taken, else the trip's start."""
+        for s in reversed(self.steps):
+            if s.element == "leg":
+                return s.name.split("->")[-1] if "->" in s.name else s.name
+        if plan.days:
+            return plan.days[0].cities[0]
+        return self.query.org if self.query is not None else ""
+
+    # ------------------------------------------------------------ the walk
+
+    def run(self, plan: Plan, pause: bool = True) -> Disruption | None:
+        """Play the trip on from the clock until a pause (returned) or the end (None; `finished`).
+
+        With `pause=False` (or once `max_disruptions` pauses happened) it plays to the end.
+        """
+        if self.finished:
+            return None
+        compiled = self.compile(plan)
+        todo = self.pending(plan, compiled)
+        skip = self.config.simulation.skip_passed_items
+        for pos, j in enumerate(todo):
+            can_pause = pause and len(self.disruptions) < self.max_disruptions
+            label = compiled.labels[j]
+            if (can_pause and compiled.kind[j] == LEG and "missed_departure" in self.kinds
+                    and label not in self.warned and self.reach > compiled.start[j] - compiled.margin[j]):
+                return self._pause(plan, compiled, todo[pos:], "missed_departure", j, at=self.reach)
+            self._execute(plan, compiled, j, skip)
+            if not can_pause or pos + 1 >= len(todo):
+                continue
+            kind = ("late_arrival" if compiled.kind[j] in (LEG, CAB) else "overrun" if compiled.kind[j] == VISIT
+                    else None)
+            if kind is None or kind not in self.kinds or not self.t > compiled.end[j]:
+                continue
+            nxt = todo[pos + 1]
+            if compiled.labels[nxt] in self.warned:
+                continue
+            ahead = self.look_ahead(plan, compiled, todo[pos + 1:], self.slack.get(kind, 0.0))
+            if ahead and ahead[0][0] == nxt:
+                return self._pause(plan, compiled, todo[pos + 1:], kind, j, at=self.t)
+        self.finished = True
+        self.clock = max(self.clock, self.t)
+        return None
+
+    def _execute(self, plan: Plan, compiled: CompiledPlan, j: int, skip: bool) -> None:
+        d = crn_draw(compiled, j, plan, self.query, self.seed)
+        one = np.array([d])
+        s, e, lost, missed, t, reach = advance(compiled, j, one, np.array([self.t]), np.array([self.reach]), skip)
+        self.t, self.reach = float(t[0]), float(reach[0])
+        day_index, what, _ = compiled.source[j]
+        element = element_of(plan, compiled.source[j])
+        is_leg = what == LEG_ELEMENT
+        name = (f"{element.mode} {element.number or ''} {element.origin}->{element.destination}".replace("  ", " ")
+                if isinstance(element, TransportLeg) else compiled.names[j])
+        wait = round(float((float(s[0]) - compiled.start[j]) / MINUTES_PER_DAY)) if compiled.kind[j] == LEG else 0
+        self.steps.append(ExecutedStep(
+            label=compiled.labels[j], name=name, day=compiled.day[j], day_index=day_index,
+            kind=KIND_NAMES[int(compiled.kind[j])], element="leg" if is_leg else "item",
+            key=element_key(day_index, element), planned_start=float(compiled.start[j]),
+            planned_end=float(compiled.end[j]), actual_start=float(s[0]), actual_end=float(e[0]), delay=d,
+            lost=bool(lost[0]), missed=bool(missed[0]), wait_days=wait,
+            late_slack=self.slack.get("late_arrival", 0.0),
+            activity=element.mode if isinstance(element, TransportLeg) else element.activity,
+            venue_type=None if isinstance(element, TransportLeg) else element.venue_type))
+        self.clock = max(self.clock, self.t if is_leg else float(e[0]))
+
+    def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: list[int], slack: float
+                   ) -> list[tuple[int, Affected]]:
+        """The steps of `rest` that start more than `slack` minutes late, are lost or are missed when
+        the trip is played on from now with no further delay."""
+        t, reach = np.array([self.t]), np.array([self.reach])
+        zero = np.zeros(1)
+        skip = self.config.simulation.skip_passed_items
+        out = []
+        for j in rest:
+            s, _, lost, missed, t, reach = advance(compiled, j, zero, t, reach, skip)
+            late = float(s[0]) - compiled.start[j]
+            status = "impossible" if (lost[0] or missed[0]) else "late" if late > slack else None
+            if status is None:
+                continue
+            day_index, what, index = compiled.source[j]
+            element = element_of(plan, compiled.source[j])
+            name = (f"{element.mode} {element.number or ''} {element.origin}->{element.destination}".replace("  ", " ")
+                    if isinstance(element, TransportLeg) else compiled.names[j])
+            out.append((j, Affected(day=compiled.day[j], index=index + 1,
+                                    what="leg" if what == LEG_ELEMENT else "item", name=name, status=status,
+                                    planned_start=float(compiled.start[j]), expected_start=float(s[0]),
+                                    day_index=day_index)))
+        return out
+
+    def _pause(self, plan: Plan, compiled: CompiledPlan, rest: list[int], kind: str, j: int, at: float
+               ) -> Disruption:
+        slack = self.slack.get(kind, 0.0)
+        ahead = self.look_ahead(plan, compiled, rest, slack)
+        self.clock = max(self.clock, at)
+        for k, _ in ahead:
+            self.warned.add(compiled.labels[k])
+        self.warned.add(compiled.labels[j])
+        disruption = Disruption(index=len(self.disruptions) + 1, kind=kind, clock=self.clock,
+                                location=self.location(plan), cause=self._cause(plan, compiled, kind, j),
+                                affected=[a for _, a in ahead], trigger=compiled.labels[j])
+        self.disruptions.append(disruption)
+        return disruption
+
+    def _cause(self, plan: Plan, compiled: CompiledPlan, kind: str, j: int) -> dict[str, Any]:
+        off = compiled.day_index[j] * MINUTES_PER_DAY
+
+        def hhmm(minute: float) -> str:
+            return format_stamp(round(float(minute - off)))
+
+        element = element_of(plan, compiled.source[j])
+        if isinstance(element, TransportLeg):
+            base = {"name": f"{element.origin} -> {element.destination}", "mode": element.mode,
+                    "number": element.number}
+            if kind == "missed_departure":
+                return {**base, "scheduled": hhmm(compiled.start[j]),
+                        "planned": hhmm(compiled.start[j] - compiled.margin[j]), "actual": hhmm(self.reach),
+                        "what": "scheduled departure, boarding deadline, when you reach the departure point"}
+            step = self.steps[-1]
+            return {**base, "scheduled": hhmm(compiled.sched_arr[j]), "planned": hhmm(compiled.end[j]),
+                    "actual": hhmm(step.actual_end), "delay_min": round(step.delay),
+                    "what": "scheduled arrival, your planned arrival, actual arrival"}
+        step = self.steps[-1]
+        return {"name": element.name, "mode": None, "number": None, "scheduled": hhmm(compiled.start[j]),
+                "planned": hhmm(compiled.end[j]), "actual": hhmm(step.actual_end),
+                "what": "planned start, planned end, actual end"}
+
+    # ------------------------------------------------------------ the realised trip
+
+    def realised_plan(self, plan: Plan) -> Plan:
+        """The trip as it happened: `plan` without its lost items, executed items at their actual
+        times (whole minutes), legs as scheduled (the timetable the evaluator resolves), and each
+        day's meals, attractions and events without the venues whose every item there was lost."""
+        out = plan.model_copy(deep=True)
+        by_key: dict[str, list[ExecutedStep]] = {}
+        for s in self.steps:
+            by_key.setdefault(s.key, []).append(s)
+        for d, (day, new_day) in enumerate(zip(plan.days, out.days, strict=True)):
+            items: list[PlanItem] = []
+            lost_names: set[str] = set()
+            kept_names: set[str] = set()
+            for item in day.items:
+                queue = by_key.get(element_key(d, item))
+                if not queue:
+                    items.append(item.model_copy())
+                    kept_names.add(item.name)
+                    continue
+                step = queue.pop(0)
+                if step.lost:
+                    lost_names.add(item.name)
+                    continue
+                off = d * MINUTES_PER_DAY
+                items.append(item.model_copy(update={"start": round(float(step.actual_start - off)),
+                                                     "end": round(float(step.actual_end - off))}))
+                kept_names.add(item.name)
+            new_day.items = items
+            _drop_lost(new_day, lost_names - kept_names)
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The realised steps and pauses as JSON-ready values."""
+        return {"steps": [s.to_json() for s in self.steps], "disruptions": [d.to_json() for d in self.disruptions],
+                "clock": clock_text(self.clock), "finished": self.finished}
+
+
+def _drop_lost(day: Day, names: set[str]) -> None:
+    """Remove from a day's summary fields the venues named in `names` (item names, with or without
+    their ', City' suffix, as summary labels may be written either way)."""
+    if not names:
+        return
+    keys = {normalize(n) for n in names} | {normalize(n.rpartition(", ")[0]) for n in names if ", " in n}
+
+    def gone(label: str | None) -> bool:
+        return label is not None and (normalize(label) in keys or normalize(label.rpartition(", ")[0]) in keys)
+
+    for meal in ("breakfast", "lunch", "dinner"):
+        if gone(getattr(day, meal)):
+            setattr(day, meal, None)
+    day.attractions = [a for a in day.attractions if not gone(a)]
+    day.events = [e for e in day.events if not gone(e)]
+
