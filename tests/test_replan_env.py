@@ -406,3 +406,91 @@ def test_trl_tool_env_class_drives_the_replan_env(mini_db_path: Path) -> None:
     while not tool_env.done:
         tool_env.continue_trip()
     assert tool_env.final_info["phase"] == "ended" and tool_env.reward == tool_env.final_info["reward"]
+
+
+def test_a_plan_naming_its_query_picks_that_query(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env, 2)
+    _, info = env.reset(seed=0, options={"plan": plan})
+    assert info["query"]["query_id"] == query_id and info["phase"] == "execution"
+
+
+@pytest.mark.parametrize("args", [{"x": 1}, "not json", [1, 2]])
+def test_continue_trip_with_arguments_is_an_error_and_does_not_move_the_clock(env: UTPReplanEnv, args: Any) -> None:
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    env.step(CONTINUE)
+    ep = env.episode
+    assert ep is not None and ep.execution is not None
+    clock = ep.execution.realiser.clock
+    obs, _, terminated, truncated, info = env.step({"tool": "continue_trip", "args": args})
+    assert obs.startswith("Error:") and "continue_trip" in obs and not (terminated or truncated)
+    assert ep.execution.realiser.clock == clock and info["phase"] == "execution"
+
+
+def test_a_repair_of_a_later_day_is_accepted_and_changes_the_realised_trip(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    env.step(CONTINUE)  # the missed flight of day 1
+    ep = env.episode
+    assert ep is not None
+    last = len(ep.plan.days)
+    visits = [i for i, item in enumerate(ep.plan.days[last - 1].items, 1) if item.activity == "visit"]
+    obs = env.step({"tool": "remove_item", "args": {"day": last, "index": visits[0]}})[0]
+    assert obs.startswith("Removed from day"), obs
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = env.step(CONTINUE)
+        done = terminated or truncated
+    *_, passive = play(env, query_id, tight(plan), seed=0)
+    assert len(info["realised"]["steps"]) == len(passive["realised"]["steps"]) - 1
+    assert info["realised_terms"]["completion"] < passive["realised_terms"]["completion"]
+
+
+def test_the_realised_plan_drops_lost_items_and_their_summary_fields(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    *_, info = play(env, query_id, tight(plan), seed=0)
+    realised = Plan.model_validate(info["realised"]["plan"])
+    lost = [s for s in info["realised"]["steps"] if s["lost"]]
+    assert lost
+    for step in lost:
+        day = realised.days[step["day"] - 1]
+        assert all(not (item.name == step["name"] and item.activity == "visit") for item in day.items) or \
+            step["kind"] != "visit"
+        summary = [day.breakfast, day.lunch, day.dinner, *day.attractions, *day.events]
+        if step["kind"] == "visit":
+            assert step["name"] not in summary
+    done = [s for s in info["realised"]["steps"] if s["element"] == "item" and not s["lost"]]
+    by_day = {(s["day"], round(s["actual_start"]) - (s["day"] - 1) * 1440) for s in done}
+    assert by_day <= {(d.day, item.start) for d in realised.days for item in d.items}
+
+
+# ---------------------------------------------------------------- the realised terms
+
+
+def test_punctuality_is_one_on_time_and_zero_at_the_scale() -> None:
+    from utp_env.evaluation.realised import punctuality
+
+    assert punctuality(0.0, 120.0) == 1.0
+    assert punctuality(60.0, 120.0) == 0.5
+    assert punctuality(500.0, 120.0) == 0.0
+    assert punctuality(-5.0, 120.0) == 1.0
+
+
+def test_completion_counts_meals_by_day_and_venues_anywhere(env: UTPReplanEnv) -> None:
+    from utp_env.evaluation.context import build_context
+    from utp_env.evaluation.realised import completion, planned_activities
+
+    query_id, plan = reference(env)
+    query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+    ctx = build_context(plan, query, env.db)
+    wanted = planned_activities(ctx)
+    assert wanted and completion(ctx, ctx) == 1.0
+    fewer = plan.model_copy(deep=True)
+    day = next(d for d in fewer.days if any(i.activity == "visit" for i in d.items))
+    gone = next(i for i in day.items if i.activity == "visit")
+    day.items.remove(gone)
+    from utp_env.simulation.realise import _drop_lost
+
+    _drop_lost(day, {gone.name})
+    assert completion(ctx, build_context(fewer, query, env.db)) == (len(wanted) - 1) / len(wanted)
+    assert completion(build_context(Plan(query_id=query_id), query, env.db), ctx) is None

@@ -286,7 +286,7 @@ class UTPReplanEnv(UTPEnv):
                replan: ReplanConfig | dict[str, Any] | str | Path | None = None) -> None:
         super()._setup(db_path, profile, split, config, render_mode)
         self._init_args["replan"] = replan if not isinstance(replan, Path) else str(replan)  # type: ignore[assignment]
-        self.replan = load_replan_config(replan)
+        self.replan_config = load_replan_config(replan)
         self.tools = {**self.tools, **EXECUTION_TOOLS}
         self.action_space = ToolCallSpace(self.tools, self.db.cities, self.config.max_action_bytes,
                                           self.config.max_calls_per_action)
@@ -299,6 +299,11 @@ class UTPReplanEnv(UTPEnv):
         JSON, or a `Plan` JSON dict) starts at the trip's start with that plan, in the execution phase."""
         options = dict(options or {})
         given = options.pop("plan", None)
+        if given is not None and options.get("query_id") is None and options.get("query") is None:
+            named = (given.query_id if isinstance(given, Plan)
+                     else given.get("query_id") if isinstance(given, dict) else None)
+            if named:
+                options["query_id"] = named  # the query the plan names, rather than a random one
         observation, info = super().reset(seed=seed, options=options)
         ep = self._require_episode()
         if given is not None:
@@ -356,15 +361,17 @@ class UTPReplanEnv(UTPEnv):
     def _read_plan(self, given: Any, query: Query) -> Plan:
         if isinstance(given, Plan):
             return given.model_copy(deep=True)
-        if isinstance(given, dict) and "days" in given and all(isinstance(d, dict) and "cities" in d
-                                                              for d in given["days"]):
-            return Plan.model_validate(given)
         from utp_env.plan_format import PlanFormatError, parse_plan
 
         try:
+            if isinstance(given, dict) and isinstance(given.get("days"), list) and all(
+                    isinstance(d, dict) and "cities" in d for d in given["days"]):
+                return Plan.model_validate(given)  # the canonical Plan JSON (info["plan"], Plan.model_dump)
             return parse_plan(given, query=query, db=self.db)
-        except PlanFormatError as exc:
-            raise ValueError(f"reset: options['plan'] could not be read: {exc}") from None
+        except (PlanFormatError, ValueError) as exc:
+            first = str(exc).splitlines()[0]
+            raise ValueError(f"reset: options['plan'] could not be read ({first}); give a Plan, its JSON, or a "
+                             "plan in the paper's JSON day format (docs/PLAN_FORMAT.md)") from None
 
     def _begin_execution(self, ep: Episode) -> None:
         """Enter the execution phase with the episode's plan: evaluate it as UTP-v0 does, start the clock."""
@@ -372,11 +379,16 @@ class UTPReplanEnv(UTPEnv):
         submitted = ep.plan.model_copy(deep=True)
         outcome = finish(TerminationReason.SUBMITTED, submitted, ep.query, ep.db,
                          weights=self.config.reward_weights, reference=ep.reference)
-        realiser = Realiser(db=ep.db, query=ep.query, seed=self.seed_value, config=load_uncertainty(),
-                            kinds=frozenset(self.replan.disruptions), slack=self.replan.slack,
-                            max_disruptions=self.replan.max_disruptions)
+        realiser = self._realiser(ep)
         realiser.start(ep.plan)
-        ep.execution = ExecutionPhase(ep, realiser, submitted, outcome, self.replan)
+        ep.execution = ExecutionPhase(ep, realiser, submitted, outcome, self.replan_config)
+
+    def _realiser(self, ep: Episode) -> Realiser:
+        """A new realisation of the episode's trip: reality seed = the episode seed (common random numbers)."""
+        assert self.seed_value is not None
+        return Realiser(db=ep.db, query=ep.query, seed=self.seed_value, config=load_uncertainty(),
+                        kinds=frozenset(self.replan_config.disruptions), slack=self.replan_config.slack,
+                        max_disruptions=self.replan_config.max_disruptions)
 
     @staticmethod
     def _plan_evaluation(execution: ExecutionPhase) -> dict[str, Any] | None:
@@ -394,7 +406,7 @@ class UTPReplanEnv(UTPEnv):
                 self._begin_execution(ep)
             execution = self._execution(ep)
             execution.play_out()
-            reward, realised = execution.score(ep.query, ep.reference, self.replan)
+            reward, realised = execution.score(ep.query, ep.reference, self.replan_config)
         except Exception as exc:  # a bug of ours must not crash the agent's run
             import traceback
 
@@ -432,14 +444,11 @@ class UTPReplanEnv(UTPEnv):
         if saved is None or self.episode is None:
             return
         ep = self.episode
-        assert self.seed_value is not None
-        realiser = Realiser(db=ep.db, query=ep.query, seed=self.seed_value, config=load_uncertainty(),
-                            kinds=frozenset(self.replan.disruptions), slack=self.replan.slack,
-                            max_disruptions=self.replan.max_disruptions)
+        realiser = self._realiser(ep)
         for k, v in saved["realiser"].items():
             setattr(realiser, k, v)
         ep.execution = ExecutionPhase(ep, realiser, Plan.model_validate(saved["submitted"]), saved["plan_outcome"],
-                                      self.replan)
+                                      self.replan_config)
         ep.execution.last = saved["last"]
 
 
