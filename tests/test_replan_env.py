@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import utp_env  # noqa: F401 - registers the ids
 from utp_env.config import load_uncertainty
 from utp_env.env.config import reference_plan, split_pool
-from utp_env.env.replan import REPLAN_CONFIG_PATH, DisruptionKind, ReplanConfig, UTPReplanEnv
+from utp_env.env.replan import REPLAN_CONFIG_PATH, DisruptionKind, ReplanConfig, UTPReplanEnv, lived_plan
 from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.simulation.compile import compile_plan
@@ -173,6 +173,8 @@ def test_without_repair_the_realised_timeline_equals_the_vectorised_engine(env: 
         for lived in (plan, tight(plan)):
             *_, info = play(env, query_id, lived, seed=seed)
             query = env.episode.query  # type: ignore[union-attr]
+            lived = lived_plan(lived, query, env.db)
+            assert info["plan"] == lived.model_dump(mode="json")  # nothing repaired
             compiled = compile_plan(lived.days, env.db, load_uncertainty(), query)
             r = run(compiled, crn_delays(compiled, lived, query, seed))
             steps = info["realised"]["steps"]

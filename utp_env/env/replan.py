@@ -42,7 +42,9 @@ from utp_env.itinerary import Plan, PlanItem, TransportLeg
 from utp_env.query import Query
 from utp_env.simulation.realise import Disruption, Realiser, clock_text, element_key
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
+from utp_env.tools.database import Database
 from utp_env.tools.lookup.registry import ToolResult
+from utp_env.tools.schema import is_venue_kind
 
 REPLAN_CONFIG_PATH = CONFIG_DIR / "replan.yaml"
 DisruptionKind = Literal["late_arrival", "missed_departure", "overrun"]
@@ -99,6 +101,30 @@ def load_replan_config(config: ReplanConfig | dict[str, Any] | str | Path | None
     return load_model(ReplanConfig, default if config is None else config)
 
 
+def lived_plan(plan: Plan, query: Query, db: Database) -> Plan:
+    """The plan the traveller lives: `plan` with each venue item under its canonical database name and
+    with its kind (`venue_type`) and meal written out as the evaluator reads them
+    (`utp_env.evaluation.context.build_context`). Plans read from the paper's format often leave both
+    to be inferred ('Cafe X, Pune', no type); written out, the itinerary tools keep a day's meals,
+    visits and events when a repair edits it, and every agent's plan names a venue alike (the common
+    random numbers of a visit are keyed by its name). Items the evaluator cannot resolve are kept."""
+    from utp_env.evaluation.context import build_context
+
+    out = plan.model_copy(deep=True)
+    ctx = build_context(out, query, db)
+    typed: dict[int, PlanItem] = {}
+    for v in ctx.visits:
+        if v.item is None or v.ref is None or not is_venue_kind(v.kind):
+            continue
+        name = str(db.tables[v.ref.table].columns["name"][v.ref.row])
+        meal = v.item.meal if v.kind != "restaurant" else (v.item.meal or v.meal)
+        typed[id(v.item)] = v.item.model_copy(update={"name": name, "venue_type": v.item.venue_type or v.kind,
+                                                      "meal": meal})
+    for day in out.days:
+        day.items = [typed.get(id(item), item) for item in day.items]
+    return out
+
+
 def _hhmm(minute: float) -> str:
     return format_hhmm(round(float(minute)) % MINUTES_PER_DAY)
 
@@ -134,24 +160,24 @@ class ExecutionPhase:
 
     def refuse_day(self, day: int, what: str) -> str | None:
         if self.realiser.finished:
-            return "the trip is over; nothing can be changed"
+            return "the trip is over; nothing can be changed."
         if day < self.current_day:
             return (f"{what} is on day {day}, which is over (the trip is at {clock_text(self.realiser.clock)}) "
-                    f"and locked; {self._ahead()}")
+                    f"and locked; {self._ahead()}.")
         return None
 
     def refuse_element(self, day: int, element: PlanItem | TransportLeg, what: str) -> str | None:
         key = element_key(day - 1, element)
         for step in self.realiser.steps:
             if step.key == key:
-                return (f"{what} on day {day} started at {_hhmm(step.actual_start)} and is locked; {self._ahead()}")
+                return f"{what} on day {day} started at {_hhmm(step.actual_start)} and is locked; {self._ahead()}."
         return None
 
     def refuse_time(self, day: int, minute: int, what: str) -> str | None:
         at = (day - 1) * MINUTES_PER_DAY + minute
         if at < self.realiser.clock:
             return (f"{what} at {format_hhmm(minute % MINUTES_PER_DAY)} on day {day} would be in the past (the "
-                    f"trip is at {clock_text(self.realiser.clock)}); {self._ahead()}")
+                    f"trip is at {clock_text(self.realiser.clock)}); {self._ahead()}.")
         return None
 
     # ------------------------------------------------------------ the clock
@@ -379,6 +405,7 @@ class UTPReplanEnv(UTPEnv):
         submitted = ep.plan.model_copy(deep=True)
         outcome = finish(TerminationReason.SUBMITTED, submitted, ep.query, ep.db,
                          weights=self.config.reward_weights, reference=ep.reference)
+        ep.plan = lived_plan(ep.plan, ep.query, ep.db)
         realiser = self._realiser(ep)
         realiser.start(ep.plan)
         ep.execution = ExecutionPhase(ep, realiser, submitted, outcome, self.replan_config)
