@@ -123,7 +123,7 @@ def test_paired_table_puts_the_realised_rows_first_for_closed_loop_runs() -> Non
     assert stats[0].label == "realised score" and stats[0].diff == pytest.approx(0.15)
     labels = [s.label for s in stats]
     assert labels.index("extra cost (INR)") < labels.index("reward (of the plan, UTP-v0)")
-    assert [s.label for s in paired_table(pairs, replan=False)][0] == "reward (of the plan, UTP-v0)"
+    assert paired_table(pairs, replan=False)[0].label == "reward (of the plan, UTP-v0)"
 
 
 # ---------------------------------------------------------------- show A B
@@ -149,3 +149,150 @@ def test_show_pairs_two_runs_of_the_same_seed_and_refuses_other_seeds_when_asked
     assert main(["show", "--paired", str(a)]) == 2
     assert "--paired compares two run folders" in capsys.readouterr().err
     assert set(read_records(a)) == {f"{r['query_id']}#{r['trial']}" for r in _records(a)}
+
+
+# ---------------------------------------------------------------- closed-loop runs
+
+
+class BrokenRepairAgent:
+    """Plans like the reference planner; its repair raises (the run records the agent's error)."""
+
+    name = "broken_repair"
+
+    def __init__(self) -> None:
+        from utp_env.agents.reference import ReferencePlanner
+
+        self.planner = ReferencePlanner()
+
+    def run(self, query: Any, toolkit: Any) -> Any:
+        return self.planner.run(query, toolkit)
+
+    def repair(self, env: Any, observation: str, info: dict[str, Any]) -> None:
+        raise RuntimeError("repair exploded")
+
+
+def _leg_delays(record: dict[str, Any]) -> dict[tuple[int, str], float]:
+    return {(s["day_index"], s["name"]): s["delay"] for s in record["replan"]["realised"]["steps"]
+            if s["element"] == "leg"}
+
+
+@pytest.fixture(scope="module")
+def replan_runs(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A reference and a no_repair closed-loop run on the same 8 mini queries and seeds."""
+    out = tmp_path_factory.mktemp("replan_runs")
+    ref = run(_config(mini_db_path, out / "ref", env="replan", limit=8, trials=2), progress=False)
+    bare = run(_config(mini_db_path, out / "bare", env="replan", agent="no_repair", limit=8, trials=2),
+               progress=False)
+    return ref, bare
+
+
+def test_both_agents_meet_the_same_reality_on_the_same_seeds(replan_runs: tuple[Path, Path]) -> None:
+    """Common random numbers: every service both runs took on the same day has the same delay, and
+    every visit both kept at the same planned time the same overrun."""
+    ref, bare = (read_records(r) for r in replan_runs)
+    assert set(ref) == set(bare) and len(ref) == 16
+    shared = 0
+    for key, a in ref.items():
+        b = bare[key]
+        assert a["seed"] == b["seed"] and a["plan"] == b["plan"]  # the same plan, lived on the same day
+        legs_a, legs_b = _leg_delays(a), _leg_delays(b)
+        for leg in set(legs_a) & set(legs_b):
+            assert legs_a[leg] == legs_b[leg], (key, leg)
+            shared += 1
+        visits_b = {(s["day_index"], s["name"], s["planned_start"]): s["delay"]
+                    for s in b["replan"]["realised"]["steps"] if s["element"] == "item"}
+        for s in a["replan"]["realised"]["steps"]:
+            if s["element"] == "item" and (s["day_index"], s["name"], s["planned_start"]) in visits_b:
+                assert s["delay"] == visits_b[(s["day_index"], s["name"], s["planned_start"])]
+    assert shared >= 16
+    # ... and another seed is another reality
+    trial0 = {k: _leg_delays(r) for k, r in ref.items() if k.endswith("#0")}
+    trial1 = {k[:-2] + "#0": _leg_delays(r) for k, r in ref.items() if k.endswith("#1")}
+    assert any(trial0[k] != trial1[k] for k in trial0)
+
+
+def test_a_replan_run_records_the_realised_outcome_and_summarises_it(replan_runs: tuple[Path, Path],
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    ref, bare = replan_runs
+    for record in _records(ref):
+        block = record["replan"]
+        assert record["termination_reason"] == "submitted" and record["reward"] == block["realised_score"]
+        assert 0.0 <= block["realised_score"] <= 1.0 and 0.0 <= block["items_kept"] <= 1.0
+        assert record["plan_reward"] is not None and record["report"] is not None
+        assert block["disruptions"] == len(block["reports"]) <= 3
+    for record in _records(bare):
+        assert record["replan"]["repair_steps"] == 0
+    summary = json.loads((ref / "summary.json").read_text())
+    assert summary["env"] == "replan"
+    cell = summary["replan"]["cells"]["all"]["all"]
+    assert cell["episodes"] == 16
+    assert cell["realised_score"] == pytest.approx(sum(r["reward"] for r in _records(ref)) / 16)
+    assert (ref / "realised_timeline.png").stat().st_size > 10_000
+    assert "Closed loop (UTP-Replan-v0)" in (ref / "summary.md").read_text()
+    assert main(["show", "--paired", str(bare), str(ref)]) == 0
+    out = capsys.readouterr().out
+    assert "realised score (16)" in out and "rebookings (16)" in out and "Closed loop" not in out.split("Paired")[1]
+    assert main(["show", str(ref)]) == 0
+    assert "realised" in capsys.readouterr().out
+
+
+def test_a_replan_run_and_a_plan_run_compare_on_the_plan_only(replan_runs: tuple[Path, Path], mini_db_path: Path,
+                                                              tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    plan_run = run(_config(mini_db_path, tmp_path / "plan", limit=8, trials=2), progress=False)
+    assert main(["show", "--paired", str(plan_run), str(replan_runs[0])]) == 0
+    out = capsys.readouterr().out.split("Paired")[1]
+    assert "realised score" not in out and "reward (of the plan, UTP-v0) (16)" in out
+    assert "+0.0000  [+0.0000, +0.0000]" in out  # the same plans: no difference as plans
+
+
+def test_a_repair_that_raises_is_the_agents_error_and_the_trip_still_ends(mini_db_path: Path,
+                                                                          tmp_path: Path) -> None:
+    run_dir = run(_config(mini_db_path, tmp_path / "broken", env="replan",
+                          agent="test_replan_runs:BrokenRepairAgent", limit=2), progress=False)
+    for record in _records(run_dir):
+        assert record["termination_reason"] == "agent_error" and "repair exploded" in record["error"]
+        assert record["replan"]["repair_error"] is not None and record["replan"]["realised"]["finished"]
+
+
+def test_an_env_failure_during_the_trip_is_an_infrastructure_error(mini_db_path: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    class Exploding:
+        def reset(self, **kwargs: Any) -> Any:
+            raise RuntimeError("realiser bug")
+
+    monkeypatch.setattr("utp_env.runs.replan_episode.replan_env", lambda ctx: Exploding())
+    run_dir = run(_config(mini_db_path, tmp_path / "infra", env="replan", limit=1), progress=False)
+    (record,) = _records(run_dir)
+    assert record["termination_reason"] == "infrastructure_error" and "realiser bug" in record["error"]
+    assert record["replan"] is None and record["report"] is not None and record["reward"] == 0.0
+
+
+def test_the_tool_calling_agent_drives_the_replan_env_unchanged(mini_db_path: Path, tmp_path: Path) -> None:
+    """A scripted model submits a plan, then continues at every pause: the worker hands the
+    tool-calling agent the replan env and records the trip it lived."""
+    from langchain_core.messages import AIMessage
+    from test_llm_agents import MODEL, call, scripted
+
+    from utp_env.agents.base import Toolkit
+    from utp_env.agents.llm.tool_calling import ToolCallingAgent
+    from utp_env.agents.reference import ReferencePlanner
+    from utp_env.plan_format import format_plan
+    from utp_env.runs.episode import context_for, run_episode
+
+    config = _config(mini_db_path, tmp_path / "tc", env="replan", limit=1)
+    ctx = context_for(config)
+    query = ctx.queries[sorted(ctx.queries)[0]]
+    plan = ReferencePlanner().run(query, Toolkit(ctx.dataset.db)).plan
+    assert plan is not None
+    go_on = AIMessage(content="", tool_calls=[call("continue_trip", {}, 1)])
+    fake = scripted(AIMessage(content="", tool_calls=[call("submit_plan", {"plan": format_plan(plan)})]), go_on)
+    saved = ctx.agent
+    ctx.agent = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=10)
+    try:
+        record = run_episode(config, query.query_id, 0)
+    finally:
+        ctx.agent = saved
+    assert record["termination_reason"] == "submitted", record["error"]
+    assert record["replan"]["realised"]["finished"] and record["reward"] == record["replan"]["realised_score"]
+    assert record["trace"]["by_name"]["tool_call:submit_plan"] == 1

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from utp_env.agents.reference.schedule import LATEST_END, TRANSFER
-from utp_env.agents.reference.timing import venue
+from utp_env.agents.reference.timing import Timing, venue
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import build_context
 from utp_env.evaluation.hard import trip_cost
@@ -50,25 +50,50 @@ from utp_env.query import Query
 from utp_env.resolve import find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, format_stamp
 from utp_env.tools.database import Database
-from utp_env.tools.schema import VENUE_TABLE, is_venue_kind
+from utp_env.tools.schema import VENUE_TABLE
 
 SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses", "cab": "cab_route"}
-NEVER_DROPPED = frozenset({"stay", "check-in", "checkout", "arrive", "event", "travel"})
 REQUIRED_VALUE = 100.0  # an item that alone covers a required cuisine or category
+EVENT_VALUE = 1000.0  # a booked event outranks every visit
 MEAL_VALUE = 10.0  # a meal outranks any optional attraction (its value is 1 + rating / 10)
+MAX_REBOOKINGS = 2  # per disruption
+
+
+@dataclass(eq=False)
+class Step:
+    """A leg or item of the day still ahead, as the engine plays it: `kind` leg, visit (keeps at
+    least its base length), fixed (check-in, checkout, arrive: keeps its length) or elastic (stay,
+    event: absorbs lateness); planned start and end (minutes from the day's midnight), its 1-based
+    position in the day's legs or items, its value (what dropping it costs) and opening hours."""
+
+    kind: str
+    index: int
+    start: int
+    end: int
+    leg: TransportLeg | None = None
+    item: PlanItem | None = None
+    base: float = 0.0
+    value: float = 1.0
+    open_: int | None = None
+    close: int | None = None
 
 
 @dataclass
-class Slot:
-    """An item of the day being laid out again: where it is now, and its new times (None: dropped)."""
+class Layout:
+    """What laying the day out again found: the moves (step, new start and end), a visit to drop
+    (then lay out again), or a departure that will be missed whatever is dropped."""
 
-    index: int  # 1-based position in the day's items, as view_plan numbers it
-    item: PlanItem
-    start: int
-    end: int
-    value: float
-    close: int | None  # the venue's closing time, minutes from the day's midnight (None: unknown)
-    open_: int | None
+    moves: list[tuple[Step, tuple[int, int]]]
+    drop: Step | None = None
+    missed: TransportLeg | None = None
+    ready: int = 0  # when the traveller reaches the missed departure's point (minutes of the day)
+
+
+def _lowest(segment: list[Step], above: float) -> Step | None:
+    """The visit of lowest value in `segment` worth less than `above` and not required, else None
+    (ties: the later one, which has had less of its time yet)."""
+    droppable = [s for s in segment if s.value < min(above, REQUIRED_VALUE)]
+    return min(droppable, key=lambda s: (s.value, -s.start)) if droppable else None
 
 
 class RepairPolicy:
@@ -90,45 +115,27 @@ class RepairPolicy:
         episode = base.episode
         if episode is None or episode.done:
             return
-        day_no = int(report["day"])
-        clock = int(report["minute"])  # minutes from the day's midnight
-        ready = clock
-        leg_index = self._missed_leg(episode.plan, report, day_no, clock)
-        if leg_index is not None:
-            arrival = self._rebook(env, episode, day_no, leg_index, clock)
-            if arrival is None:
-                return  # no rebooking: the trip goes on as the engine plays it (the next day's run)
-            ready = arrival
-        self._retime_day(env, base.episode, day_no, clock, ready)
+        today = int(report["day"])
+        # The day of the pause, then each later day with a departure the report says will be missed.
+        later = sorted({int(a["day"]) for a in report.get("affected") or []
+                        if a.get("what") == "leg" and a.get("status") == "impossible" and int(a["day"]) > today})
+        for day_no in (today, *later):
+            clock = int(report["minute"]) if day_no == today else 0  # minutes from the day's midnight
+            for _ in range(MAX_REBOOKINGS + 1):
+                found = self._retime_day(env, episode, report if day_no == today else {}, day_no, clock)
+                if found is None or episode.done:
+                    break
+                missed, ready = found
+                transport = episode.plan.days[day_no - 1].transport
+                index = next((i for i, leg in enumerate(transport, 1) if leg == missed), None)
+                if index is None or not self._rebook(env, episode, day_no, index, max(ready, clock)):
+                    break
 
     # ------------------------------------------------------------ missed connections
 
-    @staticmethod
-    def _missed_leg(plan: Plan, report: dict[str, Any], day_no: int, clock: int) -> int | None:
-        """The 1-based index of the leg of `day_no` that the report says is missed or impossible and
-        that departs after the clock (still ahead, so it may be replaced), else None."""
-        if day_no > len(plan.days):
-            return None
-        day = plan.days[day_no - 1]
-        names: list[tuple[str, str | None]] = []
-        cause = report.get("cause") or {}
-        if report.get("kind") == "missed_departure" and cause.get("mode"):
-            names.append((str(cause.get("mode")), cause.get("number")))
-        for affected in report.get("affected") or []:
-            if (affected.get("what") == "leg" and affected.get("status") == "impossible"
-                    and affected.get("day") == day_no):
-                parts = str(affected.get("name", "")).split()
-                if parts:
-                    names.append((parts[0], parts[1] if len(parts) > 2 else None))
-        for mode, number in names:
-            for i, leg in enumerate(day.transport, 1):
-                if leg.mode == mode and (leg.number or None) == (number or None) and leg.dep > clock:
-                    return i
-        return None
-
-    def _rebook(self, env: Any, episode: Any, day_no: int, leg_index: int, clock: int) -> int | None:
-        """Book the best replacement of leg `leg_index` of `day_no` (rule 1) and remove the missed
-        leg; returns the new leg's planned arrival (minutes from the day's midnight) or None."""
+    def _rebook(self, env: Any, episode: Any, day_no: int, leg_index: int, ready: int) -> bool:
+        """Book the best replacement of leg `leg_index` of `day_no` (rule 1), the traveller at the
+        departure point from `ready` (minutes of the day), and remove the missed leg; whether it was done."""
         db: Database = episode.db
         query: Query = episode.query
         plan: Plan = episode.plan
@@ -149,18 +156,18 @@ class RepairPolicy:
             if option.mode == "cab":
                 if has_flight:
                     continue  # an intercity cab and a flight in one trip conflict (commonsense)
-                dep = clock + TRANSFER
+                dep = ready + TRANSFER
                 option = LegOption("cab", None, option.origin, option.destination, None, dep,
                                    dep + math.ceil(option.hist_duration), option.fare, option.expected_delay,
                                    option.hist_duration)
-            elif option.dep - float(margins.get(option.mode, 0.0)) < clock + TRANSFER:
+            elif option.dep - float(margins.get(option.mode, 0.0)) < ready + TRANSFER:
                 continue  # cannot reach its departure point in time
             planned = option.planned_arrival(multiplier)
             if planned >= next_day_arrival:
                 continue
             candidates.append((planned, option.dep, option.fare, option))
         if not candidates:
-            return None
+            return False
         for mode in sorted({c[3].mode for c in candidates}):
             if mode != missed.mode:
                 self._look(env, mode, missed.origin, missed.destination, date)
@@ -171,7 +178,7 @@ class RepairPolicy:
         else:
             cheap = [c for c in candidates if c[2] <= self._fare(db, missed, query, date, multiplier)]
             if not cheap:
-                return None
+                return False
             chosen = min(cheap, key=lambda c: (c[2], c[0], c[1]))[3]
         planned = chosen.planned_arrival(multiplier)
         args: dict[str, Any] = {"day": day_no, "mode": chosen.mode, "origin": chosen.origin,
@@ -183,11 +190,11 @@ class RepairPolicy:
         # Remove the missed leg first: the day's cities are rebuilt from its legs, and the new leg
         # then chains from the same origin.
         if not self._call(env, "remove_leg", {"day": day_no, "index": leg_index}):
-            return None
+            return False
         if not self._call(env, "add_leg", args):
             self._call(env, "add_leg", self._leg_args(day_no, missed))  # put the missed leg back
-            return None
-        return planned
+            return False
+        return True
 
     @staticmethod
     def _leg_args(day_no: int, leg: TransportLeg) -> dict[str, Any]:
@@ -217,119 +224,194 @@ class RepairPolicy:
 
     # ------------------------------------------------------------ re-timing the day
 
-    def _retime_day(self, env: Any, episode: Any, day_no: int, clock: int, ready: int) -> None:
-        """Lay out the unlocked items of `day_no` again from `ready` (rules 2 and 3)."""
+    def _retime_day(self, env: Any, episode: Any, report: dict[str, Any], day_no: int, clock: int,
+                    ) -> tuple[TransportLeg, int] | None:
+        """Rules 2 and 3 on the steps of `day_no` still ahead of `clock`; returns a leg ahead that will
+        be missed even so and when the traveller reaches its departure point (for `_rebook`), else None."""
         plan: Plan = episode.plan
         if day_no > len(plan.days):
-            return
+            return None
         day = plan.days[day_no - 1]
-        original = self._slots(episode, day, clock)
-        slots = list(original)
-        if not slots:
-            return
-        anchors = self._anchors(day, clock)
+        steps = self._pending(episode, day, report, clock)
+        meal_end = self._last_meal_end(day, steps, report, clock)
+        dropped: list[Step] = []
         while True:
-            laid = self._lay_out(slots, ready, anchors, self._last_meal_end(day, clock))
-            if laid is not None:
+            laid = self._lay_out(steps, clock, meal_end)
+            if laid.drop is None:
                 break
-            droppable = [s for s in slots if s.value < REQUIRED_VALUE]
-            if not droppable:
-                return  # nothing may give way: the trip goes on as it is
-            slots.remove(min(droppable, key=lambda s: (s.value, -s.start)))
+            steps.remove(laid.drop)
+            dropped.append(laid.drop)
         # Remove the dropped items (highest position first, so the others keep their numbers) ...
-        for index in sorted((s.index for s in original if s not in slots), reverse=True):
+        for index in sorted((s.index for s in dropped), reverse=True):
             if not self._call(env, "remove_item", {"day": day_no, "index": index}):
-                return
-        # ... then move each kept item whose times changed, finding it by identity in the current day.
-        for slot, (start, end) in zip(slots, laid, strict=True):
-            if (start, end) == (slot.item.start, slot.item.end):
-                continue
+                return None
+        # ... then move each item whose times changed, found by its content in the current day.
+        for step, (start, end) in laid.moves:
             current = episode.plan.days[day_no - 1].items
-            position = next((i for i, it in enumerate(current, 1) if it == slot.item), None)
-            if position is None:
-                return
-            if not self._call(env, "move_item", {"day": day_no, "index": position, "start": format_stamp(start),
-                                                 "end": format_stamp(end)}):
-                return
+            position = next((i for i, it in enumerate(current, 1) if it == step.item), None)
+            if position is None or not self._call(env, "move_item", {
+                    "day": day_no, "index": position, "start": format_stamp(start), "end": format_stamp(end)}):
+                return None
+        return None if laid.missed is None else (laid.missed, laid.ready)
 
-    def _slots(self, episode: Any, day: Day, clock: int) -> list[Slot]:
-        """The day's visits (attractions, meals) that start after the clock, in start order, with
-        their value and opening hours."""
+    def _pending(self, episode: Any, day: Day, report: dict[str, Any], clock: int) -> list[Step]:
+        """The day's legs and items that have not happened yet, in the order the trip plays them
+        (`utp_env/simulation/compile.py`: by start, a leg before an item starting at the same time):
+        everything after the step that caused the pause (the cause itself too when it is a missed
+        departure), or, when the cause is not on this day, everything that ends after the clock."""
         db: Database = episode.db
         query: Query = episode.query
+        timing = Timing(db, self.config, query.risk_profile, self.buffers)
         coverage = _coverage(episode.plan, query, db)
-        slots = []
+        order: list[tuple[tuple[int, int, int], Step]] = []
+        for i, leg in enumerate(day.transport, 1):
+            order.append(((leg.dep, 0, i), Step("leg", i, leg.dep, leg.planned_arrival, leg=leg)))
         for i, item in enumerate(day.items, 1):
-            if item.start is None or item.end is None or item.start <= clock:
+            if item.start is None or item.end is None or (item.activity == "travel" and day.transport):
                 continue
-            if item.activity != "visit" or item.venue_type not in ("attraction", "restaurant"):
-                continue
-            ref = find_venue(db, item.name, day.cities, tables=(VENUE_TABLE[item.venue_type],), date=day.date) \
-                if is_venue_kind(item.venue_type) else None
-            opening = closing = None
-            value = 1.0
-            if ref is not None:
-                v = venue(db, ref.table, ref.row)
-                opening, closing = v.open_min, v.close_min
-                if item.venue_type == "attraction":
-                    value += float(db.tables["attractions"].columns["rating"][ref.row]) / 10.0
-                    if any(coverage.get(("category", c)) == {item.name} for c in
-                           query.local_constraint.attraction_categories if has_category(db, ref.row, c)):
-                        value = REQUIRED_VALUE
-                else:
-                    value = MEAL_VALUE
-                    if any(coverage.get(("cuisine", c)) == {item.name} for c in query.local_constraint.cuisine
-                           if serves(db, ref.row, c)):
-                        value = REQUIRED_VALUE
-            slots.append(Slot(i, item, item.start, item.end, value, closing, opening))
-        return slots
+            order.append(((item.start, 1, i), self._item_step(db, timing, coverage, query, day, i, item)))
+        order.sort(key=lambda pair: pair[0])
+        steps = [step for _, step in order]
+        cause = report.get("cause") or {}
+        kind = report.get("kind")
+        at = None
+        for k, step in enumerate(steps):
+            if kind in ("late_arrival", "missed_departure") and step.leg is not None:
+                if step.leg.mode == cause.get("mode") and (step.leg.number or None) == (cause.get("number") or None):
+                    at = k
+            elif kind == "overrun" and step.item is not None and step.item.name == cause.get("name") \
+                    and step.start <= clock:
+                at = k
+        if at is None:
+            return [s for s in steps if s.end > clock]
+        return steps[at:] if kind == "missed_departure" else steps[at + 1:]
+
+    def _item_step(self, db: Database, timing: Timing, coverage: dict[tuple[str, str], set[str]], query: Query,
+                   day: Day, index: int, item: PlanItem) -> Step:
+        """An item as the engine plays it (its kind), with its base length, opening hours and value."""
+        assert item.start is not None and item.end is not None
+        if item.activity == "visit" and item.venue_type in ("attraction", "restaurant"):
+            step = Step("visit", index, item.start, item.end, item=item, base=float(item.end - item.start))
+            ref = find_venue(db, item.name, day.cities, tables=(VENUE_TABLE[item.venue_type],), date=day.date)
+            if ref is None:
+                return step
+            v = venue(db, ref.table, ref.row)
+            step.open_, step.close = v.open_min, v.close_min
+            step.base = min(step.base, timing.base_minutes(v, item.start))
+            lc = query.local_constraint
+            if item.venue_type == "attraction":
+                step.value = 1.0 + float(db.tables["attractions"].columns["rating"][ref.row]) / 10.0
+                needed = [c for c in lc.attraction_categories if has_category(db, ref.row, c)]
+                covered = [coverage.get(("category", c)) == {item.name} for c in needed]
+            else:
+                step.value = MEAL_VALUE
+                needed = [c for c in lc.cuisine if serves(db, ref.row, c)]
+                covered = [coverage.get(("cuisine", c)) == {item.name} for c in needed]
+            if any(covered):
+                step.value = REQUIRED_VALUE
+            return step
+        kind = "elastic" if item.activity in ("stay", "rest", "event") or item.venue_type == "event" else "fixed"
+        return Step(kind, index, item.start, item.end, item=item, value=EVENT_VALUE if item.activity == "event"
+                    else math.inf)
 
     @staticmethod
-    def _anchors(day: Day, clock: int) -> list[int]:
-        """The latest times the day's laid-out visits must end by, in order: each fixed commitment
-        after the clock (an arrival at a departure point, an event, a check-in or checkout), less
-        the transfer to it; the end of the day last."""
-        out = []
+    def _last_meal_end(day: Day, pending: list[Step], report: dict[str, Any], clock: int) -> int | None:
+        """When the day's last meal that has happened (is not `pending`) ended: its planned end, or
+        the clock when that meal is the visit whose overrun caused the pause."""
+        cause = report.get("cause") or {}
+        ahead = {id(step.item) for step in pending if step.item is not None}
+        out = None
         for item in day.items:
-            if item.start is None or item.start <= clock:
+            if item.meal is None or item.start is None or item.end is None or id(item) in ahead:
                 continue
-            if item.activity in ("arrive", "event", "check-in", "checkout"):
-                out.append(item.start - TRANSFER)
-        for leg in day.transport:
-            if leg.dep > clock:
-                out.append(leg.dep - TRANSFER)
-        return [*sorted(out), LATEST_END]
+            end = clock if report.get("kind") == "overrun" and item.name == cause.get("name") else item.end
+            out = max(out or end, end)
+        return out
+
+    def _lay_out(self, steps: list[Step], clock: int, meal_end: int | None) -> Layout:
+        """Play the steps ahead as the engine would with no further delay (docs/SIMULATION.md), from
+        the traveller free at `clock`; a visit that would be lost (reached after its planned end) is
+        moved to when the traveller can be there, keeping its booked length as far as the room before
+        the next fixed commitment (a departure, an event), its venue's closing and the end of the day
+        allow and at least its base length; a meal also starts four hours after the previous meal ends.
+        When a departure would be missed or an event lost, the lowest-value visit since the last
+        commitment is to be dropped (`Layout.drop`, then the caller lays out again); a departure with
+        nothing to drop before it is `Layout.missed`."""
+        gap = int(self.config.min_meal_gap_minutes)
+        margins = self.config.simulation.boarding_margin_min
+        t = reach = float(clock)
+        floor = float(clock)  # the earliest the traveller could reach the next departure point, whatever is dropped
+        moves: list[tuple[Step, tuple[int, int]]] = []
+        segment: list[Step] = []  # visits kept since the last commitment: what may give way
+        for k, step in enumerate(steps):
+            if step.kind == "leg":
+                assert step.leg is not None
+                latest = step.start - float(margins.get(step.leg.mode, 0.0))
+                if step.leg.mode != "cab" and reach > latest:
+                    victim = _lowest(segment, math.inf) if floor <= latest else None
+                    return Layout(moves, drop=victim, missed=step.leg if victim is None else None,
+                                  ready=math.ceil(reach))
+                depart = max(float(step.start), reach) if step.leg.mode == "cab" else float(step.start)
+                t = reach = floor = depart + (step.end - step.start)
+                segment = []
+                continue
+            if step.kind != "visit":
+                s = max(float(step.start), t)
+                if step.kind == "elastic":
+                    if s >= step.end and step.value < math.inf:  # an event would be lost
+                        victim = _lowest(segment, step.value)
+                        if victim is not None:
+                            return Layout(moves, drop=victim)
+                    e = max(float(step.end), s)
+                    segment = [] if step.value < math.inf else segment
+                    if moves and step.value == math.inf and step.start < s < step.end:
+                        # a stay after a visit moved later: it starts when the visit ends (else the trip
+                        # would play the stay first, by start time, and lose the visit)
+                        moves.append((step, (math.ceil(s), step.end)))
+                else:
+                    e = max(float(step.end), s + (step.end - step.start))
+                t = e
+                reach = s if step.item is not None and step.item.activity == "arrive" else e
+                if step.item is not None and step.item.activity == "arrive":
+                    floor = max(floor, float(step.start))
+                continue
+            s = max(float(step.start), t)
+            wanted = s
+            if step.item is not None and step.item.meal is not None and meal_end is not None:
+                wanted = max(wanted, float(meal_end + gap))
+            if s < step.end and wanted == s:  # played on time or late but not lost: the engine keeps it
+                t = reach = max(float(step.end), s + step.base)
+                segment.append(step)
+                if step.item is not None and step.item.meal is not None:
+                    meal_end = int(max(step.end, s + step.base))
+                continue
+            start = math.ceil(max(wanted, float(step.open_ if step.open_ is not None else 0)))
+            bound = min([self._bound(steps[k + 1:]), *([step.close] if step.close is not None else [])])
+            length = min(step.end - step.start, bound - start)
+            if length >= step.base and start >= clock:
+                moves.append((step, (start, start + length)))
+                t = reach = float(start + length)
+                segment.append(step)
+                if step.item is not None and step.item.meal is not None:
+                    meal_end = start + length
+                continue
+            victim = _lowest(segment, step.value)
+            if victim is not None:
+                return Layout(moves, drop=victim)
+            if s < step.end:  # the meal gap cannot be kept: the engine plays it where it is
+                t = reach = max(float(step.end), s + step.base)
+                segment.append(step)
+            # else lost: it takes no time
+        return Layout(moves)
 
     @staticmethod
-    def _last_meal_end(day: Day, clock: int) -> int | None:
-        """When the last meal at or before the clock ends (for the four-hour meal gap)."""
-        ends = [item.end for item in day.items if item.meal is not None and item.start is not None
-                and item.end is not None and item.start <= clock]
-        return max(ends, default=None)
-
-    def _lay_out(self, slots: list[Slot], ready: int, anchors: list[int], meal_end: int | None,
-                 ) -> list[tuple[int, int]] | None:
-        """New (start, end) of each slot, in order, from `ready`; None when one does not fit (it would
-        end after the next anchor that follows its planned start, or after its venue closes)."""
-        gap = int(self.config.min_meal_gap_minutes)
-        t = ready
-        out = []
-        for slot in slots:
-            length = slot.end - slot.start
-            start = max(slot.start, t)
-            if slot.open_ is not None:
-                start = max(start, slot.open_)
-            if slot.item.meal is not None and meal_end is not None:
-                start = max(start, meal_end + gap)
-            end = start + length
-            bound = next((a for a in anchors if a >= slot.start), LATEST_END)
-            if end > bound or (slot.close is not None and end > slot.close):
-                return None
-            out.append((start, end))
-            t = end + TRANSFER
-            if slot.item.meal is not None:
-                meal_end = end
-        return out
+    def _bound(rest: list[Step]) -> int:
+        """When a visit moved now must end: before the next departure (its arrival at the departure
+        point, or the leg) or event, less a transfer; else the end of the day."""
+        for step in rest:
+            if step.kind == "leg" or (step.item is not None and step.item.activity in ("arrive", "event")):
+                return step.start - TRANSFER
+        return LATEST_END
 
     # ------------------------------------------------------------ acting
 

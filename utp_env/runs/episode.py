@@ -164,6 +164,10 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
     except Exception as exc:  # the run cannot start: reported by the caller, not per episode
         raise RuntimeError(f"cannot set up the run: {exc}") from exc
     query = ctx.queries[query_id]
+    if config.env == "replan":  # the closed loop (UTP-Replan-v0): plan, then live the trip
+        from utp_env.runs.replan_episode import run_replan_episode
+
+        return run_replan_episode(ctx, query, trial, seed, started, _plan)
     trace: Any = None
     try:
         result = _plan(ctx, query)
@@ -171,23 +175,27 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
         outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=_describe(exc))
     else:
         trace = result.trace
-        # An agent that drove the env says how its episode ended (e.g. step_limit); keep that reason.
-        ended = getattr(result, "termination_reason", None)
-        if ended is not None and ended not in TerminationReason.__members__.values():
-            outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=f"the agent returned the unknown "
-                                     f"termination_reason {ended!r}; use a TerminationReason value")
-        elif result.plan is None:
-            no_plan = TerminationReason.NOT_DELIVERED if ended in (None, TerminationReason.SUBMITTED) else ended
-            outcome = EpisodeOutcome(TerminationReason(no_plan), error=result.error or "agent returned no plan")
-        else:
-            reason = TerminationReason(ended or TerminationReason.SUBMITTED)
-            outcome = finish(reason, result.plan, query, ctx.dataset.db,
-                             weights=ctx.reward_weights, reference=ctx.dataset.references.get(query_id),
-                             rollouts=config.rollouts, rollout_seed=seed, error=result.error)
+        outcome = plan_outcome(ctx, query, seed, result)
     return {"query_id": query_id, "trial": trial, "seed": seed, "db_hash": ctx.dataset.db.content_hash,
             **outcome.to_json(),
             "trace": _trace_summary(trace), "usage": _usage(trace),
             "duration_s": round(time.perf_counter() - started, 3)}
+
+
+def plan_outcome(ctx: RunContext, query: Query, seed: int, result: Any) -> EpisodeOutcome:
+    """The outcome of an agent's result (`AgentResult`): its plan through the env's `finish`, or
+    why there is none. An agent that drove the env says how its episode ended (e.g. step_limit);
+    that reason is kept, and an unknown one is the agent's error."""
+    ended = getattr(result, "termination_reason", None)
+    if ended is not None and ended not in TerminationReason.__members__.values():
+        return EpisodeOutcome(TerminationReason.AGENT_ERROR, error=f"the agent returned the unknown "
+                              f"termination_reason {ended!r}; use a TerminationReason value")
+    if result.plan is None:
+        no_plan = TerminationReason.NOT_DELIVERED if ended in (None, TerminationReason.SUBMITTED) else ended
+        return EpisodeOutcome(TerminationReason(no_plan), error=result.error or "agent returned no plan")
+    return finish(TerminationReason(ended or TerminationReason.SUBMITTED), result.plan, query, ctx.dataset.db,
+                  weights=ctx.reward_weights, reference=ctx.dataset.references.get(query.query_id),
+                  rollouts=ctx.config.rollouts, rollout_seed=seed, error=result.error)
 
 
 def _plan(ctx: RunContext, query: Query) -> Any:

@@ -64,13 +64,22 @@ class StepRecorder(gym.Wrapper[str, Any, str, Any]):
 
 
 def replan_env(ctx: Any) -> Any:
-    """The process's replan env over the run's database (built on first use, reset per episode)."""
-    key = ctx.config.model_dump_json()
+    """The process's replan env over the run's database (built on first use, reset per episode).
+
+    For an agent that drives the env itself the env takes the agent's step budget and check_plan
+    setting (its `settings.max_steps` and `settings.check_plan`, as the tool-calling agent builds
+    its UTP-v0 env), so that a replan run gives it the same budget as a plan run."""
+    settings = getattr(ctx.agent, "settings", None)
+    overrides = {key: getattr(settings, name) for key, name in (("step_limit", "max_steps"),
+                                                                  ("check_plan", "check_plan"))
+                 if callable(getattr(ctx.agent, "run_env", None)) and hasattr(settings, name)}
+    key = ctx.config.model_dump_json() + repr(sorted(overrides.items()))
     env = _ENVS.get(key)
     if env is None:
         from utp_env.env.replan import UTPReplanEnv
 
-        env = UTPReplanEnv(db_path=ctx.config.db, profile=ctx.config.profile)
+        env = UTPReplanEnv(db_path=ctx.config.db, profile=ctx.config.profile, config=overrides or None)
+        _ENVS.clear()  # one env per process is the common case; do not hold several databases
         _ENVS[key] = env
     return env
 
@@ -109,11 +118,14 @@ def live_trip(env: Any, query: Query, plan: Plan, seed: int, repair: Callable[..
 
 
 def replan_block(reward: float, info: dict[str, Any], repair_steps: int, error: str | None) -> dict[str, Any]:
-    """The record's `replan` block from the env's final info (docs/RUNS.md)."""
+    """The record's `replan` block from the env's final info (docs/RUNS.md): `items_kept` is the
+    share of the submitted plan's visits, meals and events done (the `completion` term), with the
+    counts `items_done` of `items_planned`."""
     terms = dict(info.get("realised_terms") or {})
     reports = list(info.get("disruptions") or [])
     return {"realised_score": reward, "terms": terms,
-            "items_kept": terms.get("items_kept"), "rebookings": terms.get("rebookings"),
+            "items_kept": terms.get("completion"), "items_done": terms.get("items_kept"),
+            "items_planned": terms.get("items_planned"), "rebookings": terms.get("rebookings"),
             "late_minutes": terms.get("late_minutes"), "extra_cost": terms.get("extra_cost"),
             "disruptions": len(reports), "reports": reports, "realised": info.get("realised"),
             "repair_steps": repair_steps, "repair_error": error}
@@ -132,8 +144,9 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
     agent = ctx.agent
     trace: Any = None
     block: dict[str, Any] | None = None
+    drives = callable(getattr(agent, "run_env", None))
     try:
-        if callable(getattr(agent, "run_env", None)):
+        if drives:
             outcome, trace, block = _agent_drives(ctx, query, seed)
         else:
             result = plan_with(ctx, query)
@@ -141,7 +154,7 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
             outcome = plan_outcome(ctx, query, seed, result)
     except Exception as exc:
         outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=_describe(exc))
-    if block is None and outcome.termination_reason == TerminationReason.SUBMITTED and outcome.plan is not None:
+    if not drives and outcome.termination_reason == TerminationReason.SUBMITTED and outcome.plan is not None:
         repair = getattr(agent, "repair", None)
         try:
             reward, info, steps, error = live_trip(replan_env(ctx), query, outcome.plan, seed,
@@ -162,16 +175,17 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
 
 
 def _agent_drives(ctx: Any, query: Query, seed: int) -> tuple[EpisodeOutcome, Any, dict[str, Any] | None]:
-    """An agent with `run_env` (the tool-calling agent) plays the whole replan episode itself."""
+    """An agent with `run_env` (the tool-calling agent) plays the whole replan episode itself: the
+    record's plan outcome is the one of the plan it submitted (`info["submitted_plan"]`; the plan it
+    ended with when it never submitted), and its realised block comes from the env's final info."""
     from utp_env.runs.episode import plan_outcome
 
-    env = replan_env(ctx)
-    outcome = ctx.agent.run_env(env, {"query_id": query.query_id}, seed=seed)
+    outcome = ctx.agent.run_env(replan_env(ctx), {"query_id": query.query_id}, seed=seed)
     result, info = outcome.result, dict(outcome.info)
-    submitted = info.get("plan_evaluation", {}).get("plan") if isinstance(info.get("plan_evaluation"), dict) else None
-    plan = Plan.model_validate(submitted) if submitted else result.plan
-    planned = plan_outcome(ctx, query, seed, result.model_copy(update={"plan": plan}))
+    submitted = info.get("submitted_plan")
+    if submitted and result.plan is not None:
+        result = result.model_copy(update={"plan": Plan.model_validate(submitted)})
     block = None
     if info.get("realised") is not None:
         block = replan_block(float(outcome.reward), info, 0, None)
-    return planned, result.trace, block
+    return plan_outcome(ctx, query, seed, result), result.trace, block

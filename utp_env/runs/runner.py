@@ -14,6 +14,7 @@ folder is refused when it holds results without the `config.json` that says how 
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import sys
@@ -31,7 +32,8 @@ CONFIG_FILE = "config.json"
 LOCK_FILE = ".run.lock"
 # What a run folder may hold besides hidden files (the lock, temporary files of atomic writes).
 RUN_FILES = frozenset({CONFIG_FILE, RESULTS, REJECTED, "summary.json", "summary.md",
-                       "metrics_by_horizon_risk.png", "pass_rates_by_level.png", "timeline.png", "report.html"})
+                       "metrics_by_horizon_risk.png", "pass_rates_by_level.png", "timeline.png", "report.html",
+                       "realised_timeline.png"})
 
 
 class RunFolderError(ValueError):
@@ -154,10 +156,18 @@ def _local(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str,
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=config.workers, mp_context=mp.get_context(method)) as pool:
-        futures = [pool.submit(run_episode, config, qid, trial) for qid, trial in todo]
-        for future in as_completed(futures):
-            yield future.result()
+    if method == "fork":
+        # The objects the workers inherit go to the collector's permanent generation, so a
+        # worker's collections do not walk (and copy, page by page) the whole shared dataset.
+        gc.freeze()
+    try:
+        with ProcessPoolExecutor(max_workers=config.workers, mp_context=mp.get_context(method)) as pool:
+            futures = [pool.submit(run_episode, config, qid, trial) for qid, trial in todo]
+            for future in as_completed(futures):
+                yield future.result()
+    finally:
+        if method == "fork":
+            gc.unfreeze()
 
 
 def _ray(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str, Any]]:

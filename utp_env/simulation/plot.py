@@ -132,7 +132,8 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
     One row per day with two lanes: above, the submitted plan (`planned`, outlined bars from
     planned start to end, legs hatched); below, what happened (`steps`: the realised trip's executed
     steps with absolute `actual_start`/`actual_end` minutes, `day_index` and `status` done, late,
-    lost or missed), coloured by status, a lost item drawn as a grey bar at its planned slot. Each
+    lost or missed; a leg that arrived after its planned arrival counts as late), coloured by
+    status, a lost item drawn as a grey bar at its planned slot. Each
     disruption (`disruptions`: `day`, `minute`, `index`, `kind`) is a red marker with its number
     and kind. Labels are shortened to fit the bars; the legend sits under the axes.
     """
@@ -173,6 +174,8 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
     for s in steps:
         off = int(s["day_index"]) * MINUTES_PER_DAY
         status = str(s.get("status", "done"))
+        if s.get("element") == "leg" and status == "done" and float(s["actual_end"]) > float(s["planned_end"]) + 0.5:
+            status = "late"  # a leg that arrived after its planned arrival
         y = int(s["day_index"]) + 1 + lane / 2
         name = str(s.get("name", "")).split(",", 1)[0]
         if status == "lost":
