@@ -45,6 +45,7 @@ from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import Database
 from utp_env.tools.lookup.registry import ToolResult
 from utp_env.tools.schema import is_venue_kind
+from utp_env.tools.seeding import stable_int
 
 REPLAN_CONFIG_PATH = CONFIG_DIR / "replan.yaml"
 DisruptionKind = Literal["late_arrival", "missed_departure", "overrun"]
@@ -403,8 +404,11 @@ class UTPReplanEnv(UTPEnv):
         """Enter the execution phase with the episode's plan: evaluate it as UTP-v0 does, start the clock."""
         assert self.seed_value is not None
         submitted = ep.plan.model_copy(deep=True)
+        robust = self.config.robustness
         outcome = finish(TerminationReason.SUBMITTED, submitted, ep.query, ep.db,
-                         weights=self.config.reward_weights, reference=ep.reference)
+                         weights=self.config.reward_weights, reference=ep.reference,
+                         rollouts=self.config.robustness_rollouts if robust else 0,
+                         rollout_seed=stable_int(ep.episode_id, "robustness") if robust else 0)
         ep.plan = lived_plan(ep.plan, ep.query, ep.db)
         realiser = self._realiser(ep)
         realiser.start(ep.plan)
@@ -424,10 +428,10 @@ class UTPReplanEnv(UTPEnv):
 
     def _finish(self, ep: Episode, reason: TerminationReason) -> tuple[float, dict[str, Any]]:
         """End `ep`: play the trip out without repairs (when it was not over) and score what happened."""
-        if reason == TerminationReason.INFRASTRUCTURE_ERROR:
-            reward, broken = super()._finish(ep, reason)
-            broken["phase"] = "ended"
-            return reward, broken
+        if reason == TerminationReason.INFRASTRUCTURE_ERROR:  # a tool of ours failed: no trip to score
+            _, broken = super()._finish(ep, reason)
+            broken.update(phase="ended", reward=0.0)
+            return 0.0, broken
         try:
             if ep.execution is None:
                 self._begin_execution(ep)
@@ -438,7 +442,7 @@ class UTPReplanEnv(UTPEnv):
             import traceback
 
             _, failed = super()._finish(ep, TerminationReason.INFRASTRUCTURE_ERROR)
-            failed.update(phase="ended", error=f"replan failed: {type(exc).__name__}: {exc}",
+            failed.update(phase="ended", reward=0.0, error=f"replan failed: {type(exc).__name__}: {exc}",
                           traceback=traceback.format_exc(limit=8))
             return 0.0, failed
         ep.status = reason
