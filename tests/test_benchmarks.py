@@ -20,6 +20,7 @@ def small_runs(db: Path) -> dict[str, list[str]]:
         "lookup.py": ["--db", str(db), "--n", "12", "--repeat", "1"],
         "simulate.py": ["--db", str(db), "--rollouts", "200", "--loop-rollouts", "50", "--repeat", "1"],
         "plan_format.py": ["--k", "500", "--repeat", "1"],
+        "replan.py": ["--db", str(db), "--split", "all", "--limit", "3", "--seeds", "2"],
         "sandbox.py": ["--profile", "mini", "--repeat", "1"],
     }
 

@@ -4,7 +4,7 @@ At each disruption report the policy repairs what is still ahead with the env's 
 change is an `env.step` tool call, so the env's locking and fares apply; the plan, the query and
 the database are only read, as the reference planner reads them when it plans):
 
-1. **Missed connection** (`missed_departure`, or a leg ahead that the report marks impossible):
+1. **Missed connection** (a `missed_departure` pause, or a departure ahead that rule 3 cannot save):
    rebook the next feasible service from where the traveller is to the leg's destination on the
    same date (`utp_env.queries.options.leg_options`, the planner's own candidate set, so the
    query's transport constraint holds; a cab leaves when the traveller is ready and is allowed
@@ -15,17 +15,25 @@ the database are only read, as the reference planner reads them when it plans):
    with the earliest planned arrival whose fare keeps the trip within budget (trip cost so far
    plus the fare: the missed fare stays spent); if none does, the cheapest one whose fare is at
    most the missed fare (without a repair that fare is paid again anyway); else no rebooking.
-2. **Re-time what is left of the day**: the items of the disrupted day that are not locked are
-   laid out again from the time the traveller is free (the clock, or the rebooked leg's planned
-   arrival): each keeps its booked length and starts when the traveller can be there (never
-   before its planned start), within its venue's opening hours and at least four hours after the
-   previous meal (the commonsense meal gap), before the next fixed commitment (a departure's
-   boarding time, an event) or the end of the day (`LATEST_END`).
-3. **Drop the lowest-value item when time runs out**: while the day does not fit, the item of
-   least value is removed (`remove_item`): an optional attraction (lower rating first) before a
-   meal, and never an item that covers a cuisine or attraction category the query requires and
-   nothing else in the plan covers, a stay, a check-in/checkout, an arrival at a departure point or
-   an event.
+2. **Re-time what is left of the day**: the steps of the day that have not happened are played on
+   as the engine plays them (docs/SIMULATION.md: an item starts when both its planned start and the
+   traveller have come, a visit keeps at least its base length, a departure is missed when the
+   traveller reaches its point after boarding closes), from the clock with no further delay. A
+   visit the engine would lose (reached after its planned end) is moved to when the traveller can
+   be there, keeping its booked length as far as the room before the next departure or event, its
+   venue's closing and the end of the day (`LATEST_END`) allow, and at least its base length; a meal
+   also starts four hours after the previous meal ends (the commonsense meal gap); a night's stay
+   after a visit moved later starts when the visit ends. A visit still reached before its planned
+   end is left where it is: the engine then shortens it into its buffer, which keeps more of the
+   day than moving it would.
+3. **Drop the lowest-value item when time runs out**: when a departure would be missed (and the
+   traveller could still make it without the visits before it) or an event reached more than
+   `EVENT_SLACK_MIN` late, the visit of least value since the last commitment is removed
+   (`remove_item`) and the day laid out again: an optional attraction (lower rating first) before a
+   meal, never an item that alone covers a cuisine or attraction category the query requires, a
+   stay, a check-in/checkout, an arrival at a departure point or an event. A departure that no drop
+   can save goes to rule 1. The day of the pause is repaired, and every later day whose departure
+   the report marks as missed.
 4. **Keep the budget**: nothing is booked that takes the trip's cost over the budget (rule 1);
    re-timing and dropping cost nothing.
 
@@ -55,6 +63,7 @@ from utp_env.tools.schema import VENUE_TABLE
 SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses", "cab": "cab_route"}
 REQUIRED_VALUE = 100.0  # an item that alone covers a required cuisine or category
 EVENT_VALUE = 1000.0  # a booked event outranks every visit
+EVENT_SLACK_MIN = 15  # an event reached later than this (its lateness costs punctuality) makes a visit give way
 MEAL_VALUE = 10.0  # a meal outranks any optional attraction (its value is 1 + rating / 10)
 MAX_REBOOKINGS = 2  # per disruption
 
@@ -334,8 +343,8 @@ class RepairPolicy:
         moved to when the traveller can be there, keeping its booked length as far as the room before
         the next fixed commitment (a departure, an event), its venue's closing and the end of the day
         allow and at least its base length; a meal also starts four hours after the previous meal ends.
-        When a departure would be missed or an event lost, the lowest-value visit since the last
-        commitment is to be dropped (`Layout.drop`, then the caller lays out again); a departure with
+        When a departure would be missed or an event reached more than `EVENT_SLACK_MIN` late, the
+        lowest-value visit since the last commitment is to be dropped (`Layout.drop`, then the caller lays out again); a departure with
         nothing to drop before it is `Layout.missed`."""
         gap = int(self.config.min_meal_gap_minutes)
         margins = self.config.simulation.boarding_margin_min
@@ -358,7 +367,7 @@ class RepairPolicy:
             if step.kind != "visit":
                 s = max(float(step.start), t)
                 if step.kind == "elastic":
-                    if s >= step.end and step.value < math.inf:  # an event would be lost
+                    if step.value < math.inf and s > step.start + EVENT_SLACK_MIN:  # an event late or lost
                         victim = _lowest(segment, step.value)
                         if victim is not None:
                             return Layout(moves, drop=victim)

@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "robustness) and print the Table-3 summary. Results go to a run folder; rerunning "
                        "with the same --out resumes where it stopped. Flags override a --config file.")
     p.add_argument("--agent", default=None,
-                   help="agent name (reference, deterministic, direct, direct_no_uncertainty, atlas, "
+                   help="agent name (reference, deterministic, no_repair, direct, direct_no_uncertainty, atlas, "
                    "tool_calling), an agent config YAML, or a module:Class import path (default: reference)")
     p.add_argument("--env", choices=["plan", "replan"],
                    help="plan: score each plan (UTP-v0); replan: then live the trip through one sampled "
