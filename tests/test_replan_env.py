@@ -25,7 +25,7 @@ from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.simulation.compile import compile_plan
 from utp_env.simulation.engine import run
-from utp_env.simulation.realise import DISRUPTION_KINDS, crn_delays, element_key
+from utp_env.simulation.realise import DEFAULT_KINDS, DISRUPTION_KINDS, crn_delays, element_key
 
 REPLAN = "utp_env/UTP-Replan-v0"
 CONTINUE = {"tool": "continue_trip"}
@@ -96,7 +96,8 @@ def first_pause(env: UTPReplanEnv, kind: str | None = None, min_day: int = 1) ->
 
 def test_shipped_replan_yaml_equals_code_defaults() -> None:
     assert yaml.safe_load(REPLAN_CONFIG_PATH.read_text()) == ReplanConfig().model_dump()
-    assert tuple(ReplanConfig().disruptions) == typing.get_args(DisruptionKind) == DISRUPTION_KINDS
+    assert typing.get_args(DisruptionKind) == DISRUPTION_KINDS
+    assert ReplanConfig().disruptions == list(DEFAULT_KINDS) == ["late_arrival", "missed_departure", "overrun"]
 
 
 @pytest.mark.parametrize(("override", "field"), [
@@ -542,3 +543,59 @@ def test_completion_counts_meals_by_day_and_venues_anywhere(env: UTPReplanEnv) -
     _drop_lost(day, {gone.name})
     assert completion(ctx, build_context(fewer, query, env.db)) == (len(wanted) - 1) / len(wanted)
     assert completion(build_context(Plan(query_id=query_id), query, env.db), ctx) is None
+
+
+# ---------------------------------------------------------------- cancellations (opt-in)
+
+WITH_CANCELLATION = {"disruptions": ["late_arrival", "missed_departure", "overrun", "cancellation"]}
+
+
+def test_a_cancelled_flight_is_the_draw_of_the_disruption_branch(env: UTPReplanEnv) -> None:
+    """`crn_cancelled` marks exactly the draws the sampler gives Dmax through its disruption branch
+    (a capped log-normal draw can equal Dmax too, and is not a cancellation)."""
+    from utp_env.simulation.compile import LEG
+    from utp_env.simulation.realise import crn_cancelled, crn_draw
+
+    query_id, plan = reference(env)
+    query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+    lived = lived_plan(plan, query, env.db)
+    compiled = compile_plan(lived.days, env.db, load_uncertainty(), query)
+    flights = [j for j in range(compiled.n_steps) if compiled.kind[j] == LEG and "Flight" in compiled.labels[j]]
+    cancelled = 0
+    for j in flights:
+        model = compiled.models[compiled.draw[j]]
+        for seed in range(60):
+            if crn_cancelled(compiled, j, lived, query, seed):
+                cancelled += 1
+                assert crn_draw(compiled, j, lived, query, seed) == model.dmax
+    assert cancelled > 0
+    assert not any(crn_cancelled(compiled, j, lived, query, s) for j in range(compiled.n_steps)
+                   if j not in flights for s in range(5))
+
+
+def test_cancellation_is_off_by_default_and_when_on_the_airline_rebooks_at_no_cost(mini_db_path: Path,
+                                                                                   env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)  # seed 18: its day-1 flight falls in the disruption branch
+    *_, off = play(env, query_id, plan, seed=18)
+    assert not any(s["status"] == "cancelled" for s in off["realised"]["steps"])
+    on = gym.make(REPLAN, db_path=mini_db_path, replan=WITH_CANCELLATION).unwrapped
+    observations, disruptions, _, info = play(on, query_id, plan, seed=18)
+    assert disruptions[0]["kind"] == "cancellation" and "is cancelled" in observations[1]
+    flight = next(s for s in info["realised"]["steps"] if s["status"] == "cancelled")
+    assert flight["wait_days"] == 1 and flight["delay"] == 0.0
+    assert info["realised_terms"]["extra_cost"] == 0.0 and info["realised_terms"]["rebookings"] == 1
+    assert "Cancelled and taken the next day" in observations[-1]
+
+
+def test_a_dropped_cancelled_flight_is_refunded(mini_db_path: Path, env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    on = gym.make(REPLAN, db_path=mini_db_path, replan=WITH_CANCELLATION).unwrapped
+    on.reset(seed=18, options={"query_id": query_id, "plan": plan})
+    assert on.step(CONTINUE)[4]["disruption"]["kind"] == "cancellation"
+    assert on.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})[0].startswith("Removed")
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = on.step(CONTINUE)
+        done = terminated or truncated
+    assert info["realised_terms"]["extra_cost"] == 0.0
+    assert not any(s["element"] == "leg" and s["day"] == 1 for s in info["realised"]["steps"])

@@ -18,7 +18,6 @@ code paths) with a second phase:
 
 from __future__ import annotations
 
-import typing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -48,11 +47,16 @@ from utp_env.tools.schema import is_venue_kind
 from utp_env.tools.seeding import stable_int
 
 REPLAN_CONFIG_PATH = CONFIG_DIR / "replan.yaml"
-DisruptionKind = Literal["late_arrival", "missed_departure", "overrun"]
+DisruptionKind = Literal["late_arrival", "missed_departure", "overrun", "cancellation"]
 Phase = Literal["planning", "execution", "ended"]
 
 DEFAULT_REALISED_WEIGHTS: dict[str, float] = {"completion": 1.0, "hard": 1.0, "punctuality": 0.5,
                                               "commonsense": 0.5}
+
+
+def _default_kinds() -> list[DisruptionKind]:
+    """The kinds active by default: `realise.DEFAULT_KINDS` (no cancellation; a test checks they agree)."""
+    return ["late_arrival", "missed_departure", "overrun"]
 
 
 class ReplanConfig(BaseModel):
@@ -61,8 +65,10 @@ class ReplanConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     disruptions: list[DisruptionKind] = Field(
-        default_factory=lambda: list(typing.get_args(DisruptionKind)),
-        description="Which departures from the plan pause the trip for a repair")
+        default_factory=_default_kinds,
+        description="Which departures from the plan pause the trip for a repair; 'cancellation' (a "
+                    "flight in its delay model's disruption branch does not fly) is an assumption beyond "
+                    "the paper's data, off by default")
     late_arrival_slack_min: float = Field(
         default=15.0, ge=0, description="A late leg pauses the trip when the next step would start more than "
                                         "this many minutes late (or is lost or missed)")
@@ -217,7 +223,11 @@ class ExecutionPhase:
     def report_text(self, d: Disruption) -> str:
         """The disruption report: when, where, what happened and why, what is affected, what may change."""
         r, c = self.realiser, d.cause
-        if d.kind == "missed_departure":
+        if d.kind == "cancellation":
+            what = (f"{str(c['mode']).capitalize()} {c['number'] or ''} {c['name']} (departure {c['scheduled']}) is "
+                    "cancelled. Without a repair the airline puts you on the same flight the next day (no extra "
+                    "fare); if you drop it and book another service, its fare is refunded.").replace("  ", " ")
+        elif d.kind == "missed_departure":
             what = (f"You reach the departure point of {c['mode']} {c['number'] or ''} {c['name']} at {c['actual']}: "
                     f"it departs at {c['scheduled']} and boarding closes at {c['planned']}. You miss it. "
                     "Without a repair you take the same service the next day it can be reached (its fare is paid "
@@ -236,7 +246,8 @@ class ExecutionPhase:
             for a in d.affected:
                 j = a.to_json()
                 tail = ("impossible" if a.status == "impossible" and a.what == "item"
-                        else "missed: you cannot reach it in time" if a.status == "impossible"
+                        else f"cannot be taken as planned; next possible departure {j['expected_start']}"
+                        if a.status == "impossible"
                         else f"late by {round(float(a.expected_start - a.planned_start))} min")
                 lines.append(f"- day {a.day} {a.what} {a.index}: {a.name}: planned {j['planned_start']}, "
                              f"earliest {j['expected_start']}: {tail}")
@@ -257,9 +268,12 @@ class ExecutionPhase:
         r = self.realiser
         lost = [s.name for s in r.steps if s.lost]
         missed = [s.name for s in r.steps if s.missed]
+        cancelled = [s.name for s in r.steps if s.cancelled]
         parts = [f"The trip is over ({clock_text(r.clock)}). {len(r.disruptions)} disruption(s)."]
         if missed:
             parts.append("Missed and taken later: " + ", ".join(missed) + ".")
+        if cancelled:
+            parts.append("Cancelled and taken the next day: " + ", ".join(cancelled) + ".")
         if lost:
             parts.append("Lost: " + ", ".join(lost) + ".")
         parts.append("The episode ends and what happened is scored.")
@@ -278,14 +292,15 @@ class ExecutionPhase:
         repaid = [(s.day_index, TransportLeg.model_validate_json(s.key.split("|", 2)[2]))
                   for s in r.steps if s.missed]
         not_taken = [(d, leg) for d, day in enumerate(self.submitted.days) for leg in day.transport
-                     if _leg_signature(d, leg) not in taken]
+                     if _leg_signature(d, leg) not in taken and element_key(d, leg) not in r.cancelled]
         submitted_legs = {_leg_signature(d, leg) for d, day in enumerate(self.submitted.days) for leg in day.transport}
         added = sum(1 for d, day in enumerate(ep.plan.days) for leg in day.transport
                     if _leg_signature(d, leg) not in submitted_legs)
         extra = extra_fares(repaid + not_taken, query, ep.db)
         report = evaluate(realised, query, ep.db, reference=reference)
+        airline = sum(1 for s in r.steps if s.cancelled)  # cancelled flights the airline rebooked
         terms = realised_terms(self.submitted, realised, report, r.steps, query, ep.db, extra_cost=extra,
-                               rebookings=len(repaid) + added, submitted_end=self.submitted_end,
+                               rebookings=len(repaid) + added + airline, submitted_end=self.submitted_end,
                                punctuality_scale=config.punctuality_scale_min)
         weighted = {k: terms[k] for k in REWARD_TERMS}
         reward = weighted_reward(weighted, config.reward_weights) if self.submitted.days else 0.0

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -45,8 +45,10 @@ from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.seeding import stable_int
 
-DISRUPTION_KINDS = ("late_arrival", "missed_departure", "overrun")
-"""The kinds of pause the realisation knows (configs/replan.yaml `disruptions` picks among them)."""
+DISRUPTION_KINDS = ("late_arrival", "missed_departure", "overrun", "cancellation")
+"""The kinds of pause the realisation knows (configs/replan.yaml `disruptions` picks among them).
+`cancellation` is an assumption beyond the paper's data and off by default (`cancelled`)."""
+DEFAULT_KINDS = DISRUPTION_KINDS[:3]
 LEG_ELEMENT, ITEM_ELEMENT = 0, 1  # `CompiledPlan.source` codes
 
 
@@ -95,6 +97,26 @@ def crn_draw(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, se
     return float(sample(DelayArrays.of([compiled.models[k]]), rng, 1)[0, 0])
 
 
+def crn_cancelled(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int) -> bool:
+    """Whether flight step j is cancelled (only when the `cancellation` kind is active).
+
+    An assumption beyond the paper's data: a flight whose common-random-numbers draw falls in the
+    delay model's disruption branch (probability p_dis = (cancelled + diverted) / N of its on-time
+    statistics, the branch that otherwise costs Dmax minutes) is cancelled. The branch is read from
+    the same generator and the same sampler: the element is sampled again with Dmax replaced by -1,
+    which changes no draw, so a negative value marks the disruption branch.
+    """
+    k = int(compiled.draw[j])
+    if k < 0 or compiled.kind[j] != LEG:
+        return False
+    model = compiled.models[k]
+    element = element_of(plan, compiled.source[j])
+    if not isinstance(element, TransportLeg) or element.mode != "flight" or model.p_dis <= 0:
+        return False
+    rng = np.random.default_rng(crn_key(seed, element, step_date(plan, query, compiled.source[j][0])))
+    return bool(sample(DelayArrays.of([replace(model, dmax=-1.0)]), rng, 1)[0, 0] < 0)
+
+
 def crn_delays(compiled: CompiledPlan, plan: Plan, query: Query | None, seed: int) -> np.ndarray:
     """(1, k) delays of every delay element of a compiled plan under common random numbers: the
     draws the realisation uses, in the layout `engine.run` takes."""
@@ -125,6 +147,7 @@ class ExecutedStep:
     lost: bool = False
     missed: bool = False
     wait_days: int = 0
+    cancelled: bool = False
     late_slack: float = 0.0
     activity: str = ""
     venue_type: str | None = None
@@ -132,9 +155,11 @@ class ExecutedStep:
     @property
     def status(self) -> str:
         """done, late (started more than the slack after its planned start), lost, missed (a leg
-        missed and taken again later) or on time for a leg."""
+        missed and taken again later), cancelled (a flight cancelled and taken the next day)."""
         if self.lost:
             return "lost"
+        if self.cancelled:
+            return "cancelled"
         if self.missed:
             return "missed"
         if self.element == "item" and self.actual_start - self.planned_start > self.late_slack:
@@ -208,7 +233,7 @@ class Realiser:
     query: Query | None
     seed: int
     config: UncertaintyConfig
-    kinds: frozenset[str] = frozenset(DISRUPTION_KINDS)
+    kinds: frozenset[str] = frozenset(DEFAULT_KINDS)
     slack: dict[str, float] = field(default_factory=lambda: {"late_arrival": 15.0, "overrun": 15.0})
     max_disruptions: int = 3
     t: float = -math.inf
@@ -217,6 +242,8 @@ class Realiser:
     steps: list[ExecutedStep] = field(default_factory=list)
     disruptions: list[Disruption] = field(default_factory=list)
     warned: set[str] = field(default_factory=set)
+    cancelled: set[str] = field(default_factory=set)
+    """Element keys (`element_key`) of the flights found cancelled (with `cancellation` active)."""
     finished: bool = False
 
     # ------------------------------------------------------------ the plan as it is now
@@ -266,13 +293,17 @@ class Realiser:
         compiled = self.compile(plan)
         todo = self.pending(plan, compiled)
         skip = self.config.simulation.skip_passed_items
+        cancelled = self._cancelled(plan, compiled, todo)
         for pos, j in enumerate(todo):
             can_pause = pause and len(self.disruptions) < self.max_disruptions
             label = compiled.labels[j]
-            if (can_pause and compiled.kind[j] == LEG and "missed_departure" in self.kinds
+            if can_pause and j in cancelled and label not in self.warned:
+                return self._pause(plan, compiled, todo[pos:], "cancellation", j, at=self.reach, cancelled=cancelled)
+            if (can_pause and compiled.kind[j] == LEG and "missed_departure" in self.kinds and j not in cancelled
                     and label not in self.warned and self.reach > compiled.start[j] - compiled.margin[j]):
-                return self._pause(plan, compiled, todo[pos:], "missed_departure", j, at=self.reach)
-            self._execute(plan, compiled, j, skip)
+                return self._pause(plan, compiled, todo[pos:], "missed_departure", j, at=self.reach,
+                                   cancelled=cancelled)
+            self._execute(plan, compiled, j, skip, j in cancelled)
             if not can_pause or pos + 1 >= len(todo):
                 continue
             kind = ("late_arrival" if compiled.kind[j] in (LEG, CAB) else "overrun" if compiled.kind[j] == VISIT
@@ -282,17 +313,33 @@ class Realiser:
             nxt = todo[pos + 1]
             if compiled.labels[nxt] in self.warned:
                 continue
-            ahead = self.look_ahead(plan, compiled, todo[pos + 1:], self.slack.get(kind, 0.0))
+            ahead = self.look_ahead(plan, compiled, todo[pos + 1:], self.slack.get(kind, 0.0), cancelled)
             if ahead and ahead[0][0] == nxt:
-                return self._pause(plan, compiled, todo[pos + 1:], kind, j, at=self.t)
+                return self._pause(plan, compiled, todo[pos + 1:], kind, j, at=self.t, cancelled=cancelled)
         self.finished = True
         self.clock = max(self.clock, self.t)
         return None
 
-    def _execute(self, plan: Plan, compiled: CompiledPlan, j: int, skip: bool) -> None:
-        d = crn_draw(compiled, j, plan, self.query, self.seed)
+    def _cancelled(self, plan: Plan, compiled: CompiledPlan, todo: list[int]) -> set[int]:
+        """The pending steps that are cancelled flights (none unless `cancellation` is active)."""
+        if "cancellation" not in self.kinds:
+            return set()
+        out = {j for j in todo if crn_cancelled(compiled, j, plan, self.query, self.seed)}
+        self.cancelled |= {element_key(compiled.source[j][0], element_of(plan, compiled.source[j])) for j in out}
+        return out
+
+    def _cancelled_reach(self, compiled: CompiledPlan, j: int, reach: np.ndarray) -> np.ndarray:
+        """The departure-point time that makes `engine.advance` take a cancelled flight's next day:
+        at least just past boarding closure, so the wait is one day (more if the traveller is later)."""
+        return np.maximum(reach, compiled.start[j] - compiled.margin[j] + 1.0)
+
+    def _execute(self, plan: Plan, compiled: CompiledPlan, j: int, skip: bool, cancelled: bool = False) -> None:
+        d = 0.0 if cancelled else crn_draw(compiled, j, plan, self.query, self.seed)
         one = np.array([d])
-        s, e, lost, missed, t, reach = advance(compiled, j, one, np.array([self.t]), np.array([self.reach]), skip)
+        reach_in = np.array([self.reach])
+        if cancelled:  # the airline's rebooking: the same flight the next day, on time, at no extra fare
+            reach_in = self._cancelled_reach(compiled, j, reach_in)
+        s, e, lost, missed, t, reach = advance(compiled, j, one, np.array([self.t]), reach_in, skip)
         self.t, self.reach = float(t[0]), float(reach[0])
         day_index, what, _ = compiled.source[j]
         element = element_of(plan, compiled.source[j])
@@ -305,21 +352,23 @@ class Realiser:
             kind=KIND_NAMES[int(compiled.kind[j])], element="leg" if is_leg else "item",
             key=element_key(day_index, element), planned_start=float(compiled.start[j]),
             planned_end=float(compiled.end[j]), actual_start=float(s[0]), actual_end=float(e[0]), delay=d,
-            lost=bool(lost[0]), missed=bool(missed[0]), wait_days=wait,
+            lost=bool(lost[0]), missed=bool(missed[0]) and not cancelled, wait_days=wait, cancelled=cancelled,
             late_slack=self.slack.get("late_arrival", 0.0),
             activity=element.mode if isinstance(element, TransportLeg) else element.activity,
             venue_type=None if isinstance(element, TransportLeg) else element.venue_type))
         self.clock = max(self.clock, self.t if is_leg else float(e[0]))
 
-    def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: list[int], slack: float
-                   ) -> list[tuple[int, Affected]]:
-        """The steps of `rest` that start more than `slack` minutes late, are lost or are missed when
-        the trip is played on from now with no further delay."""
+    def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: list[int], slack: float,
+                   cancelled: set[int] | frozenset[int] = frozenset()) -> list[tuple[int, Affected]]:
+        """The steps of `rest` that start more than `slack` minutes late, are lost or are missed (or
+        cancelled) when the trip is played on from now with no further delay."""
         t, reach = np.array([self.t]), np.array([self.reach])
         zero = np.zeros(1)
         skip = self.config.simulation.skip_passed_items
         out = []
         for j in rest:
+            if j in cancelled:
+                reach = self._cancelled_reach(compiled, j, reach)
             s, _, lost, missed, t, reach = advance(compiled, j, zero, t, reach, skip)
             late = float(s[0]) - compiled.start[j]
             status = "impossible" if (lost[0] or missed[0]) else "late" if late > slack else None
@@ -335,10 +384,10 @@ class Realiser:
                                     day_index=day_index)))
         return out
 
-    def _pause(self, plan: Plan, compiled: CompiledPlan, rest: list[int], kind: str, j: int, at: float
-               ) -> Disruption:
-        slack = self.slack.get(kind, 0.0)
-        ahead = self.look_ahead(plan, compiled, rest, slack)
+    def _pause(self, plan: Plan, compiled: CompiledPlan, rest: list[int], kind: str, j: int, at: float,
+               cancelled: set[int] | frozenset[int] = frozenset()) -> Disruption:
+        slack = self.slack.get(kind, self.slack.get("late_arrival", 0.0))
+        ahead = self.look_ahead(plan, compiled, rest, slack, cancelled)
         self.clock = max(self.clock, at)
         for k, _ in ahead:
             self.warned.add(compiled.labels[k])
@@ -359,6 +408,9 @@ class Realiser:
         if isinstance(element, TransportLeg):
             base = {"name": f"{element.origin} -> {element.destination}", "mode": element.mode,
                     "number": element.number}
+            if kind == "cancellation":
+                return {**base, "scheduled": hhmm(compiled.start[j]), "planned": hhmm(compiled.end[j]),
+                        "actual": None, "what": "scheduled departure, your planned arrival; the flight does not fly"}
             if kind == "missed_departure":
                 return {**base, "scheduled": hhmm(compiled.start[j]),
                         "planned": hhmm(compiled.start[j] - compiled.margin[j]), "actual": hhmm(self.reach),
