@@ -501,7 +501,14 @@ def _group(table: Table, keys: tuple[str, ...]) -> Grouping:
 
 
 def _index(table: Table) -> None:
+    """The unique-key index of `table` (one dict built in one pass over the key columns); a
+    duplicate key is a DataError naming the rows of its first duplicate."""
     spec = table.spec
+    keys = zip(*(table.columns[c] for c in spec.key), strict=True)
+    by_key = {tuple(map(normalize, key)): i for i, key in enumerate(keys)}
+    if len(by_key) == table.n:
+        table._by_key = by_key
+        return
     grouping = _group(table, spec.key)
     if len(grouping) < table.n:
         for _key, rows in grouping.items():

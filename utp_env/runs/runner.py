@@ -14,7 +14,6 @@ folder is refused when it holds results without the `config.json` that says how 
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import os
 import sys
@@ -156,18 +155,10 @@ def _local(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str,
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
-    if method == "fork":
-        # The objects the workers inherit go to the collector's permanent generation, so a
-        # worker's collections do not walk (and copy, page by page) the whole shared dataset.
-        gc.freeze()
-    try:
-        with ProcessPoolExecutor(max_workers=config.workers, mp_context=mp.get_context(method)) as pool:
-            futures = [pool.submit(run_episode, config, qid, trial) for qid, trial in todo]
-            for future in as_completed(futures):
-                yield future.result()
-    finally:
-        if method == "fork":
-            gc.unfreeze()
+    with ProcessPoolExecutor(max_workers=config.workers, mp_context=mp.get_context(method)) as pool:
+        futures = [pool.submit(run_episode, config, qid, trial) for qid, trial in todo]
+        for future in as_completed(futures):
+            yield future.result()
 
 
 def _ray(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str, Any]]:
