@@ -246,7 +246,7 @@ class ExecutionPhase:
             for a in d.affected:
                 j = a.to_json()
                 tail = ("impossible" if a.status == "impossible" and a.what == "item"
-                        else f"cannot be taken as planned; next possible departure {j['expected_start']}"
+                        else "cannot be taken as planned (earliest: the next departure you can reach)"
                         if a.status == "impossible"
                         else f"late by {round(float(a.expected_start - a.planned_start))} min")
                 lines.append(f"- day {a.day} {a.what} {a.index}: {a.name}: planned {j['planned_start']}, "
