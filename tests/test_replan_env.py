@@ -599,3 +599,14 @@ def test_a_dropped_cancelled_flight_is_refunded(mini_db_path: Path, env: UTPRepl
         done = terminated or truncated
     assert info["realised_terms"]["extra_cost"] == 0.0
     assert not any(s["element"] == "leg" and s["day"] == 1 for s in info["realised"]["steps"])
+
+
+def test_the_task_says_how_the_loop_goes_on_and_utp_v0_is_unchanged(env: UTPReplanEnv, mini_db_path: Path) -> None:
+    obs, info = env.reset(seed=0)
+    assert "CLOSED LOOP" in obs and "- continue_trip:" in obs and info["phase"] == "planning"
+    assert "continue_trip" in {t["function"]["name"] for t in info["tools"]}
+    v0 = gym.make("utp_env/UTP-v0", db_path=mini_db_path).unwrapped
+    v0_obs, v0_info = v0.reset(seed=0)
+    assert "continue_trip" not in v0_obs and "CLOSED LOOP" not in v0_obs
+    assert "continue_trip" not in {t["function"]["name"] for t in v0_info["tools"]}
+    assert obs.startswith(v0_obs.rsplit("\nTOOLS:", 1)[0])

@@ -368,6 +368,20 @@ class UTPReplanEnv(UTPEnv):
             info["disruption"] = self._execution(ep).last.to_json()  # type: ignore[union-attr]
         return observation, reward, terminated, truncated, info
 
+    def task_text(self, query: Query) -> str:
+        """UTP-v0's task text, then how the closed loop goes on after submission."""
+        r = self.replan_config
+        return "\n".join([
+            super().task_text(query), "",
+            "CLOSED LOOP: submitting does not end the episode. The trip is then lived through one sampled "
+            "reality (transport delays, visit overruns); when it departs from your plan beyond "
+            f"{r.late_arrival_slack_min:g} minutes the trip pauses with a DISRUPTION report (at most "
+            f"{r.max_disruptions}). Repair what is still ahead with the same tools (what has started or "
+            "passed is locked; fares already paid are not refunded), then call continue_trip. You are "
+            "scored on what actually happens: planned visits, meals and events done, the budget and hard "
+            "constraints of the realised trip, punctuality, commonsense.",
+        ])
+
     @property
     def phase(self) -> Phase:
         """planning, execution or ended."""
