@@ -39,7 +39,7 @@ from utp_env.env.spaces import ToolCallSpace
 from utp_env.evaluation.realised import REWARD_TERMS, extra_fares, realised_terms
 from utp_env.itinerary import Plan, PlanItem, TransportLeg
 from utp_env.query import Query
-from utp_env.simulation.realise import Disruption, Realiser, clock_text, element_key
+from utp_env.simulation.realise import Disruption, Realiser, clock_text, copy_plan, element_key
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import Database
 from utp_env.tools.lookup.registry import ToolResult
@@ -117,7 +117,7 @@ def lived_plan(plan: Plan, query: Query, db: Database) -> Plan:
     random numbers of a visit are keyed by its name). Items the evaluator cannot resolve are kept."""
     from utp_env.evaluation.context import build_context
 
-    out = plan.model_copy(deep=True)
+    out = copy_plan(plan)
     ctx = build_context(out, query, db)
     typed: dict[int, PlanItem] = {}
     for v in ctx.visits:
@@ -416,7 +416,7 @@ class UTPReplanEnv(UTPEnv):
 
     def _read_plan(self, given: Any, query: Query) -> Plan:
         if isinstance(given, Plan):
-            return given.model_copy(deep=True)
+            return copy_plan(given)
         from utp_env.plan_format import PlanFormatError, parse_plan
 
         try:
@@ -432,7 +432,7 @@ class UTPReplanEnv(UTPEnv):
     def _begin_execution(self, ep: Episode) -> None:
         """Enter the execution phase with the episode's plan: evaluate it as UTP-v0 does, start the clock."""
         assert self.seed_value is not None
-        submitted = ep.plan.model_copy(deep=True)
+        submitted = copy_plan(ep.plan)
         robust = self.config.robustness
         outcome = finish(TerminationReason.SUBMITTED, submitted, ep.query, ep.db,
                          weights=self.config.reward_weights, reference=ep.reference,

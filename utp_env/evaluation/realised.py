@@ -80,13 +80,12 @@ def extra_fares(legs: Iterable[tuple[int, TransportLeg]], query: Query, db: Data
     return trip_cost(build_context(Plan(query_id=query.query_id, days=days), query, db)).transport
 
 
-def realised_hard(realised: Plan, query: Query, db: Database, extra_cost: float) -> tuple[float | None, dict[str, Any]]:
-    """(pass rate, checks) of the hard constraints of the realised trip: the query's checks
-    (`hard.hard_checks`) on the realised plan, with the budget over its cost plus `extra_cost`.
+def realised_hard(ctx: PlanContext, extra_cost: float) -> tuple[float | None, dict[str, Any]]:
+    """(pass rate, checks) of the hard constraints of the realised trip (`ctx`, its `build_context`):
+    the query's checks (`hard.hard_checks`), with the budget over its cost plus `extra_cost`.
     Not gated on complete information (a trip that lost a meal to a delay is still a trip)."""
     from utp_env.env.episode import pass_rate
 
-    ctx = build_context(realised, query, db)
     cost = trip_cost(ctx)
     total = cost.model_dump()
     total["total"] = cost.total + extra_cost
@@ -131,8 +130,8 @@ def realised_terms(submitted: Plan, realised: Plan, report: EvaluationReport, st
     """Every term of the realised outcome: the four weighted ones (`REWARD_TERMS`) and the reported
     `rebookings`, `extra_cost` (INR), `late_minutes`, `items_kept` (done / planned visits, meals
     and events) and `hard_checks`."""
-    hard, detail = realised_hard(realised, query, db, extra_cost)
     realised_ctx = build_context(realised, query, db)
+    hard, detail = realised_hard(realised_ctx, extra_cost)
     submitted_ctx = build_context(submitted, query, db)
     late = late_minutes(steps, event_items(realised_ctx), submitted_end)
     kept = completion(submitted_ctx, realised_ctx)

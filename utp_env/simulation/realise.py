@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -50,6 +50,11 @@ DISRUPTION_KINDS = ("late_arrival", "missed_departure", "overrun", "cancellation
 `cancellation` is an assumption beyond the paper's data and off by default (`cancelled`)."""
 DEFAULT_KINDS = DISRUPTION_KINDS[:3]
 LEG_ELEMENT, ITEM_ELEMENT = 0, 1  # `CompiledPlan.source` codes
+
+
+def copy_plan(plan: Plan) -> Plan:
+    """A deep copy of a plan (through its JSON: about 3x faster than `model_copy(deep=True)`)."""
+    return Plan.model_validate_json(plan.model_dump_json())
 
 
 def clock_text(minute: float) -> str:
@@ -167,9 +172,7 @@ class ExecutedStep:
         return "done"
 
     def to_json(self) -> dict[str, Any]:
-        out = asdict(self)
-        out.pop("key")
-        out.pop("late_slack")
+        out = {k: v for k, v in vars(self).items() if k not in ("key", "late_slack")}
         out["status"] = self.status
         for name in ("planned_start", "planned_end", "actual_start", "actual_end"):
             out[name + "_clock"] = clock_text(getattr(self, name))
@@ -430,7 +433,7 @@ class Realiser:
         """The trip as it happened: `plan` without its lost items, executed items at their actual
         times (whole minutes), legs as scheduled (the timetable the evaluator resolves), and each
         day's meals, attractions and events without the venues whose every item there was lost."""
-        out = plan.model_copy(deep=True)
+        out = copy_plan(plan)
         by_key: dict[str, list[ExecutedStep]] = {}
         for s in self.steps:
             by_key.setdefault(s.key, []).append(s)
