@@ -144,8 +144,10 @@ class PairIndex:
     `.indices.npz` (`Database.derived_arrays`) so later processes only load it."""
 
     def __init__(self, arrays: dict[str, np.ndarray]) -> None:
-        # stored as int32 (half the file to read); rows are handed out as int64, like every index
-        self.order, self.keys, self.width = arrays["order"].astype(np.int64), arrays["keys"], int(arrays["width"])
+        # stored as int32 (half the file to read); held as int64: rows are handed out as int64, like
+        # every index, and a search of int64 keys needs no cast of the whole array per lookup
+        self.order, self.keys = arrays["order"].astype(np.int64), arrays["keys"].astype(np.int64)
+        self.width = int(arrays["width"])
 
     @staticmethod
     def arrays(table: Table, city_code: dict[str, int]) -> dict[str, np.ndarray]:
@@ -158,8 +160,7 @@ class PairIndex:
     def rows(self, origin: int, dest: int) -> np.ndarray:
         """Rows of the pair (origin code, destination code), in file order."""
         key = origin * self.width + dest
-        lo, hi = np.searchsorted(self.keys, (key, key + 1))
-        return self.order[lo:hi]
+        return self.order[self.keys.searchsorted(key):self.keys.searchsorted(key, "right")]
 
 
 def _city_codes(values: list[str], city_code: dict[str, int]) -> np.ndarray:
