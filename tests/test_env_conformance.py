@@ -142,8 +142,9 @@ def test_reset_info_and_errors(env_id: str, mini_db_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_full_sandbox_env_passes_the_checker() -> None:
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_full_sandbox_env_passes_the_checker(env_id: str) -> None:
     """On the embedded full sandbox the env checker passes (the step rate is measured by
     benchmarks/env_steps.py, never asserted in a test)."""
-    env = gym.make("utp_env/UTP-v0")
+    env = gym.make(env_id)
     check_env(env.unwrapped, skip_render_check=True)

@@ -610,3 +610,32 @@ def test_the_task_says_how_the_loop_goes_on_and_utp_v0_is_unchanged(env: UTPRepl
     assert "continue_trip" not in v0_obs and "CLOSED LOOP" not in v0_obs
     assert "continue_trip" not in {t["function"]["name"] for t in v0_info["tools"]}
     assert obs.startswith(v0_obs.rsplit("\nTOOLS:", 1)[0])
+
+
+def test_check_env_passes_on_the_embedded_mini_profile() -> None:
+    """The issue's acceptance check, on the embedded sandbox of profile 'mini' (built into the cache
+    on first use)."""
+    from gymnasium.utils.env_checker import check_env
+
+    check_env(gym.make(REPLAN, profile="mini").unwrapped, skip_render_check=True)
+
+
+@pytest.mark.slow
+def test_full_sandbox_reference_plans_play_out_as_the_engine_and_end_within_the_bound() -> None:
+    """On the embedded full sandbox: 40 validation queries' reference plans x 2 seeds, continuing
+    only: each trip ends within max_disruptions + 1 steps and its timeline equals `engine.run`."""
+    env = gym.make(REPLAN).unwrapped
+    assert isinstance(env, UTPReplanEnv)
+    bound = env.replan_config.max_disruptions + 1
+    for query in split_pool(env.db, "validation")[:40]:
+        plan = reference_plan(env.db, query.query_id)
+        if plan is None:
+            continue
+        lived = lived_plan(plan, query, env.db)
+        compiled = compile_plan(lived.days, env.db, load_uncertainty(), query)
+        for seed in (0, 1):
+            observations, disruptions, reward, info = play(env, query.query_id, plan, seed)
+            assert len(observations) - 1 <= bound and len(disruptions) <= bound - 1
+            assert 0.0 <= reward <= 1.0
+            r = run(compiled, crn_delays(compiled, lived, query, seed))
+            np.testing.assert_array_equal([s["actual_end"] for s in info["realised"]["steps"]], r.end[0])
