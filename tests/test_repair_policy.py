@@ -174,17 +174,16 @@ def test_common_random_numbers_hold_for_the_services_both_trips_took(rebooked: A
 
 def test_a_rebooking_keeps_the_budget(env: UTPReplanEnv, rebooked: Any) -> None:
     """With no money left the policy books only a service no dearer than the missed one (whose fare
-    is paid again without a repair), or none."""
-    query, plan, bare, _, seed = rebooked
+    is paid again without a repair), or none: the trip never costs more than without the repair."""
+    query, plan, _, _, seed = rebooked
     from utp_env.evaluation.context import build_context
     from utp_env.evaluation.hard import trip_cost
 
-    db = env.db
-    broke = query.model_copy(update={"budget_inr": trip_cost(build_context(plan, query, db)).total})
-    env.reset(seed=seed, options={"query": broke, "plan": plan})
-    _, info, _, error = live_trip(env, broke, plan, seed, ReferencePlanner().repair)
-    assert error is None
-    assert info["realised_terms"]["extra_cost"] <= bare["realised_terms"]["extra_cost"] + 1e-6
+    broke = query.model_copy(update={"budget_inr": trip_cost(build_context(plan, query, env.db)).total})
+    _, bare, _, _ = live_trip(env, broke, plan, seed, None)
+    _, repaired, _, error = live_trip(env, broke, plan, seed, ReferencePlanner().repair)
+    assert error is None and env.episode is not None and env.episode.query.budget_inr == broke.budget_inr
+    assert repaired["realised_terms"]["cost"] <= bare["realised_terms"]["cost"] + 1e-6
 
 
 def test_every_repair_call_is_accepted_and_repair_never_loses_on_these_trips(env: UTPReplanEnv,

@@ -296,3 +296,46 @@ def test_the_tool_calling_agent_drives_the_replan_env_unchanged(mini_db_path: Pa
     assert record["termination_reason"] == "submitted", record["error"]
     assert record["replan"]["realised"]["finished"] and record["reward"] == record["replan"]["realised_score"]
     assert record["trace"]["by_name"]["tool_call:submit_plan"] == 1
+
+
+def test_a_replan_run_gives_the_same_records_on_two_workers(replan_runs: tuple[Path, Path], mini_db_path: Path,
+                                                            tmp_path: Path) -> None:
+    """The realities depend on the episode seeds only, not on which process lives them."""
+    two = run(_config(mini_db_path, tmp_path / "two", env="replan", limit=8, trials=2, workers=2), progress=False)
+
+    def stable(run_dir: Path) -> dict[str, dict[str, Any]]:
+        return {k: {f: v for f, v in r.items() if f != "duration_s"} for k, r in read_records(run_dir).items()}
+
+    assert stable(two) == stable(replan_runs[0])
+
+
+def test_the_realised_timeline_shows_the_plan_what_happened_and_the_pauses(replan_runs: tuple[Path, Path],
+                                                                           mini_db_path: Path) -> None:
+    """The figure has a planned and a realised lane per day: the plan's items by name, a lost item
+    marked at its planned slot, a late leg in the late colour, and each disruption numbered."""
+    import matplotlib.pyplot as plt
+
+    from utp_env.itinerary import Plan
+    from utp_env.runs.episode import context_for
+    from utp_env.simulation import compile_for
+    from utp_env.simulation.plot import REALISED_COLOURS, realised_timeline_figure
+
+    ctx = context_for(_config(mini_db_path, replan_runs[0], env="replan", limit=8, trials=2))
+    record = next(iter(read_records(replan_runs[0]).values()))
+    compiled, _ = compile_for(Plan.model_validate(record["plan"]), ctx.queries[record["query_id"]], ctx.dataset.db)
+    steps = [dict(s) for s in record["replan"]["realised"]["steps"]]
+    visit = next(s for s in steps if s["element"] == "item" and s["kind"] == "visit")
+    visit["status"] = "lost"
+    leg = next(s for s in steps if s["element"] == "leg")
+    leg["actual_end"] = leg["planned_end"] + 60
+    reports = [{"index": 1, "kind": "late_arrival", "day": leg["day"], "minute": 600}]
+    fig = realised_timeline_figure(compiled, steps, reports, title="t")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "#1 late arrival" in texts
+    assert any(t.startswith("lost: ") and visit["name"].split(",")[0].startswith(t[6:].rstrip("…")) for t in texts)
+    colours = {tuple(round(c, 3) for c in bar.get_facecolor()[:3]) for bar in fig.axes[0].patches}
+    from matplotlib.colors import to_rgb
+
+    assert tuple(round(c, 3) for c in to_rgb(REALISED_COLOURS["late"])) in colours
+    assert fig.axes[0].get_yticklabels()[0].get_text().startswith("day 1")
+    plt.close(fig)

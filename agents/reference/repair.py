@@ -344,8 +344,9 @@ class RepairPolicy:
         the next fixed commitment (a departure, an event), its venue's closing and the end of the day
         allow and at least its base length; a meal also starts four hours after the previous meal ends.
         When a departure would be missed or an event reached more than `EVENT_SLACK_MIN` late, the
-        lowest-value visit since the last commitment is to be dropped (`Layout.drop`, then the caller lays out again); a departure with
-        nothing to drop before it is `Layout.missed`."""
+        lowest-value visit since the last commitment is to be dropped (`Layout.drop`, then the caller
+        lays out again); a departure that no drop can save (the traveller would reach its point too
+        late even without the visits before it) is `Layout.missed`, with `Layout.ready`."""
         gap = int(self.config.min_meal_gap_minutes)
         margins = self.config.simulation.boarding_margin_min
         t = reach = float(clock)

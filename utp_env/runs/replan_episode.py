@@ -86,14 +86,16 @@ def replan_env(ctx: Any) -> Any:
 
 def live_trip(env: Any, query: Query, plan: Plan, seed: int, repair: Callable[..., None] | None,
               ) -> tuple[float, dict[str, Any], int, str | None]:
-    """Live `plan` through the replan env's reality of `seed`, calling `repair` at each pause.
+    """Live `plan` for `query` through the replan env's reality of `seed`, calling `repair` at the
+    briefing and at each pause (the env is reset with the query itself, so a query changed for an
+    experiment, e.g. another budget, is the one lived).
 
     Returns (realised reward, the env's final info, repair steps taken, the repair's error or None).
     """
-    observation, info = env.reset(seed=seed, options={"query_id": query.query_id, "plan": plan})
+    observation, info = env.reset(seed=seed, options={"query": query, "plan": plan})
     recorder = StepRecorder(env)
     error: str | None = None
-    bound = int(getattr(getattr(env, "replan_config", None), "max_disruptions", 50)) + EXTRA_PAUSES
+    bound = int(env.unwrapped.replan_config.max_disruptions) + EXTRA_PAUSES
     final: tuple[SupportsFloat, dict[str, Any]] | None = None
     for _ in range(bound + 1):
         if repair is not None and error is None:

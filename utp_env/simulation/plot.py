@@ -122,7 +122,8 @@ def plot_timeline(compiled: CompiledPlan, report: RobustnessReport, path: str | 
     return path
 
 
-REALISED_COLOURS = {"done": "#4c9a5b", "late": "#e0a458", "lost": "#b0b0b0", "missed": "#c0392b"}
+REALISED_COLOURS = {"done": "#4c9a5b", "late": "#e0a458", "lost": "#b0b0b0", "missed": "#c0392b",
+                    "cancelled": "#7d3c98"}
 
 
 def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]], disruptions: list[dict[str, Any]],
@@ -132,7 +133,7 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
     One row per day with two lanes: above, the submitted plan (`planned`, outlined bars from
     planned start to end, legs hatched); below, what happened (`steps`: the realised trip's executed
     steps with absolute `actual_start`/`actual_end` minutes, `day_index` and `status` done, late,
-    lost or missed; a leg that arrived after its planned arrival counts as late), coloured by
+    lost, missed or cancelled; a leg that arrived after its planned arrival counts as late), coloured by
     status, a lost item drawn as a grey bar at its planned slot. Each
     disruption (`disruptions`: `day`, `minute`, `index`, `kind`) is a red marker with its number
     and kind. Labels are shortened to fit the bars; the legend sits under the axes.
@@ -201,7 +202,7 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
                         Patch(facecolor="white", edgecolor=COLOURS["leg"], hatch="///", label="planned leg"),
                         *(Patch(color=c, label=f"realised: {k}") for k, c in REALISED_COLOURS.items()),
                         Line2D([0], [0], color=COLOURS["band"], lw=1.2, label="disruption (pause)")],
-               loc="lower center", ncol=7, fontsize=7, frameon=False)
+               loc="lower center", ncol=8, fontsize=7, frameon=False)
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout(rect=(0, 0.35 / (1.25 * days + 1.9), 1, 1))
     return fig
