@@ -21,7 +21,7 @@ from utp_env.plan_format.legs import ScheduleLookup, parse_leg
 from utp_env.plan_format.poi import RawItem, parse_entry, place
 from utp_env.plan_format.text import is_absent, split_top
 from utp_env.query import Query
-from utp_env.resolve import find_service, find_venue, split_name_city
+from utp_env.resolve import VENUE_TABLES, find_service, find_venue, split_name_city
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.errors import UnknownNameError
 from utp_env.tools.schema import SERVICE_TABLE, scheduled_arrival
@@ -218,8 +218,16 @@ def _name_key(field_value: str) -> str:
 
 
 def _db_venue_type(db: Database, name: str, cities: list[str], date: str | None) -> VenueType | None:
+    if normalize(name) not in db.derived(_venue_names):
+        return None  # no venue of any city has this name, so find_venue cannot find one
     try:
         ref = find_venue(db, name, cities, date=date)
     except (UnknownNameError, KeyError):
         return None
     return None if ref is None else ref.venue_type
+
+
+def _venue_names(db: Database) -> frozenset[str]:
+    """Every venue name of the database's venue tables, normalised (find_venue matches names exactly
+    after `normalize`, so a name outside this set is found in no city). Built once per database."""
+    return frozenset(normalize(name) for table in VENUE_TABLES for name in db.tables[table].columns["name"])
