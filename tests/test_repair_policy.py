@@ -105,6 +105,33 @@ def test_a_meal_keeps_four_hours_after_the_last_and_the_night_stay_follows_it() 
     assert POLICY._lay_out([dinner, stay], clock=800, meal_end=600).moves == []  # 300 minutes: nothing to do
 
 
+def test_a_late_visit_after_a_moved_one_is_started_after_it_so_the_trip_keeps_their_order() -> None:
+    """The trip plays steps by start time: the lunch moved to 17:32 would come after a market
+    planned for 16:57 and be lost behind it, so the market is started when the lunch ends."""
+    lunch, market = visit(848, 1002, 90, value=10.0, meal="lunch"), visit(1017, 1276, 60)
+    laid = POLICY._lay_out([lunch, market], clock=1052, meal_end=None)
+    assert laid.moves == [(lunch, (1052, 1206)), (market, (1206, 1276))]
+
+
+def test_a_meal_that_cannot_be_kept_goes_to_another_restaurant() -> None:
+    """A dinner reached after its restaurant closes moves to another one (the `Swap`); a meal that
+    alone covers a required cuisine does not."""
+    dinner = visit(1140, 1253, 75, value=10.0, meal="dinner")
+    dinner.close = 1290
+    stay = fixed("stay", 1268, 1860)
+    asked: list[tuple[int, int]] = []
+
+    def swap(step: Step, earliest: int, latest: int, taken: set[str]) -> tuple[str, int, int] | None:
+        asked.append((earliest, latest))
+        return ("Late Diner", earliest, earliest + 80) if step.value < REQUIRED_VALUE else None
+
+    laid = POLICY._lay_out([dinner, stay], clock=1282, meal_end=None, swap=swap)
+    assert laid.swaps == [(dinner, "Late Diner", 1282, 1362)] and asked == [(1282, 1500)]
+    assert laid.moves == [(stay, (1362, 1860))]  # the night's stay after the new dinner
+    dinner.value = REQUIRED_VALUE
+    assert POLICY._lay_out([dinner, stay], clock=1282, meal_end=None, swap=swap).swaps == []
+
+
 # ---------------------------------------------------------------- the whole policy in the env
 
 

@@ -44,7 +44,8 @@ refused call (`Error: ... locked`) stops the repair of that part, and the trip g
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from utp_env.agents.reference.schedule import LATEST_END, TRANSFER
@@ -53,11 +54,18 @@ from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import build_context
 from utp_env.evaluation.hard import trip_cost
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
-from utp_env.queries.options import LegOption, buffer_multiplier, has_category, leg_options, serves
+from utp_env.queries.options import (
+    LegOption,
+    buffer_multiplier,
+    has_category,
+    leg_options,
+    restaurants_by_cost,
+    serves,
+)
 from utp_env.query import Query
 from utp_env.resolve import find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, format_stamp
-from utp_env.tools.database import Database
+from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE
 
 SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses", "cab": "cab_route"}
@@ -85,6 +93,13 @@ class Step:
     value: float = 1.0
     open_: int | None = None
     close: int | None = None
+    city: str | None = None
+    row: int | None = None  # the venue's row in its table
+
+
+Swap = Callable[[Step, int, int, set[str]], "tuple[str, int, int] | None"]
+"""Another restaurant for a meal that cannot be kept: (step, earliest start, latest end, names
+already taken by this layout) -> (name, start, end), or None."""
 
 
 @dataclass
@@ -93,6 +108,7 @@ class Layout:
     (then lay out again), or a departure that will be missed whatever is dropped."""
 
     moves: list[tuple[Step, tuple[int, int]]]
+    swaps: list[tuple[Step, str, int, int]] = field(default_factory=list)
     drop: Step | None = None
     missed: TransportLeg | None = None
     ready: int = 0  # when the traveller reaches the missed departure's point (minutes of the day)
@@ -129,7 +145,9 @@ class RepairPolicy:
         later = sorted({int(a["day"]) for a in report.get("affected") or []
                         if a.get("what") == "leg" and a.get("status") == "impossible" and int(a["day"]) > today})
         for day_no in (today, *later):
-            clock = int(report["minute"]) if day_no == today else 0  # minutes from the day's midnight
+            # minutes from the day's midnight; the report rounds the clock to the minute, so nothing is
+            # placed before the next whole minute (the env refuses a time in the past)
+            clock = int(report["minute"]) + 1 if day_no == today else 0
             for _ in range(MAX_REBOOKINGS + 1):
                 found = self._retime_day(env, episode, report if day_no == today else {}, day_no, clock)
                 if found is None or episode.done:
@@ -243,9 +261,10 @@ class RepairPolicy:
         day = plan.days[day_no - 1]
         steps = self._pending(episode, day, report, clock)
         meal_end = self._last_meal_end(day, steps, report, clock)
+        swap = self._swap_for(episode)
         dropped: list[Step] = []
         while True:
-            laid = self._lay_out(steps, clock, meal_end)
+            laid = self._lay_out(steps, clock, meal_end, swap)
             if laid.drop is None:
                 break
             steps.remove(laid.drop)
@@ -253,6 +272,16 @@ class RepairPolicy:
         # Remove the dropped items (highest position first, so the others keep their numbers) ...
         for index in sorted((s.index for s in dropped), reverse=True):
             if not self._call(env, "remove_item", {"day": day_no, "index": index}):
+                return None
+        # ... then put each meal that cannot be kept at another restaurant ...
+        for step, name, start, end in laid.swaps:
+            current = episode.plan.days[day_no - 1].items
+            position = next((i for i, it in enumerate(current, 1) if it == step.item), None)
+            if position is None or not self._call(env, "remove_item", {"day": day_no, "index": position}):
+                return None
+            if not self._call(env, "add_item", {"day": day_no, "name": name, "activity": "visit", "kind": "restaurant",
+                                                "meal": step.item.meal if step.item else None,
+                                                "start": format_stamp(start), "end": format_stamp(end)}):
                 return None
         # ... then move each item whose times changed, found by its content in the current day.
         for step, (start, end) in laid.moves:
@@ -305,7 +334,7 @@ class RepairPolicy:
             if ref is None:
                 return step
             v = venue(db, ref.table, ref.row)
-            step.open_, step.close = v.open_min, v.close_min
+            step.open_, step.close, step.city, step.row = v.open_min, v.close_min, ref.city, ref.row
             step.base = min(step.base, timing.base_minutes(v, item.start))
             lc = query.local_constraint
             if item.venue_type == "attraction":
@@ -337,7 +366,40 @@ class RepairPolicy:
             out = max(out or end, end)
         return out
 
-    def _lay_out(self, steps: list[Step], clock: int, meal_end: int | None) -> Layout:
+    def _swap_for(self, episode: Any) -> Swap:
+        """The restaurant a meal that cannot be kept moves to (rule 2): in the same city, not yet in
+        the trip (the commonsense check of diverse restaurants), no dearer than the one it replaces
+        (so the budget holds), open for the base length of the meal from the earliest start; booked
+        as the planner books it (base plus the risk profile's buffer) as far as the room allows. A
+        meal that alone covers a required cuisine is not swapped (the substitute might not serve it)."""
+        db: Database = episode.db
+        query: Query = episode.query
+        timing = Timing(db, self.config, query.risk_profile, self.buffers)
+        cols = db.tables["restaurants"].columns
+        used = {normalize(item.name) for day in episode.plan.days for item in day.items
+                if item.venue_type == "restaurant"}
+
+        def swap(step: Step, earliest: int, latest: int, taken: set[str]) -> tuple[str, int, int] | None:
+            if step.item is None or step.item.meal is None or step.city is None or step.row is None \
+                    or step.value >= REQUIRED_VALUE:
+                return None
+            price = float(cols["avg_cost_inr"][step.row])
+            for row in restaurants_by_cost(db, step.city):
+                if float(cols["avg_cost_inr"][row]) > price:
+                    break
+                name = str(cols["name"][row])
+                if normalize(name) in used or normalize(name) in taken:
+                    continue
+                v = venue(db, "restaurants", row)
+                start = max(earliest, v.open_min)
+                end = min(start + timing.length(v, start), latest, v.close_min)
+                if end - start >= timing.base_minutes(v, start):
+                    return name, start, end
+            return None
+
+        return swap
+
+    def _lay_out(self, steps: list[Step], clock: int, meal_end: int | None, swap: Swap | None = None) -> Layout:
         """Play the steps ahead as the engine would with no further delay (docs/SIMULATION.md), from
         the traveller free at `clock`; a visit that would be lost (reached after its planned end) is
         moved to when the traveller can be there, keeping its booked length as far as the room before
@@ -352,6 +414,7 @@ class RepairPolicy:
         t = reach = float(clock)
         floor = float(clock)  # the earliest the traveller could reach the next departure point, whatever is dropped
         moves: list[tuple[Step, tuple[int, int]]] = []
+        swaps: list[tuple[Step, str, int, int]] = []
         segment: list[Step] = []  # visits kept since the last commitment: what may give way
         for k, step in enumerate(steps):
             if step.kind == "leg":
@@ -359,7 +422,7 @@ class RepairPolicy:
                 latest = step.start - float(margins.get(step.leg.mode, 0.0))
                 if step.leg.mode != "cab" and reach > latest:
                     victim = _lowest(segment, math.inf) if floor <= latest else None
-                    return Layout(moves, drop=victim, missed=step.leg if victim is None else None,
+                    return Layout(moves, swaps, drop=victim, missed=step.leg if victim is None else None,
                                   ready=math.ceil(reach))
                 depart = max(float(step.start), reach) if step.leg.mode == "cab" else float(step.start)
                 t = reach = floor = depart + (step.end - step.start)
@@ -371,15 +434,17 @@ class RepairPolicy:
                     if step.value < math.inf and s > step.start + EVENT_SLACK_MIN:  # an event late or lost
                         victim = _lowest(segment, step.value)
                         if victim is not None:
-                            return Layout(moves, drop=victim)
+                            return Layout(moves, swaps, drop=victim)
                     e = max(float(step.end), s)
                     segment = [] if step.value < math.inf else segment
-                    if moves and step.value == math.inf and step.start < s < step.end:
+                    if (moves or swaps) and step.value == math.inf and step.start < s < step.end:
                         # a stay after a visit moved later: it starts when the visit ends (else the trip
                         # would play the stay first, by start time, and lose the visit)
                         moves.append((step, (math.ceil(s), step.end)))
                 else:
                     e = max(float(step.end), s + (step.end - step.start))
+                    if (moves or swaps) and s > step.start:  # keep it after a visit moved before it (below)
+                        moves.append((step, (math.ceil(s), math.ceil(s) + step.end - step.start)))
                 t = e
                 reach = s if step.item is not None and step.item.activity == "arrive" else e
                 if step.item is not None and step.item.activity == "arrive":
@@ -390,6 +455,12 @@ class RepairPolicy:
             if step.item is not None and step.item.meal is not None and meal_end is not None:
                 wanted = max(wanted, float(meal_end + gap))
             if s < step.end and wanted == s:  # played on time or late but not lost: the engine keeps it
+                if (moves or swaps) and s > step.start:
+                    # The trip plays steps by start time: a visit moved later than this one's planned
+                    # start would come first. Starting this one when the traveller gets there keeps the
+                    # order (and changes nothing else: the engine would start it then anyway).
+                    start = math.ceil(s)
+                    moves.append((step, (start, max(step.end, start + math.ceil(step.base)))))
                 t = reach = max(float(step.end), s + step.base)
                 segment.append(step)
                 if step.item is not None and step.item.meal is not None:
@@ -405,14 +476,20 @@ class RepairPolicy:
                 if step.item is not None and step.item.meal is not None:
                     meal_end = start + length
                 continue
+            other = swap(step, start, self._bound(steps[k + 1:]), {n for _, n, _, _ in swaps}) if swap else None
+            if other is not None and other[1] >= clock:
+                swaps.append((step, *other))
+                t = reach = float(other[2])
+                meal_end = other[2]
+                continue
             victim = _lowest(segment, step.value)
             if victim is not None:
-                return Layout(moves, drop=victim)
+                return Layout(moves, swaps, drop=victim)
             if s < step.end:  # the meal gap cannot be kept: the engine plays it where it is
                 t = reach = max(float(step.end), s + step.base)
                 segment.append(step)
             # else lost: it takes no time
-        return Layout(moves)
+        return Layout(moves, swaps)
 
     @staticmethod
     def _bound(rest: list[Step]) -> int:
