@@ -22,10 +22,12 @@ the database are only read, as the reference planner reads them when it plans):
    visit the engine would lose (reached after its planned end) is moved to when the traveller can
    be there, keeping its booked length as far as the room before the next departure or event, its
    venue's closing and the end of the day (`LATEST_END`) allow, and at least its base length; a meal
-   also starts four hours after the previous meal ends (the commonsense meal gap); a night's stay
-   after a visit moved later starts when the visit ends. A visit still reached before its planned
-   end is left where it is: the engine then shortens it into its buffer, which keeps more of the
-   day than moving it would.
+   also starts four hours after the previous meal ends (the commonsense meal gap); what a moved
+   visit now overlaps (a later visit, the night's stay) starts when it ends, since the trip plays
+   steps by start time. A meal that cannot be kept at its restaurant moves to another restaurant of
+   the city open then, not yet in the trip and no dearer (`_swap_for`; not a meal that alone covers
+   a required cuisine). A visit still reached before its planned end is left where it is: the
+   engine then shortens it into its buffer, which keeps more of the day than moving it would.
 3. **Drop the lowest-value item when time runs out**: when a departure would be missed (and the
    traveller could still make it without the visits before it) or an event reached more than
    `EVENT_SLACK_MIN` late, the visit of least value since the last commitment is removed
