@@ -25,7 +25,7 @@ from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.simulation.compile import compile_plan
 from utp_env.simulation.engine import run
-from utp_env.simulation.realise import DEFAULT_KINDS, DISRUPTION_KINDS, crn_delays, element_key
+from utp_env.simulation.realise import DEFAULT_KINDS, DISRUPTION_KINDS, crn_delays, crn_draw, element_key
 
 REPLAN = "utp_env/UTP-Replan-v0"
 CONTINUE = {"tool": "continue_trip"}
@@ -178,9 +178,16 @@ def test_without_repair_the_realised_timeline_equals_the_vectorised_engine(env: 
             lived = lived_plan(lived, query, env.db)
             assert info["plan"] == lived.model_dump(mode="json")  # nothing repaired
             compiled = compile_plan(lived.days, env.db, load_uncertainty(), query)
-            r = run(compiled, crn_delays(compiled, lived, query, seed))
             steps = info["realised"]["steps"]
             assert [s["label"] for s in steps] == compiled.labels
+            # the engine on the realisation's draws: each step's common-random-numbers draw on the day
+            # it was travelled (its planned date unless missed: then wait_days later)
+            delays = crn_delays(compiled, lived, query, seed, env.db)
+            for j, step in enumerate(steps):
+                if compiled.draw[j] >= 0:
+                    assert step["delay"] == crn_draw(compiled, j, lived, query, seed, env.db, step["wait_days"])
+                    delays[0, compiled.draw[j]] = step["delay"]
+            r = run(compiled, delays)
             np.testing.assert_array_equal([s["actual_start"] for s in steps], r.start[0])
             np.testing.assert_array_equal([s["actual_end"] for s in steps], r.end[0])
             assert [s["lost"] for s in steps] == r.lost[0].tolist()
@@ -234,23 +241,41 @@ def test_a_missed_leg_is_taken_the_next_day_and_its_fare_is_paid_again(env: UTPR
     assert terms["completion"] is not None and terms["completion"] < 1.0
 
 
-def test_rebooking_by_the_agent_keeps_the_missed_fare_spent(env: UTPReplanEnv) -> None:
-    query_id, plan = reference(env)
-    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+def rebook_next_day(env: UTPReplanEnv) -> dict[str, Any]:
+    """At the missed flight of `tight` (day 1, Rajkot -> Pune): drop it and book the same flight on
+    day 2, then continue to the end; the final info."""
     _, _, _, _, info = env.step(CONTINUE)
     assert info["disruption"]["kind"] == "missed_departure"
     obs, *_ = env.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})
     assert obs.startswith("Removed"), obs
+    obs, *_ = env.step({"tool": "add_leg", "args": {"day": 2, "mode": "flight", "number": "6E-7559",
+                                                    "origin": "Rajkot", "destination": "Pune"}})
+    assert obs.startswith("Added"), obs
     done = False
     while not done:
         _, _, terminated, truncated, info = env.step(CONTINUE)
         done = terminated or truncated
+    return info
+
+
+def test_rebooking_by_the_agent_keeps_the_missed_fare_spent(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    info = rebook_next_day(env)
     query = env.episode.query  # type: ignore[union-attr]
     from utp_env.evaluation.realised import extra_fares
 
     missed = tight(plan).days[0].transport[0]
-    assert info["realised_terms"]["extra_cost"] == extra_fares([(0, missed)], query, env.db)
+    terms = info["realised_terms"]
+    assert terms["extra_cost"] == extra_fares([(0, missed)], query, env.db) > 0
+    assert terms["rebookings"] == 1 and terms["missed_commitments"] == 0
     assert not any(s["missed"] for s in info["realised"]["steps"])
+    # the traveller reaches Pune on day 2 at 19:05: what the plan had there on day 1 and day 2 before then is lost
+    flight = next(s for s in info["realised"]["steps"] if s["element"] == "leg" and s["day"] == 2)
+    before = [s for s in info["realised"]["steps"] if s["element"] == "item" and s["day"] <= 2
+              and s["planned_start"] > 1075 and s["planned_start"] < flight["actual_start"]]
+    assert before and all(s["status"] == "unreachable" for s in before)
+    assert terms["completion"] < 1.0
 
 
 def test_at_most_max_disruptions_pauses(mini_db_path: Path) -> None:
@@ -258,13 +283,6 @@ def test_at_most_max_disruptions_pauses(mini_db_path: Path) -> None:
     query_id, plan = reference(env)
     _, disruptions, _, info = play(env, query_id, tight(plan), seed=0)
     assert disruptions == [] and info["realised"]["finished"]
-
-
-def test_inactive_kinds_do_not_pause(mini_db_path: Path) -> None:
-    env = gym.make(REPLAN, db_path=mini_db_path, replan={"disruptions": ["overrun"]}).unwrapped
-    query_id, plan = reference(env)
-    _, disruptions, _, _ = play(env, query_id, tight(plan), seed=0)
-    assert all(d["kind"] == "overrun" for d in disruptions)
 
 
 # ---------------------------------------------------------------- the disruption report
@@ -359,6 +377,26 @@ def test_pickled_env_in_execution_continues_identically(env: UTPReplanEnv) -> No
         a, b = env.step(action), clone.step(action)
         assert a[:4] == b[:4]
         assert a[4].get("realised") == b[4].get("realised")
+
+
+def test_pickled_env_keeps_a_cancelled_flight_refunded(mini_db_path: Path) -> None:
+    """Seed 18: the day-1 flight is cancelled; dropped before pickling, it stays refunded in the clone."""
+    import pickle
+
+    on = gym.make(REPLAN, db_path=mini_db_path, replan=WITH_CANCELLATION).unwrapped
+    query_id, plan = reference(on)
+    on.reset(seed=18, options={"query_id": query_id, "plan": plan})
+    assert on.step(CONTINUE)[4]["disruption"]["kind"] == "cancellation"
+    assert on.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})[0].startswith("Removed")
+    clone = pickle.loads(pickle.dumps(on))
+    finals = []
+    for e in (on, clone):
+        done = False
+        while not done:
+            _, reward, terminated, truncated, info = e.step(CONTINUE)
+            done = terminated or truncated
+        finals.append((reward, info["realised_terms"], info["realised"]))
+    assert finals[0] == finals[1]
 
 
 CLOCKS = st.one_of(st.sampled_from(["00:00", "05:50", "12:00", "17:54", "23:59", "07:00 +1", "25:00", "x"]),
@@ -554,7 +592,7 @@ def test_a_cancelled_flight_is_the_draw_of_the_disruption_branch(env: UTPReplanE
     """`crn_cancelled` marks exactly the draws the sampler gives Dmax through its disruption branch
     (a capped log-normal draw can equal Dmax too, and is not a cancellation)."""
     from utp_env.simulation.compile import LEG
-    from utp_env.simulation.realise import crn_cancelled, crn_draw
+    from utp_env.simulation.realise import crn_cancelled
 
     query_id, plan = reference(env)
     query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
@@ -565,11 +603,11 @@ def test_a_cancelled_flight_is_the_draw_of_the_disruption_branch(env: UTPReplanE
     for j in flights:
         model = compiled.models[compiled.draw[j]]
         for seed in range(60):
-            if crn_cancelled(compiled, j, lived, query, seed):
+            if crn_cancelled(compiled, j, lived, query, seed, env.db):
                 cancelled += 1
-                assert crn_draw(compiled, j, lived, query, seed) == model.dmax
+                assert crn_draw(compiled, j, lived, query, seed, env.db) == model.dmax
     assert cancelled > 0
-    assert not any(crn_cancelled(compiled, j, lived, query, s) for j in range(compiled.n_steps)
+    assert not any(crn_cancelled(compiled, j, lived, query, s, env.db) for j in range(compiled.n_steps)
                    if j not in flights for s in range(5))
 
 
@@ -597,8 +635,17 @@ def test_a_dropped_cancelled_flight_is_refunded(mini_db_path: Path, env: UTPRepl
     while not done:
         _, _, terminated, truncated, info = on.step(CONTINUE)
         done = terminated or truncated
-    assert info["realised_terms"]["extra_cost"] == 0.0
-    assert not any(s["element"] == "leg" and s["day"] == 1 for s in info["realised"]["steps"])
+    # the cancelled flight is refunded; the traveller stays in Rajkot, so the later legs (booked, paid)
+    # cannot be taken and what the plan had in Pune and Mumbai is lost
+    from utp_env.evaluation.realised import extra_fares
+
+    query = on.episode.query  # type: ignore[union-attr]
+    later = [(d, leg) for d, day in enumerate(plan.days) for leg in day.transport if d > 0]
+    assert info["realised_terms"]["extra_cost"] == extra_fares(later, query, on.db) > 0
+    steps = info["realised"]["steps"]
+    assert not any(s["element"] == "leg" and s["day"] == 1 and s["status"] != "unreachable" for s in steps)
+    assert all(s["status"] == "unreachable" for s in steps if s["planned_start"] > plan.days[0].transport[0].dep)
+    assert info["realised_terms"]["completion"] == 0.0 and info["realised_terms"]["missed_commitments"] == 3
 
 
 def test_the_task_says_how_the_loop_goes_on_and_utp_v0_is_unchanged(env: UTPReplanEnv, mini_db_path: Path) -> None:
@@ -637,5 +684,221 @@ def test_full_sandbox_reference_plans_play_out_as_the_engine_and_end_within_the_
             observations, disruptions, reward, info = play(env, query.query_id, plan, seed)
             assert len(observations) - 1 <= bound and len(disruptions) <= bound - 1
             assert 0.0 <= reward <= 1.0
-            r = run(compiled, crn_delays(compiled, lived, query, seed))
+            r = run(compiled, crn_delays(compiled, lived, query, seed, env.db))
             np.testing.assert_array_equal([s["actual_end"] for s in info["realised"]["steps"]], r.end[0])
+
+
+# ---------------------------------------------------------------- where the traveller is (review of issue 15)
+
+
+def test_removing_a_missed_leg_leaves_the_traveller_where_they_are(env: UTPReplanEnv) -> None:
+    """Dropping the missed flight without another way to Pune: the traveller stays in Rajkot, so
+    nothing the plan has in Pune or Mumbai is done and the later legs are not taken (their fares
+    stay spent); it scores below living the missed flight the next day."""
+    query_id, plan = reference(env)
+    *_, passive = play(env, query_id, tight(plan), seed=0)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    env.step(CONTINUE)
+    assert env.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})[0].startswith("Removed")
+    done = False
+    while not done:
+        _, reward, terminated, truncated, info = env.step(CONTINUE)
+        done = terminated or truncated
+    terms = info["realised_terms"]
+    assert terms["completion"] is not None and terms["completion"] < 1.0
+    assert terms["completion"] < passive["realised_terms"]["completion"]
+    legs = [s for s in info["realised"]["steps"] if s["element"] == "leg"]
+    assert legs and all(s["status"] == "unreachable" for s in legs)
+    assert info["realised"]["plan"]["days"] and not any(d["transport"] for d in info["realised"]["plan"]["days"])
+    assert reward < passive["reward"]
+
+
+def test_dropping_the_return_leg_scores_below_no_repair(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    for seed in (0, 3):
+        *_, passive = play(env, query_id, plan, seed)
+        env.reset(seed=seed, options={"query_id": query_id, "plan": plan})
+        ep = env.episode
+        assert ep is not None
+        last = max(d for d, day in enumerate(ep.plan.days, 1) if day.transport)
+        obs = env.step({"tool": "remove_leg", "args": {"day": last, "index": len(ep.plan.days[last - 1].transport)}})
+        assert obs[0].startswith("Removed"), obs[0]
+        done = False
+        while not done:
+            _, reward, terminated, truncated, info = env.step(CONTINUE)
+            done = terminated or truncated
+        terms = info["realised_terms"]
+        assert terms["missed_commitments"] == 1 and terms["punctuality"] == 0.0
+        assert terms["hard_checks"]["returns_home"]["passed"] is False
+        assert passive["realised_terms"]["hard_checks"]["returns_home"]["passed"] is True
+        assert reward < passive["reward"]
+
+
+def test_common_random_numbers_do_not_depend_on_how_the_plan_spells_a_service(env: UTPReplanEnv) -> None:
+    from utp_env.itinerary import TransportLeg
+    from utp_env.simulation.realise import crn_key
+
+    query_id, plan = reference(env)
+    leg = plan.days[-1].transport[0]
+    assert leg.number
+    spellings = [leg, leg.model_copy(update={"number": leg.number.lower()}),
+                 leg.model_copy(update={"number": f" {leg.number} "})]
+    assert len({crn_key(3, s, "2025-12-08", env.db) for s in spellings}) == 1
+    cab = TransportLeg(mode="cab", origin="Pune", destination="Mumbai", dep=600, arr=800)
+    respelt = cab.model_copy(update={"origin": "pune ", "destination": "MUMBAI"})
+    assert crn_key(3, cab, None, env.db) == crn_key(3, respelt, None, env.db)
+    # the trip lived with the lower-cased number meets the same delays
+    lower = plan.model_copy(deep=True)
+    for day in lower.days:
+        for each in day.transport:
+            each.number = each.number.lower() if each.number else None
+    delays = [[s["delay"] for s in play(env, query_id, given, seed)[3]["realised"]["steps"]]
+              for given in (plan, lower) for seed in (2,)]
+    assert delays[0] == delays[1] and any(d > 0 for d in delays[0])
+
+
+def test_a_missed_leg_meets_the_delay_of_the_day_it_is_taken(env: UTPReplanEnv) -> None:
+    """The missed day-1 flight taken on day 2 (no repair) and the same flight booked by the agent on
+    day 2 are one physical flight: the same delay, the day-2 draw of that service."""
+    query_id, plan = reference(env)
+    *_, passive = play(env, query_id, tight(plan), seed=0)
+    missed = next(s for s in passive["realised"]["steps"] if s["missed"])
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    rebooked = rebook_next_day(env)
+    taken = next(s for s in rebooked["realised"]["steps"] if s["element"] == "leg" and s["day"] == 2)
+    assert missed["wait_days"] == 1 and taken["wait_days"] == 0
+    assert missed["actual_start"] == taken["actual_start"] and missed["delay"] == taken["delay"]
+    query = env.episode.query  # type: ignore[union-attr]
+    lived = lived_plan(tight(plan), query, env.db)
+    compiled = compile_plan(lived.days, env.db, load_uncertainty(), query)
+    j = compiled.labels.index(missed["label"])
+    assert missed["delay"] == crn_draw(compiled, j, lived, query, 0, env.db, wait_days=1)
+    assert crn_draw(compiled, j, lived, query, 0, env.db) != crn_draw(compiled, j, lived, query, 0, env.db, 1)
+
+
+# ---------------------------------------------------------------- stays, config, reset options, locks
+
+
+def test_the_night_checked_in_is_locked_and_a_changed_booked_night_stays_paid(env: UTPReplanEnv) -> None:
+    """utp-q-0031: at the first pause the traveller has checked in; changing tonight's stay is refused;
+    changing a later night keeps the booked night paid (extra cost) on top of the new one."""
+    query_id, plan = "utp-q-0031", reference_plan(env.db, "utp-q-0031")
+    assert plan is not None
+    *_, passive = play(env, query_id, plan, seed=0)
+    env.reset(seed=0, options={"query_id": query_id, "plan": plan})
+    ep = env.episode
+    assert ep is not None and ep.execution is not None
+    ep.execution.realiser.max_disruptions = 0  # no pause: play day 1 by hand up to its check-in
+    realiser = ep.execution.realiser
+    compiled = realiser.compile(ep.plan)
+    check_in = next(j for j in range(compiled.n_steps) if "check-in" in compiled.labels[j])
+    for j in range(check_in + 1):
+        realiser._execute(ep.plan, compiled, j, True)
+    city = ep.plan.days[0].accommodation.split(", ")[-1]  # type: ignore[union-attr]
+    cols = env.db.tables["accommodations"].columns
+    other = next(str(cols["name"][r]) for r in env.db.city_rows("accommodations", city)
+                 if str(cols["name"][r]) not in ep.plan.days[0].accommodation)  # type: ignore[operator]
+    before = ep.snapshot()
+    obs = env.step({"tool": "set_stay", "args": {"name": other, "city": city, "from_day": 1, "to_day": 2}})[0]
+    assert obs.startswith("Error: set_stay: argument 'from_day'") and "checked in" in obs, obs
+    assert ep.snapshot() == before
+    obs = env.step({"tool": "set_stay", "args": {"name": other, "city": city, "from_day": 2, "to_day": 2}})[0]
+    assert obs.startswith("Stay set"), obs
+    _, _, terminated, _, info = env.step(CONTINUE)
+    assert terminated
+    from utp_env.evaluation.realised import booked_nights_cost
+
+    night = booked_nights_cost(plan, ep.plan, ep.query, env.db)
+    assert night > 0 and info["realised_terms"]["extra_cost"] == passive["realised_terms"]["extra_cost"] + night
+
+
+@pytest.mark.parametrize(("weights", "expected"), [
+    ({"punctuality": 0.0}, {"completion": 1.0, "hard": 1.0, "punctuality": 0.0, "commonsense": 0.5}),
+    ({}, {"completion": 1.0, "hard": 1.0, "punctuality": 0.5, "commonsense": 0.5}),
+])
+def test_partial_reward_weights_keep_the_other_defaults(weights: dict, expected: dict) -> None:
+    assert ReplanConfig(reward_weights=weights).reward_weights == expected
+
+
+def test_reward_weights_all_zero_are_refused(mini_db_path: Path) -> None:
+    zero = dict.fromkeys(("completion", "hard", "punctuality", "commonsense"), 0.0)
+    with pytest.raises(ValueError, match=r"reward_weights.*positive"):
+        gym.make(REPLAN, db_path=mini_db_path, replan={"reward_weights": zero})
+
+
+def test_a_plan_for_another_query_is_refused_naming_the_option(env: UTPReplanEnv) -> None:
+    _, plan = reference(env, 0)
+    other, _ = reference(env, 1)
+    with pytest.raises(ValueError, match=r"options\['plan'\] is a plan for"):
+        env.reset(seed=0, options={"query_id": other, "plan": plan})
+
+
+def test_the_stochastic_option_is_refused_in_the_closed_loop(env: UTPReplanEnv, mini_db_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"options\['stochastic'\]"):
+        env.reset(seed=0, options={"stochastic": True})
+    with pytest.raises(ValueError, match="stochastic"):
+        gym.make(REPLAN, db_path=mini_db_path, config={"stochastic": True})
+
+
+def test_a_late_evening_item_may_be_repaired_after_midnight(mini_db_path: Path) -> None:
+    """Day 1's dinner ends at 23:58 and overruns past midnight: at the pause (day 2 00:0x) the night's
+    stay of day 1 has not started and may be moved; the dinner, which has, stays locked."""
+    env = gym.make(REPLAN, db_path=mini_db_path, replan={"overrun_slack_min": 0}).unwrapped
+    query_id, reference_ = reference(env)
+    query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+    plan = lived_plan(reference_, query, env.db)
+    dinner, stay = plan.days[0].items[2], plan.days[0].items[3]
+    assert dinner.activity == "visit" and stay.activity == "stay"
+    dinner.start, dinner.end = 1438 - 75, 1438
+    stay.start = 1439
+    env.reset(seed=0, options={"query_id": query_id, "plan": plan})
+    _, _, _, _, info = env.step(CONTINUE)
+    assert info["disruption"]["kind"] == "overrun" and info["disruption"]["clock"].startswith("day 2 ")
+    obs = env.step({"tool": "move_item", "args": {"day": 1, "index": 4, "start": "00:15 +1"}})[0]
+    assert obs.startswith("Moved"), obs
+    obs = env.step({"tool": "remove_item", "args": {"day": 1, "index": 3}})[0]
+    assert obs.startswith("Error:") and "locked" in obs, obs
+
+
+def overrun_plan(env: UTPReplanEnv) -> tuple[str, Plan]:
+    """utp-q-0014's lived reference plan with every visit planned at its base length, and day 3's
+    dinner moved to 17:30: at seed 3 the visit before it overruns into it."""
+    import math
+
+    query_id, reference_ = reference(env)
+    query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+    plan = lived_plan(reference_, query, env.db)
+    compiled = compile_plan(plan.days, env.db, load_uncertainty(), query)
+    for j in range(compiled.n_steps):
+        if compiled.kind[j] == 0:  # VISIT
+            d, _, i = compiled.source[j]
+            item = plan.days[d].items[i]
+            item.end = item.start + math.ceil(compiled.base[j])  # type: ignore[operator]
+    dinner = next(item for item in plan.days[2].items if item.name.startswith("Sagar"))
+    dinner.start, dinner.end = 17 * 60 + 30, 18 * 60 + 45
+    plan.days[2].items.sort(key=lambda item: item.start or 0)
+    return query_id, plan
+
+
+def test_a_visit_that_overruns_into_the_next_item_pauses(env: UTPReplanEnv) -> None:
+    query_id, plan = overrun_plan(env)
+    observations, disruptions, _, _ = play(env, query_id, plan, seed=3)
+    d = disruptions[0]
+    assert (d["kind"], d["clock"], d["cause"]["name"]) == ("overrun", "day 3 18:04", "Colaba Causeway")
+    assert d["cause"]["planned"] == "17:24" and d["cause"]["actual"] == "18:04"
+    assert [(a["name"], a["status"], a["expected_start"]) for a in d["affected"]] == [
+        ("Sagar Continental", "late", "18:04")]
+    assert "overran" in observations[1] and "late by 34 min" in observations[1]
+
+
+def test_inactive_kinds_pause_neither_for_a_missed_departure_nor_an_overrun(env: UTPReplanEnv,
+                                                                           mini_db_path: Path) -> None:
+    query_id, plan = reference(env)
+    assert play(env, query_id, tight(plan), seed=0)[1][0]["kind"] == "missed_departure"
+    overrun_id, overrun = overrun_plan(env)
+    assert "overrun" in [d["kind"] for d in play(env, overrun_id, overrun, seed=3)[1]]
+    only_overrun = gym.make(REPLAN, db_path=mini_db_path, replan={"disruptions": ["overrun"]}).unwrapped
+    assert not any(d["kind"] != "overrun" for d in play(only_overrun, query_id, tight(plan), seed=0)[1])
+    no_overrun = gym.make(REPLAN, db_path=mini_db_path,
+                          replan={"disruptions": ["late_arrival", "missed_departure"]}).unwrapped
+    assert not any(d["kind"] == "overrun" for d in play(no_overrun, overrun_id, overrun, seed=3)[1])

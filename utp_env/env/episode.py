@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from utp_env.evaluation.report import pass_rate as pass_rate  # re-exported: one definition, in evaluation
 from utp_env.itinerary import Day, Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
@@ -32,7 +33,7 @@ from utp_env.tools.database import Database
 if TYPE_CHECKING:
     import numpy as np
 
-    from utp_env.evaluation.report import CheckResult, EvaluationReport
+    from utp_env.evaluation.report import EvaluationReport
     from utp_env.simulation import Realisation, RobustnessReport
 
 
@@ -164,12 +165,6 @@ def plan_mismatch(plan: Plan, query: Query, db: Database | None = None) -> list[
 
 
 # ---------------------------------------------------------------- reward
-
-
-def pass_rate(checks: Mapping[str, CheckResult]) -> float | None:
-    """Share of applicable checks (passed is not None) that passed; None when none applies."""
-    applicable = [c.passed for c in checks.values() if c.passed is not None]
-    return sum(applicable) / len(applicable) if applicable else None
 
 
 def reward_terms(report: EvaluationReport) -> dict[str, float | None]:

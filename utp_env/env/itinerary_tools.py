@@ -73,6 +73,10 @@ class Execution(Protocol):
         """Why day `day` may not be changed at all (it is over), or None."""
         ...
 
+    def refuse_night(self, day: int, what: str) -> str | None:
+        """Why the accommodation of the night of day `day` may not be changed (it has begun), or None."""
+        ...
+
     def resume(self) -> ToolResult:
         """Run the trip's clock on (`continue_trip`)."""
         ...
@@ -550,6 +554,12 @@ def set_stay(ep: Episode, args: SetStay) -> ToolResult:
         raise ToolError(f"to_day {args.to_day} is before from_day {args.from_day}", "to_day")
     _day_number(ep, args.to_day, "to_day")
     _unlocked(ep, "from_day", day=args.from_day, what=f"the night of day {args.from_day}")
+    execution: Execution | None = ep.execution
+    if execution is not None:
+        for night in range(args.from_day, args.to_day + 1):
+            why = execution.refuse_night(night, f"the night of day {night}")
+            if why is not None:
+                raise ToolError(why, "from_day")
     city = city_of(ep.db, args.city, "city")
     name, city = _venue(ep, "accommodation", args.name, [city], None)
     for n in range(args.from_day, args.to_day + 1):

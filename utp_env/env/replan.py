@@ -21,7 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from utp_env.config import CONFIG_DIR, load_model, load_uncertainty
 from utp_env.env.config import EnvConfig
@@ -36,11 +36,19 @@ from utp_env.env.episode import (
 )
 from utp_env.env.itinerary_tools import ENDING, EXECUTION_TOOLS, plan_text
 from utp_env.env.spaces import ToolCallSpace
-from utp_env.evaluation.realised import REWARD_TERMS, extra_fares, realised_terms
+from utp_env.evaluation.realised import REWARD_TERMS, booked_nights_cost, extra_fares, realised_terms
 from utp_env.itinerary import Plan, PlanItem, TransportLeg
 from utp_env.query import Query
-from utp_env.simulation.realise import Disruption, Realiser, clock_text, copy_plan, element_key
-from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
+from utp_env.simulation.realise import (
+    DEFAULT_KINDS,
+    Disruption,
+    Realiser,
+    clock_text,
+    copy_plan,
+    element_key,
+    time_of_day,
+)
+from utp_env.tools.clock import MINUTES_PER_DAY
 from utp_env.tools.database import Database
 from utp_env.tools.lookup.registry import ToolResult
 from utp_env.tools.schema import is_venue_kind
@@ -55,8 +63,8 @@ DEFAULT_REALISED_WEIGHTS: dict[str, float] = {"completion": 1.0, "hard": 1.0, "p
 
 
 def _default_kinds() -> list[DisruptionKind]:
-    """The kinds active by default: `realise.DEFAULT_KINDS` (no cancellation; a test checks they agree)."""
-    return ["late_arrival", "missed_departure", "overrun"]
+    """The kinds active by default: `realise.DEFAULT_KINDS` (no cancellation)."""
+    return list(DEFAULT_KINDS)  # type: ignore[arg-type]  # DisruptionKind spells DISRUPTION_KINDS (tested)
 
 
 class ReplanConfig(BaseModel):
@@ -79,13 +87,23 @@ class ReplanConfig(BaseModel):
     punctuality_scale_min: float = Field(default=120.0, gt=0,
                                          description="Late minutes at commitments that make punctuality 0")
     reward_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_REALISED_WEIGHTS),
-                                             description="Realised term -> weight (>= 0)")
+                                             description="Realised term -> weight (>= 0); the terms not "
+                                                         "named keep their default weight")
+
+    @field_validator("reward_weights", mode="before")
+    @classmethod
+    def _merge_weights(cls, given: Any) -> Any:
+        """A partial `reward_weights` overrides only the terms it names (the others keep their default)."""
+        return {**DEFAULT_REALISED_WEIGHTS, **given} if isinstance(given, dict) else given
 
     @model_validator(mode="after")
     def _weights(self) -> ReplanConfig:
         bad = {k: w for k, w in self.reward_weights.items() if not w >= 0}
         if bad:
             raise ValueError(f"reward_weights must be >= 0; got {bad}")
+        if not any(w > 0 for w in self.reward_weights.values()):
+            raise ValueError(f"reward_weights: at least one of {', '.join(REWARD_TERMS)} needs a positive weight "
+                             f"(else every trip scores 0); got {self.reward_weights}")
         unknown = set(self.reward_weights) - set(REWARD_TERMS)
         if unknown:
             raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; known: {', '.join(REWARD_TERMS)}")
@@ -132,12 +150,13 @@ def lived_plan(plan: Plan, query: Query, db: Database) -> Plan:
     return out
 
 
-def _hhmm(minute: float) -> str:
-    return format_hhmm(round(float(minute)) % MINUTES_PER_DAY)
-
-
 def _leg_signature(day_index: int, leg: TransportLeg) -> tuple[Any, ...]:
     return (day_index, leg.mode, leg.number, leg.origin, leg.destination, leg.dep)
+
+
+REALISER_STATE = ("city", "planned_cities", "t", "reach", "clock", "steps", "disruptions", "warned", "cancelled",
+                  "finished")
+"""The fields of a `Realiser` that change during a trip (what pickling an env in execution keeps)."""
 
 
 class ExecutionPhase:
@@ -163,27 +182,56 @@ class ExecutionPhase:
 
     def _ahead(self) -> str:
         clock = self.realiser.clock
-        return f"change only what is still ahead (after {_hhmm(clock)} on day {self.current_day})"
+        return f"change only what is still ahead (after {time_of_day(clock)} on day {self.current_day})"
 
     def refuse_day(self, day: int, what: str) -> str | None:
+        """A plan day before the clock's day is locked once all of its steps have executed (a late
+        evening's items still ahead after midnight may be changed)."""
         if self.realiser.finished:
             return "the trip is over; nothing can be changed."
-        if day < self.current_day:
+        if day < self.current_day and not self._pending_on(day):
             return (f"{what} is on day {day}, which is over (the trip is at {clock_text(self.realiser.clock)}) "
                     f"and locked; {self._ahead()}.")
+        return None
+
+    def _pending_on(self, day: int) -> bool:
+        """Whether plan day `day` has a step the realisation has not reached yet."""
+        plan = self.ep.plan
+        if day > len(plan.days):
+            return False
+        executed = self.realiser.executed_keys()
+        this = plan.days[day - 1]
+        elements: list[TransportLeg | PlanItem] = [*this.transport, *this.items]
+        for element in elements:
+            key = element_key(day - 1, element)
+            if executed[key] > 0:
+                executed[key] -= 1
+            elif isinstance(element, TransportLeg) or (  # items that are steps (as compile_plan reads them)
+                    element.timed and not (element.activity == "travel" and this.transport)):
+                return True
+        return False
+
+    def refuse_night(self, day: int, what: str) -> str | None:
+        """The night of `day` is locked once the traveller has checked in (or begun the stay) that day."""
+        for step in self.realiser.steps:
+            if (step.day == day and step.venue_type == "accommodation" and step.activity in ("check-in", "stay")
+                    and not step.lost and step.actual_start >= (day - 1) * MINUTES_PER_DAY + 12 * 60):
+                return (f"{what}: the traveller checked in at {step.name} at {time_of_day(step.actual_start)} on "
+                        f"day {day} and that night is locked; change the stay of later nights only.")
         return None
 
     def refuse_element(self, day: int, element: PlanItem | TransportLeg, what: str) -> str | None:
         key = element_key(day - 1, element)
         for step in self.realiser.steps:
             if step.key == key:
-                return f"{what} on day {day} started at {_hhmm(step.actual_start)} and is locked; {self._ahead()}."
+                return (f"{what} on day {day} started at {time_of_day(step.actual_start)} and is locked; "
+                        f"{self._ahead()}.")
         return None
 
     def refuse_time(self, day: int, minute: int, what: str) -> str | None:
         at = (day - 1) * MINUTES_PER_DAY + minute
         if at < self.realiser.clock:
-            return (f"{what} at {format_hhmm(minute % MINUTES_PER_DAY)} on day {day} would be in the past (the "
+            return (f"{what} at {time_of_day(minute)} on day {day} would be in the past (the "
                     f"trip is at {clock_text(self.realiser.clock)}); {self._ahead()}.")
         return None
 
@@ -212,7 +260,7 @@ class ExecutionPhase:
         """What the agent reads before the trip starts."""
         r = self.realiser
         return "\n".join([
-            f"EXECUTION PHASE: the trip is about to start ({clock_text(r.clock)}, in {r.location(self.ep.plan)}).",
+            f"EXECUTION PHASE: the trip is about to start ({clock_text(r.clock)}, in {r.location()}).",
             "You will live through this plan; delays and overruns are drawn from the simulation's models.",
             plan_text(self.ep),
             f"When reality departs from the plan beyond its slack the trip pauses with a disruption report "
@@ -287,21 +335,25 @@ class ExecutionPhase:
 
         r, ep = self.realiser, self.ep
         realised = r.realised_plan(ep.plan)
-        taken = {_leg_signature(s.day_index, leg) for s in r.steps if s.element == "leg"
+        taken = {_leg_signature(s.day_index, leg) for s in r.steps if s.element == "leg" and not s.unreachable
                  for leg in [TransportLeg.model_validate_json(s.key.split("|", 2)[2])]}
         repaid = [(s.day_index, TransportLeg.model_validate_json(s.key.split("|", 2)[2]))
                   for s in r.steps if s.missed]
-        not_taken = [(d, leg) for d, day in enumerate(self.submitted.days) for leg in day.transport
-                     if _leg_signature(d, leg) not in taken and element_key(d, leg) not in r.cancelled]
         submitted_legs = {_leg_signature(d, leg) for d, day in enumerate(self.submitted.days) for leg in day.transport}
-        added = sum(1 for d, day in enumerate(ep.plan.days) for leg in day.transport
-                    if _leg_signature(d, leg) not in submitted_legs)
-        extra = extra_fares(repaid + not_taken, query, ep.db)
+        added_legs = [(d, leg) for d, day in enumerate(ep.plan.days) for leg in day.transport
+                      if _leg_signature(d, leg) not in submitted_legs]
+        # every booked leg is paid: the submitted ones and those the agent added; the realised plan holds
+        # the legs taken, the rest (not taken: dropped, or unreachable) is paid on top
+        booked = [(d, leg) for d, day in enumerate(self.submitted.days) for leg in day.transport] + added_legs
+        not_taken = [(d, leg) for d, leg in booked
+                     if _leg_signature(d, leg) not in taken and element_key(d, leg) not in r.cancelled]
+        extra = (extra_fares(repaid + not_taken, query, ep.db)
+                 + booked_nights_cost(self.submitted, ep.plan, query, ep.db))
         report = evaluate(realised, query, ep.db, reference=reference)
         airline = sum(1 for s in r.steps if s.cancelled)  # cancelled flights the airline rebooked
         terms = realised_terms(self.submitted, realised, report, r.steps, query, ep.db, extra_cost=extra,
-                               rebookings=len(repaid) + added + airline, submitted_end=self.submitted_end,
-                               punctuality_scale=config.punctuality_scale_min)
+                               rebookings=len(repaid) + len(added_legs) + airline, submitted_end=self.submitted_end,
+                               punctuality_scale=config.punctuality_scale_min, final_city=r.location() or None)
         weighted = {k: terms[k] for k in REWARD_TERMS}
         reward = weighted_reward(weighted, config.reward_weights) if self.submitted.days else 0.0
         info = {"realised": {"plan": realised.model_dump(mode="json"), **r.to_json()},
@@ -327,6 +379,9 @@ class UTPReplanEnv(UTPEnv):
                config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None,
                replan: ReplanConfig | dict[str, Any] | str | Path | None = None) -> None:
         super()._setup(db_path, profile, split, config, render_mode)
+        if self.config.stochastic:
+            raise ValueError("config: stochastic does not apply to utp_env/UTP-Replan-v0 (the trip is always lived "
+                             "through one realisation drawn from the reset seed); set stochastic: false")
         self._init_args["replan"] = replan if not isinstance(replan, Path) else str(replan)  # type: ignore[assignment]
         self.replan_config = load_replan_config(replan)
         self.tools = {**self.tools, **EXECUTION_TOOLS}
@@ -340,16 +395,22 @@ class UTPReplanEnv(UTPEnv):
         """As `UTPEnv.reset`; `options["plan"]` (a `Plan`, a plan in the paper's format as text or
         JSON, or a `Plan` JSON dict) starts at the trip's start with that plan, in the execution phase."""
         options = dict(options or {})
+        if "stochastic" in options:
+            raise ValueError("reset: options['stochastic'] does not apply to utp_env/UTP-Replan-v0: the trip is "
+                             "always lived through one realisation drawn from the reset seed; drop the option")
         given = options.pop("plan", None)
-        if given is not None and options.get("query_id") is None and options.get("query") is None:
-            named = (given.query_id if isinstance(given, Plan)
-                     else given.get("query_id") if isinstance(given, dict) else None)
-            if named:
-                options["query_id"] = named  # the query the plan names, rather than a random one
+        named = (given.query_id if isinstance(given, Plan)
+                 else given.get("query_id") if isinstance(given, dict) else None) if given is not None else None
+        if named and options.get("query_id") is None and options.get("query") is None:
+            options["query_id"] = named  # the query the plan names, rather than a random one
         observation, info = super().reset(seed=seed, options=options)
         ep = self._require_episode()
         if given is not None:
             ep.plan = self._read_plan(given, ep.query)
+            if ep.plan.query_id and ep.plan.query_id != ep.query.query_id:
+                self.episode = None
+                raise ValueError(f"reset: options['plan'] is a plan for {ep.plan.query_id}, not for the episode's "
+                                 f"query {ep.query.query_id}; give that query's plan, or drop options['query_id']")
             self._begin_execution(ep)
             execution = self._execution(ep)
             observation = self._clip(observation + "\n\n" + execution.briefing())
@@ -493,8 +554,7 @@ class UTPReplanEnv(UTPEnv):
             r = execution.realiser
             state["execution"] = {
                 "submitted": execution.submitted.model_dump(mode="json"), "plan_outcome": execution.plan_outcome,
-                "realiser": {k: getattr(r, k) for k in ("t", "reach", "clock", "steps", "disruptions", "warned",
-                                                        "finished")},
+                "realiser": {k: getattr(r, k) for k in REALISER_STATE},
                 "last": execution.last}
         return state
 

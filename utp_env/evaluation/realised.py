@@ -5,9 +5,13 @@ The plan scored here is the trip as it happened (`utp_env.simulation.realise.Rea
 lost items removed, executed items at their actual times). The terms, each in [0, 1]:
 
 - `completion`: the share of the submitted plan's visits, meals and events actually done;
-- `realised_hard`: the hard constraints of the realised trip, the budget including the extra fares
-  (`extra_fares`: fares paid again for missed legs and fares of booked legs not taken);
-- `punctuality`: 1 - min(1, late minutes at fixed commitments / scale) (`late_minutes`);
+- `realised_hard`: the hard constraints of the realised trip, the budget including the extra costs
+  (`extra_fares`: fares paid again for missed legs and fares of booked legs not taken;
+  `booked_nights_cost`: submitted nights changed by a repair) and `returns_home` (the traveller
+  ends the trip in the query's origin);
+- `punctuality`: 1 - min(1, late minutes at fixed commitments / scale) (`late_minutes`), 0 when a
+  commitment was missed altogether (`unreplaced_legs`: a submitted leg whose destination no taken
+  leg reached instead);
 - `realised_commonsense`: the commonsense pass rate of the realised itinerary.
 
 `realised_terms` gathers them with the reported counts (`rebookings`, `extra_cost`, `late_minutes`,
@@ -23,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from utp_env.evaluation.context import PlanContext, Visit, build_context
 from utp_env.evaluation.hard import budget, hard_checks, trip_cost
-from utp_env.evaluation.report import CostBreakdown, EvaluationReport, build
+from utp_env.evaluation.report import CheckResult, CostBreakdown, EvaluationReport, build, pass_rate
 from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.query import Query
-from utp_env.tools.database import Database
+from utp_env.tools.database import Database, normalize
 
 if TYPE_CHECKING:
     from utp_env.simulation.realise import ExecutedStep
@@ -80,19 +84,52 @@ def extra_fares(legs: Iterable[tuple[int, TransportLeg]], query: Query, db: Data
     return trip_cost(build_context(Plan(query_id=query.query_id, days=days), query, db)).transport
 
 
-def realised_hard(ctx: PlanContext, extra_cost: float) -> tuple[float | None, dict[str, Any]]:
-    """(pass rate, checks) of the hard constraints of the realised trip (`ctx`, its `build_context`):
-    the query's checks (`hard.hard_checks`), with the budget over its cost plus `extra_cost`.
-    Not gated on complete information (a trip that lost a meal to a delay is still a trip)."""
-    from utp_env.env.episode import pass_rate
+def booked_nights_cost(submitted: Plan, final: Plan, query: Query, db: Database) -> float:
+    """What the submitted plan's nights that a repair changed cost (booked at submission and not
+    refunded), priced as `hard.trip_cost` prices stays: a night whose accommodation the final plan
+    names differently (or no longer names)."""
+    changed = Plan(query_id=submitted.query_id, days=[])
+    for d, day in enumerate(submitted.days):
+        now = final.days[d].accommodation if d < len(final.days) else None
+        kept = day.accommodation is not None and normalize(now or "") != normalize(day.accommodation)
+        changed.days.append(Day(day=day.day, date=day.date, cities=day.cities,
+                                accommodation=day.accommodation if kept else None))
+    if not any(day.accommodation for day in changed.days):
+        return 0.0
+    return trip_cost(build_context(changed, query, db)).stays
 
+
+def returns_home(final_city: str | None, query: Query) -> CheckResult:
+    """Whether the traveller ended the trip in the query's origin (the trip is a round trip)."""
+    if final_city is None or normalize(final_city) == normalize(query.org):
+        return CheckResult(passed=True)
+    return CheckResult(passed=False, reason=f"the trip ends in {final_city}, not back in {query.org}")
+
+
+def realised_hard(ctx: PlanContext, extra_cost: float, home: CheckResult | None = None
+                  ) -> tuple[float | None, dict[str, Any]]:
+    """(pass rate, checks) of the hard constraints of the realised trip (`ctx`, its `build_context`):
+    the query's checks (`hard.hard_checks`), with the budget over its cost plus `extra_cost`, and
+    `home` (`returns_home`) when given. Not gated on complete information (a trip that lost a meal
+    to a delay is still a trip)."""
     cost = trip_cost(ctx)
     total = cost.model_dump()
     total["total"] = cost.total + extra_cost
     paid = build(CostBreakdown, **total)
     checks = hard_checks(ctx, paid)
     checks["budget"] = budget(ctx, paid)
+    if home is not None:
+        checks["returns_home"] = home
     return pass_rate(checks), {"checks": {k: c.model_dump() for k, c in checks.items()}, "cost": paid.total}
+
+
+def unreplaced_legs(submitted: Iterable[TransportLeg], taken: Iterable[TransportLeg]) -> int:
+    """Submitted legs whose destination no taken leg reached instead: per destination city, how many
+    more submitted legs go there than taken legs do (a missed leg taken later, or a rebooking on
+    another service or day, replaces it; a dropped return flight does not)."""
+    wanted = Counter(normalize(leg.destination) for leg in submitted)
+    wanted.subtract(Counter(normalize(leg.destination) for leg in taken))
+    return sum(n for n in wanted.values() if n > 0)
 
 
 def event_items(ctx: PlanContext) -> set[tuple[int, str]]:
@@ -112,31 +149,38 @@ def late_minutes(steps: Iterable[ExecutedStep], events: set[tuple[int, str]], su
     return float(late)
 
 
-def punctuality(late: float, scale: float) -> float:
-    """1 - min(1, late / scale): 1 when every commitment was met on time, 0 at `scale` minutes late."""
+def punctuality(late: float, scale: float, missed_commitments: int = 0) -> float:
+    """1 - min(1, late / scale): 1 when every commitment was met on time, 0 at `scale` minutes late,
+    and 0 when a commitment was missed altogether (`unreplaced_legs`)."""
+    if missed_commitments > 0:
+        return 0.0
     return 1.0 - min(1.0, max(0.0, late) / scale)
 
 
 def realised_commonsense(report: EvaluationReport) -> float | None:
-    """The commonsense pass rate (`utp_env.env.episode.pass_rate`) of the realised plan's report."""
-    from utp_env.env.episode import pass_rate
-
+    """The commonsense pass rate (`utp_env.evaluation.report.pass_rate`) of the realised plan's report."""
     return pass_rate(report.commonsense)
 
 
 def realised_terms(submitted: Plan, realised: Plan, report: EvaluationReport, steps: list[ExecutedStep],
                    query: Query, db: Database, *, extra_cost: float, rebookings: int,
-                   submitted_end: float | None, punctuality_scale: float) -> dict[str, Any]:
+                   submitted_end: float | None, punctuality_scale: float, final_city: str | None = None
+                   ) -> dict[str, Any]:
     """Every term of the realised outcome: the four weighted ones (`REWARD_TERMS`) and the reported
-    `rebookings`, `extra_cost` (INR), `late_minutes`, `items_kept` (done / planned visits, meals
-    and events) and `hard_checks`."""
+    `rebookings`, `extra_cost` (INR), `late_minutes`, `missed_commitments` (`unreplaced_legs`),
+    `items_kept` (done / planned visits, meals and events) and `hard_checks`. `final_city`: where
+    the traveller ended the trip (`returns_home`; None skips that check)."""
     realised_ctx = build_context(realised, query, db)
-    hard, detail = realised_hard(realised_ctx, extra_cost)
+    home = returns_home(final_city, query) if final_city is not None else None
+    hard, detail = realised_hard(realised_ctx, extra_cost, home)
     submitted_ctx = build_context(submitted, query, db)
     late = late_minutes(steps, event_items(realised_ctx), submitted_end)
+    missed = unreplaced_legs((leg for day in submitted.days for leg in day.transport),
+                             (leg for day in realised.days for leg in day.transport))
     kept = completion(submitted_ctx, realised_ctx)
     wanted = len(planned_activities(submitted_ctx))
-    return {"completion": kept, "hard": hard, "punctuality": punctuality(late, punctuality_scale),
+    return {"completion": kept, "hard": hard, "punctuality": punctuality(late, punctuality_scale, missed),
             "commonsense": realised_commonsense(report), "rebookings": rebookings, "extra_cost": extra_cost,
-            "late_minutes": late, "items_kept": None if kept is None else round(kept * wanted),
+            "late_minutes": late, "missed_commitments": missed,
+            "items_kept": None if kept is None else round(kept * wanted),
             "items_planned": wanted, "cost": detail["cost"], "hard_checks": detail["checks"]}

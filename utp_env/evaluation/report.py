@@ -7,6 +7,7 @@ These are the pydantic models at the boundary of the evaluation (they are serial
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,6 +59,12 @@ class CheckResult(BaseModel):
 
     passed: bool | None = None
     reason: str | None = Field(default=None, description="Why it failed (or why it does not apply)")
+
+
+def pass_rate(checks: Mapping[str, CheckResult]) -> float | None:
+    """Share of applicable checks (passed is not None) that passed; None when none applies."""
+    applicable = [c.passed for c in checks.values() if c.passed is not None]
+    return sum(applicable) / len(applicable) if applicable else None
 
 
 class PoiDetail(BaseModel):

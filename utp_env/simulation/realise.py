@@ -7,12 +7,19 @@ vectorised `engine.run` uses, so with no repair the realised timeline equals `en
 same draws (tests/test_replan_env.py checks it).
 
 **Common random numbers.** A step's delay does not come from a shared stream but from its own
-generator, `np.random.default_rng(stable_int("replan", seed, mode, service, date))` for a leg (a
-cab's service is `origin->destination`) and `stable_int("replan", seed, "visit", venue, date)` for a
-visit's overrun, drawn with the simulation's only sampler (`delay_models.sample`). Two agents that
-start from the same seed meet the same delays on every service and visit they share, whatever else
-they do and in whatever order they ask. A leg missed and taken again w days later (the engine's
-`next_day` rule) keeps its draw, as in the engine.
+generator, `np.random.default_rng(stable_int("replan", seed, mode, service, date))` for a leg and
+`stable_int("replan", seed, "visit", venue, date)` for a visit's overrun, drawn with the
+simulation's only sampler (`delay_models.sample`). The service is the resolved one (the timetable's
+spelling of the number; a cab's `origin->destination` in the canonical city names), so a plan's
+spelling does not change the draw; `date` is the date the leg is actually travelled (a leg missed
+and taken w days later, the engine's `next_day` rule, meets that day's delay). Two agents that start
+from the same seed meet the same delays on every service, date and visit they share, whatever else
+they do and in whatever order they ask.
+
+**Where the traveller is.** The traveller is in the destination of the last leg actually taken
+(at the start, the trip's first city). An item in another city, or a leg leaving from another city,
+cannot be reached: it is recorded as `unreachable` (an item is lost, a leg is not taken) and takes
+no time. With no repair this never happens on a consistent plan (every leg is taken, late or not).
 
 **Pauses.** After each leg or cab that arrives after its planned arrival (`late_arrival`) and each
 visit that ends after its planned end (`overrun`), the steps ahead are played forward with no further
@@ -28,6 +35,7 @@ elements already executed. What has been executed is locked (utp_env/env/replan.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -38,11 +46,13 @@ import numpy as np
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import Query
+from utp_env.resolve import VenueName, find_service, find_venue
 from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, VISIT, CompiledPlan, compile_plan
 from utp_env.simulation.delay_models import DelayArrays, sample
 from utp_env.simulation.engine import advance
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp
 from utp_env.tools.database import Database, normalize
+from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE, VENUE_TABLE, VENUE_TABLES, is_venue_kind
 from utp_env.tools.seeding import stable_int
 
 DISRUPTION_KINDS = ("late_arrival", "missed_departure", "overrun", "cancellation")
@@ -57,10 +67,20 @@ def copy_plan(plan: Plan) -> Plan:
     return Plan.model_validate_json(plan.model_dump_json())
 
 
+def time_of_day(minute: float) -> str:
+    """'HH:MM' of an absolute trip minute (its clock time, whatever the day)."""
+    return format_hhmm(round(float(minute)) % MINUTES_PER_DAY)
+
+
 def clock_text(minute: float) -> str:
     """'day N HH:MM' of an absolute trip minute (day 1 starts at minute 0)."""
     m = round(float(minute))
-    return f"day {m // MINUTES_PER_DAY + 1} {format_hhmm(m % MINUTES_PER_DAY)}"
+    return f"day {m // MINUTES_PER_DAY + 1} {time_of_day(m)}"
+
+
+def leg_name(leg: TransportLeg) -> str:
+    """How a leg is named in the realised steps and reports: 'flight 6E-284 Pune->Indore'."""
+    return f"{leg.mode} {leg.number or ''} {leg.origin}->{leg.destination}".replace("  ", " ")
 
 
 def element_of(plan: Plan, source: tuple[int, int, int]) -> TransportLeg | PlanItem:
@@ -83,26 +103,54 @@ def step_date(plan: Plan, query: Query | None, day_index: int) -> str | None:
     return query.dates[day_index] if query is not None and day_index < len(query.dates) else None
 
 
-def crn_key(seed: int, element: TransportLeg | PlanItem, date: str | None) -> int:
-    """The seed of one delay element's own generator: (seed, mode, service, date) for a leg,
-    (seed, "visit", venue, date) for a visit."""
+def travel_date(date: str | None, wait_days: int) -> str | None:
+    """The date `wait_days` days after `date` (YYYY-MM-DD): when a missed leg is actually taken."""
+    if not wait_days or date is None:
+        return date
+    try:
+        return (dt.date.fromisoformat(date) + dt.timedelta(days=wait_days)).isoformat()
+    except ValueError:
+        return f"{date}+{wait_days}"
+
+
+def _canonical_city(db: Database, city: str) -> str:
+    return db.known_city(city) or normalize(city)
+
+
+def service_key(db: Database, leg: TransportLeg) -> str:
+    """The service a leg is, independent of how the plan spells it: the timetable's number of the
+    resolved row (flights, trains, buses), else the normalised number; for a cab (or a leg with no
+    number) `origin->destination` in the database's city spelling."""
+    if leg.number:
+        row = find_service(db, leg.mode, leg.number, leg.origin, leg.destination)
+        if row is not None:
+            table = SERVICE_TABLE[leg.mode]
+            return str(db.tables[table].columns[NUMBER_COLUMN[table]][row])
+        return normalize(leg.number)
+    return f"{_canonical_city(db, leg.origin)}->{_canonical_city(db, leg.destination)}"
+
+
+def crn_key(seed: int, element: TransportLeg | PlanItem, date: str | None, db: Database) -> int:
+    """The seed of one delay element's own generator: (seed, mode, service, date) for a leg
+    (`service_key`; `date` the day it is travelled), (seed, "visit", venue, date) for a visit."""
     if isinstance(element, TransportLeg):
-        service = element.number or f"{element.origin}->{element.destination}"
-        return stable_int("replan", seed, element.mode, service, date)
+        return stable_int("replan", seed, element.mode, service_key(db, element), date)
     return stable_int("replan", seed, "visit", element.name, date)
 
 
-def crn_draw(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int) -> float:
-    """The delay of step j under common random numbers (0 when the step has no delay element)."""
+def crn_draw(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int, db: Database,
+             wait_days: int = 0) -> float:
+    """The delay of step j under common random numbers (0 when the step has no delay element);
+    `wait_days`: a leg taken that many days after its planned date meets that date's delay."""
     k = int(compiled.draw[j])
     if k < 0:
         return 0.0
-    day_index = compiled.source[j][0]
-    rng = np.random.default_rng(crn_key(seed, element_of(plan, compiled.source[j]), step_date(plan, query, day_index)))
+    date = travel_date(step_date(plan, query, compiled.source[j][0]), wait_days)
+    rng = np.random.default_rng(crn_key(seed, element_of(plan, compiled.source[j]), date, db))
     return float(sample(DelayArrays.of([compiled.models[k]]), rng, 1)[0, 0])
 
 
-def crn_cancelled(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int) -> bool:
+def crn_cancelled(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int, db: Database) -> bool:
     """Whether flight step j is cancelled (only when the `cancellation` kind is active).
 
     An assumption beyond the paper's data: a flight whose common-random-numbers draw falls in the
@@ -118,17 +166,18 @@ def crn_cancelled(compiled: CompiledPlan, j: int, plan: Plan, query: Query | Non
     element = element_of(plan, compiled.source[j])
     if not isinstance(element, TransportLeg) or element.mode != "flight" or model.p_dis <= 0:
         return False
-    rng = np.random.default_rng(crn_key(seed, element, step_date(plan, query, compiled.source[j][0])))
+    rng = np.random.default_rng(crn_key(seed, element, step_date(plan, query, compiled.source[j][0]), db))
     return bool(sample(DelayArrays.of([replace(model, dmax=-1.0)]), rng, 1)[0, 0] < 0)
 
 
-def crn_delays(compiled: CompiledPlan, plan: Plan, query: Query | None, seed: int) -> np.ndarray:
-    """(1, k) delays of every delay element of a compiled plan under common random numbers: the
-    draws the realisation uses, in the layout `engine.run` takes."""
+def crn_delays(compiled: CompiledPlan, plan: Plan, query: Query | None, seed: int, db: Database) -> np.ndarray:
+    """(1, k) delays of every delay element of a compiled plan under common random numbers, each
+    leg on its planned date, in the layout `engine.run` takes: the draws of a realisation in which
+    no leg is missed (a missed leg meets the delay of the day it is taken: `crn_draw`)."""
     out = np.zeros((1, compiled.delays.k))
     for j in range(compiled.n_steps):
         if compiled.draw[j] >= 0:
-            out[0, compiled.draw[j]] = crn_draw(compiled, j, plan, query, seed)
+            out[0, compiled.draw[j]] = crn_draw(compiled, j, plan, query, seed, db)
     return out
 
 
@@ -153,6 +202,7 @@ class ExecutedStep:
     missed: bool = False
     wait_days: int = 0
     cancelled: bool = False
+    unreachable: bool = False
     late_slack: float = 0.0
     activity: str = ""
     venue_type: str | None = None
@@ -160,7 +210,10 @@ class ExecutedStep:
     @property
     def status(self) -> str:
         """done, late (started more than the slack after its planned start), lost, missed (a leg
-        missed and taken again later), cancelled (a flight cancelled and taken the next day)."""
+        missed and taken again later), cancelled (a flight cancelled and taken the next day),
+        unreachable (an item in, or a leg leaving from, a city the traveller is not in)."""
+        if self.unreachable:
+            return "unreachable"
         if self.lost:
             return "lost"
         if self.cancelled:
@@ -222,23 +275,28 @@ class Disruption:
 @dataclass
 class Realiser:
     """The state of one realised trip: the traveller's free time `t` and departure-point time
-    `reach` (the engine's), the executed steps, the pauses so far, and the clock.
+    `reach` (the engine's), the city they are in, the executed steps, the pauses so far, and the clock.
 
     Args:
         db, query: what the plan is compiled against.
         seed: the reality seed of the common random numbers (the env's episode seed).
         config: the simulation parameters (`configs/uncertainty.yaml`).
         kinds: the active disruption kinds; slack: minutes per kind before a late start pauses;
-        max_disruptions: the most pauses per trip.
+        max_disruptions: the most pauses per trip (the env passes configs/replan.yaml's values).
     """
 
     db: Database
     query: Query | None
     seed: int
     config: UncertaintyConfig
-    kinds: frozenset[str] = frozenset(DEFAULT_KINDS)
-    slack: dict[str, float] = field(default_factory=lambda: {"late_arrival": 15.0, "overrun": 15.0})
-    max_disruptions: int = 3
+    kinds: frozenset[str]
+    slack: dict[str, float]
+    max_disruptions: int
+    city: str | None = None
+    """Where the traveller is: the destination of the last leg taken (None before `start`)."""
+    planned_cities: dict[str, str] = field(default_factory=dict)
+    """Element key -> the normalised city the plan lived from the start puts each of its items in
+    (the destination of the last leg before it in its timeline), set by `start`."""
     t: float = -math.inf
     reach: float = -math.inf
     clock: float = 0.0
@@ -248,6 +306,8 @@ class Realiser:
     cancelled: set[str] = field(default_factory=set)
     """Element keys (`element_key`) of the flights found cancelled (with `cancellation` active)."""
     finished: bool = False
+    _item_cities: dict[tuple[str, str | None, tuple[str, ...]], frozenset[str]] = field(
+        default_factory=dict, repr=False)
 
     # ------------------------------------------------------------ the plan as it is now
 
@@ -271,18 +331,56 @@ class Realiser:
         return Counter(s.key for s in self.steps)
 
     def start(self, plan: Plan) -> None:
-        """Set the clock at the trip's first step (nothing executed yet)."""
+        """Set the clock at the trip's first step (nothing executed yet) and the traveller in the
+        trip's first city."""
         compiled = self.compile(plan)
         self.clock = float(compiled.start[0]) if compiled.n_steps else 0.0
+        first = plan.days[0].cities[0] if plan.days else self.query.org if self.query is not None else ""
+        self.city = _canonical_city(self.db, first) if first else first
+        here = normalize(first)
+        for j in range(compiled.n_steps):
+            element = element_of(plan, compiled.source[j])
+            if isinstance(element, TransportLeg):
+                here = normalize(element.destination)
+            else:
+                self.planned_cities.setdefault(element_key(compiled.source[j][0], element), here)
 
-    def location(self, plan: Plan) -> str:
-        """Where the traveller is: the destination of the last leg taken, else the trip's start."""
-        for s in reversed(self.steps):
-            if s.element == "leg":
-                return s.name.split("->")[-1] if "->" in s.name else s.name
-        if plan.days:
-            return plan.days[0].cities[0]
-        return self.query.org if self.query is not None else ""
+    def location(self) -> str:
+        """Where the traveller is: the destination of the last leg taken, else the trip's first city."""
+        return self.city or ""
+
+    def item_cities(self, item: PlanItem, day: Day) -> frozenset[str]:
+        """The normalised cities where an item the agent added or moved can be: those of its day's
+        cities that hold a venue of that name (of its kind), else the city its name states ('HSR
+        Airport, Rajkot'); empty when unknown (such an item is never unreachable)."""
+        key = (item.name, item.venue_type, tuple(day.cities))
+        found = self._item_cities.get(key)
+        if found is None:
+            name = VenueName.of(item.name)
+            tables = (VENUE_TABLE[item.venue_type],) if is_venue_kind(item.venue_type) else VENUE_TABLES
+            cities = [c for c in day.cities
+                      if find_venue(self.db, name.name, [c], tables) is not None
+                      or find_venue(self.db, name.text, [c], tables) is not None]
+            if not cities and name.stated_city is not None and self.db.known_city(name.stated_city):
+                cities = [name.stated_city]
+            found = self._item_cities[key] = frozenset(normalize(c) for c in cities)
+        return found
+
+    def reachable(self, plan: Plan, compiled: CompiledPlan, j: int) -> bool:
+        """Whether the traveller, in `city`, can take step j: a leg leaving from that city; an item of
+        the plan lived from the start in the city that plan put it in (`planned_cities`), an item
+        added or moved since where a venue of its name is (`item_cities`)."""
+        if self.city is None:
+            return True
+        here = normalize(self.city)
+        element = element_of(plan, compiled.source[j])
+        if isinstance(element, TransportLeg):
+            return normalize(element.origin) == here
+        planned = self.planned_cities.get(element_key(compiled.source[j][0], element))
+        if planned is not None:
+            return planned == here
+        cities = self.item_cities(element, plan.days[compiled.source[j][0]])
+        return not cities or here in cities
 
     # ------------------------------------------------------------ the walk
 
@@ -300,6 +398,9 @@ class Realiser:
         for pos, j in enumerate(todo):
             can_pause = pause and len(self.disruptions) < self.max_disruptions
             label = compiled.labels[j]
+            if not self.reachable(plan, compiled, j):
+                self._unreachable(plan, compiled, j)
+                continue
             if can_pause and j in cancelled and label not in self.warned:
                 return self._pause(plan, compiled, todo[pos:], "cancellation", j, at=self.reach, cancelled=cancelled)
             if (can_pause and compiled.kind[j] == LEG and "missed_departure" in self.kinds and j not in cancelled
@@ -327,7 +428,7 @@ class Realiser:
         """The pending steps that are cancelled flights (none unless `cancellation` is active)."""
         if "cancellation" not in self.kinds:
             return set()
-        out = {j for j in todo if crn_cancelled(compiled, j, plan, self.query, self.seed)}
+        out = {j for j in todo if crn_cancelled(compiled, j, plan, self.query, self.seed, self.db)}
         self.cancelled |= {element_key(compiled.source[j][0], element_of(plan, compiled.source[j])) for j in out}
         return out
 
@@ -336,29 +437,46 @@ class Realiser:
         at least just past boarding closure, so the wait is one day (more if the traveller is later)."""
         return np.maximum(reach, compiled.start[j] - compiled.margin[j] + 1.0)
 
+    def _step_record(self, plan: Plan, compiled: CompiledPlan, j: int, **actual: Any) -> ExecutedStep:
+        day_index, what, _ = compiled.source[j]
+        element = element_of(plan, compiled.source[j])
+        leg = element if isinstance(element, TransportLeg) else None
+        return ExecutedStep(
+            label=compiled.labels[j], name=leg_name(leg) if leg is not None else compiled.names[j],
+            day=compiled.day[j], day_index=day_index, kind=KIND_NAMES[int(compiled.kind[j])],
+            element="leg" if what == LEG_ELEMENT else "item", key=element_key(day_index, element),
+            planned_start=float(compiled.start[j]), planned_end=float(compiled.end[j]),
+            late_slack=self.slack.get("late_arrival", 0.0),
+            activity=leg.mode if leg is not None else element.activity,  # type: ignore[union-attr]
+            venue_type=None if leg is not None else element.venue_type,  # type: ignore[union-attr]
+            **actual)
+
+    def _unreachable(self, plan: Plan, compiled: CompiledPlan, j: int) -> None:
+        """Record step j as not reached: the traveller is in another city. It takes no time."""
+        at = float(compiled.start[j])
+        self.steps.append(self._step_record(plan, compiled, j, actual_start=at, actual_end=at,
+                                            lost=compiled.source[j][1] != LEG_ELEMENT, unreachable=True))
+
     def _execute(self, plan: Plan, compiled: CompiledPlan, j: int, skip: bool, cancelled: bool = False) -> None:
-        d = 0.0 if cancelled else crn_draw(compiled, j, plan, self.query, self.seed)
-        one = np.array([d])
         reach_in = np.array([self.reach])
         if cancelled:  # the airline's rebooking: the same flight the next day, on time, at no extra fare
             reach_in = self._cancelled_reach(compiled, j, reach_in)
-        s, e, lost, missed, t, reach = advance(compiled, j, one, np.array([self.t]), reach_in, skip)
+        t_in = np.array([self.t])
+        wait = 0
+        if compiled.kind[j] == LEG:  # the day it is actually taken decides its draw (common random numbers)
+            s0 = advance(compiled, j, np.zeros(1), t_in, reach_in, skip)[0]
+            wait = round(float((float(s0[0]) - compiled.start[j]) / MINUTES_PER_DAY))
+        d = 0.0 if cancelled else crn_draw(compiled, j, plan, self.query, self.seed, self.db, wait)
+        s, e, lost, missed, t, reach = advance(compiled, j, np.array([d]), t_in, reach_in, skip)
         self.t, self.reach = float(t[0]), float(reach[0])
-        day_index, what, _ = compiled.source[j]
-        element = element_of(plan, compiled.source[j])
-        is_leg = what == LEG_ELEMENT
-        name = (f"{element.mode} {element.number or ''} {element.origin}->{element.destination}".replace("  ", " ")
-                if isinstance(element, TransportLeg) else compiled.names[j])
-        wait = round(float((float(s[0]) - compiled.start[j]) / MINUTES_PER_DAY)) if compiled.kind[j] == LEG else 0
-        self.steps.append(ExecutedStep(
-            label=compiled.labels[j], name=name, day=compiled.day[j], day_index=day_index,
-            kind=KIND_NAMES[int(compiled.kind[j])], element="leg" if is_leg else "item",
-            key=element_key(day_index, element), planned_start=float(compiled.start[j]),
-            planned_end=float(compiled.end[j]), actual_start=float(s[0]), actual_end=float(e[0]), delay=d,
-            lost=bool(lost[0]), missed=bool(missed[0]) and not cancelled, wait_days=wait, cancelled=cancelled,
-            late_slack=self.slack.get("late_arrival", 0.0),
-            activity=element.mode if isinstance(element, TransportLeg) else element.activity,
-            venue_type=None if isinstance(element, TransportLeg) else element.venue_type))
+        is_leg = compiled.source[j][1] == LEG_ELEMENT
+        self.steps.append(self._step_record(
+            plan, compiled, j, actual_start=float(s[0]), actual_end=float(e[0]), delay=d, lost=bool(lost[0]),
+            missed=bool(missed[0]) and not cancelled, wait_days=wait, cancelled=cancelled))
+        if is_leg:
+            leg = element_of(plan, compiled.source[j])
+            assert isinstance(leg, TransportLeg)
+            self.city = _canonical_city(self.db, leg.destination)
         self.clock = max(self.clock, self.t if is_leg else float(e[0]))
 
     def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: list[int], slack: float,
@@ -379,8 +497,7 @@ class Realiser:
                 continue
             day_index, what, index = compiled.source[j]
             element = element_of(plan, compiled.source[j])
-            name = (f"{element.mode} {element.number or ''} {element.origin}->{element.destination}".replace("  ", " ")
-                    if isinstance(element, TransportLeg) else compiled.names[j])
+            name = leg_name(element) if isinstance(element, TransportLeg) else compiled.names[j]
             out.append((j, Affected(day=compiled.day[j], index=index + 1,
                                     what="leg" if what == LEG_ELEMENT else "item", name=name, status=status,
                                     planned_start=float(compiled.start[j]), expected_start=float(s[0]),
@@ -396,7 +513,7 @@ class Realiser:
             self.warned.add(compiled.labels[k])
         self.warned.add(compiled.labels[j])
         disruption = Disruption(index=len(self.disruptions) + 1, kind=kind, clock=self.clock,
-                                location=self.location(plan), cause=self._cause(plan, compiled, kind, j),
+                                location=self.location(), cause=self._cause(plan, compiled, kind, j),
                                 affected=[a for _, a in ahead], trigger=compiled.labels[j])
         self.disruptions.append(disruption)
         return disruption
@@ -430,14 +547,22 @@ class Realiser:
     # ------------------------------------------------------------ the realised trip
 
     def realised_plan(self, plan: Plan) -> Plan:
-        """The trip as it happened: `plan` without its lost items, executed items at their actual
-        times (whole minutes), legs as scheduled (the timetable the evaluator resolves), and each
-        day's meals, attractions and events without the venues whose every item there was lost."""
+        """The trip as it happened: `plan` without its lost items and the legs not taken (unreachable),
+        executed items at their actual times (whole minutes), legs as scheduled (the timetable the
+        evaluator resolves), and each day's meals, attractions and events without the venues whose
+        every item there was lost."""
         out = copy_plan(plan)
         by_key: dict[str, list[ExecutedStep]] = {}
         for s in self.steps:
             by_key.setdefault(s.key, []).append(s)
         for d, (day, new_day) in enumerate(zip(plan.days, out.days, strict=True)):
+            legs = []
+            for leg in day.transport:
+                queue = by_key.get(element_key(d, leg))
+                if queue and queue.pop(0).unreachable:
+                    continue
+                legs.append(leg)
+            new_day.transport = legs
             items: list[PlanItem] = []
             lost_names: set[str] = set()
             kept_names: set[str] = set()
