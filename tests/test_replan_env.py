@@ -25,7 +25,14 @@ from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.simulation.compile import compile_plan
 from utp_env.simulation.engine import run
-from utp_env.simulation.realise import DEFAULT_KINDS, DISRUPTION_KINDS, crn_delays, crn_draw, element_key
+from utp_env.simulation.realise import (
+    DEFAULT_KINDS,
+    DISRUPTION_KINDS,
+    crn_delays,
+    crn_draw,
+    element_key,
+    realised_delays,
+)
 
 REPLAN = "utp_env/UTP-Replan-v0"
 CONTINUE = {"tool": "continue_trip"}
@@ -182,11 +189,14 @@ def test_without_repair_the_realised_timeline_equals_the_vectorised_engine(env: 
             assert [s["label"] for s in steps] == compiled.labels
             # the engine on the realisation's draws: each step's common-random-numbers draw on the day
             # it was travelled (its planned date unless missed: then wait_days later)
-            delays = crn_delays(compiled, lived, query, seed, env.db)
             for j, step in enumerate(steps):
                 if compiled.draw[j] >= 0:
                     assert step["delay"] == crn_draw(compiled, j, lived, query, seed, env.db, step["wait_days"])
-                    delays[0, compiled.draw[j]] = step["delay"]
+            ep = env.episode
+            assert ep is not None and ep.execution is not None
+            delays = realised_delays(compiled, ep.execution.realiser.steps)
+            if not any(step["missed"] for step in steps):
+                np.testing.assert_array_equal(delays, crn_delays(compiled, lived, query, seed, env.db))
             r = run(compiled, delays)
             np.testing.assert_array_equal([s["actual_start"] for s in steps], r.start[0])
             np.testing.assert_array_equal([s["actual_end"] for s in steps], r.end[0])
@@ -889,6 +899,16 @@ def test_a_visit_that_overruns_into_the_next_item_pauses(env: UTPReplanEnv) -> N
     assert [(a["name"], a["status"], a["expected_start"]) for a in d["affected"]] == [
         ("Sagar Continental", "late", "18:04")]
     assert "overran" in observations[1] and "late by 34 min" in observations[1]
+
+
+def test_realised_delays_refuse_steps_of_another_plan(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    play(env, query_id, plan, seed=0)
+    ep = env.episode
+    assert ep is not None and ep.execution is not None
+    other = compile_plan(tight(lived_plan(plan, ep.query, env.db)).days, env.db, load_uncertainty(), ep.query)
+    with pytest.raises(ValueError, match="realised_delays"):
+        realised_delays(other, ep.execution.realiser.steps)
 
 
 def test_inactive_kinds_pause_neither_for_a_missed_departure_nor_an_overrun(env: UTPReplanEnv,

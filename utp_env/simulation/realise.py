@@ -181,6 +181,22 @@ def crn_delays(compiled: CompiledPlan, plan: Plan, query: Query | None, seed: in
     return out
 
 
+def realised_delays(compiled: CompiledPlan, steps: list[ExecutedStep]) -> np.ndarray:
+    """(1, k) delays a realisation drew for the delay elements of `compiled`, in the layout `engine.run`
+    takes: with no repair, `engine.run(compiled, realised_delays(compiled, realiser.steps))` is the
+    realised timeline (a missed leg's draw is that of the day it was taken, so `crn_delays` is not).
+    `steps` must be the realisation of exactly `compiled` (the same labels in the same order)."""
+    labels = [s.label for s in steps]
+    if labels != compiled.labels:
+        raise ValueError("realised_delays: steps are not a realisation of this compiled plan (a repair "
+                         "changed it, or the trip is not finished); compare labels")
+    out = np.zeros((1, compiled.delays.k))
+    for j, step in enumerate(steps):
+        if compiled.draw[j] >= 0:
+            out[0, compiled.draw[j]] = step.delay
+    return out
+
+
 @dataclass
 class ExecutedStep:
     """One step of the trip as it happened. Times are absolute trip minutes (day index x 1440 +
