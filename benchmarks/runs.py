@@ -9,14 +9,17 @@ Three measurements, each against its baseline in the same invocation:
    there). Medians over `--fresh` processes.
 2. Local: `--episodes` reference episodes through the run backend (`utp_env.runs.runner.BACKENDS`:
    the pool's start-up, scheduling and result transfer included; the summary and plots that `run`
-   writes afterwards are not episodes and are left out) with 2 local workers against 1, in
-   alternating rounds; target >= 1.6x. The driver's context is built before the first round, as
-   `run` builds it before its episodes.
-3. Ray: in a child process (Ray and forked pool workers are kept apart), Ray with 2 CPUs against 1
-   local worker, alternating rounds. "cold": a fresh Ray instance each round (its start, like a
-   cluster that is already up, not timed; its workers import the package and build the context
-   inside the timing); "warm": a second run on the same instance, whose workers hold the
-   dataset already. Target >= 1.5x (cold).
+   writes afterwards are not episodes and are left out) with 2 local workers against 1; target
+   >= 1.6x. Every timed run happens in a fresh process whose driver context is built first,
+   untimed, as `run` builds it before its episodes (so no run inherits caches that another one
+   warmed); the variants alternate within each of `--rounds` rounds, and the ratio is of medians.
+   The CPU time per episode of all the processes is printed too: on a loaded machine the
+   kernel shares CPU time between sessions, so a second worker cannot add CPU time and the
+   speedup cannot show there (`/proc/sys/kernel/sched_autogroup_enabled`).
+3. Ray: Ray with 2 CPUs against the same 1 local worker, in the same rounds. In its fresh process
+   Ray is started and its worker processes are up before the timing (like a cluster that is
+   already running); "cold": the first run, whose workers import the package and build the
+   context inside the timing; "warm": a second run on the same workers. Target >= 1.5x (cold).
 
 Every round's records must equal the one-worker records (durations aside), or it prints MISMATCH.
 
@@ -33,9 +36,7 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 from typing import Any
 
 TARGET_READY_S = 0.5
@@ -102,66 +103,67 @@ def measure_ready(args: argparse.Namespace) -> dict[str, float]:
     return {key: statistics.median(s[key] for s in samples) for key in samples[0]}
 
 
-def measure_local(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+VARIANTS = {"1 worker": {"workers": 1}, "2 workers": {"workers": 2}, "ray": {"workers": 2, "backend": "ray"}}
+
+
+def variant_child(args: argparse.Namespace) -> None:
+    """One timed run of `args.variant` in this fresh process (printed as JSON): the driver's context
+    is built first, untimed, as `run` builds it before its episodes; for Ray, Ray is started and its
+    worker processes are up before the timing (like a cluster that is already running), then the
+    run is timed twice: "cold" (the workers import the package and build the context inside the
+    timing) and "warm" (they hold it)."""
     from utp_env.runs.episode import context_for
 
-    one, two = config_for(args, workers=1), config_for(args, workers=2)
-    context_for(one)  # the driver's context, built before the episodes as `run` does
-    context_for(two)
-    times: dict[str, list[float]] = {"1 worker": [], "2 workers": []}
-    cpu: dict[str, list[float]] = {"1 worker": [], "2 workers": []}
-    reference: list[str] | None = None
-    mismatch = False
-    for _ in range(args.rounds):
-        for name, config in (("1 worker", one), ("2 workers", two)):
-            before = cpu_seconds()
+    config = config_for(args, **VARIANTS[args.variant])
+    context_for(config)
+    out: dict[str, Any] = {}
+    if config.backend == "ray":
+        import ray
+
+        @ray.remote
+        def started() -> int:
+            return os.getpid()
+
+        ray.init(num_cpus=config.workers, include_dashboard=False, log_to_driver=False)
+        ray.get([started.remote() for _ in range(2 * config.workers)])
+        for name in ("cold", "warm"):
             seconds, records = episodes_through(config)
-            cpu[name].append(cpu_seconds() - before)
-            times[name].append(seconds)
-            reference = reference or records
-            mismatch |= records != reference
-    return {"times": times, "cpu": cpu, "episodes": len(reference or []), "mismatch": mismatch}
+            out[name] = {"seconds": seconds, "records": records}
+        ray.shutdown()
+    else:
+        before = cpu_seconds()
+        seconds, records = episodes_through(config)
+        out["run"] = {"seconds": seconds, "records": records, "cpu": cpu_seconds() - before}
+    print(json.dumps(out))
 
 
-def measure_ray(args: argparse.Namespace) -> dict[str, Any]:
-    """Runs this script as a child with --ray-child; returns what it printed."""
-    command = [sys.executable, __file__, "--ray-child", "--profile", args.profile, "--episodes", str(args.episodes),
-               "--rounds", str(args.rounds)] + (["--db", args.db] if args.db else [])
+def in_child(args: argparse.Namespace, variant: str) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--variant", variant, "--profile", args.profile,
+               "--episodes", str(args.episodes)] + (["--db", args.db] if args.db else [])
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "RAY_DEDUP_LOGS": "0"})
     if done.returncode != 0:
-        raise RuntimeError(f"the Ray measurement failed:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"the {variant} measurement failed:\n{done.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
-def ray_child(args: argparse.Namespace) -> None:
-    import ray
-
-    from utp_env.runs.episode import context_for
-
-    local = config_for(args, workers=1)
-    context_for(local)
-    times: dict[str, list[float]] = {"1 worker": [], "ray cold": [], "ray warm": []}
-    reference: list[str] | None = None
-    mismatch = False
-
-    @ray.remote
-    def started() -> int:
-        return os.getpid()
-
-    for _ in range(args.rounds):
-        seconds, records = episodes_through(local)
-        times["1 worker"].append(seconds)
-        reference = reference or records
-        mismatch |= records != reference
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        ray.get([started.remote() for _ in range(4)])  # Ray's own worker processes are up (not timed)
-        for name in ("ray cold", "ray warm"):
-            seconds, records = episodes_through(config_for(args, workers=2, backend="ray"))
-            times[name].append(seconds)
-            mismatch |= records != reference
-        ray.shutdown()
-    print(json.dumps({"times": times, "episodes": len(reference or []), "mismatch": mismatch}))
+def measure_runs(args: argparse.Namespace, ray: bool) -> dict[str, Any]:
+    """Every variant in a fresh process per round (no run inherits caches another run warmed),
+    variants alternating within each round; times, CPU and whether all records agree."""
+    times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
+    records: list[list[str]] = []
+    variants = ["1 worker", "2 workers"] + (["ray"] if ray else [])
+    for number in range(args.rounds):
+        for variant in variants if number % 2 == 0 else variants[::-1]:
+            for name, result in in_child(args, variant).items():
+                label = variant if name == "run" else f"ray {name}"
+                times.setdefault(label, []).append(result["seconds"])
+                if "cpu" in result:
+                    cpu.setdefault(label, []).append(result["cpu"])
+                records.append(result["records"])
+    return {"times": times, "cpu": cpu, "episodes": len(records[0]),
+            "mismatch": any(r != records[0] for r in records)}
 
 
 def ratio(times: dict[str, list[float]], baseline: str, other: str) -> float:
@@ -176,10 +178,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="Alternating rounds per comparison")
     parser.add_argument("--fresh", type=int, default=3, help="Fresh processes for the worker-ready figure")
     parser.add_argument("--no-ray", action="store_true", help="Skip the Ray comparison")
-    parser.add_argument("--ray-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--variant", choices=sorted(VARIANTS), default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.ray_child:
-        ray_child(args)
+    if args.variant:
+        variant_child(args)
         return 0
 
     from utp_env.dataset import open_dataset
@@ -191,35 +193,36 @@ def main(argv: list[str] | None = None) -> int:
           f"(target <= {TARGET_READY_S} s: {'yes' if ready['ready'] <= TARGET_READY_S else 'NO'}); "
           f"first episode {1000 * ready['first']:.0f} ms vs median {1000 * ready['median']:.0f} ms")
     ok = ready["ready"] <= TARGET_READY_S
-    with tempfile.TemporaryDirectory() as tmp:
-        local = measure_local(args, Path(tmp))
-    t = local["times"]
-    speedup = ratio(t, "1 worker", "2 workers")
-    print(f"local, {local['episodes']} episodes, median of {args.rounds} rounds: 1 worker "
-          f"{statistics.median(t['1 worker']):.2f} s, 2 workers {statistics.median(t['2 workers']):.2f} s -> "
-          f"{speedup:.2f}x (target >= {TARGET_LOCAL}x: {'yes' if speedup >= TARGET_LOCAL else 'NO'})"
-          + ("  MISMATCH: records differ" if local["mismatch"] else ""))
-    n = max(local["episodes"], 1)
-    per_episode = {name: 1000 * statistics.median(values) / n for name, values in local["cpu"].items()}
-    print(f"  CPU per episode (all processes): 1 worker {per_episode['1 worker']:.0f} ms, "
-          f"2 workers {per_episode['2 workers']:.0f} ms; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (a loaded machine cannot show the speedup)")
-    ok &= speedup >= TARGET_LOCAL and not local["mismatch"]
-    if not args.no_ray:
+    use_ray = not args.no_ray
+    if use_ray:
         try:
             import ray  # noqa: F401
         except ImportError:
             print("ray: not installed (pip install 'utp-env[ray]'); skipped")
-        else:
-            result = measure_ray(args)
-            t = result["times"]
-            cold, warm = ratio(t, "1 worker", "ray cold"), ratio(t, "1 worker", "ray warm")
-            print(f"ray, {result['episodes']} episodes, median of {args.rounds} rounds: 1 local worker "
-                  f"{statistics.median(t['1 worker']):.2f} s, Ray 2 CPUs cold {statistics.median(t['ray cold']):.2f} s "
-                  f"-> {cold:.2f}x (target >= {TARGET_RAY}x: {'yes' if cold >= TARGET_RAY else 'NO'}), warm "
-                  f"{statistics.median(t['ray warm']):.2f} s -> {warm:.2f}x"
-                  + ("  MISMATCH: records differ" if result["mismatch"] else ""))
-            ok &= cold >= TARGET_RAY and not result["mismatch"]
+            use_ray = False
+    result = measure_runs(args, use_ray)
+    t = result["times"]
+    speedup = ratio(t, "1 worker", "2 workers")
+    print(f"local, {result['episodes']} episodes, median of {args.rounds} rounds: 1 worker "
+          f"{statistics.median(t['1 worker']):.2f} s, 2 workers {statistics.median(t['2 workers']):.2f} s -> "
+          f"{speedup:.2f}x (target >= {TARGET_LOCAL}x: {'yes' if speedup >= TARGET_LOCAL else 'NO'})")
+    n = max(result["episodes"], 1)
+    per_episode = {name: 1000 * statistics.median(values) / n for name, values in result["cpu"].items()}
+    print(f"  CPU per episode (all processes): 1 worker {per_episode['1 worker']:.0f} ms, "
+          f"2 workers {per_episode['2 workers']:.0f} ms; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} CPUs (on a loaded machine the workers share this session's CPU time, so the "
+          "speedup cannot show)")
+    ok &= speedup >= TARGET_LOCAL
+    if use_ray:
+        cold, warm = ratio(t, "1 worker", "ray cold"), ratio(t, "1 worker", "ray warm")
+        print(f"ray, {result['episodes']} episodes, median of {args.rounds} rounds: 1 local worker "
+              f"{statistics.median(t['1 worker']):.2f} s, Ray 2 CPUs cold {statistics.median(t['ray cold']):.2f} s "
+              f"-> {cold:.2f}x (target >= {TARGET_RAY}x: {'yes' if cold >= TARGET_RAY else 'NO'}), warm "
+              f"{statistics.median(t['ray warm']):.2f} s -> {warm:.2f}x")
+        ok &= cold >= TARGET_RAY
+    if result["mismatch"]:
+        print("MISMATCH: the runs' records differ")
+    ok &= not result["mismatch"]
     return 0 if ok else 1
 
 
