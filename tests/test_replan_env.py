@@ -723,6 +723,24 @@ def test_removing_a_missed_leg_leaves_the_traveller_where_they_are(env: UTPRepla
     assert reward < passive["reward"]
 
 
+def test_items_moved_after_dropping_the_missed_leg_are_still_out_of_reach(env: UTPReplanEnv) -> None:
+    """Moving day 1's Pune items (so they are no longer the submitted plan's) does not bring Pune to
+    Rajkot: no venue of those names is in Rajkot."""
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    env.step(CONTINUE)
+    assert env.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})[0].startswith("Removed")
+    for index, start in ((2, "19:30"), (3, "20:00"), (4, "22:20")):
+        obs = env.step({"tool": "move_item", "args": {"day": 1, "index": index, "start": start}})[0]
+        assert obs.startswith("Moved"), obs
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = env.step(CONTINUE)
+        done = terminated or truncated
+    day1 = [s for s in info["realised"]["steps"] if s["day"] == 1 and s["element"] == "item"]
+    assert [s["status"] for s in day1] == ["done", "unreachable", "unreachable", "unreachable"]
+
+
 def test_dropping_the_return_leg_scores_below_no_repair(env: UTPReplanEnv) -> None:
     query_id, plan = reference(env)
     for seed in (0, 3):

@@ -365,16 +365,19 @@ class Realiser:
         """Where the traveller is: the destination of the last leg taken, else the trip's first city."""
         return self.city or ""
 
-    def item_cities(self, item: PlanItem, day: Day) -> frozenset[str]:
-        """The normalised cities where an item the agent added or moved can be: those of its day's
-        cities that hold a venue of that name (of its kind), else the city its name states ('HSR
-        Airport, Rajkot'); empty when unknown (such an item is never unreachable)."""
-        key = (item.name, item.venue_type, tuple(day.cities))
+    def item_cities(self, item: PlanItem, plan: Plan) -> frozenset[str]:
+        """The normalised cities where an item the agent added or moved can be: those of the trip's
+        cities (any day's, and the query's origin) that hold a venue of that name (of its kind), else
+        the city its name states ('HSR Airport, Rajkot'); empty when unknown (such an item is never
+        unreachable)."""
+        trip = tuple(sorted({normalize(c) for day in plan.days for c in day.cities} | set(self.planned_cities.values())
+                            | ({normalize(self.query.org)} if self.query is not None else set())))
+        key = (item.name, item.venue_type, trip)
         found = self._item_cities.get(key)
         if found is None:
             name = VenueName.of(item.name)
             tables = (VENUE_TABLE[item.venue_type],) if is_venue_kind(item.venue_type) else VENUE_TABLES
-            cities = [c for c in day.cities
+            cities = [c for c in trip
                       if find_venue(self.db, name.name, [c], tables) is not None
                       or find_venue(self.db, name.text, [c], tables) is not None]
             if not cities and name.stated_city is not None and self.db.known_city(name.stated_city):
@@ -395,7 +398,7 @@ class Realiser:
         planned = self.planned_cities.get(element_key(compiled.source[j][0], element))
         if planned is not None:
             return planned == here
-        cities = self.item_cities(element, plan.days[compiled.source[j][0]])
+        cities = self.item_cities(element, plan)
         return not cities or here in cities
 
     # ------------------------------------------------------------ the walk
