@@ -2,7 +2,7 @@
 
 The agent plans the query as in a plan run (`utp_env/runs/episode.py`); then the plan is lived
 through one sampled reality of `utp_env/UTP-Replan-v0` (`utp_env/env/replan.py`): the worker
-resets the replan env with `options={"query_id": ..., "plan": plan}` and the episode's seed, so
+resets the replan env with `options={"query": query, "plan": plan}` and the episode's seed, so
 every agent run with the same run seed meets the same delays and overruns (common random
 numbers), and loops until the trip ends:
 
