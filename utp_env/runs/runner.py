@@ -145,7 +145,8 @@ def _local(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str,
     `run` has built the run's context (`context_for`: dataset, indices, agent), so each worker
     starts ready, sharing those pages copy-on-write, instead of importing the package and
     opening the dataset again (a spawned worker needs about a second before its first episode,
-    more than 30 reference episodes take; issue 14). Elsewhere the workers are spawned.
+    more than 30 reference episodes take; issue 14). Elsewhere, or when this process has started
+    Ray, the workers are spawned.
     """
     if config.workers == 1:
         for qid, trial in todo:
@@ -154,7 +155,9 @@ def _local(config: RunConfig, todo: list[tuple[str, int]]) -> Iterator[dict[str,
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    ray = sys.modules.get("ray")  # Ray's gRPC threads in this process do not survive a fork cleanly
+    forkable = "fork" in mp.get_all_start_methods() and not (ray is not None and ray.is_initialized())
+    method = "fork" if forkable else "spawn"
     with ProcessPoolExecutor(max_workers=config.workers, mp_context=mp.get_context(method)) as pool:
         futures = [pool.submit(run_episode, config, qid, trial) for qid, trial in todo]
         for future in as_completed(futures):
