@@ -118,3 +118,11 @@ def test_a_read_only_folder_still_answers(mini_db_path: Path, tmp_path: Path) ->
         assert not (path / INDEX_CACHE).exists() or os.geteuid() == 0  # root writes anyway
     finally:
         path.chmod(0o755)
+
+
+def test_use_cache_false_neither_reads_nor_writes_the_index_file(mini_db_path: Path, tmp_path: Path) -> None:
+    path = _copy(mini_db_path, tmp_path)
+    db = Database.open(path, use_cache=False)
+    _pairs_as_groups(db)
+    lookup_index(db)
+    assert not (path / INDEX_CACHE).exists()

@@ -177,7 +177,7 @@ class Database:
         self.path = path
         self.tables = tables
         self.content_hash = content_hash
-        self.tables_hash = tables_hash  # of the table files only; keys the stored indices
+        self.tables_hash = tables_hash  # of the table files only; keys the stored indices (None: not stored)
         self.manifest = manifest
         self._stored: dict[str, np.ndarray] | None = None
         self._city_names = {normalize(c): c for c in tables["cities"].columns["city"]}
@@ -232,7 +232,8 @@ class Database:
         reopening unchanged files loads the validated columns from it (no pickle) instead of
         parsing the CSVs again. Any change to any table changes the key and revalidates; a cache
         that fails its checks (rewritten, truncated, unreadable) is reported in one line on stderr
-        and the tables are validated again. `use_cache=False` always validates from the files.
+        and the tables are validated again. `use_cache=False` always validates from the files (and
+        neither reads nor writes the stored indices, `derived_arrays`).
         `bounds` replaces configs/data_bounds.yaml. When `manifest.json` records a `content_hash`
         it must equal the files' (`check_manifest=False` skips that, for the writers of the
         manifest).
@@ -282,7 +283,7 @@ class Database:
                             hint="the tables or query files changed after the manifest was written: rebuild "
                             "with `utp-env data build`, or, if the edit was intended, set content_hash to "
                             "the files' hash (or remove it)")
-        return cls(path, tables, content_hash, manifest, tables_hash)
+        return cls(path, tables, content_hash, manifest, tables_hash if use_cache else None)
 
     # -- names
 
