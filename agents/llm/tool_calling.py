@@ -14,7 +14,9 @@ for good: the env ends the episode with the reason `agent_error` and the error i
 `run_env(env, options)` drives an env you already have, wrapped or not (`gym.make`), and returns
 the env's final info (termination reason, evaluation, reward); it never raises for a model error.
 `run(query, toolkit)` (the agent protocol) builds a UTPEnv over the toolkit's database; when the
-model call failed it raises `ModelCallError`, which the run records as `agent_error`.
+model call failed after a plan was begun it returns that partial plan with the reason `agent_error`
+and the error (the run scores it as it scores a step-limit cut), and when no plan was built it
+raises `ModelCallError`, which the run records as `agent_error`.
 """
 
 from __future__ import annotations
@@ -120,9 +122,15 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
                              if self.settings.uncertainty else prompts.NO_UNCERTAINTY)
 
     def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
+        """Plan `query` on a UTPEnv over the toolkit's database (the agent protocol).
+
+        When a model call fails for good mid-episode and the env holds a plan, the result carries that
+        partial plan with `termination_reason="agent_error"` and the error: the run scores it the way a
+        step-limit cut is scored and records the reason and the error. With no plan built it raises
+        `ModelCallError` (the run records `agent_error` with the message)."""
         env = self.make_env(toolkit)
         outcome = self.run_env(env, {"query": query}, trace=toolkit.trace, seed=seed)
-        if outcome.info.get("termination_reason") == "agent_error":
+        if outcome.info.get("termination_reason") == "agent_error" and outcome.result.plan is None:
             raise ModelCallError(outcome.result.error or "the model call failed")
         return outcome.result
 

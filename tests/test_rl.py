@@ -1,0 +1,125 @@
+"""The RL building blocks without a trainer: the TRL env class, its tool subset, the dataset, the warm-up data.
+
+The GRPO runs themselves are in tests/test_rl_grpo.py (slow; need the `rl` extra).
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from utp_env.env.adapters import UTPToolEnv, tool_method_names
+from utp_env.env.config import reference_plan, split_pool
+from utp_env.rl.env import UNFINISHED_MESSAGE, RLToolEnv, rl_env_class
+from utp_env.rl.scripted import DONE, REFUSAL, add_leg_args, multi_turn_conversations, single_turn_conversations
+from utp_env.tools.database import Database
+
+
+def trl_tools(cls: type) -> list[str]:
+    """The tools TRL's GRPOTrainer takes from an environment class: its public functions but reset and
+    get_reward (trl/trainer/grpo_trainer.py lists them with inspect.getmembers(..., inspect.isfunction))."""
+    return sorted(n for n, _ in inspect.getmembers(cls, inspect.isfunction)
+                  if not n.startswith("_") and n not in ("reset", "get_reward"))
+
+
+@pytest.fixture
+def first_query(mini_db: Database) -> tuple[str, object]:
+    query = split_pool(mini_db, "validation")[0]
+    plan = reference_plan(mini_db, query.query_id)
+    assert plan is not None and plan.days[0].transport
+    return query.query_id, plan.days[0].transport[0]
+
+
+def test_get_reward_scores_an_unfinished_rollout_as_a_step_limit_cut(mini_db_path: Path, first_query) -> None:
+    query_id, leg = first_query
+    cls = rl_env_class(db_path=str(mini_db_path))
+    env = cls()
+    assert env.get_reward() == 0.0 and cls.episodes == []  # before any reset: nothing planned, nothing logged
+    env.reset(query_id=query_id)
+    answer = env.add_leg(**add_leg_args(1, leg))
+    assert not answer.startswith("Error"), answer
+    assert env.reward == 0.0 and not env.done  # UTPToolEnv alone would leave this rollout at 0
+    reward = env.get_reward()
+    assert reward > 0 and env.done and env.reward == reward
+    assert env.final_info["termination_reason"] == "step_limit"
+    assert env.final_info["message"] == UNFINISHED_MESSAGE and env.final_info["report"] is not None
+    [record] = cls.episodes
+    assert (record.query_id, record.steps, record.tools, record.termination_reason) == \
+        (query_id, 1, ("add_leg",), "step_limit")
+    assert record.reward == reward and record.to_json()["tools"] == ("add_leg",)
+
+
+def test_get_reward_after_submit_is_the_env_reward(mini_db_path: Path, first_query) -> None:
+    query_id, _ = first_query
+    cls = rl_env_class(db_path=str(mini_db_path))
+    env = cls()
+    env.reset(query_id=query_id)
+    env.view_plan()
+    assert env.submit().startswith("Plan submitted")
+    assert env.done and env.get_reward() == env.reward == 0.0  # an empty plan scores 0
+    assert [r.termination_reason for r in cls.episodes] == ["submitted"]
+    assert rl_env_class().episodes == []  # each class keeps its own log
+
+
+def test_tool_subset_is_what_trl_sees(mini_db_path: Path) -> None:
+    everything = rl_env_class(db_path=str(mini_db_path))
+    assert trl_tools(everything) == sorted(tool_method_names(UTPToolEnv))
+    chosen = rl_env_class(tools=["view_plan", "submit", "add_leg"], db_path=str(mini_db_path))
+    assert trl_tools(chosen) == ["add_leg", "submit", "view_plan"]
+    assert issubclass(chosen, RLToolEnv) and inspect.isfunction(chosen.get_reward)
+
+
+@pytest.mark.parametrize("tools", [["teleport", "submit"], []])
+def test_tool_subset_refuses_unknown_names(tools: list[str]) -> None:
+    with pytest.raises(ValueError, match=r"tools: unknown tool names .*choose from"):
+        rl_env_class(tools=tools)
+
+
+def test_query_dataset_rows(mini_db_path: Path, mini_db: Database) -> None:
+    pytest.importorskip("datasets", reason="the rl extra (pip install 'utp-env[rl]') is not installed")
+    from utp_env.rl.data import MULTI_TURN_SYSTEM, day_format_keys, query_dataset
+
+    queries = split_pool(mini_db, "validation")[:3]
+    multi = query_dataset("multi_turn", limit=3, db_path=mini_db_path)
+    assert multi.column_names == ["prompt", "query_id"]
+    assert multi["query_id"] == [q.query_id for q in queries]
+    assert [m["role"] for m in multi[0]["prompt"]] == ["system", "user"]
+    assert multi[0]["prompt"][0]["content"] == MULTI_TURN_SYSTEM
+    single = query_dataset("single_turn", limit=3, db_path=mini_db_path)
+    request = single[1]["prompt"][-1]["content"]
+    assert queries[1].text in request and "HOW TO ACT" not in request
+    assert all(key in request for key in day_format_keys()) and day_format_keys()[0] == "days"
+    assert len(query_dataset("single_turn", db_path=mini_db_path)) == len(split_pool(mini_db, "validation"))
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"style": "few_shot"}, "style must be one of"),
+                                                 ({"limit": 0}, "limit must be at least 1")])
+def test_query_dataset_refuses_bad_arguments(mini_db_path: Path, kwargs: dict, message: str) -> None:
+    pytest.importorskip("datasets", reason="the rl extra (pip install 'utp-env[rl]') is not installed")
+    from utp_env.rl.data import query_dataset
+
+    with pytest.raises(ValueError, match=message):
+        query_dataset(db_path=mini_db_path, **kwargs)
+
+
+def test_warm_up_conversations_carry_the_envs_answers(mini_db_path: Path, first_query) -> None:
+    query_id, leg = first_query
+    cls = rl_env_class(tools=["add_leg", "view_plan", "submit"], db_path=str(mini_db_path))
+    prompt = [{"role": "system", "content": "s"}, {"role": "user", "content": "plan it\n\n"}]
+    row = {"prompt": prompt, "query_id": query_id}
+    adds, looks = multi_turn_conversations([row], cls)
+    (messages, tools), (other, _) = adds, looks
+    assert sorted(t.__name__ for t in tools) == ["add_leg", "submit", "view_plan"]
+    assert messages[1]["content"].startswith("plan it\n\nTASK (query " + query_id)  # reset's text appended
+    calls = [m["tool_calls"][0]["function"] for m in messages if m.get("tool_calls")]
+    assert calls == [{"name": "add_leg", "arguments": add_leg_args(1, leg)}, {"name": "submit", "arguments": {}}]
+    answers = [m["content"] for m in messages if m["role"] == "tool"]
+    assert not answers[0].startswith("Error") and answers[1].startswith("Plan submitted (1 day")
+    assert messages[-1] == {"role": "assistant", "content": DONE}
+    assert [m["tool_calls"][0]["function"]["name"] for m in other if m.get("tool_calls")] == ["view_plan", "submit"]
+    assert prompt[-1]["content"] == "plan it\n\n"  # the dataset row is not mutated
+
+    plan, refusal = single_turn_conversations([row], cls)
+    assert plan[0][-1]["content"].startswith('[{"days": 1') and refusal[0][-1]["content"] == REFUSAL

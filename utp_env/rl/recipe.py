@@ -1,0 +1,238 @@
+"""What the two GRPO scripts share: arguments, the tiny model, the trainer run and its summary.
+
+`run_grpo(args, style)` builds the dataset (`utp_env.rl.data`), the model (a hub name, or with
+`--tiny` the local tiny model of `utp_env.rl.tiny`, warmed up on `utp_env.rl.scripted`), a
+`GRPOConfig`, and trains; it returns a `Summary`: env tool calls, rewards, losses, how far the
+parameters moved, seconds per step. `--summary PATH` writes it as JSON (the CI smoke test reads it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from utp_env.rl.data import PromptStyle, query_dataset
+from utp_env.rl.env import RLToolEnv, rl_env_class
+
+# The tiny path's sizes: short completions and few rollouts, so that a step takes seconds on a CPU.
+# The task text is cut to its first lines (the request, trip facts, persona, risk profile) and the model
+# is offered the three tools the warm-up uses.
+TINY_DEFAULTS: dict[str, Any] = {"profile": "mini", "limit": 1, "num_generations": 8, "max_completion_length": 384,
+                 "learning_rate": 1e-3, "max_tool_calling_iterations": 3, "step_limit": 8,
+                 "max_observation_chars": 1000, "temperature": 0.7}
+TINY_TOOLS = ("add_leg", "view_plan", "submit")
+# A real run's defaults (a GPU, a hub model): docs/RL.md says what to change.
+REAL_DEFAULTS: dict[str, Any] = {"profile": "full", "limit": None, "num_generations": 8, "max_completion_length": 8192,
+                 "learning_rate": 1e-6, "max_tool_calling_iterations": 30, "step_limit": 40,
+                 "max_observation_chars": 8000, "temperature": 1.0}
+
+
+@dataclass
+class Summary:
+    """What one GRPO run did (JSON with `--summary`)."""
+
+    style: str
+    model: str
+    steps: int
+    queries: int
+    rollouts: int = 0
+    tool_calls: int = 0
+    tools_called: dict[str, int] = field(default_factory=dict)
+    terminations: dict[str, int] = field(default_factory=dict)
+    rewards: list[float] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+    logged: list[dict[str, float]] = field(default_factory=list)
+    param_change_l2: float = 0.0
+    param_change_max: float = 0.0
+    tensors_changed: int = 0
+    tensors: int = 0
+    parameters: int = 0
+    warm_up_losses: list[float] = field(default_factory=list)
+    seconds_setup: float = 0.0
+    seconds_warm_up: float = 0.0
+    seconds_per_step: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The summary as JSON-ready values."""
+        return asdict(self)
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    """The command line both scripts take."""
+    p = argparse.ArgumentParser(description=description)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", help="a causal LM with a tool-calling chat template: a hub name "
+                       "(e.g. Qwen/Qwen3-0.6B) or a local directory; for a real run on a GPU")
+    which.add_argument("--tiny", action="store_true", help="a tiny model built and warmed up locally (CPU, "
+                       "nothing downloaded): the smoke run")
+    p.add_argument("--max-steps", type=int, default=2, help="GRPO steps (default 2)")
+    p.add_argument("--profile", choices=("full", "mini"),
+                   help="embedded sandbox (default: mini with --tiny, else full)")
+    p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
+    p.add_argument("--split", default="validation", help="query split to train on (default validation)")
+    p.add_argument("--limit", type=int, help="first N queries of the split (default: 1 with --tiny, else all)")
+    p.add_argument("--num-generations", type=int, help="rollouts per query, G of GRPO (tiny 4, else 8)")
+    p.add_argument("--max-completion-length", type=int, help="tokens per completion, tool answers included "
+                   "(tiny 384, else 8192)")
+    p.add_argument("--learning-rate", type=float, help="(tiny 1e-3, else 1e-6)")
+    p.add_argument("--step-limit", type=int, help="env steps per episode (multi-turn; tiny 8, else 40)")
+    p.add_argument("--max-tool-calling-iterations", type=int, help="TRL's cap on tool rounds per rollout")
+    p.add_argument("--max-observation-chars", type=int, help="longest tool answer; longer answers are cut")
+    p.add_argument("--temperature", type=float, help="sampling temperature (tiny 0.7, else 1.0)")
+    p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference model)")
+    p.add_argument("--warm-up-steps", type=int, default=80, help="--tiny: supervised format steps")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--output-dir", help="checkpoints and logs (default: a temporary directory)")
+    p.add_argument("--summary", help="write the run's summary as JSON to this path")
+    return p
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The run's settings: the command line, else the tiny or real defaults."""
+    defaults = TINY_DEFAULTS if args.tiny else REAL_DEFAULTS
+    chosen = {key: getattr(args, key) if getattr(args, key, None) is not None else default
+              for key, default in defaults.items()}
+    for key in ("max_steps", "num_generations", "max_completion_length", "step_limit", "max_tool_calling_iterations"):
+        value = getattr(args, key, None) if key == "max_steps" else chosen[key]
+        if value is not None and value < 1:
+            raise SystemExit(f"--{key.replace('_', '-')} must be at least 1, not {value}")
+    if chosen["num_generations"] < 2:
+        raise SystemExit("--num-generations must be at least 2: GRPO compares rollouts of the same query")
+    return chosen
+
+
+def env_config(chosen: dict[str, Any]) -> dict[str, Any]:
+    """The env config overrides of the run."""
+    return {"step_limit": chosen["step_limit"], "max_observation_chars": chosen["max_observation_chars"]}
+
+
+def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list[Any] | None = None,
+             reward_log: list[float] | None = None,
+             warm_up_data: Callable[[list[dict[str, Any]], type[RLToolEnv]], Sequence[Any]] | None = None,
+             use_environment: bool = True) -> Summary:
+    """Train with GRPO for `args.max_steps` steps and summarise the run (module docstring).
+
+    Multi-turn (`use_environment`): the env class is TRL's `environment_factory` and its `get_reward`
+    the reward. Single-turn: `reward_funcs` score the completions and append each reward to
+    `reward_log`. `warm_up_data(rows, env_class)` gives the tiny model's warm-up conversations."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    started = time.perf_counter()
+    import torch
+    from trl import GRPOConfig, GRPOTrainer
+
+    chosen = settings(args)
+    if args.tiny:
+        torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
+    env_class = rl_env_class(tools=TINY_TOOLS if args.tiny else None, db_path=args.db_path,
+                             profile=chosen["profile"], config=env_config(chosen))
+    dataset = query_dataset(style, split=args.split, limit=chosen["limit"], db_path=args.db_path,
+                            profile=chosen["profile"], config=env_config(chosen))
+    rows = [dict(r) for r in dataset]
+    summary = Summary(style=style, model="tiny" if args.tiny else str(args.model), steps=args.max_steps,
+                      queries=len(rows))
+    if args.tiny:
+        from utp_env.rl import tiny
+
+        conversations = list(warm_up_data(rows, env_class)) if warm_up_data else []
+        tokenizer = tiny.train_tokenizer(_corpus(conversations), words=TINY_TOOLS)
+        model = tiny.build_model(tokenizer, seed=args.seed)
+        summary.seconds_setup = time.perf_counter() - started
+        warm_started = time.perf_counter()
+        if conversations:
+            summary.warm_up_losses = tiny.warm_up(model, tokenizer, conversations, steps=args.warm_up_steps)
+        summary.seconds_warm_up = time.perf_counter() - warm_started
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
+        model = AutoModelForCausalLM.from_pretrained(args.model, dtype="auto")
+        summary.seconds_setup = time.perf_counter() - started
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    per_step = len(rows) * chosen["num_generations"] if args.tiny else chosen["num_generations"]
+    output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-grpo-")
+    config = GRPOConfig(
+        output_dir=output_dir, max_steps=args.max_steps, learning_rate=chosen["learning_rate"],
+        per_device_train_batch_size=per_step, gradient_accumulation_steps=1,
+        num_generations=chosen["num_generations"], max_completion_length=chosen["max_completion_length"],
+        max_tool_calling_iterations=chosen["max_tool_calling_iterations"] if use_environment else None,
+        temperature=chosen["temperature"], beta=args.beta, seed=args.seed, logging_steps=1, save_strategy="no",
+        report_to="none", use_cpu=not torch.cuda.is_available(), bf16=False, disable_tqdm=True,
+        gradient_checkpointing=not args.tiny,  # saves memory on a real model; only slows the tiny one
+        shuffle_dataset=not args.tiny)
+    trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs,
+                          args=config, train_dataset=dataset, processing_class=tokenizer,
+                          environment_factory=env_class if use_environment else None)
+    trained = time.perf_counter()
+    trainer.train()
+    summary.seconds_per_step = (time.perf_counter() - trained) / max(args.max_steps, 1)
+    _fill(summary, trainer, before, env_class)
+    if reward_log is not None:
+        summary.rewards = list(reward_log)
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(summary.to_json(), indent=2), encoding="utf-8")
+    return summary
+
+
+def _corpus(conversations: Sequence[Any]) -> list[str]:
+    """Text to train the tiny tokenizer on: every message and tool call, and the tools' JSON schemas."""
+    from transformers.utils.chat_template_utils import get_json_schema
+
+    texts: list[str] = []
+    schemas_done = False
+    for messages, tools in conversations:
+        for message in messages:
+            texts.append(str(message.get("content") or ""))
+            for call in message.get("tool_calls") or []:
+                texts.append(json.dumps(call["function"]))
+        if tools and not schemas_done:
+            texts += [json.dumps({"type": "function", "function": get_json_schema(t)}) for t in tools]
+            schemas_done = True
+    return texts
+
+
+def _fill(summary: Summary, trainer: Any, before: dict[str, Any], env_class: type[RLToolEnv]) -> None:
+    import torch
+
+    for entry in trainer.state.log_history:
+        numbers = {k: float(v) for k, v in entry.items() if isinstance(v, int | float)}
+        if "loss" in numbers:
+            summary.losses.append(numbers["loss"])
+            summary.logged.append(numbers)
+    deltas = []
+    for name, p in trainer.model.named_parameters():
+        delta = (p.detach().to(before[name].device, before[name].dtype) - before[name]).float()
+        deltas.append(delta)
+        summary.tensors_changed += int(bool(delta.abs().max() > 0))
+        summary.parameters += delta.numel()
+    summary.tensors = len(deltas)
+    summary.param_change_l2 = float(torch.sqrt(sum((d * d).sum() for d in deltas)))
+    summary.param_change_max = float(max(d.abs().max() for d in deltas))
+    for record in env_class.episodes:
+        summary.rollouts += 1
+        summary.tool_calls += record.steps
+        summary.rewards.append(record.reward)
+        summary.terminations[record.termination_reason] = summary.terminations.get(record.termination_reason, 0) + 1
+        for tool in record.tools:
+            summary.tools_called[tool] = summary.tools_called.get(tool, 0) + 1
+
+
+def print_summary(summary: Summary) -> None:
+    """A few lines for the terminal."""
+    rewards = summary.rewards
+    mean = sum(rewards) / len(rewards) if rewards else float("nan")
+    print(f"GRPO {summary.style} on {summary.model}: {summary.steps} steps, {summary.queries} queries, "
+          f"{summary.rollouts} rollouts, {summary.tool_calls} env tool calls {summary.tools_called}")
+    print(f"  rewards: mean {mean:.4f}, nonzero {sum(r > 0 for r in rewards)}/{len(rewards)}; "
+          f"endings {summary.terminations}")
+    print(f"  loss per step: {[round(x, 5) for x in summary.losses]}")
+    print(f"  parameters: {summary.tensors_changed}/{summary.tensors} tensors changed, "
+          f"L2 {summary.param_change_l2:.3e}, max {summary.param_change_max:.3e}")
+    print(f"  seconds: setup {summary.seconds_setup:.1f}, warm-up {summary.seconds_warm_up:.1f}, "
+          f"per GRPO step {summary.seconds_per_step:.1f}")

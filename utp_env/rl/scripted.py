@@ -1,0 +1,89 @@
+"""Scripted conversations for the tiny model's format warm-up (`utp_env.rl.tiny.warm_up`).
+
+Each query of the training set gets two conversations, so that the warmed-up model samples two
+kinds of rollout and GRPO sees a reward difference within each group from its first step:
+
+- multi-turn: (a) `add_leg` with the first leg of the query's reference plan, then `submit`
+  (a one-leg plan, scored above 0); (b) `view_plan`, then `submit` (an empty plan, scored 0).
+  The tool answers are the env's own: the calls are run on a real episode.
+- single-turn: (a) the first day of the reference plan in the paper's JSON day format (a plan
+  `PlanReward` parses and scores above 0); (b) a refusal that holds no plan (scored 0).
+
+The reference plans are the dataset's (`reference_plans.jsonl`, made by the reference planner).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from utp_env.env.adapters import tool_method_names
+from utp_env.env.config import reference_plan
+from utp_env.itinerary import Plan, TransportLeg
+from utp_env.plan_format.write import format_plan
+from utp_env.rl.env import RLToolEnv
+from utp_env.tools.clock import format_hhmm
+
+REFUSAL = "I cannot plan this trip."
+DONE = "The plan is submitted."
+Conversation = tuple[list[dict[str, Any]], list[Any] | None]
+
+
+def add_leg_args(day: int, leg: TransportLeg) -> dict[str, Any]:
+    """`add_leg` arguments that add `leg` to day `day` (a cab gives its departure; others their number)."""
+    args: dict[str, Any] = {"day": day, "mode": leg.mode, "origin": leg.origin, "destination": leg.destination}
+    if leg.number:
+        args["number"] = leg.number
+    else:
+        args["departure"] = format_hhmm(leg.dep)
+    return args
+
+
+def _tool_call(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}]}
+
+
+def multi_turn_conversations(rows: list[dict[str, Any]], env_class: type[RLToolEnv]) -> list[Conversation]:
+    """Two scripted tool-calling conversations per dataset row (module docstring), run on `env_class`'s env."""
+    env = env_class()
+    tools = [getattr(env, name) for name in tool_method_names(env_class) if name != "get_reward"]
+    out: list[Conversation] = []
+    for row in rows:
+        first_leg = _first_leg(env, row["query_id"])
+        scripts: list[list[tuple[str, dict[str, Any]]]] = [[("view_plan", {}), ("submit", {})]]
+        if first_leg is not None:
+            scripts.insert(0, [("add_leg", add_leg_args(1, first_leg)), ("submit", {})])
+        for script in scripts:
+            task = env.reset(**row) or ""
+            prompt = [dict(m) for m in row["prompt"]]
+            prompt[-1]["content"] = prompt[-1]["content"] + task  # what TRL does with reset's answer
+            messages = list(prompt)
+            for name, args in script:
+                messages.append(_tool_call(name, args))
+                messages.append({"role": "tool", "name": name, "content": getattr(env, name)(**args)})
+            messages.append({"role": "assistant", "content": DONE})
+            out.append((messages, tools))
+    return out
+
+
+def _first_leg(env: RLToolEnv, query_id: str) -> TransportLeg | None:
+    plan = reference_plan(env._env.db, query_id)
+    if plan is None or not plan.days or not plan.days[0].transport:
+        return None
+    return plan.days[0].transport[0]
+
+
+def single_turn_conversations(rows: list[dict[str, Any]], env_class: type[RLToolEnv]) -> list[Conversation]:
+    """Two scripted replies per dataset row (module docstring): the reference plan's first day, and a refusal."""
+    db = env_class()._env.db
+    out: list[Conversation] = []
+    for row in rows:
+        prompt = [dict(m) for m in row["prompt"]]
+        plan = reference_plan(db, row["query_id"])
+        if plan is not None and plan.days:
+            first_day = Plan(query_id=plan.query_id, days=plan.days[:1], source=plan.source)
+            reply = json.dumps(format_plan(first_day), ensure_ascii=False)
+            out.append(([*prompt, {"role": "assistant", "content": reply}], None))
+        out.append(([*prompt, {"role": "assistant", "content": REFUSAL}], None))
+    return out
