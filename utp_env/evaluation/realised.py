@@ -144,8 +144,9 @@ def late_minutes(steps: Iterable[ExecutedStep], events: set[tuple[int, str]], su
     steps = list(steps)
     late = sum(max(0.0, s.actual_start - s.planned_start) for s in steps
                if s.element == "item" and (s.day_index, s.name) in events and not s.lost)
-    if steps and submitted_end is not None:
-        late += max(0.0, max(s.actual_end for s in steps) - submitted_end)
+    reached = [s for s in steps if not s.unreachable]  # a step not reached ends nothing
+    if reached and submitted_end is not None:
+        late += max(0.0, max(s.actual_end for s in reached) - submitted_end)
     return float(late)
 
 
