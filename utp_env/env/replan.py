@@ -306,8 +306,8 @@ class ExecutionPhase:
             f"Locked: what has started or passed{before}; {self._ahead()}.",
             "A repair may retime, move or remove items ahead (move_item, remove_item, add_item), drop a leg "
             "ahead and book another service (remove_leg, add_leg: its fare is paid; fares already paid are "
-            "not refunded), or change the stay of tonight and later nights (set_stay). view_plan shows "
-            "the plan.",
+            "not refunded), or change the stay of nights not checked in yet (set_stay: booked nights stay "
+            "paid). view_plan shows the plan.",
             "Call continue_trip to go on.",
         ]
         return "\n".join(lines)
