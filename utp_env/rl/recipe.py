@@ -87,7 +87,7 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--max-observation-chars", type=int, help="longest tool answer; longer answers are cut")
     p.add_argument("--temperature", type=float, help="sampling temperature (tiny 0.7, else 1.0)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference model)")
-    p.add_argument("--warm-up-steps", type=int, default=80, help="--tiny: supervised format steps")
+    p.add_argument("--warm-up-steps", type=int, default=40, help="--tiny: supervised format steps")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output-dir", help="checkpoints and logs (default: a temporary directory)")
     p.add_argument("--summary", help="write the run's summary as JSON to this path")
@@ -180,17 +180,25 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     return summary
 
 
+WRITTEN_WEIGHT = 50  # how often the tokenizer corpus repeats what the model must write (see `_corpus`)
+
+
 def _corpus(conversations: Sequence[Any]) -> list[str]:
-    """Text to train the tiny tokenizer on: every message and tool call, and the tools' JSON schemas."""
+    """Text to train the tiny tokenizer on: every message and tool call, and the tools' JSON schemas.
+
+    What the assistant writes (tool calls, replies) is repeated `WRITTEN_WEIGHT` times, so that BPE
+    merges it into few, long tokens: a short sequence is what a one-layer model learns to write in
+    order within a few dozen steps."""
     from transformers.utils.chat_template_utils import get_json_schema
 
     texts: list[str] = []
     schemas_done = False
     for messages, tools in conversations:
         for message in messages:
-            texts.append(str(message.get("content") or ""))
+            weight = WRITTEN_WEIGHT if message.get("role") == "assistant" else 1
+            texts += [str(message.get("content") or "")] * weight
             for call in message.get("tool_calls") or []:
-                texts.append(json.dumps(call["function"]))
+                texts += [json.dumps(call["function"])] * weight
         if tools and not schemas_done:
             texts += [json.dumps({"type": "function", "function": get_json_schema(t)}) for t in tools]
             schemas_done = True

@@ -64,7 +64,7 @@ def train_tokenizer(corpus: Iterable[str], vocab_size: int = TinySpec.vocab_size
     if vocab_size < 512:
         raise ValueError(f"vocab_size must be at least 512 (256 bytes plus merges), not {vocab_size}")
     core = Tokenizer(models.BPE())
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)  # merges may span words
     core.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
@@ -104,7 +104,7 @@ def training_chat_template(tokenizer: Any) -> str:
 
 
 def warm_up(model: Any, tokenizer: Any, conversations: Sequence[tuple[list[dict[str, Any]], list[Any] | None]],
-            steps: int = 80, learning_rate: float = 5e-3) -> list[float]:
+            steps: int = 40, learning_rate: float = 5e-3) -> list[float]:
     """Supervised steps on `conversations` ((messages, tools) pairs; loss on the assistant turns only).
 
     Every step's gradient is the mean over all target tokens of all conversations, so alternatives for

@@ -1,0 +1,61 @@
+"""Both GRPO recipes run for 2 steps on the tiny local model (CPU, nothing downloaded): the CI smoke test.
+
+Asserts what the recipes promise (docs/RL.md): the model's tool calls reached the env (multi-turn),
+rewards were returned for every rollout, some above 0 and some not (so GRPO had an advantage to
+learn from), a loss was logged per step and the parameters moved. Needs the `rl` extra; .ci/run
+installs it. No assertion on durations (the summary's seconds are reported by docs/RL.md only).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+REASON = "the rl extra is not installed (pip install 'utp-env[rl]'); .ci/run installs it"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def rl_extra() -> None:
+    for module in ("torch", "trl", "datasets", "tokenizers", "accelerate"):
+        pytest.importorskip(module, reason=REASON)
+
+
+def run(script: str, tmp_path: Path, mini_db_path: Path) -> dict:
+    """`python -m utp_env.rl.<script> --tiny` in this process, on the test session's mini sandbox."""
+    import importlib
+
+    summary_path = tmp_path / f"{script}.json"
+    module = importlib.import_module(f"utp_env.rl.{script}")
+    module.main(["--tiny", "--max-steps", "2", "--db-path", str(mini_db_path), "--output-dir", str(tmp_path / "out"),
+                 "--summary", str(summary_path)])
+    return json.loads(summary_path.read_text())
+
+
+def assert_trained(summary: dict, rollouts: int) -> None:
+    assert len(summary["rewards"]) == rollouts and all(math.isfinite(r) and 0 <= r <= 1 for r in summary["rewards"])
+    assert any(r > 0 for r in summary["rewards"]) and any(r == 0 for r in summary["rewards"])
+    assert len(summary["losses"]) == 2 and all(math.isfinite(x) for x in summary["losses"])
+    assert summary["tensors_changed"] > 0 and summary["param_change_l2"] > 0
+
+
+def test_multi_turn_grpo_reaches_the_env(tmp_path: Path, mini_db_path: Path) -> None:
+    summary = run("grpo_multi_turn", tmp_path, mini_db_path)
+    rollouts = 2 * summary["queries"] * 8  # steps × queries × num_generations (the tiny defaults)
+    assert summary["rollouts"] == rollouts
+    assert summary["tool_calls"] > 0 and set(summary["tools_called"]) <= {"add_leg", "view_plan", "submit"}
+    assert summary["tools_called"].get("add_leg", 0) > 0  # a plan-changing call reached the env
+    assert sum(summary["terminations"].values()) == rollouts
+    assert_trained(summary, rollouts)
+    assert summary["warm_up_losses"][-1] < summary["warm_up_losses"][0]
+
+
+def test_single_turn_grpo_scores_plans(tmp_path: Path, mini_db_path: Path) -> None:
+    summary = run("grpo_single_turn", tmp_path, mini_db_path)
+    rollouts = 2 * summary["queries"] * 8
+    assert summary["rollouts"] == 0 and summary["tool_calls"] == 0  # no env episodes: PlanReward scores text
+    assert_trained(summary, rollouts)
