@@ -123,3 +123,27 @@ def test_warm_up_conversations_carry_the_envs_answers(mini_db_path: Path, first_
 
     plan, refusal = single_turn_conversations([row], cls)
     assert plan[0][-1]["content"].startswith('[{"days": 1') and refusal[0][-1]["content"] == REFUSAL
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--tiny", "--num-generations", "1"], "--num-generations must be at least 2"),
+    (["--tiny", "--max-steps", "0"], "--max-steps must be at least 1"),
+    (["--tiny", "--max-completion-length", "-5"], "--max-completion-length must be at least 1"),
+])
+def test_command_line_refuses_bad_sizes(argv: list[str], message: str) -> None:
+    from utp_env.rl.recipe import parser, settings
+
+    with pytest.raises(SystemExit, match=message):
+        settings(parser("test").parse_args(argv))
+
+
+def test_command_line_needs_a_model_or_tiny(capsys: pytest.CaptureFixture[str]) -> None:
+    from utp_env.rl.recipe import REAL_DEFAULTS, TINY_DEFAULTS, parser, settings
+
+    for argv in ([], ["--tiny", "--model", "Qwen/Qwen3-0.6B"]):
+        with pytest.raises(SystemExit):
+            parser("test").parse_args(argv)
+    assert "one of the arguments --model --tiny is required" in capsys.readouterr().err
+    assert settings(parser("test").parse_args(["--tiny"])) == TINY_DEFAULTS
+    real = settings(parser("test").parse_args(["--model", "m", "--learning-rate", "2e-6"]))
+    assert real == {**REAL_DEFAULTS, "learning_rate": 2e-6}

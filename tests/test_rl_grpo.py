@@ -38,7 +38,7 @@ def run(script: str, tmp_path: Path, mini_db_path: Path) -> dict:
 
 def assert_trained(summary: dict, rollouts: int) -> None:
     assert len(summary["rewards"]) == rollouts and all(math.isfinite(r) and 0 <= r <= 1 for r in summary["rewards"])
-    assert any(r > 0 for r in summary["rewards"]) and any(r == 0 for r in summary["rewards"])
+    assert any(r > 0 for r in summary["rewards"]) and len(set(summary["rewards"])) > 1  # an advantage to learn
     assert len(summary["losses"]) == 2 and all(math.isfinite(x) for x in summary["losses"])
     assert summary["tensors_changed"] > 0 and summary["param_change_l2"] > 0
 

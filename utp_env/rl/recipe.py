@@ -25,7 +25,7 @@ from utp_env.rl.env import RLToolEnv, rl_env_class
 # The task text is cut to its first lines (the request, trip facts, persona, risk profile) and the model
 # is offered the three tools the warm-up uses.
 TINY_DEFAULTS: dict[str, Any] = {"profile": "mini", "limit": 1, "num_generations": 8, "max_completion_length": 384,
-                 "learning_rate": 1e-3, "max_tool_calling_iterations": 3, "step_limit": 8,
+                 "learning_rate": 3e-4, "max_tool_calling_iterations": 3, "step_limit": 8,
                  "max_observation_chars": 1000, "temperature": 0.7}
 TINY_TOOLS = ("add_leg", "view_plan", "submit")
 # A real run's defaults (a GPU, a hub model): docs/RL.md says what to change.
@@ -81,7 +81,7 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--num-generations", type=int, help="rollouts per query, G of GRPO (tiny 4, else 8)")
     p.add_argument("--max-completion-length", type=int, help="tokens per completion, tool answers included "
                    "(tiny 384, else 8192)")
-    p.add_argument("--learning-rate", type=float, help="(tiny 1e-3, else 1e-6)")
+    p.add_argument("--learning-rate", type=float, help="(tiny 3e-4, else 1e-6)")
     p.add_argument("--step-limit", type=int, help="env steps per episode (multi-turn; tiny 8, else 40)")
     p.add_argument("--max-tool-calling-iterations", type=int, help="TRL's cap on tool rounds per rollout")
     p.add_argument("--max-observation-chars", type=int, help="longest tool answer; longer answers are cut")
@@ -154,7 +154,10 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
         model = AutoModelForCausalLM.from_pretrained(args.model, dtype="auto")
         summary.seconds_setup = time.perf_counter() - started
-    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    # A copy of the weights to measure how far training moved them: always for the tiny model, for a
+    # real one only when a summary is asked for (kept on the CPU, it costs the model's size in RAM).
+    track = args.tiny or bool(args.summary)
+    before = {name: p.detach().to("cpu", copy=True) for name, p in model.named_parameters()} if track else {}
     per_step = len(rows) * chosen["num_generations"] if args.tiny else chosen["num_generations"]
     output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-grpo-")
     config = GRPOConfig(
@@ -163,7 +166,8 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         num_generations=chosen["num_generations"], max_completion_length=chosen["max_completion_length"],
         max_tool_calling_iterations=chosen["max_tool_calling_iterations"] if use_environment else None,
         temperature=chosen["temperature"], beta=args.beta, seed=args.seed, logging_steps=1, save_strategy="no",
-        report_to="none", use_cpu=not torch.cuda.is_available(), bf16=False, disable_tqdm=True,
+        report_to="none", use_cpu=not torch.cuda.is_available(),
+        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), disable_tqdm=True,
         gradient_checkpointing=not args.tiny,  # saves memory on a real model; only slows the tiny one
         shuffle_dataset=not args.tiny)
     trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs,
@@ -215,13 +219,16 @@ def _fill(summary: Summary, trainer: Any, before: dict[str, Any], env_class: typ
             summary.logged.append(numbers)
     deltas = []
     for name, p in trainer.model.named_parameters():
-        delta = (p.detach().to(before[name].device, before[name].dtype) - before[name]).float()
+        if name not in before:
+            continue
+        delta = (p.detach().to("cpu", before[name].dtype) - before[name]).float()
         deltas.append(delta)
         summary.tensors_changed += int(bool(delta.abs().max() > 0))
         summary.parameters += delta.numel()
     summary.tensors = len(deltas)
-    summary.param_change_l2 = float(torch.sqrt(sum((d * d).sum() for d in deltas)))
-    summary.param_change_max = float(max(d.abs().max() for d in deltas))
+    if deltas:
+        summary.param_change_l2 = float(torch.sqrt(sum((d * d).sum() for d in deltas)))
+        summary.param_change_max = float(max(d.abs().max() for d in deltas))
     for record in env_class.episodes:
         summary.rollouts += 1
         summary.tool_calls += record.steps
