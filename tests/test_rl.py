@@ -147,3 +147,13 @@ def test_command_line_needs_a_model_or_tiny(capsys: pytest.CaptureFixture[str]) 
     assert settings(parser("test").parse_args(["--tiny"])) == TINY_DEFAULTS
     real = settings(parser("test").parse_args(["--model", "m", "--learning-rate", "2e-6"]))
     assert real == {**REAL_DEFAULTS, "learning_rate": 2e-6}
+
+
+def test_a_missing_rl_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from utp_env.rl import grpo_multi_turn
+
+    monkeypatch.setitem(sys.modules, "trl", None)  # `import trl` now fails, as without the extra
+    with pytest.raises(SystemExit, match=r"GRPO needs the rl extra, missing: .*trl.*pip install 'utp-env\[rl\]'"):
+        grpo_multi_turn.main(["--tiny"])

@@ -108,6 +108,24 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     return chosen
 
 
+RL_EXTRA = ("torch", "trl", "datasets", "accelerate", "tokenizers", "transformers")
+
+
+def require_rl_extra() -> None:
+    """Exit with one line naming what to install when a package of the `rl` extra is missing."""
+    import importlib
+
+    missing = []
+    for name in RL_EXTRA:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise SystemExit(f"GRPO needs the rl extra, missing: {', '.join(missing)}; install it with "
+                         "pip install 'utp-env[rl]' (or pip install -e \".[rl]\" in a checkout)")
+
+
 def env_config(chosen: dict[str, Any]) -> dict[str, Any]:
     """The env config overrides of the run."""
     return {"step_limit": chosen["step_limit"], "max_observation_chars": chosen["max_observation_chars"]}
@@ -124,6 +142,7 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     `reward_log`. `warm_up_data(rows, env_class)` gives the tiny model's warm-up conversations."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     started = time.perf_counter()
+    require_rl_extra()
     import torch
     from trl import GRPOConfig, GRPOTrainer
 
