@@ -157,3 +157,27 @@ def test_a_missing_rl_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "trl", None)  # `import trl` now fails, as without the extra
     with pytest.raises(SystemExit, match=r"GRPO needs the rl extra, missing: .*trl.*pip install 'utp-env\[rl\]'"):
         grpo_multi_turn.main(["--tiny"])
+
+
+def test_tiny_tokenizer_is_one_trl_can_train_tool_calling_with() -> None:
+    """Issue 13 item 7: a tool-calling chat template TRL recognises, its special tokens, left padding."""
+    for module in ("torch", "trl", "tokenizers", "transformers"):
+        pytest.importorskip(module, reason="the rl extra (pip install 'utp-env[rl]') is not installed")
+    from trl.chat_template_utils import add_response_schema, supports_tool_calling
+
+    from utp_env.rl.tiny import MARKUP_TOKENS, SPECIAL_TOKENS, build_model, train_tokenizer
+
+    call = '{"name": "view_plan", "arguments": {"format": "json"}}'
+    tokenizer = train_tokenizer([f"<tool_call>\n{call}\n</tool_call>", "plan a trip to Pune"] * 20, vocab_size=600,
+                                words=["view_plan"])
+    assert supports_tool_calling(tokenizer) and tokenizer.padding_side == "left"
+    assert tokenizer.eos_token == "<|im_end|>" and tokenizer.pad_token == "<|endoftext|>"
+    assert all(len(tokenizer.encode(t)) == 1 for t in (*SPECIAL_TOKENS, *MARKUP_TOKENS, "view_plan"))
+    text = f"<tool_call>\n{call}\n</tool_call><|im_end|>"
+    assert tokenizer.decode(tokenizer.encode(text)) == text  # byte-level: round-trips exactly
+    parsed = add_response_schema(tokenizer).parse_response(text, prefix="<|im_start|>assistant\n")
+    assert parsed["tool_calls"][0]["function"] == {"name": "view_plan", "arguments": {"format": "json"}}
+    model = build_model(tokenizer, seed=3)
+    assert model.config.vocab_size == len(tokenizer) and model.generation_config.eos_token_id == tokenizer.eos_token_id
+    with pytest.raises(ValueError, match="vocab_size must be at least 512"):
+        train_tokenizer(["x"], vocab_size=100)
