@@ -912,10 +912,11 @@ def test_a_visit_that_overruns_into_the_next_item_pauses(env: UTPReplanEnv) -> N
     query_id, plan = overrun_plan(env)
     observations, disruptions, _, _ = play(env, query_id, plan, seed=3)
     d = disruptions[0]
-    assert (d["kind"], d["clock"], d["cause"]["name"]) == ("overrun", "day 3 18:04", "Colaba Causeway")
+    # the lived plan names each venue with its city (replan.lived_plan)
+    assert (d["kind"], d["clock"], d["cause"]["name"]) == ("overrun", "day 3 18:04", "Colaba Causeway, Mumbai")
     assert d["cause"]["planned"] == "17:24" and d["cause"]["actual"] == "18:04"
     assert [(a["name"], a["status"], a["expected_start"]) for a in d["affected"]] == [
-        ("Sagar Continental", "late", "18:04")]
+        ("Sagar Continental, Mumbai", "late", "18:04")]
     assert "overran" in observations[1] and "late by 34 min" in observations[1]
 
 
@@ -940,3 +941,135 @@ def test_inactive_kinds_pause_neither_for_a_missed_departure_nor_an_overrun(env:
     no_overrun = gym.make(REPLAN, db_path=mini_db_path,
                           replan={"disruptions": ["late_arrival", "missed_departure"]}).unwrapped
     assert not any(d["kind"] == "overrun" for d in play(no_overrun, overrun_id, overrun, seed=3)[1])
+
+
+# ---------------------------------------------------------------- venues bound to their city (issue 15 fixes)
+
+
+def _name_in_both_cities(env: UTPReplanEnv) -> tuple[str, Plan, int, str]:
+    """(query, reference plan, day, item name 'Name, City') of a travel day whose item names a venue
+    that exists under that name in both of the day's cities (the city stated is not the day's first)."""
+    from utp_env.resolve import VenueName, find_venue
+    from utp_env.tools.schema import VENUE_TABLE, is_venue_kind
+
+    for split in ("validation", "test"):
+        for query in split_pool(env.db, split):
+            plan = reference_plan(env.db, query.query_id)
+            for day in plan.days if plan is not None else []:
+                for item in day.items if len(day.cities) == 2 else []:
+                    name = VenueName.of(item.name)
+                    if not is_venue_kind(item.venue_type) or name.stated_city != day.cities[1]:
+                        continue
+                    table = (VENUE_TABLE[item.venue_type],)
+                    if all(find_venue(env.db, name.name, [c], table) is not None for c in day.cities):
+                        assert plan is not None
+                        return query.query_id, plan, day.day, item.name
+    raise AssertionError("the mini sandbox has no travel day naming a venue that both its cities have")
+
+
+def test_the_lived_and_realised_plans_keep_each_venue_in_the_city_it_was_resolved_in() -> None:
+    """On the embedded mini profile, 'The Banyan Inn, Bengaluru' on a Sholapur -> Bengaluru day: both
+    cities have one. The lived plan and the realised trip keep ', Bengaluru', so the evaluator reads
+    the realised trip's venue where the submitted plan put it (without the city it was resolved in
+    the day's first city, Sholapur, and the realised commonsense check failed on a plan that passes)."""
+    from utp_env.evaluation.context import build_context
+
+    env = gym.make(REPLAN, profile="mini").unwrapped
+    assert isinstance(env, UTPReplanEnv)
+    query_id, plan, day_no, name = _name_in_both_cities(env)
+    stated = name.rpartition(", ")[2]
+    env.reset(seed=0, options={"query_id": query_id, "plan": plan})
+    ep = env.episode
+    assert ep is not None
+    assert name in [item.name for item in ep.plan.days[day_no - 1].items]
+    *_, final = play(env, query_id, plan, seed=0)
+    realised = Plan.model_validate(final["realised"]["plan"])
+    cities = {v.ref.city for v in build_context(realised, ep.query, env.db).visits
+              if v.item is not None and v.ref is not None and v.item.name == name}
+    assert cities == {stated}
+    checks = final["realised_evaluation"]["commonsense"]
+    assert checks["valid_poi_list"]["passed"] == final["plan_evaluation"]["commonsense"]["valid_poi_list"]["passed"]
+
+
+def test_an_item_added_during_the_trip_is_bound_to_the_city_it_happened_in(env: UTPReplanEnv) -> None:
+    """add_item writes a venue's bare name; the realised plan names it with the city the traveller
+    was in when it was done."""
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": plan})
+    ep = env.episode
+    assert ep is not None
+    last = len(ep.plan.days)
+    index, meal = next((i, item) for i, item in enumerate(ep.plan.days[last - 1].items, 1) if item.meal)
+    assert meal.start is not None and meal.end is not None and meal.meal is not None
+    city = ep.plan.days[last - 1].cities[0]
+    restaurants = env.call_tool("search_restaurants", {"city": city}).rows or []
+    used = {item.name.rpartition(", ")[0] for day in ep.plan.days for item in day.items}
+    added = next(str(r["name"]) for r in restaurants if str(r["name"]) not in used)
+    assert env.step({"tool": "remove_item", "args": {"day": last, "index": index}})[0].startswith("Removed")
+    obs = env.step({"tool": "add_item", "args": {"day": last, "name": added, "activity": "visit",
+                                                 "kind": "restaurant", "meal": meal.meal,
+                                                 "start": f"{meal.start // 60:02d}:{meal.start % 60:02d}",
+                                                 "end": f"{meal.end // 60:02d}:{meal.end % 60:02d}"}})[0]
+    assert obs.startswith("Added"), obs
+    done = False
+    while not done:
+        _, _, terminated, truncated, info = env.step(CONTINUE)
+        done = terminated or truncated
+    names = [item["name"] for item in info["realised"]["plan"]["days"][last - 1]["items"]]
+    assert f"{added}, {env.db.known_city(city)}" in names
+
+
+def test_a_lived_item_moved_to_another_day_is_found_by_its_name(env: UTPReplanEnv) -> None:
+    """move_item to another day resolves a lived item's 'Name, City' in the target day's cities."""
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": plan})
+    ep = env.episode
+    assert ep is not None
+    last = len(ep.plan.days)
+    for index, item in enumerate(ep.plan.days[last - 2].items, 1):
+        if item.activity == "visit" and item.venue_type == "attraction" and set(ep.plan.days[last - 2].cities) \
+                & set(ep.plan.days[last - 1].cities):
+            obs = env.step({"tool": "move_item", "args": {"day": last - 1, "index": index, "to_day": last,
+                                                          "start": "05:00", "end": "05:45"}})[0]
+            assert obs.startswith("Moved"), obs
+            return
+    raise AssertionError("no attraction visit on the day before the last in a city the last day shares")
+
+
+# ---------------------------------------------------------------- unreachable steps in the report
+
+
+def test_the_report_flags_steps_ahead_the_traveller_cannot_reach(env: UTPReplanEnv) -> None:
+    """With a later leg removed before the trip starts, the traveller never reaches that leg's
+    destination: at the first pause the report lists what is there as unreachable, in the text and
+    in info['disruption']."""
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
+    ep = env.episode
+    assert ep is not None
+    day_no = next(d for d, day in enumerate(ep.plan.days, 1) if d > 1 and day.transport)
+    removed = ep.plan.days[day_no - 1].transport[0]
+    assert env.step({"tool": "remove_leg", "args": {"day": day_no, "index": 1}})[0].startswith("Removed")
+    obs, _, _, _, info = env.step(CONTINUE)
+    affected = info["disruption"]["affected"]
+    unreachable = [a for a in affected if a["status"] == "unreachable"]
+    assert unreachable, affected
+    assert all(a["day"] >= day_no for a in unreachable)
+    assert any(a["what"] == "item" for a in unreachable)
+    assert any(a["what"] == "leg" and a["name"].split(" ")[-1].startswith(f"{removed.destination}->")
+               for a in unreachable)  # the next leg leaves from where the removed one went
+    for a in unreachable:
+        assert f"day {a['day']} {a['what']} {a['index']}: {a['name']}: planned {a['planned_start']}: unreachable" in obs
+
+
+def test_a_plan_outcome_option_of_another_plan_is_refused(env: UTPReplanEnv) -> None:
+    from utp_env.env.episode import TerminationReason, finish
+
+    query_id, plan = reference(env)
+    ep_query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+    outcome = finish(TerminationReason.SUBMITTED, tight(plan), ep_query, env.db, weights={})
+    with pytest.raises(ValueError, match="plan_outcome"):
+        env.reset(seed=0, options={"query_id": query_id, "plan": plan, "plan_outcome": outcome})
+    given = finish(TerminationReason.SUBMITTED, plan, ep_query, env.db, weights={})
+    _, info = env.reset(seed=0, options={"query_id": query_id, "plan": plan, "plan_outcome": given})
+    assert given.report is not None and info["plan_evaluation"] == given.report.model_dump(mode="json")

@@ -339,3 +339,33 @@ def test_the_realised_timeline_shows_the_plan_what_happened_and_the_pauses(repla
     assert tuple(round(c, 3) for c in to_rgb(REALISED_COLOURS["late"])) in colours
     assert fig.axes[0].get_yticklabels()[0].get_text().startswith("day 1")
     plt.close(fig)
+
+
+def test_the_worker_evaluates_the_submitted_plan_once_and_keeps_its_records(
+        mini_db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker's `finish` outcome is handed to the env (reset option plan_outcome): per episode the
+    evaluator runs twice (the submitted plan, the realised trip), not three times, and the records
+    are those of a run in which the env evaluates the plan itself."""
+    import utp_env.evaluation
+    import utp_env.runs.replan_episode as replan_episode
+
+    calls = []
+    evaluate = utp_env.evaluation.evaluate
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return evaluate(*args, **kwargs)
+
+    monkeypatch.setattr(utp_env.evaluation, "evaluate", counting)
+    once = run(_config(mini_db_path, tmp_path / "once", env="replan", limit=2, workers=1), progress=False)
+    assert len(calls) == 2 * 2
+    live_trip = replan_episode.live_trip
+    monkeypatch.setattr(replan_episode, "live_trip",
+                        lambda *args, plan_outcome=None, **kwargs: live_trip(*args, **kwargs))
+    twice = run(_config(mini_db_path, tmp_path / "twice", env="replan", limit=2, workers=1), progress=False)
+    assert len(calls) == 2 * 2 + 3 * 2
+
+    def stable(record: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in record.items() if k != "duration_s"}
+
+    assert [stable(r) for r in _records(once)] == [stable(r) for r in _records(twice)]

@@ -65,7 +65,7 @@ from utp_env.queries.options import (
     serves,
 )
 from utp_env.query import Query
-from utp_env.resolve import find_venue
+from utp_env.resolve import VenueName, find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, format_stamp
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE
@@ -332,7 +332,8 @@ class RepairPolicy:
         assert item.start is not None and item.end is not None
         if item.activity == "visit" and item.venue_type in ("attraction", "restaurant"):
             step = Step("visit", index, item.start, item.end, item=item, base=float(item.end - item.start))
-            ref = find_venue(db, item.name, day.cities, tables=(VENUE_TABLE[item.venue_type],), date=day.date)
+            ref = find_venue(db, VenueName.of(item.name), day.cities, tables=(VENUE_TABLE[item.venue_type],),
+                             date=day.date)
             if ref is None:
                 return step
             v = venue(db, ref.table, ref.row)
@@ -378,8 +379,8 @@ class RepairPolicy:
         query: Query = episode.query
         timing = Timing(db, self.config, query.risk_profile, self.buffers)
         cols = db.tables["restaurants"].columns
-        used = {normalize(item.name) for day in episode.plan.days for item in day.items
-                if item.venue_type == "restaurant"}
+        used = {key for day in episode.plan.days for item in day.items if item.venue_type == "restaurant"
+                for key in (normalize(item.name), VenueName.of(item.name).key)}  # 'Name' or 'Name, City'
 
         def swap(step: Step, earliest: int, latest: int, taken: set[str]) -> tuple[str, int, int] | None:
             if step.item is None or step.item.meal is None or step.city is None or step.row is None \
@@ -523,7 +524,8 @@ def _coverage(plan: Plan, query: Query, db: Database) -> dict[tuple[str, str], s
         for item in day.items:
             if item.activity != "visit" or item.venue_type not in ("attraction", "restaurant"):
                 continue
-            ref = find_venue(db, item.name, day.cities, tables=(VENUE_TABLE[item.venue_type],), date=day.date)
+            ref = find_venue(db, VenueName.of(item.name), day.cities, tables=(VENUE_TABLE[item.venue_type],),
+                             date=day.date)
             if ref is None:
                 continue
             if item.venue_type == "restaurant":

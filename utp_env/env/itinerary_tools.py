@@ -19,7 +19,7 @@ from pydantic import Field
 
 from utp_env.env.episode import Episode, TerminationReason
 from utp_env.itinerary import Activity, Day, Meal, Mode, PlanItem, TransportLeg, VenueType
-from utp_env.resolve import find_service, find_venue
+from utp_env.resolve import VenueName, find_service, find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, parse_hhmm, parse_stamp
 from utp_env.tools.database import Database, suggest
 from utp_env.tools.lookup.common import Args, Name, city_of
@@ -147,6 +147,8 @@ def _venue(ep: Episode, kind: VenueKind, name: str, cities: list[str], date: str
     """(canonical name, city) of a venue of `kind` in one of `cities`; ToolError with suggestions otherwise."""
     table = VENUE_TABLE[kind]
     ref = find_venue(ep.db, name, cities, tables=(table,), date=date)
+    if ref is None and "," in name:  # an item of a lived plan (replan.lived_plan), 'Name, City', moved to a day
+        ref = find_venue(ep.db, VenueName.of(name).name, cities, tables=(table,), date=date)
     if ref is None:
         first = cities[0]
         names = [ep.db.tables[table].columns["name"][j] for j in ep.db.city_rows(table, first)]

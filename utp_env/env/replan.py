@@ -127,12 +127,16 @@ def load_replan_config(config: ReplanConfig | dict[str, Any] | str | Path | None
 
 
 def lived_plan(plan: Plan, query: Query, db: Database) -> Plan:
-    """The plan the traveller lives: `plan` with each venue item under its canonical database name and
-    with its kind (`venue_type`) and meal written out as the evaluator reads them
+    """The plan the traveller lives: `plan` with each venue item named `Canonical Name, City` (its
+    canonical database name and the city the evaluator resolved it in) and with its kind
+    (`venue_type`) and meal written out as the evaluator reads them
     (`utp_env.evaluation.context.build_context`). Plans read from the paper's format often leave both
     to be inferred ('Cafe X, Pune', no type); written out, the itinerary tools keep a day's meals,
     visits and events when a repair edits it, and every agent's plan names a venue alike (the common
-    random numbers of a visit are keyed by its name). Items the evaluator cannot resolve are kept."""
+    random numbers of a visit are keyed by its name). The city stays in the name because a travel
+    day has two cities and a name may exist in both: without it the realised trip would be resolved
+    in the day's first city, not where the submitted plan put the venue. Items the evaluator cannot
+    resolve are kept."""
     from utp_env.evaluation.context import build_context
 
     out = copy_plan(plan)
@@ -141,7 +145,7 @@ def lived_plan(plan: Plan, query: Query, db: Database) -> Plan:
     for v in ctx.visits:
         if v.item is None or v.ref is None or not is_venue_kind(v.kind):
             continue
-        name = str(db.tables[v.ref.table].columns["name"][v.ref.row])
+        name = f"{db.tables[v.ref.table].columns['name'][v.ref.row]}, {v.ref.city}"
         meal = v.item.meal if v.kind != "restaurant" else (v.item.meal or v.meal)
         typed[id(v.item)] = v.item.model_copy(update={"name": name, "venue_type": v.item.venue_type or v.kind,
                                                       "meal": meal})
@@ -293,6 +297,12 @@ class ExecutionPhase:
             lines.append("Affected steps ahead (played on with no further delay):")
             for a in d.affected:
                 j = a.to_json()
+                if a.status == "unreachable":
+                    where = "it leaves from" if a.what == "leg" else "it is in"
+                    lines.append(f"- day {a.day} {a.what} {a.index}: {a.name}: planned {j['planned_start']}: "
+                                 f"unreachable (you will not be in the city {where}; it will be "
+                                 f"{'not taken' if a.what == 'leg' else 'lost'})")
+                    continue
                 tail = ("impossible" if a.status == "impossible" and a.what == "item"
                         else "cannot be taken as planned (earliest: the next departure you can reach)"
                         if a.status == "impossible"
@@ -393,12 +403,20 @@ class UTPReplanEnv(UTPEnv):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """As `UTPEnv.reset`; `options["plan"]` (a `Plan`, a plan in the paper's format as text or
-        JSON, or a `Plan` JSON dict) starts at the trip's start with that plan, in the execution phase."""
+        JSON, or a `Plan` JSON dict) starts at the trip's start with that plan, in the execution phase.
+        `options["plan_outcome"]`, with a `Plan`, is that plan's `EpisodeOutcome` already computed by
+        the caller (`finish`, as the run worker does, utp_env/runs/replan_episode.py): it becomes
+        `info["plan_evaluation"]` and the plan is not evaluated a second time."""
         options = dict(options or {})
         if "stochastic" in options:
             raise ValueError("reset: options['stochastic'] does not apply to utp_env/UTP-Replan-v0: the trip is "
                              "always lived through one realisation drawn from the reset seed; drop the option")
         given = options.pop("plan", None)
+        evaluated = options.pop("plan_outcome", None)
+        if evaluated is not None and not (isinstance(evaluated, EpisodeOutcome) and isinstance(given, Plan)
+                                          and evaluated.plan == given and evaluated.report is not None):
+            raise ValueError("reset: options['plan_outcome'] must be the EpisodeOutcome (with its report) of "
+                             "options['plan'], a Plan; drop it to let the env evaluate the plan")
         named = (given.query_id if isinstance(given, Plan)
                  else given.get("query_id") if isinstance(given, dict) else None) if given is not None else None
         if named and options.get("query_id") is None and options.get("query") is None:
@@ -411,7 +429,7 @@ class UTPReplanEnv(UTPEnv):
                 self.episode = None
                 raise ValueError(f"reset: options['plan'] is a plan for {ep.plan.query_id}, not for the episode's "
                                  f"query {ep.query.query_id}; give that query's plan, or drop options['query_id']")
-            self._begin_execution(ep)
+            self._begin_execution(ep, evaluated)
             execution = self._execution(ep)
             observation = self._clip(observation + "\n\n" + execution.briefing())
             info["plan_evaluation"] = self._plan_evaluation(execution)
@@ -490,15 +508,17 @@ class UTPReplanEnv(UTPEnv):
             raise ValueError(f"reset: options['plan'] could not be read ({first}); give a Plan, its JSON, or a "
                              "plan in the paper's JSON day format (docs/PLAN_FORMAT.md)") from None
 
-    def _begin_execution(self, ep: Episode) -> None:
-        """Enter the execution phase with the episode's plan: evaluate it as UTP-v0 does, start the clock."""
+    def _begin_execution(self, ep: Episode, outcome: EpisodeOutcome | None = None) -> None:
+        """Enter the execution phase with the episode's plan: evaluate it as UTP-v0 does (unless the
+        caller gives its `outcome`), start the clock."""
         assert self.seed_value is not None
         submitted = copy_plan(ep.plan)
-        robust = self.config.robustness
-        outcome = finish(TerminationReason.SUBMITTED, submitted, ep.query, ep.db,
-                         weights=self.config.reward_weights, reference=ep.reference,
-                         rollouts=self.config.robustness_rollouts if robust else 0,
-                         rollout_seed=stable_int(ep.episode_id, "robustness") if robust else 0)
+        if outcome is None:
+            robust = self.config.robustness
+            outcome = finish(TerminationReason.SUBMITTED, submitted, ep.query, ep.db,
+                             weights=self.config.reward_weights, reference=ep.reference,
+                             rollouts=self.config.robustness_rollouts if robust else 0,
+                             rollout_seed=stable_int(ep.episode_id, "robustness") if robust else 0)
         ep.plan = lived_plan(ep.plan, ep.query, ep.db)
         realiser = self._realiser(ep)
         realiser.start(ep.plan)

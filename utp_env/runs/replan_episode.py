@@ -2,7 +2,9 @@
 
 The agent plans the query as in a plan run (`utp_env/runs/episode.py`); then the plan is lived
 through one sampled reality of `utp_env/UTP-Replan-v0` (`utp_env/env/replan.py`): the worker
-resets the replan env with `options={"query": query, "plan": plan}` and the episode's seed, so
+resets the replan env with `options={"query": query, "plan": plan, "plan_outcome": outcome}` (the
+plan's outcome the worker computed with `finish`, so the env does not evaluate it again) and the
+episode's seed, so
 every agent run with the same run seed meets the same delays and overruns (common random
 numbers), and loops until the trip ends:
 
@@ -85,14 +87,18 @@ def replan_env(ctx: Any) -> Any:
 
 
 def live_trip(env: Any, query: Query, plan: Plan, seed: int, repair: Callable[..., None] | None,
-              ) -> tuple[float, dict[str, Any], int, str | None]:
+              plan_outcome: EpisodeOutcome | None = None) -> tuple[float, dict[str, Any], int, str | None]:
     """Live `plan` for `query` through the replan env's reality of `seed`, calling `repair` at the
     briefing and at each pause (the env is reset with the query itself, so a query changed for an
-    experiment, e.g. another budget, is the one lived).
+    experiment, e.g. another budget, is the one lived). `plan_outcome`, the plan's outcome already
+    computed (`finish`), is handed to the env, which then does not evaluate the plan again.
 
     Returns (realised reward, the env's final info, repair steps taken, the repair's error or None).
     """
-    observation, info = env.reset(seed=seed, options={"query": query, "plan": plan})
+    options: dict[str, Any] = {"query": query, "plan": plan}
+    if plan_outcome is not None:
+        options["plan_outcome"] = plan_outcome
+    observation, info = env.reset(seed=seed, options=options)
     recorder = StepRecorder(env)
     error: str | None = None
     bound = int(env.unwrapped.replan_config.max_disruptions) + EXTRA_PAUSES
@@ -160,7 +166,7 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
         repair = getattr(agent, "repair", None)
         try:
             reward, info, steps, error = live_trip(replan_env(ctx), query, outcome.plan, seed,
-                                                   repair if callable(repair) else None)
+                                                   repair if callable(repair) else None, plan_outcome=outcome)
         except Exception as exc:
             outcome = replace(outcome, termination_reason=TerminationReason.INFRASTRUCTURE_ERROR,
                               error=f"the trip could not be lived: {_describe(exc)}")

@@ -8,7 +8,8 @@ draws the realisation made (`realised_delays`; tests/test_replan_env.py checks i
 
 **Common random numbers.** A step's delay does not come from a shared stream but from its own
 generator, `np.random.default_rng(stable_int("replan", seed, mode, service, date))` for a leg and
-`stable_int("replan", seed, "visit", venue, date)` for a visit's overrun, drawn with the
+`stable_int("replan", seed, "visit", venue, date)` for a visit's overrun (`venue_key`: its name
+without a ', City'), drawn with the
 simulation's only sampler (`delay_models.sample`). The service is the resolved one (the timetable's
 spelling of the number; a cab's `origin->destination` in the canonical city names), so a plan's
 spelling does not change the draw; `date` is the date the leg is actually travelled (a leg missed
@@ -135,7 +136,14 @@ def crn_key(seed: int, element: TransportLeg | PlanItem, date: str | None, db: D
     (`service_key`; `date` the day it is travelled), (seed, "visit", venue, date) for a visit."""
     if isinstance(element, TransportLeg):
         return stable_int("replan", seed, element.mode, service_key(db, element), date)
-    return stable_int("replan", seed, "visit", element.name, date)
+    return stable_int("replan", seed, "visit", venue_key(db, element.name), date)
+
+
+def venue_key(db: Database, name: str) -> str:
+    """A venue item's name without the ', City' a lived plan writes (`utp_env.env.replan.lived_plan`),
+    so a visit meets the same draw whether it is named 'Name, City' or 'Name' (as add_item writes it)."""
+    bare, sep, city = name.rpartition(", ")
+    return bare if sep and db.known_city(city) else name
 
 
 def crn_draw(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int, db: Database,
@@ -222,6 +230,8 @@ class ExecutedStep:
     late_slack: float = 0.0
     activity: str = ""
     venue_type: str | None = None
+    city: str = ""
+    """Where the traveller was when the step began (the canonical city; for a leg, where it left from)."""
 
     @property
     def status(self) -> str:
@@ -250,7 +260,8 @@ class ExecutedStep:
 
 @dataclass
 class Affected:
-    """A step ahead that a disruption makes late or impossible (played forward with no further delay)."""
+    """A step ahead that a disruption makes late, impossible or unreachable (played forward with no
+    further delay; `status` is "late", "impossible" or "unreachable")."""
 
     day: int
     index: int
@@ -385,13 +396,14 @@ class Realiser:
             found = self._item_cities[key] = frozenset(normalize(c) for c in cities)
         return found
 
-    def reachable(self, plan: Plan, compiled: CompiledPlan, j: int) -> bool:
-        """Whether the traveller, in `city`, can take step j: a leg leaving from that city; an item of
-        the plan lived from the start in the city that plan put it in (`planned_cities`), an item
-        added or moved since where a venue of its name is (`item_cities`)."""
-        if self.city is None:
+    def reachable(self, plan: Plan, compiled: CompiledPlan, j: int, city: str | None = None) -> bool:
+        """Whether the traveller, in `city` (default: where they are now), can take step j: a leg leaving
+        from that city; an item of the plan lived from the start in the city that plan put it in
+        (`planned_cities`), an item added or moved since where a venue of its name is (`item_cities`)."""
+        city = self.city if city is None else city
+        if city is None:
             return True
-        here = normalize(self.city)
+        here = normalize(city)
         element = element_of(plan, compiled.source[j])
         if isinstance(element, TransportLeg):
             return normalize(element.origin) == here
@@ -433,11 +445,12 @@ class Realiser:
                     else None)
             if kind is None or kind not in self.kinds or not self.t > compiled.end[j]:
                 continue
-            nxt = todo[pos + 1]
-            if compiled.labels[nxt] in self.warned:
-                continue
             ahead = self.look_ahead(plan, compiled, todo[pos + 1:], self.slack.get(kind, 0.0), cancelled)
-            if ahead and ahead[0][0] == nxt:
+            unreachable = {k for k, a in ahead if a.status == "unreachable"}
+            nxt = next((k for k in todo[pos + 1:] if k not in unreachable), None)  # the next step taken
+            if nxt is None or compiled.labels[nxt] in self.warned:
+                continue
+            if any(k == nxt for k, _ in ahead):
                 return self._pause(plan, compiled, todo[pos + 1:], kind, j, at=self.t, cancelled=cancelled)
         self.finished = True
         self.clock = max(self.clock, self.t)
@@ -468,7 +481,7 @@ class Realiser:
             late_slack=self.slack.get("late_arrival", 0.0),
             activity=leg.mode if leg is not None else element.activity,  # type: ignore[union-attr]
             venue_type=None if leg is not None else element.venue_type,  # type: ignore[union-attr]
-            **actual)
+            city=self.location(), **actual)
 
     def _unreachable(self, plan: Plan, compiled: CompiledPlan, j: int) -> None:
         """Record step j as not reached: the traveller is in another city. It takes no time."""
@@ -500,22 +513,31 @@ class Realiser:
 
     def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: list[int], slack: float,
                    cancelled: set[int] | frozenset[int] = frozenset()) -> list[tuple[int, Affected]]:
-        """The steps of `rest` that start more than `slack` minutes late, are lost or are missed (or
-        cancelled) when the trip is played on from now with no further delay."""
+        """The steps of `rest` that start more than `slack` minutes late (`late`), are lost or are
+        missed or cancelled (`impossible`), or are in (a leg: leave from) a city the traveller will not
+        be in (`unreachable`: it would be recorded as such, taking no time) when the trip is played on
+        from now with no further delay."""
         t, reach = np.array([self.t]), np.array([self.reach])
         zero = np.zeros(1)
         skip = self.config.simulation.skip_passed_items
+        city = self.city
         out = []
         for j in rest:
-            if j in cancelled:
-                reach = self._cancelled_reach(compiled, j, reach)
-            s, _, lost, missed, t, reach = advance(compiled, j, zero, t, reach, skip)
-            late = float(s[0]) - compiled.start[j]
-            status = "impossible" if (lost[0] or missed[0]) else "late" if late > slack else None
+            element = element_of(plan, compiled.source[j])
+            if not self.reachable(plan, compiled, j, city):
+                status: str | None = "unreachable"
+                s = np.array([compiled.start[j]])
+            else:
+                if j in cancelled:
+                    reach = self._cancelled_reach(compiled, j, reach)
+                s, _, lost, missed, t, reach = advance(compiled, j, zero, t, reach, skip)
+                if isinstance(element, TransportLeg):
+                    city = _canonical_city(self.db, element.destination)
+                late = float(s[0]) - compiled.start[j]
+                status = "impossible" if (lost[0] or missed[0]) else "late" if late > slack else None
             if status is None:
                 continue
             day_index, what, index = compiled.source[j]
-            element = element_of(plan, compiled.source[j])
             name = leg_name(element) if isinstance(element, TransportLeg) else compiled.names[j]
             out.append((j, Affected(day=compiled.day[j], index=index + 1,
                                     what="leg" if what == LEG_ELEMENT else "item", name=name, status=status,
@@ -569,7 +591,10 @@ class Realiser:
         """The trip as it happened: `plan` without its lost items and the legs not taken (unreachable),
         executed items at their actual times (whole minutes), legs as scheduled (the timetable the
         evaluator resolves), and each day's meals, attractions and events without the venues whose
-        every item there was lost."""
+        every item there was lost. Every venue item done is named `Name, City`: the lived plan's
+        items already are (`utp_env.env.replan.lived_plan`), an item a repair added gets the city the
+        traveller was in when it happened, so the evaluator reads each venue where it was visited
+        (a travel day has two cities, and a name may exist in both)."""
         out = copy_plan(plan)
         by_key: dict[str, list[ExecutedStep]] = {}
         for s in self.steps:
@@ -596,8 +621,11 @@ class Realiser:
                     lost_names.add(item.name)
                     continue
                 off = d * MINUTES_PER_DAY
-                items.append(item.model_copy(update={"start": round(float(step.actual_start - off)),
-                                                     "end": round(float(step.actual_end - off))}))
+                update: dict[str, Any] = {"start": round(float(step.actual_start - off)),
+                                          "end": round(float(step.actual_end - off))}
+                if is_venue_kind(item.venue_type) and step.city and VenueName.of(item.name).stated_city is None:
+                    update["name"] = f"{item.name}, {step.city}"  # bound to where it happened (an added item)
+                items.append(item.model_copy(update=update))
                 kept_names.add(item.name)
             new_day.items = items
             _drop_lost(new_day, lost_names - kept_names)
