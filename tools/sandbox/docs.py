@@ -83,6 +83,10 @@ pickle, a CRC-32 of every array recorded when it is written) keyed by the hash o
 and the rules in force: reopening unchanged files loads the validated columns (a fraction of a
 second for the full sandbox instead of many seconds of CSV validation), and any edit to any
 table revalidates. Delete the file freely; `Database.open(DIR, use_cache=False)` ignores it.
+The indices built from the tables (city pairs of the transport tables, the lookup tools' arrays)
+are kept the same way in `.indices.npz` (keyed by the tables' hash, CRC-checked, written by the
+sandbox build or the first process that needs them, rebuilt when stale or damaged), so a new
+process loads them instead of building them (`Database.derived_arrays`).
 
 Conventions:
 
