@@ -266,6 +266,20 @@ def test_meals_match_exact_names_in_order() -> None:
     assert event.venue_type == "event"
 
 
+def test_items_written_name_city_match_the_summary_fields() -> None:
+    """Reference plans (and many models) write items as `Name, City`, like the summary fields: the
+    item still gets its meal and venue type (it used to match nothing: `meal` stayed None)."""
+    got = items("Cafe, Pune, visit from 09:00 to 09:30; Shaniwar Wada, Pune, visit from 10:00 to 11:00; "
+                "Sunburn, Pune, visit from 18:00 to 22:00; Conrad, Pune, stay from 23:00 to 07:00",
+                breakfast="Cafe, Pune", attraction="Shaniwar Wada, Pune;", event="Sunburn, Pune",
+                accommodation="Conrad, Pune")
+    assert [(i.name, i.meal, i.venue_type) for i in got] == [
+        ("Cafe, Pune", "breakfast", "restaurant"), ("Shaniwar Wada, Pune", None, "attraction"),
+        ("Sunburn, Pune", None, "event"), ("Conrad, Pune", None, "accommodation")]
+    (bare,) = items("Conrad, Pune", accommodation="Conrad, Pune")
+    assert (bare.activity, bare.venue_type) == ("stay", "accommodation")
+
+
 @pytest.mark.parametrize("data, field, why", [
     ("no plan here", None, "no JSON object or array"),
     ("[1, 2]", None, "expected a day object"),

@@ -21,7 +21,7 @@ from utp_env.plan_format.legs import ScheduleLookup, parse_leg
 from utp_env.plan_format.poi import RawItem, parse_entry, place
 from utp_env.plan_format.text import is_absent, split_top
 from utp_env.query import Query
-from utp_env.resolve import VENUE_TABLES, find_service, find_venue, split_name_city
+from utp_env.resolve import VENUE_TABLES, VenueName, find_service, find_venue, split_name_city
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.errors import UnknownNameError
 from utp_env.tools.schema import SERVICE_TABLE, scheduled_arrival
@@ -182,7 +182,7 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
     meals_done: set[str] = set()
     items = []
     for item, (start, end) in zip(raw, place(raw), strict=True):
-        key = normalize(item.name)
+        key = _name_key(item.name)  # items, like the summary fields, may be written `Name, City`
         activity = item.activity or ("stay" if key == names.get("accommodation") else "visit")
         venue_type: VenueType | None = None
         meal: Meal | None = None
@@ -218,10 +218,12 @@ def _name_key(field_value: str) -> str:
 
 
 def _db_venue_type(db: Database, name: str, cities: list[str], date: str | None) -> VenueType | None:
-    if normalize(name) not in db.derived(_venue_names):
+    venue = VenueName.of(name)  # an item, like a summary field, may be written `Name, City`
+    known = db.derived(_venue_names)
+    if venue.key not in known and normalize(venue.text) not in known:
         return None  # no venue of any city has this name, so find_venue cannot find one
     try:
-        ref = find_venue(db, name, cities, date=date)
+        ref = find_venue(db, venue, cities, date=date)
     except (UnknownNameError, KeyError):
         return None
     return None if ref is None else ref.venue_type
