@@ -179,10 +179,11 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
     names = {k: _name_key(v) for k, v in summary.items() if v}
     attraction_names = {_name_key(a) for a in attractions}
     event_names = {_name_key(e) for e in events}
+    known = {*names.values(), *attraction_names, *event_names}
     meals_done: set[str] = set()
     items = []
     for item, (start, end) in zip(raw, place(raw), strict=True):
-        key = _name_key(item.name)  # items, like the summary fields, may be written `Name, City`
+        key = _item_key(item.name, known)
         activity = item.activity or ("stay" if key == names.get("accommodation") else "visit")
         venue_type: VenueType | None = None
         meal: Meal | None = None
@@ -210,6 +211,14 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
                               meal=meal, transit_stop=item.transit_stop,
                               transit_distance_m=item.transit_distance_m, note=item.note))
     return items
+
+
+def _item_key(name: str, known: set[str]) -> str:
+    """The key an item matches the summary fields by: its whole normalised name when a field names it
+    so (a name may hold a comma), else the name without a trailing `, City` (items are often
+    written like the summary fields)."""
+    whole = normalize(name)
+    return whole if whole in known else _name_key(name)
 
 
 def _name_key(field_value: str) -> str:
