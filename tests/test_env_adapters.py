@@ -113,3 +113,22 @@ def test_the_docs_agent_loop_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert 15 <= len(code.strip().splitlines()) <= 30
     exec(compile(code, "docs/ENV.md", "exec"), {"__name__": "docs_example"})
     assert capsys.readouterr().out.startswith("submitted 0.0 {")
+
+
+def test_a_plan_column_starts_the_closed_loop_trip_and_is_refused_by_utp_v0(mini_db_path: Path) -> None:
+    """TRL passes every dataset column to `reset`: `plan` starts the replan env's trip from that plan
+    (it was silently dropped before, the episode starting in planning); UTP-v0 refuses it in one line;
+    other unknown columns stay ignored."""
+    from utp_env.env.config import reference_plan, split_pool
+
+    replan = tool_env_class(replan=True, db_path=mini_db_path)()
+    qid = split_pool(replan._env.db, "validation")[0].query_id
+    plan = reference_plan(replan._env.db, qid)
+    assert plan is not None
+    text = replan.reset(query_id=qid, seed=5, plan=plan, prompt="ignored dataset column")
+    assert replan._env.phase == "execution" and "EXECUTION PHASE" in (text or "")
+    replan.reset(query_id=qid, seed=5, plan=None)
+    assert replan._env.phase == "planning"
+    plain = tool_env_class(db_path=mini_db_path)()
+    with pytest.raises(ValueError, match=r"^reset: plan= .*tool_env_class\(replan=True\)"):
+        plain.reset(query_id=qid, seed=5, plan=plan)

@@ -144,6 +144,53 @@ def test_plans_given_as_paper_json_text_and_plan_json_start_the_same_trip(env: U
     assert runs[0][0] == runs[1][0] == runs[2][0]
 
 
+def test_a_plan_as_its_json_text_starts_the_same_trip(env: UTPReplanEnv) -> None:
+    """`Plan.model_dump_json()` (the canonical JSON as text) is read as a `Plan`, as the reset error
+    message promises; the query it names is used without `query_id`."""
+    query_id, plan = reference(env)
+    _, info = env.reset(seed=3, options={"plan": plan.model_dump_json()})
+    assert info["phase"] == "execution" and env.episode is not None and env.episode.query.query_id == query_id
+    assert play(env, query_id, plan.model_dump_json(), seed=3)[2] == play(env, query_id, plan, seed=3)[2]
+
+
+def test_the_plan_of_an_ended_episode_starts_a_trip(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    *_, final = play(env, query_id, plan, seed=0)
+    for ended_plan in (final["plan"], final["submitted_plan"], json.dumps(final["submitted_plan"])):
+        assert env.reset(seed=0, options={"plan": ended_plan})[1]["phase"] == "execution"
+
+
+def test_a_bad_replan_override_names_the_callers_argument_not_the_shipped_file(mini_db_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"^replan=: max_disruption: Extra inputs") as caught:
+        gym.make(REPLAN, db_path=mini_db_path, replan={"max_disruption": 5})
+    assert "replan.yaml" not in str(caught.value) and "max_disruptions" in str(caught.value)
+
+
+def test_submit_tools_say_that_submitting_starts_the_trip(env: UTPReplanEnv, mini_db_path: Path) -> None:
+    from utp_env.env.adapters import openai_tools, tool_env_class
+
+    _, info = env.reset(seed=0)
+    described = {t["function"]["name"]: t["function"]["description"] for t in info["tools"]}
+    from_openai = {t["function"]["name"]: t["function"]["description"] for t in openai_tools(env)}
+    cls = tool_env_class(replan=True, db_path=mini_db_path)
+    for name in ("submit", "submit_plan"):
+        for text in (described[name], from_openai[name], getattr(cls, name).__doc__):
+            assert "ends and is scored" not in text and "ends the episode" not in text, (name, text)
+            assert "starts the trip" in text or "the trip then starts" in text, (name, text)
+    plain = gym.make("utp_env/UTP-v0", db_path=mini_db_path).unwrapped
+    assert "ends and is scored" in {t["function"]["name"]: t["function"]["description"]
+                                    for t in plain.reset(seed=0)[1]["tools"]}["submit"]
+
+
+def test_an_error_during_the_trip_ends_its_sentence_before_the_plan_is_unchanged(env: UTPReplanEnv) -> None:
+    query_id, plan = reference(env)
+    env.reset(seed=0, options={"query_id": query_id, "plan": plan})
+    obs = env.step({"tool": "submit"})[0]
+    assert obs.endswith("then call continue_trip. The plan is unchanged."), obs
+    obs = env.step({"tool": "add_item", "args": {"day": 3, "name": "x", "start": "19:00", "end": "20:00"}})[0]
+    assert obs.startswith("Error:") and ". The plan is unchanged." in obs and ".. " not in obs, obs
+
+
 def test_unreadable_plan_option_is_refused_naming_the_option(env: UTPReplanEnv) -> None:
     with pytest.raises(ValueError, match=r"options\['plan'\]"):
         env.reset(seed=0, options={"plan": "not a plan"})

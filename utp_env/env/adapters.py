@@ -142,8 +142,16 @@ class UTPToolEnv:
         self.final_info: dict[str, Any] = {}
 
     def reset(self, **kwargs: Any) -> str | None:
-        """Start an episode for a dataset row (`query_id`, else `split`; optional `seed`, `stochastic`)."""
+        """Start an episode for a dataset row (`query_id`, else `split`; optional `seed`, `stochastic`;
+        `plan` in the closed-loop env, to start the trip from that plan: utp_env/env/replan.py). Other
+        columns are ignored (TRL passes every column of the row); a `plan` is refused by UTP-v0, which
+        has no trip to start."""
         options = {k: kwargs[k] for k in ("query_id", "split", "stochastic") if kwargs.get(k) is not None}
+        if kwargs.get("plan") is not None:
+            if not self._env_class.RESETS_FROM_PLAN:
+                raise ValueError("reset: plan= starts a trip from a plan, which only the closed-loop env does; use "
+                                 "tool_env_class(replan=True), or drop the plan column")
+            options["plan"] = kwargs["plan"]
         seed = kwargs.get("seed")
         observation, _ = self._env.reset(seed=None if seed is None else int(seed), options=options)
         self.reward, self.done, self.final_info = 0.0, False, {}
@@ -180,12 +188,13 @@ def tool_env_class(replan: bool = False, **env_kwargs: Any) -> type[UTPToolEnv]:
     """
     if not replan:
         return type("UTPToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs)})
-    from utp_env.env.itinerary_tools import EXECUTION_TOOLS
+    from utp_env.env.itinerary_tools import EXECUTION_TOOLS, closed_loop_ending_tools
     from utp_env.env.replan import UTPReplanEnv
 
     cls = type("UTPReplanToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs), "_env_class": UTPReplanEnv})
-    for name, spec in EXECUTION_TOOLS.items():
-        setattr(cls, name, _tool_method(spec))
+    for name, spec in {**closed_loop_ending_tools(), **EXECUTION_TOOLS}.items():
+        if name in EXECUTION_TOOLS or hasattr(cls, name):  # submit/submit_plan as the closed loop describes them
+            setattr(cls, name, _tool_method(spec))
     return cls
 
 

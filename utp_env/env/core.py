@@ -17,7 +17,7 @@ from __future__ import annotations
 import reprlib
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -66,6 +66,8 @@ class UTPEnv(gym.Env[str, Any]):
     """
 
     metadata: dict[str, Any] = METADATA
+    RESETS_FROM_PLAN: ClassVar[bool] = False
+    """Whether `reset(options={"plan": ...})` starts from a given plan (the closed-loop env does)."""
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,
@@ -261,7 +263,8 @@ class UTPEnv(gym.Env[str, Any]):
         calls_info.append({"tool": call.tool, "ok": result.ok, "error": result.error, "id": call.call_id})
         ep.record(call.tool, call.args, result.ok, result.text, call.call_id)
         if not result.ok and call.tool in ITINERARY_TOOLS:
-            return head + result.text + " The plan is unchanged."
+            text = result.text.rstrip()
+            return head + text + ("" if text.endswith((".", "!", "?")) else ".") + " The plan is unchanged."
         return head + result.text
 
     def _finish(self, ep: Episode, reason: TerminationReason) -> tuple[float, dict[str, Any]]:

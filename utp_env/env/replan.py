@@ -19,9 +19,9 @@ code paths) with a second phase:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from utp_env.config import CONFIG_DIR, load_model, load_uncertainty
 from utp_env.env.config import EnvConfig
@@ -34,7 +34,7 @@ from utp_env.env.episode import (
     report_text,
     weighted_reward,
 )
-from utp_env.env.itinerary_tools import ENDING, EXECUTION_TOOLS, plan_text
+from utp_env.env.itinerary_tools import ENDING, EXECUTION_TOOLS, closed_loop_ending_tools, plan_text
 from utp_env.env.spaces import ToolCallSpace
 from utp_env.evaluation.realised import REWARD_TERMS, booked_nights_cost, extra_fares, realised_terms
 from utp_env.itinerary import Plan, PlanItem, TransportLeg
@@ -116,12 +116,24 @@ class ReplanConfig(BaseModel):
         return {"late_arrival": self.late_arrival_slack_min, "overrun": self.overrun_slack_min}
 
 
-def load_replan_config(config: ReplanConfig | dict[str, Any] | str | Path | None = None) -> ReplanConfig:
-    """A `ReplanConfig` from an instance, a dict of overrides, a YAML path, or configs/replan.yaml."""
+def load_replan_config(config: ReplanConfig | dict[str, Any] | str | Path | None = None,
+                       source: str = "replan=") -> ReplanConfig:
+    """A `ReplanConfig` from an instance, a dict of overrides, a YAML path, or configs/replan.yaml.
+
+    An error in a dict of overrides names `source` (where the caller's dict came from: the `replan=`
+    argument, a run config's `replan:`), not configs/replan.yaml, which holds only the defaults."""
     if isinstance(config, ReplanConfig):
         return config
     default = REPLAN_CONFIG_PATH if REPLAN_CONFIG_PATH.exists() else None
     if isinstance(config, dict):
+        try:
+            ReplanConfig.model_validate({**load_model(ReplanConfig, default).model_dump(), **config})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            known = ", ".join(ReplanConfig.model_fields)
+            raise ValueError(f"{source}: {where + ': ' if where else ''}{first['msg']} (keys of ReplanConfig: "
+                             f"{known}; docs/REPLAN.md)") from None
         return load_model(ReplanConfig, default, overrides=config)
     return load_model(ReplanConfig, default if config is None else config)
 
@@ -152,6 +164,19 @@ def lived_plan(plan: Plan, query: Query, db: Database) -> Plan:
     for day in out.days:
         day.items = [typed.get(id(item), item) for item in day.items]
     return out
+
+
+def _decoded_plan_json(given: Any) -> Any:
+    """`given` decoded when it is a JSON object as text (`Plan.model_dump_json()`, a JSON file's
+    text); otherwise `given` as it is (a list as text is left to `parse_plan`)."""
+    if isinstance(given, str | bytes) and given.lstrip()[:1] in ("{", b"{"):
+        import json
+
+        try:
+            return json.loads(given)
+        except ValueError:
+            return given
+    return given
 
 
 def _leg_signature(day_index: int, leg: TransportLeg) -> tuple[Any, ...]:
@@ -380,6 +405,8 @@ class UTPReplanEnv(UTPEnv):
         replan: A `ReplanConfig`, a dict of overrides, or a YAML path; default configs/replan.yaml.
     """
 
+    RESETS_FROM_PLAN: ClassVar[bool] = True
+
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None, render_mode: str | None = None,
                  replan: ReplanConfig | dict[str, Any] | str | Path | None = None) -> None:
@@ -394,7 +421,8 @@ class UTPReplanEnv(UTPEnv):
                              "through one realisation drawn from the reset seed); set stochastic: false")
         self._init_args["replan"] = replan if not isinstance(replan, Path) else str(replan)  # type: ignore[assignment]
         self.replan_config = load_replan_config(replan)
-        self.tools = {**self.tools, **EXECUTION_TOOLS}
+        endings = {k: v for k, v in closed_loop_ending_tools().items() if k in self.tools}
+        self.tools = {**self.tools, **endings, **EXECUTION_TOOLS}
         self.action_space = ToolCallSpace(self.tools, self.db.cities, self.config.max_action_bytes,
                                           self.config.max_calls_per_action)
         self._schemas = None
@@ -417,8 +445,9 @@ class UTPReplanEnv(UTPEnv):
                                           and evaluated.plan == given and evaluated.report is not None):
             raise ValueError("reset: options['plan_outcome'] must be the EpisodeOutcome (with its report) of "
                              "options['plan'], a Plan; drop it to let the env evaluate the plan")
-        named = (given.query_id if isinstance(given, Plan)
-                 else given.get("query_id") if isinstance(given, dict) else None) if given is not None else None
+        decoded = _decoded_plan_json(given)
+        named = (decoded.query_id if isinstance(decoded, Plan)
+                 else decoded.get("query_id") if isinstance(decoded, dict) else None) if given is not None else None
         if named and options.get("query_id") is None and options.get("query") is None:
             options["query_id"] = named  # the query the plan names, rather than a random one
         observation, info = super().reset(seed=seed, options=options)
@@ -499,6 +528,7 @@ class UTPReplanEnv(UTPEnv):
         from utp_env.plan_format import PlanFormatError, parse_plan
 
         try:
+            given = _decoded_plan_json(given)
             if isinstance(given, dict) and isinstance(given.get("days"), list) and all(
                     isinstance(d, dict) and "cities" in d for d in given["days"]):
                 return Plan.model_validate(given)  # the canonical Plan JSON (info["plan"], Plan.model_dump)
