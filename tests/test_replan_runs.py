@@ -241,9 +241,25 @@ def test_a_replan_run_and_a_plan_run_compare_on_the_plan_only(replan_runs: tuple
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     plan_run = run(_config(mini_db_path, tmp_path / "plan", limit=8, trials=2), progress=False)
     assert main(["show", "--paired", str(plan_run), str(replan_runs[0])]) == 0
-    out = capsys.readouterr().out.split("Paired")[1]
+    whole = capsys.readouterr().out
+    out = whole.split("Paired")[1]
     assert "realised score" not in out and "reward (of the plan, UTP-v0) (16)" in out
     assert "+0.0000  [+0.0000, +0.0000]" in out  # the same plans: no difference as plans
+    out = whole
+    assert "A is a plan run and B a replan run: they are compared as plans only" in out
+    assert "plan (plan)" in out and "ref (replan)" in out  # the same agent: named by folder, with the env
+
+
+def test_show_refuses_a_run_compared_with_itself_and_names_same_agent_runs_by_folder(
+        replan_runs: tuple[Path, Path], mini_db_path: Path, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    ref = replan_runs[0]
+    assert main(["show", "--paired", str(ref), str(ref) + "/"]) == 2
+    assert "given twice" in capsys.readouterr().err
+    fewer = run(_config(mini_db_path, tmp_path / "fewer", env="replan", limit=2), progress=False)
+    assert main(["show", "--paired", str(ref), str(fewer)]) == 2
+    err = capsys.readouterr().err
+    assert "14 only in ref, 0 only in fewer" in err and "--env, --seed" in err
 
 
 def test_a_repair_that_raises_is_the_agents_error_and_the_trip_still_ends(mini_db_path: Path,
@@ -369,3 +385,81 @@ def test_the_worker_evaluates_the_submitted_plan_once_and_keeps_its_records(
         return {k: v for k, v in record.items() if k != "duration_s"}
 
     assert [stable(r) for r in _records(once)] == [stable(r) for r in _records(twice)]
+
+
+# ---------------------------------------------------------------- closed-loop settings of a run
+
+
+def test_a_run_config_carries_replan_settings_into_its_identity_and_name() -> None:
+    plain = RunConfig(env="replan")
+    tuned = RunConfig(env="replan", replan={"max_disruptions": 5})
+    assert "replan" not in plain.identity() and tuned.identity()["replan"] == {"max_disruptions": 5}
+    assert tuned.default_run_name() != plain.default_run_name()
+    assert tuned.default_run_name().startswith("reference-replan-full-validation-seed0-")
+    with pytest.raises(ValueError, match=r"replan: max_disruption: Extra inputs.*max_disruptions"):
+        RunConfig(env="replan", replan={"max_disruption": 5})
+    with pytest.raises(ValueError, match=r"apply only to env replan"):
+        RunConfig(replan={"max_disruptions": 5})
+
+
+def test_replan_settings_from_the_command_line_and_the_run_yaml_name_their_source(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from utp_env.cli import build_parser
+    from utp_env.cli.run import resolve_config
+
+    yaml_file = tmp_path / "run.yaml"
+    yaml_file.write_text("env: replan\nreplan:\n  disruptions: [late_arrival, cancellation]\n  max_disruptions: 4\n")
+    args = build_parser().parse_args(["run", "--config", str(yaml_file), "--replan-set", "max_disruptions=5"])
+    config = resolve_config(args)
+    assert config.replan == {"disruptions": ["late_arrival", "cancellation"], "max_disruptions": 5}
+    out = tmp_path / "x"
+    assert main(["run", "--env", "replan", "--replan-set", "max_disruption=5", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--replan-set: max_disruption" in err and "reference.yaml" not in err and "replan.yaml" not in err
+    assert main(["run", "--env", "replan", "--set", "max_disruptions=5", "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--replan-set max_disruptions=" in err and "reference.yaml" not in err
+
+
+def test_replan_settings_reach_the_worker(mini_db_path: Path, tmp_path: Path) -> None:
+    run_dir = run(_config(mini_db_path, tmp_path / "none", env="replan", agent="no_repair", limit=3,
+                          replan={"max_disruptions": 0}), progress=False)
+    assert all(r["replan"]["disruptions"] == 0 for r in _records(run_dir))
+    saved = json.loads((run_dir / "config.json").read_text())
+    assert saved["config_identity"]["replan"] == {"max_disruptions": 0}
+
+
+def test_resuming_into_a_folder_of_another_env_names_the_field(mini_db_path: Path, tmp_path: Path) -> None:
+    run(_config(mini_db_path, tmp_path / "r", limit=1), progress=False)
+    with pytest.raises(ValueError, match=r"another configuration or database \(env: replan here, plan in the "
+                                         r"folder\)"):
+        run(_config(mini_db_path, tmp_path / "r", limit=1, env="replan"), progress=False)
+    with pytest.raises(ValueError, match=r"\(agent: deterministic here, reference in the folder; limit: 2 here, "
+                                         r"1 in the folder\)"):
+        run(_config(mini_db_path, tmp_path / "r", limit=2, agent="deterministic"), progress=False)
+
+
+class PlanOnlyAgent:
+    """Plans like the reference planner and has no `repair`."""
+
+    name = "plan_only"
+
+    def __init__(self) -> None:
+        from utp_env.agents.reference import ReferencePlanner
+
+        self.planner = ReferencePlanner()
+
+    def run(self, query: Any, toolkit: Any) -> Any:
+        return self.planner.run(query, toolkit)
+
+
+def test_a_replan_run_of_an_agent_without_repair_says_it_never_repairs(
+        mini_db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(_config(mini_db_path, tmp_path / "p", env="replan", agent="test_replan_runs:PlanOnlyAgent", limit=1),
+        progress=False)
+    notices = [line for line in capsys.readouterr().err.splitlines() if line.startswith("notice:")]
+    assert notices == ["notice: agent plan_only has no repair method, so it never repairs: each trip is lived as "
+                       "planned, as with no_repair (docs/REPLAN.md, 'Agents and runs')"]
+    for agent in ("no_repair", "reference"):
+        run(_config(mini_db_path, tmp_path / agent, env="replan", agent=agent, limit=1), progress=False)
+        assert "notice:" not in capsys.readouterr().err

@@ -239,13 +239,13 @@ def test_an_episode_opens_with_its_plan_and_markup_stays_text(one_report: Path, 
 def test_two_runs_side_by_side_sortable_by_difference(two_report: Path, runs: tuple[Path, Path],
                                                         tmp_path: Path) -> None:
     summaries = [json.loads((r / "summary.json").read_text()) for r in runs]
-    parsed = _parse(_browse(two_report, quote("sort=Δ reward&dir=desc", safe="=&"), tmp_path))
+    parsed = _parse(_browse(two_report, quote("sort=Δ plan reward&dir=desc", safe="=&"), tmp_path))
     assert len([t for attrs, t in parsed.tables if "summary" in attrs.get("class", "").split()]) == 2
     compare = {row[0]: row[1:] for row in _table(parsed, "compare")[1:]}
     final = [s["evaluation"]["groups"]["all"]["final_pass_rate"] for s in summaries]
     assert compare["Final pass rate % \u2191"][:2] == [f"{100 * v:.2f}" for v in final]
     rows = _list_rows(parsed)
-    column = rows[0].index("Δ reward ▼")
+    column = rows[0].index("Δ plan reward ▼")
     diffs = [float(row[column]) for row in rows[1:] if row[column] != "-"]
     assert diffs and diffs == sorted(diffs, reverse=True)
     a, b = (_records(r) for r in runs)
@@ -295,3 +295,55 @@ def test_a_run_made_on_another_database_is_flagged(runs: tuple[Path, Path], tmp_
     (copy / "config.json").write_text(json.dumps(config))
     text = write_report([copy], tmp_path / "r.html").read_text(encoding="utf-8")
     assert "warning: this run was made on database 000000000000" in text
+
+
+@pytest.fixture(scope="module")
+def replan_run(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A closed-loop run on the same 6 queries as `runs` (no rollouts)."""
+    root = tmp_path_factory.mktemp("report_replan")
+    base = {"db": str(mini_db_path), "split": "all", "limit": 6, "rollouts": 0}
+    return run(RunConfig(**base, env="replan", out=str(root / "r")), progress=False)
+
+
+def test_a_replan_run_shows_its_realised_outcome_apart_from_the_plan_reward(replan_run: Path,
+                                                                           tmp_path: Path) -> None:
+    """The episode list and line of a closed-loop run hold the plan's reward as 'plan reward' (its
+    record's `reward` is the realised one) and the realised columns; the summary shows the
+    closed-loop table."""
+    assert main(["report", str(replan_run)]) == 0
+    page = replan_run / "report.html"
+    assert "Closed loop (UTP-Replan-v0)" in page.read_text(encoding="utf-8")
+    parsed = _parse(_browse(page, "", tmp_path))
+    realised = _table(parsed, "realised")
+    assert realised[0][:3] == ["horizon", "risk", "episodes"] and realised[-1][:2] == ["all", "all"]
+    rows = _list_rows(parsed)
+    header = rows[0]
+    for label in ("plan reward", "realised", "kept", "disruptions", "rebookings", "late min", "extra ₹"):
+        assert label in header, (label, header)
+    records = {f"{r['query_id']}#{r['trial']}": r for r in _records(replan_run)}
+    for row in rows[1:]:
+        record = records[row[0]]
+        assert float(row[header.index("plan reward")]) == pytest.approx(record["plan_reward"], abs=2e-3)
+        assert float(row[header.index("realised")]) == pytest.approx(record["replan"]["realised_score"], abs=2e-3)
+    record = next(iter(records.values()))
+    dom = _browse(page, f"episode={quote(record['query_id'])}", tmp_path)
+    assert f"plan reward {record['plan_reward']:.3f}" in dom
+    assert f"Closed loop: realised score {record['replan']['realised_score']:.3f}" in dom
+
+
+def test_a_plan_run_and_a_replan_run_are_compared_as_plans_and_say_so(runs: tuple[Path, Path], replan_run: Path,
+                                                                      tmp_path: Path) -> None:
+    out = tmp_path / "cross.html"
+    assert main(["report", str(runs[0]), str(replan_run), "--out", str(out)]) == 0
+    parsed = _parse(_browse(out, "", tmp_path))
+    header = _list_rows(parsed)[0]
+    assert "Δ plan reward" in header and "Δ reward" not in header and not any("realised" in h for h in header)
+    text = out.read_text(encoding="utf-8")
+    assert "A is a plan run and B a replan run: they are compared as plans only" in text
+    rows = _list_rows(parsed)
+    column = header.index("Δ plan reward")
+    a = {f"{r['query_id']}#{r['trial']}": r for r in _records(runs[0])}
+    b = {f"{r['query_id']}#{r['trial']}": r for r in _records(replan_run)}
+    for row in rows[1:]:
+        if row[column] != "-":
+            assert float(row[column]) == pytest.approx(b[row[0]]["plan_reward"] - a[row[0]]["reward"], abs=2e-3)

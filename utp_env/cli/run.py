@@ -50,10 +50,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="embedded sandbox: full (504 cities) or mini (a small one for trying things) "
                    "(default: full)")
     p.add_argument("--db", metavar="DIR", help="a database directory instead of the embedded sandbox")
-    p.add_argument("--out", metavar="DIR", help="run folder (default: runs/<agent>-<profile>-<split>-seed<seed>, "
-                   "plus -limit<N> and a short hash of other non-default options)")
+    p.add_argument("--out", metavar="DIR", help="run folder (default: runs/<agent>[-replan]-<profile>-<split>-"
+                   "seed<seed>, plus -limit<N> and a short hash of other non-default options)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override an agent setting, e.g. --set buffers=false (repeatable)")
+    p.add_argument("--replan-set", dest="replan_overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="with --env replan, override a closed-loop setting of configs/replan.yaml, e.g. "
+                   "--replan-set max_disruptions=5 (repeatable; docs/REPLAN.md)")
     p.add_argument("--adopt-results", dest="adopt_results", action="store_true",
                    help="accept a results.jsonl found in --out without its config.json as this run's "
                    "(only when you know it was made with the same options; refused otherwise)")
@@ -73,8 +76,22 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
         if value is not None:
             base[key] = value
     settings = dict(base.get("agent_settings") or {})
-    settings.update(parse_overrides(args.overrides))
+    agent_set = parse_overrides(args.overrides)
+    from utp_env.env.replan import ReplanConfig
+
+    closed_loop = sorted(set(agent_set) & set(ReplanConfig.model_fields))
+    if closed_loop:
+        key = closed_loop[0]
+        raise ValueError(f"--set {key}: {key} is a closed-loop setting (configs/replan.yaml), not an agent "
+                         f"setting; use --replan-set {key}=... with --env replan")
+    settings.update(agent_set)
     base["agent_settings"] = settings
+    replan_set = parse_overrides(args.replan_overrides, flag="--replan-set")
+    if replan_set:
+        from utp_env.env.replan import load_replan_config
+
+        load_replan_config(replan_set, source="--replan-set")  # its errors name the flag
+        base["replan"] = {**(base.get("replan") or {}), **replan_set}
     return load_model(RunConfig, None, base)
 
 

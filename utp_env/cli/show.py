@@ -9,6 +9,7 @@ writes the same tables into an HTML page to browse the episodes."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,25 +29,40 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=handle)
 
 
-def compare(left: RunSummary, right: RunSummary) -> str:
+def run_names(left: RunSummary, right: RunSummary, left_dir: str, right_dir: str) -> tuple[str, str]:
+    """How the two runs are named in the tables: by agent, by folder when both have the same agent
+    (else 'A'/'B'), each with its env when the envs differ."""
+    from pathlib import Path
+
+    names = (left.agent, right.agent)
+    if names[0] == names[1]:
+        folders = (Path(left_dir).resolve().name, Path(right_dir).resolve().name)
+        names = folders if folders[0] != folders[1] else ("A", "B")
+    if left.env != right.env:
+        names = (f"{names[0]} ({left.env})", f"{names[1]} ({right.env})")
+    return names
+
+
+def compare(left: RunSummary, right: RunSummary, names: tuple[str, str] | None = None) -> str:
     """The 'all' column of two runs' Table 3 side by side, with their difference where numeric."""
     from utp_env.runs.report_html import compare_rows
 
     rows = compare_rows(left, right)
     width = max(len(label) for label, *_ in rows)
-    head_l, head_r = left.agent[:18], right.agent[:18]
+    head_l, head_r = (names or (left.agent, right.agent))[0][:18], (names or (left.agent, right.agent))[1][:18]
     lines = [left.evaluation.caption(), f"{'':{width}}  {head_l:>18}  {head_r:>18}  {'diff':>8}"]
     lines += [f"{label:{width}}  {a:>18}  {b:>18}  {diff:>8}" for label, a, b, diff in rows]
     return "\n".join(lines)
 
 
-def compare_markdown(left: RunSummary, right: RunSummary) -> str:
+def compare_markdown(left: RunSummary, right: RunSummary, names: tuple[str, str] | None = None) -> str:
     """`compare` as a GitHub markdown table under the aggregation caption."""
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
+    name_l, name_r = names or (left.agent, right.agent)
     lines = [left.evaluation.caption(), "",
-             f"| Metric (all) | {cell(left.agent)} | {cell(right.agent)} | diff |", "|---|---:|---:|---:|"]
+             f"| Metric (all) | {cell(name_l)} | {cell(name_r)} | diff |", "|---|---:|---:|---:|"]
     from utp_env.runs.report_html import compare_rows
 
     lines += [f"| {cell(label)} | {a} | {b} | {diff} |" for label, a, b, diff in compare_rows(left, right)]
@@ -58,8 +74,9 @@ def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir
     """The paired differences of two runs (`utp_env.runs.paired`), or when their episodes do not
     match a one-line note saying why (a `PairingError` instead when `required`)."""
     from utp_env.runs.paired import PairingError, pair_records, paired_table, read_records, render_paired
+    from utp_env.runs.report_html import cross_env_note
 
-    names = (left.agent, right.agent)
+    names = run_names(left, right, left_dir, right_dir)
     try:
         pairs = pair_records(read_records(left_dir), read_records(right_dir), names=names)
     except PairingError as exc:
@@ -67,7 +84,9 @@ def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir
             raise PairingError(f"cannot compare {left_dir} and {right_dir} episode by episode: {exc}") from None
         return f"(no paired differences: {exc})"
     replan = left.env == right.env == "replan"
-    return render_paired(paired_table(pairs, replan=replan), names, markdown=markdown)
+    note = cross_env_note(left, right)
+    table = render_paired(paired_table(pairs, replan=replan), names, markdown=markdown)
+    return table if note is None else f"{note}\n{table}"
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -77,13 +96,16 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError("show takes one run folder, or two to compare")
     if args.paired and len(args.runs) != 2:
         raise ValueError("--paired compares two run folders; give two")
+    if len(args.runs) == 2 and Path(args.runs[0]).resolve() == Path(args.runs[1]).resolve():
+        raise ValueError(f"{args.runs[0]} is given twice: compare two different run folders")
     summaries = [load_summary(path) for path in args.runs]
     if len(summaries) == 1:
         print(render_markdown(summaries[0]) if args.markdown else render_text(summaries[0]))
     else:
         paired = paired_section(summaries[0], summaries[1], args.runs[0], args.runs[1], markdown=args.markdown,
                                 required=args.paired)
-        print(compare_markdown(*summaries) if args.markdown else compare(*summaries))
+        names = run_names(summaries[0], summaries[1], args.runs[0], args.runs[1])
+        print(compare_markdown(*summaries, names=names) if args.markdown else compare(*summaries, names=names))
         print()
         print(paired)
     return 0

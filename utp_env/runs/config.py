@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Horizon = Literal[3, 5, 7]
 HORIZONS: tuple[Horizon, ...] = (3, 5, 7)
@@ -28,6 +28,10 @@ class RunConfig(BaseModel):
     env: EnvKind = Field(default="plan", description="plan: UTP-v0 (score the plan); replan: UTP-Replan-v0 "
                                                      "(live the trip through one sampled reality, with repairs)")
     agent_settings: dict[str, Any] = Field(default_factory=dict, description="Overrides of the agent's settings")
+    replan: dict[str, Any] = Field(default_factory=dict,
+                                   description="With env replan: overrides of the closed loop's ReplanConfig "
+                                               "(configs/replan.yaml: disruptions, slacks, max_disruptions, "
+                                               "reward weights; `--replan-set key=value`)")
     profile: Literal["full", "mini"] = Field(default="full", description="Embedded sandbox profile")
     db: str | None = Field(default=None, description="Database directory (overrides profile)")
     split: Literal["validation", "test", "all"] = "validation"
@@ -42,6 +46,23 @@ class RunConfig(BaseModel):
                           description="Monte Carlo rollouts per plan (at most 100,000,000); 0 disables")
     out: str | None = Field(default=None, description="Run folder; default runs/<agent>[-replan]-<profile>-<split>"
                                                       "-seed<seed>[-limit<N>][-<hash>] (`default_run_name`)")
+
+    @field_validator("replan")
+    @classmethod
+    def _valid_replan(cls, given: dict[str, Any]) -> dict[str, Any]:
+        """The overrides must make a valid `ReplanConfig` (errors name `replan`, not configs/replan.yaml)."""
+        if given:
+            from utp_env.env.replan import load_replan_config
+
+            load_replan_config(given, source="replan")
+        return given
+
+    @model_validator(mode="after")
+    def _replan_needs_replan_env(self) -> RunConfig:
+        if self.replan and self.env != "replan":
+            raise ValueError(f"replan settings ({', '.join(sorted(self.replan))}) apply only to env replan; "
+                             "add --env replan (or env: replan), or drop them")
+        return self
 
     def run_dir(self) -> Path:
         """`out`, else `runs/` + `default_run_name()`."""
@@ -68,22 +89,42 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The fields a resumed run must share with the original (not workers/backend/out). `env` is
-        left out when it is `plan`, so run folders made before it existed resume as before."""
-        exclude = {"workers", "backend", "ray_address", "out"} | ({"env"} if self.env == "plan" else set())
+        left out when it is `plan`, and `replan` when empty, so run folders made before they existed
+        resume as before."""
+        exclude = ({"workers", "backend", "ray_address", "out"} | ({"env"} if self.env == "plan" else set())
+                   | (set() if self.replan else {"replan"}))
         return self.model_dump(exclude=exclude)
 
 
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
-    """`key=value` strings into a dict; values parsed as YAML scalars (numbers, booleans, lists)."""
+def identity_differences(here: dict[str, Any], there: dict[str, Any]) -> list[str]:
+    """The fields where two `identity()` dicts differ, as 'field: <here> here, <there> in the folder'
+    (a field missing from one side has its default: `identity` leaves out default `env`/`replan`)."""
+    defaults = RunConfig().model_dump()
+    out = []
+    for key in sorted(set(here) | set(there)):
+        a, b = here.get(key, defaults.get(key)), there.get(key, defaults.get(key))
+        if a != b:
+            out.append(f"{key}: {_short(a)} here, {_short(b)} in the folder")
+    return out
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parse_overrides(pairs: list[str], flag: str = "--set") -> dict[str, Any]:
+    """`key=value` strings (of the option `flag`) into a dict; values parsed as YAML scalars
+    (numbers, booleans, lists)."""
     import yaml
 
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--set expects key=value, got {pair!r}")
+            raise ValueError(f"{flag} expects key=value, got {pair!r}")
         try:
             out[key.strip()] = yaml.safe_load(value)
         except yaml.YAMLError as exc:
-            raise ValueError(f"--set {key}: cannot read value {value!r}: {exc}") from exc
+            raise ValueError(f"{flag} {key}: cannot read value {value!r}: {exc}") from exc
     return out

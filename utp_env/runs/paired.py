@@ -101,7 +101,7 @@ def pair_records(left: dict[str, dict[str, Any]], right: dict[str, dict[str, Any
         side, keys = (names[0], only_left) if only_left else (names[1], only_right)
         raise PairingError(f"the runs hold different episodes ({len(only_left)} only in {names[0]}, "
                            f"{len(only_right)} only in {names[1]}; e.g. {keys[0]} only in {side}); compare runs "
-                           "made with the same --seed, --split, --horizons, --limit and --trials")
+                           "made with the same --env, --seed, --split, --horizons, --limit and --trials")
     if not left:
         raise PairingError("the runs hold no episodes to compare")
     pairs = []

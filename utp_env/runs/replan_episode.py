@@ -65,6 +65,19 @@ class StepRecorder(gym.Wrapper[str, Any, str, Any]):
         return self.last is not None and bool(self.last[2] or self.last[3])
 
 
+def repair_notice(agent: Any) -> str | None:
+    """One line for a replan run whose agent never repairs (no `repair`, and it does not drive the
+    env itself with `run_env`), so that a user does not read its realised scores as a repair
+    policy's; None for an agent that repairs, and for `no_repair`, whose purpose it is."""
+    if callable(getattr(agent, "repair", None)) or callable(getattr(agent, "run_env", None)):
+        return None
+    name = str(getattr(agent, "name", type(agent).__name__))
+    if name == "no_repair":
+        return None
+    return (f"notice: agent {name} has no repair method, so it never repairs: each trip is lived as planned, "
+            "as with no_repair (docs/REPLAN.md, 'Agents and runs')")
+
+
 def replan_env(ctx: Any) -> Any:
     """The process's replan env over the run's database (built on first use, reset per episode).
 
@@ -80,7 +93,8 @@ def replan_env(ctx: Any) -> Any:
     if env is None:
         from utp_env.env.replan import UTPReplanEnv
 
-        env = UTPReplanEnv(db_path=ctx.config.db, profile=ctx.config.profile, config=overrides or None)
+        env = UTPReplanEnv(db_path=ctx.config.db, profile=ctx.config.profile, config=overrides or None,
+                           replan=dict(ctx.config.replan) or None)
         _ENVS.clear()  # one env per process is the common case; do not hold several databases
         _ENVS[key] = env
     return env

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.runs.store import RESULTS, episode_key, read_record
-from utp_env.runs.summary import RunSummary, load_summary, summary_notes
+from utp_env.runs.summary import REPLAN_CAPTION, RunSummary, load_summary, replan_rows, summary_notes
 from utp_env.tools.atomic import write_text_atomic
 
 REPORT_HTML = "report.html"
@@ -175,7 +175,10 @@ def episode_view(record: dict[str, Any], query: Any | None) -> dict[str, Any]:
     view: dict[str, Any] = {
         "key": episode_key(record["query_id"], record["trial"]), "qid": record["query_id"], "trial": record["trial"],
         "end": record.get("termination_reason"), "err": record.get("error"),
-        "pass": bool(record.get("final_pass")), "reward": _round(record.get("reward")),
+        "pass": bool(record.get("final_pass")),
+        # the plan's reward (UTP-v0): a closed-loop record's `reward` is the realised one (docs/RUNS.md)
+        "reward": _round(record.get("plan_reward", record.get("reward"))),
+        "rl": _realised(record.get("replan")),
         "m": {k: _round(v) for k, v in metrics.items()},
         "fails": _failed_checks(report),
         "days": _days(record.get("plan") or {}, report),
@@ -187,6 +190,17 @@ def episode_view(record: dict[str, Any], query: Any | None) -> dict[str, Any]:
     if query is not None:
         view.update({"h": query.days, "lv": query.level, "risk": query.risk_profile})
     return view
+
+
+def _realised(block: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the page shows of a closed-loop record's `replan` block (None for a plan run)."""
+    if not block:
+        return None
+    return {"score": _round(block.get("realised_score")), "kept": _round(block.get("items_kept")),
+            "done": block.get("items_done"), "planned": block.get("items_planned"),
+            "disr": block.get("disruptions"), "rebook": block.get("rebookings"),
+            "late": _round(block.get("late_minutes"), 1), "extra": _round(block.get("extra_cost"), 0),
+            "repairs": block.get("repair_steps"), "rerr": block.get("repair_error")}
 
 
 def query_view(query: Any) -> dict[str, Any]:
@@ -203,9 +217,16 @@ def _summary_table(summary: RunSummary) -> str:
     body = "".join(f"<tr><th scope=row>{e(label)}</th>" + "".join(f"<td>{e(c)}</td>" for c in cells) + "</tr>"
                    for label, cells in evaluation.rows())
     extra = summary_notes(summary)
+    closed = ""
+    if summary.replan is not None:  # the realised outcome, as `utp-env show` prints it
+        header, *cells = replan_rows(summary.replan)
+        closed = (f"<p class=caption>{e(REPLAN_CAPTION)}</p><table class='t3 realised'><thead><tr>"
+                  + "".join(f"<th>{e(c)}</th>" for c in header) + "</tr></thead><tbody>"
+                  + "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in cells)
+                  + "</tbody></table>")
     return (f"<p class=caption>{e(evaluation.caption())}</p>"
             f"<table class='t3 summary'><thead><tr><th></th>{head}</tr></thead><tbody>{body}</tbody></table>"
-            + "".join(f"<p class=note>{e(line)}</p>" for line in extra))
+            + "".join(f"<p class=note>{e(line)}</p>" for line in extra) + closed)
 
 
 def compare_rows(left: RunSummary, right: RunSummary) -> list[tuple[str, str, str, str]]:
@@ -228,6 +249,19 @@ def compare_rows(left: RunSummary, right: RunSummary) -> list[tuple[str, str, st
             diff = f"{int(value):+d}" if a.isdigit() and b.isdigit() else f"{value:+.2f}"
         out.append((label, a, b, diff))
     return out
+
+
+def env_label(env: str) -> str:
+    """How a run's env is named beside it: plan (UTP-v0) or replan (closed loop, UTP-Replan-v0)."""
+    return "replan: closed loop, UTP-Replan-v0" if env == "replan" else "plan: UTP-v0"
+
+
+def cross_env_note(left: RunSummary, right: RunSummary) -> str | None:
+    """A line saying that two runs of different envs are compared as plans only, or None."""
+    if left.env == right.env:
+        return None
+    return (f"A is a {left.env} run and B a {right.env} run: they are compared as plans only (plan reward, "
+            "BAS/CATS/TDAS, pass); realised outcomes are compared between two replan runs.")
 
 
 def _compare_table(left: RunSummary, right: RunSummary) -> str:
@@ -265,7 +299,7 @@ def build_report(runs: list[RunData]) -> str:
         raise ValueError("a report shows one run, or two to compare")
     e = html.escape
     data = {
-        "runs": [{"name": run.name, "agent": run.summary.agent, "split": run.summary.split,
+        "runs": [{"name": run.name, "agent": run.summary.agent, "split": run.summary.split, "env": run.summary.env,
                   "trials": run.summary.trials,
                   "episodes": [episode_view(r, run.queries.get(r["query_id"])) for r in run.records]}
                  for run in runs],
@@ -274,12 +308,15 @@ def build_report(runs: list[RunData]) -> str:
     }
     title = "utp-env report: " + " vs ".join(run.name for run in runs)
     summaries = "".join(f"<section class=run><h2>{'AB'[i] + ': ' if len(runs) == 2 else ''}{e(run.name)}</h2>"
-                        f"<p class=note>split {e(run.summary.split)} | {run.summary.episodes} episodes | "
+                        f"<p class=note>{e(env_label(run.summary.env))} | split {e(run.summary.split)} | "
+                        f"{run.summary.episodes} episodes | "
                         f"{run.summary.trials} trial(s) per query | {e(str(run.path))}</p>"
                         + "".join(f"<p class=fail>warning: {e(note)}</p>" for note in run.notes) +
                         f"{_summary_table(run.summary)}</section>" for i, run in enumerate(runs))
-    compare = (f"<section><h2>A vs B (all queries)</h2>{_compare_table(runs[0].summary, runs[1].summary)}</section>"
-               if len(runs) == 2 else "")
+    note = cross_env_note(runs[0].summary, runs[1].summary) if len(runs) == 2 else None
+    compare = ("<section><h2>A vs B (all queries)</h2>"
+               + (f"<p class=fail>{e(note)}</p>" if note else "")
+               + f"{_compare_table(runs[0].summary, runs[1].summary)}</section>" if len(runs) == 2 else "")
     return (PAGE.replace("__TITLE__", e(title))
             .replace("__SUMMARIES__", summaries)
             .replace("__COMPARE__", compare)
@@ -369,17 +406,25 @@ const byKey = TWO ? new Map(RUNS[1].episodes.map(e => [e.key, e])) : null;
 const ROWS = RUNS[0].episodes.map(a => ({a, b: TWO ? (byKey.get(a.key) || null) : null}));
 if (TWO) { const seen = new Set(RUNS[0].episodes.map(e => e.key)); for (const b of RUNS[1].episodes) if (!seen.has(b.key)) ROWS.push({a: null, b}); }
 const ep = r => r.a || r.b;
+// Closed-loop runs: the realised columns (a record's plan reward stays apart from its realised score).
+const REALISED = [["realised", x => x.score], ["kept", x => x.kept], ["disruptions", x => x.disr],
+  ["rebookings", x => x.rebook], ["late min", x => x.late], ["extra ₹", x => x.extra]];
+const REPLAN = RUNS.map(r => r.env === "replan"), BOTH_REPLAN = TWO && REPLAN[0] && REPLAN[1];
+const delta = (get, r) => { const a = r.a && get(r.a), b = r.b && get(r.b); return a !== null && a !== undefined && b !== null && b !== undefined ? b - a : null; };
 const COLUMNS = TWO ? [
   ["episode", r => ep(r).key, "l"], ["days", r => ep(r).h], ["level", r => ep(r).lv, "l"], ["risk", r => ep(r).risk, "l"],
   ["A pass", r => r.a ? (r.a.pass ? 1 : 0) : null], ["B pass", r => r.b ? (r.b.pass ? 1 : 0) : null],
   ["A score", r => r.a && score(r.a)], ["B score", r => r.b && score(r.b)], ["Δ score", r => r.a && r.b && score(r.a) !== null && score(r.b) !== null ? score(r.b) - score(r.a) : null],
-  ["A reward", r => r.a && r.a.reward], ["B reward", r => r.b && r.b.reward], ["Δ reward", r => r.a && r.b && r.a.reward !== null && r.b.reward !== null ? r.b.reward - r.a.reward : null],
+  ["A plan reward", r => r.a && r.a.reward], ["B plan reward", r => r.b && r.b.reward], ["Δ plan reward", r => delta(e => e.reward, r)],
+  ...(BOTH_REPLAN ? [["A realised", r => r.a && r.a.rl && r.a.rl.score], ["B realised", r => r.b && r.b.rl && r.b.rl.score],
+    ["Δ realised", r => delta(e => e.rl ? e.rl.score : null, r)]] : []),
   ["A hold", r => r.a && r.a.hold], ["B hold", r => r.b && r.b.hold], ["Δ hold", r => r.a && r.b && r.a.hold !== null && r.b.hold !== null ? r.b.hold - r.a.hold : null],
   ["A failed", r => r.a && r.a.fails.length], ["B failed", r => r.b && r.b.fails.length],
 ] : [
   ["episode", r => r.a.key, "l"], ["days", r => r.a.h], ["level", r => r.a.lv, "l"], ["risk", r => r.a.risk, "l"],
   ["ended", r => r.a.end, "l"], ["pass", r => r.a.pass ? 1 : 0], ["BAS", r => r.a.m.bas], ["CATS", r => r.a.m.cats],
-  ["TDAS", r => r.a.m.tdas], ["reward", r => r.a.reward], ["MC hold", r => r.a.hold], ["failed checks", r => r.a.fails.length],
+  ["TDAS", r => r.a.m.tdas], ["plan reward", r => r.a.reward], ["MC hold", r => r.a.hold], ["failed checks", r => r.a.fails.length],
+  ...(REPLAN[0] ? REALISED.map(([label, get]) => [label, r => r.a.rl ? get(r.a.rl) : null]) : []),
   ["tool calls", r => r.a.usage.tool_calls], ["tokens", r => (r.a.usage.input_tokens || 0) + (r.a.usage.output_tokens || 0) || null],
 ];
 // Filters: name -> [label, value of an episode].
@@ -494,7 +539,8 @@ function episodeView(e, label) {
   return h("div", {class: "ep", id: "ep-" + (label ? label + "-" : "") + e.key},
     h("h2", {}, (label ? label + ": " : "") + e.key + " · " + (e.pass ? "passes" : "fails"), h("span", {class: "muted"}, ` · ended ${e.end}`)),
     e.text ? h("p", {class: "query"}, e.text) : null,
-    h("p", {class: "note"}, `${e.h ?? "?"} days, ${e.lv ?? "?"}, risk ${e.risk ?? "?"}, ${e.org ?? "?"} → ${e.dest ?? "?"}, ${e.people ?? "?"} people, budget ₹${fmt(e.budget, 0)}; plan cost ₹${fmt(e.cost, 0)}; reward ${fmt(e.reward)}; BAS ${fmt(e.m.bas)}, CATS ${fmt(e.m.cats)}, TDAS ${fmt(e.m.tdas)}`),
+    h("p", {class: "note"}, `${e.h ?? "?"} days, ${e.lv ?? "?"}, risk ${e.risk ?? "?"}, ${e.org ?? "?"} → ${e.dest ?? "?"}, ${e.people ?? "?"} people, budget ₹${fmt(e.budget, 0)}; plan cost ₹${fmt(e.cost, 0)}; plan reward ${fmt(e.reward)}; BAS ${fmt(e.m.bas)}, CATS ${fmt(e.m.cats)}, TDAS ${fmt(e.m.tdas)}`),
+    e.rl ? h("p", {class: "realised"}, `Closed loop: realised score ${fmt(e.rl.score)}; items kept ${pct(e.rl.kept)} (${fmt(e.rl.done)} of ${fmt(e.rl.planned)}); ${fmt(e.rl.disr)} disruption(s); ${fmt(e.rl.rebook)} rebooking(s); ${fmt(e.rl.late, 1)} late minutes; extra cost ₹${fmt(e.rl.extra, 0)}; ${fmt(e.rl.repairs)} repair step(s)` + (e.rl.rerr ? `; repair error: ${e.rl.rerr}` : "")) : null,
     e.err ? h("p", {class: "fail"}, "error: " + e.err) : null,
     h("h3", {}, `Failed checks (${e.fails.length})`),
     e.fails.length ? h("ul", {class: "fails"}, e.fails.map(([g, n, r]) => h("li", {}, h("b", {}, n), ` (${g}): ${r}`))) : h("p", {class: "muted"}, "none"),

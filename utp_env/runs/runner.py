@@ -22,7 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.config import RunConfig
+from utp_env.runs.config import RunConfig, identity_differences
 from utp_env.runs.episode import check_agent_settings, context_for, run_episode
 from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key
 from utp_env.tools.atomic import FileWriteError, write_text_atomic
@@ -128,7 +128,12 @@ def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False) -
                                  "--out folder")
         previous = {"config": saved.get("config_identity"), "db_hash": saved.get("db_hash")}
         if previous != identity:
-            raise RunFolderError(f"{run_dir} holds a run with another configuration or database; "
+            saved_config = previous["config"] if isinstance(previous["config"], dict) else {}
+            differ = identity_differences(identity["config"], saved_config)
+            if previous["db_hash"] != db_hash:
+                differ.append("the database differs")
+            raise RunFolderError(f"{run_dir} holds a run with another configuration or database "
+                                 f"({'; '.join(differ) or 'its saved identity is unreadable'}); "
                                  "use another --out folder or delete it")
     else:
         _check_new_folder(run_dir, adopt_results)
@@ -240,6 +245,12 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False) -
     """
     check_agent_settings(config)
     ctx = context_for(config, progress=progress)
+    if config.env == "replan":
+        from utp_env.runs.replan_episode import repair_notice
+
+        notice = repair_notice(ctx.agent)
+        if notice:
+            print(notice, file=sys.stderr)
     run_dir = config.run_dir()
     if not (run_dir / CONFIG_FILE).exists():
         _check_new_folder(run_dir, adopt_results)  # before the lock file is created in a foreign folder
