@@ -354,6 +354,13 @@ def test_the_realised_timeline_shows_the_plan_what_happened_and_the_pauses(repla
 
     assert tuple(round(c, 3) for c in to_rgb(REALISED_COLOURS["late"])) in colours
     assert fig.axes[0].get_yticklabels()[0].get_text().startswith("day 1")
+    # realised legs are hatched and items are not, so a late item right after a late leg (same colour,
+    # no gap) shows as two bars
+    realised = fig.axes[0].patches[compiled.n_steps:]
+    assert len(realised) == len(steps)
+    for step, patch in zip(steps, realised, strict=True):
+        if step.get("status") != "lost":
+            assert bool(patch.get_hatch()) == (step["element"] == "leg"), step["name"]
     plt.close(fig)
 
 
@@ -463,3 +470,14 @@ def test_a_replan_run_of_an_agent_without_repair_says_it_never_repairs(
     for agent in ("no_repair", "reference"):
         run(_config(mini_db_path, tmp_path / agent, env="replan", agent=agent, limit=1), progress=False)
         assert "notice:" not in capsys.readouterr().err
+
+
+def test_table_3_counts_plans_and_the_out_help_names_the_replan_part(
+        replan_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """8 queries x 2 trials are 16 plans scored: the row says so (it said 'Queries' with 16)."""
+    assert main(["show", str(replan_runs[0])]) == 0
+    rows = {line.split("  ")[0].strip(): line.split()[-1] for line in capsys.readouterr().out.splitlines() if line}
+    assert rows["Plans scored"] == "16" and "Queries" not in rows
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "runs/<agent>[-replan]-<profile>" in " ".join(capsys.readouterr().out.split())

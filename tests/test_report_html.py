@@ -184,7 +184,7 @@ def test_the_summary_table_shows_summary_json(one_report: Path, runs: tuple[Path
     for label, field in (("Delivery rate % \u2191", "delivery_rate"), ("CPR micro % \u2191", "commonsense_micro"),
                          ("HCPR macro % \u2191", "hard_macro"), ("Final pass rate % \u2191", "final_pass_rate")):
         assert body[label] == ["-" if g[field] is None else f"{100 * g[field]:.2f}" for g in groups.values()], label
-    assert body["Queries"] == [str(g["n_queries"]) for g in groups.values()]
+    assert body["Plans scored"] == [str(g["n_queries"]) for g in groups.values()]
     tdas = [g["uncertainty"]["tdas"]["averse"]["mean"] for g in groups.values()]
     assert body["TDAS Risk_av % \u2191"] == ["-" if v is None else f"{100 * v:.2f}" for v in tdas]
     assert "TravelPlanner" in one_report.read_text(encoding="utf-8").split("<table", 1)[0]  # the aggregation named
@@ -264,7 +264,7 @@ def test_show_markdown_compares_two_runs_as_markdown(runs: tuple[Path, Path],
     assert main(["show", "--markdown", str(runs[0]), str(runs[1])]) == 0
     out = capsys.readouterr().out
     assert "| Metric (all) | reference | deterministic | diff |" in out
-    assert "| Queries | 6 | 6 | +0 |" in out and "Aggregation:" in out
+    assert "| Plans scored | 6 | 6 | +0 |" in out and "Aggregation:" in out
     assert main(["show", str(runs[0]), str(runs[1])]) == 0
     text = capsys.readouterr().out
     assert "|" not in text.split("\n", 1)[1] and "+0.00" not in text.splitlines()[2]

@@ -104,7 +104,7 @@ class EvaluationSummary(BaseModel):
 
         up = HIGHER_IS_BETTER
         out: list[tuple[str, list[str]]] = [
-            ("Queries", [str(g.n_queries) for g in groups]),
+            ("Plans scored", [str(g.n_queries) for g in groups]),  # one per episode: queries x trials in a run
             (f"Delivery rate % {up}", [pct(g.delivery_rate) for g in groups]),
             (f"CPR micro % {up}", [pct(g.commonsense_micro) for g in groups]),
             (f"CPR macro % {up}", [pct(g.commonsense_macro) for g in groups]),

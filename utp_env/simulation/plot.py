@@ -134,7 +134,7 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
     planned start to end, legs hatched); below, what happened (`steps`: the realised trip's executed
     steps with absolute `actual_start`/`actual_end` minutes, `day_index` and `status` done, late,
     lost, missed or cancelled; a leg that arrived after its planned arrival counts as late), coloured by
-    status, a lost item drawn as a grey bar at its planned slot. Each
+    status, legs hatched as in the planned lane, a lost item drawn as a grey bar at its planned slot. Each
     disruption (`disruptions`: `day`, `minute`, `index`, `kind`) is a red marker with its number
     and kind. Labels are shortened to fit the bars; the legend sits under the axes.
     """
@@ -183,8 +183,12 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
             bar(y, (float(s["planned_start"]) - off) / 60.0, (float(s["planned_end"]) - off) / 60.0,
                 f"lost: {name}", facecolor=REALISED_COLOURS["lost"], edgecolor="black", linewidth=0.3, alpha=0.7)
             continue
+        # legs hatched as in the planned lane, so that a late item right after a late leg (same
+        # colour, no gap) reads as two bars, not one long journey
+        is_leg = s.get("element") == "leg"
         bar(y, (float(s["actual_start"]) - off) / 60.0, (float(s["actual_end"]) - off) / 60.0, name,
-            facecolor=REALISED_COLOURS.get(status, REALISED_COLOURS["done"]), edgecolor="black", linewidth=0.4)
+            facecolor=REALISED_COLOURS.get(status, REALISED_COLOURS["done"]), edgecolor="black",
+            linewidth=0.8 if is_leg else 0.4, hatch="///" if is_leg else None)
     for d in disruptions:
         x, y = int(d["minute"]) / 60.0, int(d["day"])
         ax.plot([x, x], [y - 0.45, y + 0.45], color=COLOURS["band"], lw=1.2)
@@ -201,6 +205,7 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
     fig.legend(handles=[Patch(facecolor="white", edgecolor=COLOURS["item"], label="planned item"),
                         Patch(facecolor="white", edgecolor=COLOURS["leg"], hatch="///", label="planned leg"),
                         *(Patch(color=c, label=f"realised: {k}") for k, c in REALISED_COLOURS.items()),
+                        Patch(facecolor="white", edgecolor="black", hatch="///", label="realised leg (hatched)"),
                         Line2D([0], [0], color=COLOURS["band"], lw=1.2, label="disruption (pause)")],
                loc="lower center", ncol=8, fontsize=7, frameon=False)
     ax.grid(axis="x", alpha=0.3)
