@@ -105,7 +105,8 @@ def handle(args: argparse.Namespace) -> int:
         paired = paired_section(summaries[0], summaries[1], args.runs[0], args.runs[1], markdown=args.markdown,
                                 required=args.paired)
         names = run_names(summaries[0], summaries[1], args.runs[0], args.runs[1])
-        print(compare_markdown(*summaries, names=names) if args.markdown else compare(*summaries, names=names))
+        left, right = summaries
+        print(compare_markdown(left, right, names=names) if args.markdown else compare(left, right, names=names))
         print()
         print(paired)
     return 0

@@ -129,7 +129,7 @@ def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False) -
         previous = {"config": saved.get("config_identity"), "db_hash": saved.get("db_hash")}
         if previous != identity:
             saved_config = previous["config"] if isinstance(previous["config"], dict) else {}
-            differ = identity_differences(identity["config"], saved_config)
+            differ = identity_differences(config.identity(), saved_config)
             if previous["db_hash"] != db_hash:
                 differ.append("the database differs")
             raise RunFolderError(f"{run_dir} holds a run with another configuration or database "
