@@ -91,12 +91,7 @@ def timeline_figure(compiled: CompiledPlan, report: RobustnessReport, title: str
                 ax.text(end + late / 60.0 + 0.05, y + 0.2, f"+{late:.0f} min", fontsize=6, color=COLOURS["band"],
                         va="top", clip_on=True)
     ax.set_yticks(range(1, days + 1), [f"day {d}" for d in range(1, days + 1)])
-    ax.set_ylim(days + 0.6, 0.35)
-    ax.set_xlim(x0, x1)
-    step_h = 1 if x1 - x0 <= 14 else 2
-    ticks = list(range(x0 + (x0 % step_h), x1 + 1, step_h))
-    ax.set_xticks(ticks, [f"{h % 24:02d}:00" for h in ticks], fontsize=7)
-    ax.set_xlabel("clock time on the day (past 24:00 = next morning)")
+    _clock_axes(ax, days, x0, x1)
     summary = f"hold rate {report.hold_rate:.1%} over {report.n} rollouts"
     ax.set_title(f"{title}: {summary}" if title else f"Simulated lateness: {summary}")
     fig.legend(handles=[Patch(color=COLOURS["item"], label="item (planned start to end)"),
@@ -195,12 +190,7 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
         ax.text(x + 0.05, y - 0.47, f"#{d['index']} {str(d['kind']).replace('_', ' ')}", fontsize=6,
                 color=COLOURS["band"], va="bottom", ha="left", clip_on=True)
     ax.set_yticks(range(1, days + 1), [f"day {d}\nplanned / realised" for d in range(1, days + 1)], fontsize=7)
-    ax.set_ylim(days + 0.6, 0.35)
-    ax.set_xlim(x0, x1)
-    step_h = 1 if x1 - x0 <= 14 else 2
-    ticks = list(range(x0 + (x0 % step_h), x1 + 1, step_h))
-    ax.set_xticks(ticks, [f"{h % 24:02d}:00" for h in ticks], fontsize=7)
-    ax.set_xlabel("clock time on the day (past 24:00 = next morning)")
+    _clock_axes(ax, days, x0, x1)
     ax.set_title(title or "Planned vs realised")
     fig.legend(handles=[Patch(facecolor="white", edgecolor=COLOURS["item"], label="planned item"),
                         Patch(facecolor="white", edgecolor=COLOURS["leg"], hatch="///", label="planned leg"),
@@ -211,3 +201,13 @@ def realised_timeline_figure(planned: CompiledPlan, steps: list[dict[str, Any]],
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout(rect=(0, 0.35 / (1.25 * days + 1.9), 1, 1))
     return fig
+
+
+def _clock_axes(ax: Any, days: int, x0: int, x1: int) -> None:
+    """The time axis (hours x0..x1 of the day, ticks every hour or two) and the day rows of a timeline."""
+    ax.set_ylim(days + 0.6, 0.35)
+    ax.set_xlim(x0, x1)
+    step_h = 1 if x1 - x0 <= 14 else 2
+    ticks = list(range(x0 + (x0 % step_h), x1 + 1, step_h))
+    ax.set_xticks(ticks, [f"{h % 24:02d}:00" for h in ticks], fontsize=7)
+    ax.set_xlabel("clock time on the day (past 24:00 = next morning)")
