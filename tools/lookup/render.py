@@ -97,27 +97,27 @@ class RowMemo:
 
     def lines(self, fmt: str, shown: list[int], make: Callable[[list[int]], list[list[Any]]]) -> list[str]:
         """The lines of rows `shown` in format `fmt`; `make(rows)` gives the cell values of rows not yet seen."""
-        cache = self._lines.setdefault(fmt, {})
-        missing = [i for i in shown if i not in cache]
-        if missing:
-            if len(cache) + len(missing) > self.MAX_ROWS:
-                cache.clear()
-                missing = list(dict.fromkeys(shown))
-            for i, values in zip(missing, make(missing), strict=True):
-                cache[i] = line_text(values)
+        cache = self._filled(self._lines.setdefault(fmt, {}), shown,
+                             lambda missing: [line_text(values) for values in make(missing)])
         return [cache[i] for i in shown]
 
     def rows(self, db: Database, table: str, shown: list[int]) -> list[dict[str, Any]]:
         """`db.tables[table].rows(shown)`: fresh dicts (callers may change them) of cached values."""
-        cache = self._rows.setdefault(table, {})
+        cache = self._filled(self._rows.setdefault(table, {}), shown, db.tables[table].rows)
+        return [cache[i].copy() for i in shown]
+
+    def _filled(self, cache: dict[int, Any], shown: list[int],
+                make: Callable[[list[int]], list[Any]]) -> dict[int, Any]:
+        """`cache` holding every row of `shown`: `make(rows)` gives the values of rows not yet in it
+        (the cache is emptied first when they would not fit in MAX_ROWS)."""
         missing = [i for i in shown if i not in cache]
         if missing:
             if len(cache) + len(missing) > self.MAX_ROWS:
                 cache.clear()
                 missing = list(dict.fromkeys(shown))
-            for i, row in zip(missing, db.tables[table].rows(missing), strict=True):
-                cache[i] = row
-        return [cache[i].copy() for i in shown]
+            for i, value in zip(missing, make(missing), strict=True):
+                cache[i] = value
+        return cache
 
 
 def row_memo(db: Database) -> RowMemo:
