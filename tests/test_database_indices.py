@@ -5,6 +5,7 @@ is ignored and written again."""
 from __future__ import annotations
 
 import csv
+import gc
 import os
 import shutil
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utp_env.tools.database import INDEX_CACHE, PAIR_TABLES, Database
+from utp_env.tools.database import INDEX_CACHE, PAIR_TABLES, Database, DataError, collector_paused, normalize
 from utp_env.tools.grouping import group
 from utp_env.tools.lookup.index import LookupIndex, lookup_index
 
@@ -126,3 +127,36 @@ def test_use_cache_false_neither_reads_nor_writes_the_index_file(mini_db_path: P
     _pairs_as_groups(db)
     lookup_index(db)
     assert not (path / INDEX_CACHE).exists()
+
+
+def test_keyed_index_is_one_row_per_normalised_key(mini_db: Database) -> None:
+    """`by_key` maps every row's normalised key to that row (built per distinct value, the same
+    answer as normalising row by row)."""
+    for table in mini_db.tables.values():
+        keys = zip(*(table.columns[c] for c in table.spec.key), strict=True)
+        expected = {tuple(normalize(v) for v in key): i for i, key in enumerate(keys)}
+        if len(expected) == table.n:
+            assert table.by_key == expected, table.spec.name
+
+
+def test_loading_pauses_the_collector_and_restores_it(mini_db_path: Path) -> None:
+    """The collector is off while a database loads, back on afterwards, also when loading raises,
+    and a nested pause does not re-enable it early."""
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(DataError), collector_paused():
+        Database.open(mini_db_path / "no-such-folder")
+    assert gc.isenabled()
+    Database.open(mini_db_path)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        Database.open(mini_db_path)
+        assert not gc.isenabled()  # a caller's choice is left as it was
+    finally:
+        gc.enable()

@@ -9,6 +9,8 @@ indices (`utp_env.tools.grouping`), never through scans.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import io
 import json
@@ -260,22 +262,8 @@ class Database:
         manifest = _read_manifest(root, path)
         bounds = bounds or load_bounds()
         key = f"{tables_hash}|{rules_key(bounds)}"
-        cached = None
-        if use_cache:
-            try:
-                cached = validated_cache.load(path, key)
-            except validated_cache.CacheError as exc:
-                print(f"utp-env: ignoring the validated cache {path / VALIDATED_CACHE} ({_one_line(exc)}); "
-                      "validating the tables again", file=sys.stderr)
-        if cached is not None:
-            tables = {name: Table(TABLES[name], columns, n) for name, (columns, n) in cached.items()}
-        else:
-            tables = _validate(files, raws, bounds, manifest)
-            if use_cache:
-                validated_cache.save(path, key, {n: (t.columns, t.n) for n, t in tables.items()},
-                                     {n: t.json_text for n, t in tables.items()})
-            for table in tables.values():
-                table.json_text = {}
+        with collector_paused():
+            tables = _load_tables(path, key, use_cache, files, raws, bounds, manifest)
         recorded = manifest.get("content_hash")
         if check_manifest and recorded is not None and recorded != content_hash:
             raise DataError(f"content_hash {_short(recorded)} does not match the files ({content_hash})",
@@ -370,6 +358,46 @@ class Database:
     def counts(self) -> dict[str, int]:
         return {name: t.n for name, t in self.tables.items()}
 
+
+def _load_tables(path: Path, key: str, use_cache: bool, files: dict[str, Path], raws: dict[str, bytes],
+                 bounds: DataBounds, manifest: dict[str, Any]) -> dict[str, Table]:
+    """The validated tables: from the validated cache when it holds `key`, else validated from the
+    files (and cached)."""
+    cached = None
+    if use_cache:
+        try:
+            cached = validated_cache.load(path, key)
+        except validated_cache.CacheError as exc:
+            print(f"utp-env: ignoring the validated cache {path / VALIDATED_CACHE} ({_one_line(exc)}); "
+                  "validating the tables again", file=sys.stderr)
+    if cached is not None:
+        return {name: Table(TABLES[name], columns, n) for name, (columns, n) in cached.items()}
+    tables = _validate(files, raws, bounds, manifest)
+    if use_cache:
+        validated_cache.save(path, key, {n: (t.columns, t.n) for n, t in tables.items()},
+                             {n: t.json_text for n, t in tables.items()})
+    for table in tables.values():
+        table.json_text = {}
+    return tables
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a database or dataset is loaded.
+
+    Loading builds hundreds of thousands of long-lived containers (column lists, crowd windows,
+    keyed indices) and no garbage cycles; each allocation burst would otherwise trigger
+    collections that walk everything built so far (about a third of a worker's start-up on the
+    full sandbox, benchmarks/runs.py). Nested uses are fine: the collector is re-enabled only by
+    the use that disabled it, also when loading raises.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 def _load_indices(path: Path, key: str) -> dict[str, np.ndarray]:
     """The arrays of `.indices.npz` when it was written for tables of hash `key` and every array
@@ -506,8 +534,8 @@ def _index(table: Table) -> None:
     """The unique-key index of `table` (one dict built in one pass over the key columns); a
     duplicate key is a DataError naming the rows of its first duplicate."""
     spec = table.spec
-    keys = zip(*(table.columns[c] for c in spec.key), strict=True)
-    by_key = {tuple(map(normalize, key)): i for i, key in enumerate(keys)}
+    keys = zip(*(_normalized(table.columns[c]) for c in spec.key), strict=True)
+    by_key = dict(zip(keys, range(table.n), strict=True))
     if len(by_key) == table.n:
         table._by_key = by_key
         return
@@ -520,6 +548,12 @@ def _index(table: Table) -> None:
                 raise DataError(f"duplicate key {shown} (first at row {first + 1})", file=f"{spec.name}.csv",
                                 row=dup + 1, column=spec.key[-1], hint="keys must be unique")
     table._by_key = dict(zip(grouping.spans, grouping.order.tolist(), strict=True))
+
+
+def _normalized(values: list[Any]) -> list[str]:
+    """`normalize` of every value of a column, computed once per distinct value."""
+    distinct = {value: normalize(value) for value in set(values)}
+    return list(map(distinct.__getitem__, values))
 
 
 def _check_foreign_cities(tables: dict[str, Table]) -> None:

@@ -22,7 +22,7 @@ from utp_env.itinerary import Plan
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.query import Query
 from utp_env.tools.atomic import write_text_atomic
-from utp_env.tools.database import Database
+from utp_env.tools.database import Database, collector_paused
 
 QUERIES_FILE = "queries.jsonl"
 REFERENCES_FILE = "reference_plans.jsonl"
@@ -220,7 +220,8 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
         if progress:
             print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)
         build_query_set(db_path, seed=seed, progress=progress)
-    return dataset_of(Database.open(db_path))
+    with collector_paused():
+        return dataset_of(Database.open(db_path))
 
 
 def dataset_of(db: Database) -> Dataset:

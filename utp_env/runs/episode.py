@@ -27,7 +27,7 @@ from utp_env.env.config import load_env_config
 from utp_env.env.episode import EpisodeOutcome, TerminationReason, finish
 from utp_env.query import Query
 from utp_env.runs.config import RunConfig
-from utp_env.tools.database import Database
+from utp_env.tools.database import Database, collector_paused
 from utp_env.tools.seeding import stable_int
 
 
@@ -83,14 +83,16 @@ def _dataset(config: RunConfig, progress: bool) -> Dataset:
     key = (str(config.db), config.profile, files)
     dataset = _DATASETS.get(key)
     if dataset is None:
-        dataset = open_dataset(config.db, profile=config.profile, progress=progress)
-        _build_indices(dataset.db)
         _DATASETS.clear()  # one database per process is the common case; do not hold several
+        with collector_paused():
+            dataset = open_dataset(config.db, profile=config.profile, progress=progress)
+            _build_indices(dataset.db)
+            # The dataset lives as long as the process: moved to the collector's permanent
+            # generation (before the collector runs again), it is not walked by every full
+            # collection during the episodes (about a fifth of a reference episode's time
+            # otherwise), nor copied page by page into forked workers.
+            gc.freeze()
         _DATASETS[key] = dataset
-        # The dataset lives as long as the process: moved to the collector's permanent generation,
-        # it is not walked by every full collection during the episodes (about a fifth of a
-        # reference episode's time otherwise), nor copied page by page into forked workers.
-        gc.freeze()
     return dataset
 
 
