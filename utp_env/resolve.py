@@ -59,30 +59,56 @@ def find_service(db: Database, mode: Mode, number: str | None, origin: str, dest
     return rows[0] if rows else None
 
 
+MEMO_LIMIT = 1 << 15  # entries a per-database memo keeps before it starts afresh (bounded memory)
+
+
+class _ResolveMemo:
+    """Per-database memo of `resolve_leg`: the database is read-only and the answer depends only on
+    the leg's mode, number, cities and the date, so it is computed once per such key (evaluation
+    resolves the same services plan after plan). Cleared when it reaches `MEMO_LIMIT`."""
+
+    def __init__(self, db: Database) -> None:
+        self.legs: dict[tuple[str, str | None, str, str, str | None], ResolvedLeg] = {}
+
+
 def resolve_leg(db: Database, leg: TransportLeg, date: str | None = None) -> ResolvedLeg:
-    """Match `leg` to its service and road route; E[D] falls back to the mode median if unmeasured."""
+    """Match `leg` to its service and road route; E[D] falls back to the mode median if unmeasured.
+
+    Memoised per database on everything the answer reads (`_ResolveMemo`); a `ResolvedLeg` is frozen."""
+    memo = db.derived(_ResolveMemo).legs
+    key = (leg.mode, leg.number, leg.origin, leg.destination, date)
+    resolved = memo.get(key)
+    if resolved is None:
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        resolved = memo[key] = _resolve_leg(db, leg.mode, leg.number, leg.origin, leg.destination, date)
+    return resolved
+
+
+def _resolve_leg(db: Database, mode: Mode, number: str | None, origin: str, destination: str,
+                 date: str | None) -> ResolvedLeg:
     delays = delay_index(db)
-    row = find_service(db, leg.mode, leg.number, leg.origin, leg.destination)
-    road_rows = db.pair_rows("road_routes", leg.origin, leg.destination)
-    road_row = int(road_rows[0]) if len(road_rows) and leg.mode in ("bus", "cab") else None
+    row = find_service(db, mode, number, origin, destination)
+    road_rows = db.pair_rows("road_routes", origin, destination)
+    road_row = int(road_rows[0]) if len(road_rows) and mode in ("bus", "cab") else None
     scheduled_dep = scheduled_arr = None
     runs = None
     hist: float | None = None
     if row is not None:
-        columns = db.tables[SERVICE_TABLE[leg.mode]].columns
+        columns = db.tables[SERVICE_TABLE[mode]].columns
         scheduled_dep = parse_hhmm(columns["dep_time"][row])
         scheduled_arr = scheduled_arrival(columns, row)
         runs = runs_on(columns["run_days"][row], date)
-        if leg.mode in ("flight", "train"):
+        if mode in ("flight", "train"):
             hist = float(columns["duration_min"][row])
-    if leg.mode in ("flight", "train"):
+    if mode in ("flight", "train"):
         found = row is not None
-        expected, measured = delays.of(leg.mode, row)
+        expected, measured = delays.of(mode, row)
     else:
-        found = road_row is not None and (leg.mode == "cab" or row is not None)
-        expected, measured = delays.of(leg.mode, road_row)
+        found = road_row is not None and (mode == "cab" or row is not None)
+        expected, measured = delays.of(mode, road_row)
         hist = float(db.tables["road_routes"].columns["free_flow_min"][road_row]) if road_row is not None else None
-    return ResolvedLeg(leg.mode, row, road_row, found, expected, measured, hist, scheduled_dep, scheduled_arr, runs)
+    return ResolvedLeg(mode, row, road_row, found, expected, measured, hist, scheduled_dep, scheduled_arr, runs)
 
 
 @dataclass(frozen=True)
@@ -128,12 +154,23 @@ class VenueName(NamedTuple):
 
     @classmethod
     def of(cls, text: str) -> VenueName:
-        name, sep, city = text.rpartition(",")  # split_name_city, inlined: the evaluator's hot path
-        if not sep:
-            name, stated = text.strip(), None
-        else:
-            name, stated = name.strip(), city.strip() or None
-        return cls(text, name, stated, normalize(name))
+        """`text` split and normalised; memoised (a pure function of the text, `_VENUE_NAMES`)."""
+        hit = _VENUE_NAMES.get(text)
+        if hit is None:
+            name, sep, city = text.rpartition(",")  # split_name_city, inlined: the evaluator's hot path
+            if not sep:
+                name, stated = text.strip(), None
+            else:
+                name, stated = name.strip(), city.strip() or None
+            hit = cls(text, name, stated, normalize(name))
+            if type(text) is str:  # a str subclass may compare equal yet differ
+                if len(_VENUE_NAMES) >= MEMO_LIMIT:
+                    _VENUE_NAMES.clear()
+                _VENUE_NAMES[text] = hit
+        return hit
+
+
+_VENUE_NAMES: dict[str, VenueName] = {}  # VenueName.of by text (bounded by MEMO_LIMIT)
 
 
 def find_venue(db: Database, name: str | VenueName, cities: Sequence[str], tables: Sequence[str] = VENUE_TABLES,

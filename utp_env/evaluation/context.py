@@ -16,9 +16,18 @@ from typing import Literal, TypeGuard
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
 from utp_env.plan_format.text import is_absent
 from utp_env.query import Query
-from utp_env.resolve import CityKeys, ResolvedLeg, VenueName, VenueRef, crowd_of, find_venue, resolve_leg
+from utp_env.resolve import (
+    MEMO_LIMIT,
+    CityKeys,
+    ResolvedLeg,
+    VenueName,
+    VenueRef,
+    crowd_of,
+    find_venue,
+    resolve_leg,
+)
 from utp_env.tools.database import Database, normalize
-from utp_env.tools.schema import VENUE_TABLE, VenueKind, is_venue_kind
+from utp_env.tools.schema import VENUE_TABLE, VenueKind
 
 VisitKind = Literal["accommodation", "attraction", "restaurant", "event", "transit", "transport", "unknown"]
 ACCOMMODATION_ACTIVITIES = frozenset({"stay", "check-in", "checkout", "rest"})
@@ -56,6 +65,8 @@ class EvalIndex:
         self.db = db
         self._crowd: dict[int, CrowdProfile] = {}
         self._names: dict[str, dict[str, set[str]]] = {}
+        # (name text, day's city keys, tables, date) -> (venue, crowd row): `found`'s memo.
+        self._found: dict[tuple[str, CityKeys, tuple[str, ...], str | None], tuple[VenueRef | None, int | None]] = {}
         cities = db.tables["cities"].columns
         self.state_of: dict[str, str] = {normalize(c): normalize(s)
                                          for c, s in zip(cities["city"], cities["state"], strict=True)}
@@ -83,12 +94,28 @@ class EvalIndex:
         return index.get(normalize(name), set())
 
 
+    def found(self, name: VenueName, cities: CityKeys, tables: tuple[str, ...],
+              date: str | None) -> tuple[VenueRef | None, int | None]:
+        """(venue, crowd row) of `name` searched in `tables` of `cities` on `date` (`find_venue`,
+        `crowd_of`). Memoised on exactly those inputs (the database is read-only), bounded by
+        `resolve.MEMO_LIMIT`: plans name the same venues again and again."""
+        key = (name.text, cities, tables, date)
+        hit = self._found.get(key)
+        if hit is None:
+            ref = find_venue(self.db, name, cities, tables, date)
+            hit = (ref, crowd_of(self.db, ref) if ref is not None else None)
+            if len(self._found) >= MEMO_LIMIT:
+                self._found.clear()
+            self._found[key] = hit
+        return hit
+
+
 def eval_index(db: Database) -> EvalIndex:
     """The EvalIndex of `db`, built on first use."""
     return db.derived(EvalIndex)
 
 
-@dataclass
+@dataclass(slots=True)
 class Visit:
     """One venue of a day: from a POI item (timed or not) or only from a summary field."""
 
@@ -112,16 +139,8 @@ class Visit:
         item = self.item
         return item is not None and item.start is not None and item.end is not None
 
-    @property
-    def span(self) -> tuple[int, int] | None:
-        """(start, end) of a timed item, in minutes from the day's midnight; None when untimed."""
-        item = self.item
-        if item is None or item.start is None or item.end is None:
-            return None
-        return item.start, item.end
 
-
-@dataclass
+@dataclass(slots=True)
 class LegContext:
     day: int
     leg: TransportLeg
@@ -130,7 +149,7 @@ class LegContext:
     dest_key: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class DayContext:
     index: int
     day: Day
@@ -138,34 +157,20 @@ class DayContext:
     city_keys: list[str] = field(default_factory=list)  # normalised day.cities
     visits: list[Visit] = field(default_factory=list)
     legs: list[LegContext] = field(default_factory=list)
-    # Views of `visits`, filled by `finish` once the visits are final (every check reads them).
+    # Views of `visits` that every check reads, filled by `build_context` with the visits.
     items: list[Visit] = field(default_factory=list)  # the visits that are POI items, in order
     timed: list[tuple[Visit, int, int]] = field(default_factory=list)  # (visit, start, end) of timed items
 
-    def finish(self) -> None:
-        """Derive `items` and `timed` from `visits`."""
-        self.items = [v for v in self.visits if v.item is not None]
-        self.timed = [(v, span[0], span[1]) for v in self.items if (span := v.span) is not None]
 
-    def of_kind(self, kind: str) -> list[Visit]:
-        return [v for v in self.visits if v.kind == kind]
-
-
-@dataclass
+@dataclass(slots=True)
 class PlanContext:
     plan: Plan
     query: Query
     db: Database
     index: EvalIndex
     days: list[DayContext]
-
-    @property
-    def visits(self) -> list[Visit]:
-        return [v for d in self.days for v in d.visits]
-
-    @property
-    def legs(self) -> list[LegContext]:
-        return [leg for d in self.days for leg in d.legs]
+    visits: list[Visit] = field(default_factory=list)  # every day's visits, in order
+    legs: list[LegContext] = field(default_factory=list)  # every day's legs, in order
 
 
 def _is_venue(text: str | None) -> TypeGuard[str]:
@@ -173,18 +178,38 @@ def _is_venue(text: str | None) -> TypeGuard[str]:
     return not is_absent(text)
 
 
-def _summary_names(day: Day) -> list[tuple[VenueKind, str, Meal | None]]:
-    """(kind, text, meal) of every venue named in the day's summary fields."""
-    out: list[tuple[VenueKind, str, Meal | None]] = []
+_SUMMARY_NAMES: dict[str | None, VenueName | None] = {}  # _summary_name's memo (bounded by MEMO_LIMIT)
+
+
+def _summary_name(text: str | None) -> VenueName | None:
+    """The venue a summary field names, None for an absent marker; memoised (pure in the text)."""
+    try:
+        return _SUMMARY_NAMES[text]
+    except KeyError:
+        name = VenueName.of(text) if _is_venue(text) else None
+        if text is None or type(text) is str:
+            if len(_SUMMARY_NAMES) >= MEMO_LIMIT:
+                _SUMMARY_NAMES.clear()
+            _SUMMARY_NAMES[text] = name
+        return name
+
+
+def _summary_names(day: Day) -> list[tuple[VenueKind, VenueName, Meal | None]]:
+    """(kind, name, meal) of every venue named in the day's summary fields."""
+    out: list[tuple[VenueKind, VenueName, Meal | None]] = []
     meals: tuple[tuple[Meal, str | None], ...] = (
         ("breakfast", day.breakfast), ("lunch", day.lunch), ("dinner", day.dinner))
     for meal, text in meals:
-        if _is_venue(text):
-            out.append(("restaurant", text, meal))
-    out += [("attraction", t, None) for t in day.attractions if _is_venue(t)]
-    out += [("event", t, None) for t in day.events if _is_venue(t)]
-    if _is_venue(day.accommodation):
-        out.append(("accommodation", day.accommodation, None))
+        if (name := _summary_name(text)) is not None:
+            out.append(("restaurant", name, meal))
+    for t in day.attractions:
+        if (name := _summary_name(t)) is not None:
+            out.append(("attraction", name, None))
+    for t in day.events:
+        if (name := _summary_name(t)) is not None:
+            out.append(("event", name, None))
+    if (name := _summary_name(day.accommodation)) is not None:
+        out.append(("accommodation", name, None))
     return out
 
 
@@ -208,48 +233,60 @@ def _item_kind(item: PlanItem, found: tuple[VisitKind, Meal | None] | None) -> t
     return "unknown", None
 
 
-def _resolve(db: Database, visit: Visit, name: VenueName, tables: tuple[str, ...], cities: CityKeys,
+# The tables an item of each kind is looked for in (kinds absent here are not venues).
+KIND_TABLES: dict[str, tuple[str, ...]] = {kind: (table,) for kind, table in VENUE_TABLE.items()}
+KIND_TABLES["unknown"] = UNKNOWN_KIND_TABLES
+
+
+def _resolve(index: EvalIndex, visit: Visit, name: VenueName, tables: tuple[str, ...], cities: CityKeys,
              date: str | None) -> None:
     visit.stated_city = name.stated_city
-    visit.ref = ref = find_venue(db, name, cities, tables, date)
+    visit.ref, visit.crowd_row = ref, _ = index.found(name, cities, tables, date)
     if ref is not None:
         visit.city_key = ref.city_key
         if visit.kind == "unknown":
             visit.kind = ref.venue_type
-        visit.crowd_row = crowd_of(db, ref)
 
 
 def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
     """Resolve every leg and venue of `plan` once."""
     index = eval_index(db)
+    venue_name = VenueName.of
     days: list[DayContext] = []
+    all_visits: list[Visit] = []
+    all_legs: list[LegContext] = []
+    dates = query.dates
     for i, day in enumerate(plan.days):
-        date = day.date or (query.dates[i] if i < len(query.dates) else None)
+        date = day.date or (dates[i] if i < len(dates) else None)
         cities = CityKeys.of(day.cities)
-        ctx = DayContext(i, day, date, list(cities))
-        summary = [(kind, VenueName.of(text), meal) for kind, text, meal in _summary_names(day)]
+        visits: list[Visit] = []
+        timed: list[tuple[Visit, int, int]] = []
+        summary = _summary_names(day)
         summary_kind = {name.key: (kind, meal) for kind, name, meal in summary}
         named: set[tuple[str, str]] = set()
         for item in day.items:
-            name = VenueName.of(item.name)
+            name = venue_name(item.name)
             kind, meal = _item_kind(item, summary_kind.get(name.key))
-            visit = Visit(i, kind, item.name, item, meal=meal, key=name.key)
-            if is_venue_kind(kind):
-                _resolve(db, visit, name, (VENUE_TABLE[kind],), cities, date)
-            elif kind == "unknown":
-                _resolve(db, visit, name, UNKNOWN_KIND_TABLES, cities, date)
+            visit = Visit(i, kind, item.name, item, None, meal, None, None, name.key)
+            tables = KIND_TABLES.get(kind)
+            if tables is not None:
+                _resolve(index, visit, name, tables, cities, date)
             named.add((visit.kind, name.key))
-            ctx.visits.append(visit)
+            visits.append(visit)
+            if item.start is not None and item.end is not None:
+                timed.append((visit, item.start, item.end))
+        items = visits[:]  # the item visits come first, then the summary-only ones
         for kind, name, meal in summary:
             if (kind, name.key) not in named:
-                visit = Visit(i, kind, name.text, None, meal=meal, key=name.key)
-                _resolve(db, visit, name, (VENUE_TABLE[kind],), cities, date)
-                ctx.visits.append(visit)
-        ctx.legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
-                    for leg in day.transport]
-        ctx.finish()
-        days.append(ctx)
-    return PlanContext(plan, query, db, index, days)
+                visit = Visit(i, kind, name.text, None, None, meal, None, None, name.key)
+                _resolve(index, visit, name, KIND_TABLES[kind], cities, date)
+                visits.append(visit)
+        legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
+                for leg in day.transport]
+        days.append(DayContext(i, day, date, list(cities), visits, legs, items, timed))
+        all_visits += visits
+        all_legs += legs
+    return PlanContext(plan, query, db, index, days, all_visits, all_legs)
 
 
 def night_stay(day: DayContext, final: bool) -> Visit | None:

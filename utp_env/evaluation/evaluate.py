@@ -6,7 +6,7 @@ formulas of `commonsense`, `hard`, `uncertainty` and `tripcraft` then read that 
 
 from __future__ import annotations
 
-from utp_env.config import RiskRange, UncertaintyConfig
+from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.commonsense import commonsense_checks, extra_checks, valid_poi_list_parts
@@ -28,29 +28,25 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
     when not found (Cf 1). Untimed visits are skipped (complete_information flags them).
     """
     risk = un.risk_range(config, ctx.query.risk_profile)
+    db, crowd_profile = ctx.db, ctx.index.crowd
+    meals, factors, intensities = config.restaurant_meals, config.congestion_factor, config.crowd_intensity
     out: list[PoiDetail] = []
     for day in ctx.days:
         for visit, start, end in day.timed:
-            if visit.kind != "restaurant" and (visit.kind != "attraction" or visit.ref is None):
+            kind, ref = visit.kind, visit.ref
+            if kind != "restaurant" and (kind != "attraction" or ref is None):
                 continue
-            out.append(_poi_detail(ctx, config, risk, visit, start, end))
+            v = un.base_visit_minutes(db, VENUE_TABLE[kind], ref.row if ref is not None else None, start, meals)
+            profile = crowd_profile(visit.crowd_row) if visit.crowd_row is not None else None
+            cf, tier = un.congestion(profile, start, factors)
+            buffer = (end - start) - v
+            low, high = un.bas_range(v, cf, risk)
+            crowd = un.crowd_timing_score(profile, start, end, intensities) if profile is not None else None
+            out.append(build(PoiDetail,
+                day=visit.day + 1, name=visit.name, venue_type=kind, start=start, end=end, v=v, cf=cf,
+                tier=tier, buffer=buffer, range_low=low, range_high=high, q=un.deviation(buffer, low, high),
+                crowd_score=crowd[0] if crowd else None, crowd_intensity=crowd[1] if crowd else None))
     return out
-
-
-def _poi_detail(ctx: PlanContext, config: UncertaintyConfig, risk: RiskRange, visit: Visit, start: int,
-                end: int) -> PoiDetail:
-    """The PoiDetail of one timed attraction (found in the database) or restaurant (found or not)."""
-    table = VENUE_TABLE["attraction" if visit.kind == "attraction" else "restaurant"]
-    v = un.base_visit_minutes(ctx.db, table, visit.ref.row if visit.ref else None, start, config.restaurant_meals)
-    profile = ctx.index.crowd(visit.crowd_row) if visit.crowd_row is not None else None
-    cf, tier = un.congestion(profile, start, config.congestion_factor)
-    buffer = (end - start) - v
-    low, high = un.bas_range(v, cf, risk)
-    crowd = un.crowd_timing_score(profile, start, end, config.crowd_intensity) if profile else None
-    return build(PoiDetail,
-        day=visit.day + 1, name=visit.name, venue_type=visit.kind, start=start, end=end, v=v, cf=cf,
-        tier=tier, buffer=buffer, range_low=low, range_high=high, q=un.deviation(buffer, low, high),
-        crowd_score=crowd[0] if crowd else None, crowd_intensity=crowd[1] if crowd else None)
 
 
 def _leg_details(ctx: PlanContext, config: UncertaintyConfig) -> list[LegDetail]:

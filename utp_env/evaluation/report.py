@@ -23,11 +23,14 @@ def build(model: type[M], **values: Any) -> M:
     but several times cheaper, which matters in the per-item hot path.
     """
     obj = model.__new__(model)
-    object.__setattr__(obj, "__dict__", values)
-    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
-    object.__setattr__(obj, "__pydantic_extra__", None)
-    object.__setattr__(obj, "__pydantic_private__", None)
+    _set_attribute(obj, "__dict__", values)
+    _set_attribute(obj, "__pydantic_fields_set__", set(values))
+    _set_attribute(obj, "__pydantic_extra__", None)
+    _set_attribute(obj, "__pydantic_private__", None)
     return obj
+
+
+_set_attribute = object.__setattr__  # past BaseModel.__setattr__, which would validate
 
 # The paper's ten commonsense checks (Table 8; chronological order is part of the valid PoI list,
 # section 3.2), in Table 8's order. They are the ones the pass rates count.

@@ -22,7 +22,12 @@ def meal_score(midpoint_hour: float, duration_min: float, g: MealGaussian) -> fl
     zy = (d - mu_d)/sigma_d. The midpoint is taken as h, h + 24 or h - 24, whichever lies
     nearest the mean, so a dinner ending after midnight is not judged as a breakfast.
     """
-    h = min((midpoint_hour + shift for shift in (-24.0, 0.0, 24.0)), key=lambda x: abs(x - g.mu_hour))
+    mu = g.mu_hour
+    h = midpoint_hour - 24.0  # then the first of h + 24, h + 48 that lies strictly nearer mu
+    if abs(midpoint_hour + 0.0 - mu) < abs(h - mu):
+        h = midpoint_hour + 0.0
+    if abs(midpoint_hour + 24.0 - mu) < abs(h - mu):
+        h = midpoint_hour + 24.0
     zx = (h - g.mu_hour) / g.sigma_hour
     zy = (duration_min - g.mu_minutes) / g.sigma_minutes
     q = (zx * zx - 2 * g.rho * zx * zy + zy * zy) / (1 - g.rho * g.rho)

@@ -98,11 +98,11 @@ def crowd_timing_score(profile: CrowdProfile, start: int, end: int,
     duration = end - start
     if duration <= 0:
         return None
-    per_hour = hour_minutes(start, end)
-    weighted = sum(sum(per_hour[h] for h in hours) * intensities[level] for hours, level in profile.windows)
+    minutes_in = hour_minutes(start, end).__getitem__  # whole minutes, so the sums below are exact in any order
+    weighted = sum(sum(map(minutes_in, hours)) * intensities[level] for hours, level in profile.windows)
     intensity = weighted / duration
-    quiet = sum(per_hour[h] for h in profile.quiet) / duration
-    peak = sum(per_hour[h] for h in profile.peak) / duration
+    quiet = sum(map(minutes_in, profile.quiet)) / duration
+    peak = sum(map(minutes_in, profile.peak)) / duration
     score = 1.0 - intensity + quiet * (1.0 - intensity) - peak * intensity
     return min(1.0, max(0.0, score)), intensity
 
