@@ -133,7 +133,19 @@ class CityKeys(tuple[str, ...]):
 
     @classmethod
     def of(cls, cities: Iterable[str]) -> CityKeys:
-        return cls(normalize(c) for c in cities)
+        """The keys of `cities`; memoised by the cities as given (a pure function, `_CITY_KEYS`)."""
+        given = tuple(cities)
+        hit = _CITY_KEYS.get(given) if cls is CityKeys else None
+        if hit is None:
+            hit = cls(normalize(c) for c in given)
+            if cls is CityKeys and all(type(c) is str for c in given):
+                if len(_CITY_KEYS) >= MEMO_LIMIT:
+                    _CITY_KEYS.clear()
+                _CITY_KEYS[given] = hit
+        return hit
+
+
+_CITY_KEYS: dict[tuple[str, ...], CityKeys] = {}  # CityKeys.of by the cities as given (bounded by MEMO_LIMIT)
 
 
 def split_name_city(text: str) -> tuple[str, str | None]:

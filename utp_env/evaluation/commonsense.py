@@ -13,7 +13,7 @@ from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visi
 from utp_env.evaluation.report import CheckResult, build
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import normalize
-from utp_env.tools.schema import VENUE_TABLE, is_venue_kind
+from utp_env.tools.schema import VENUE_TABLE
 
 VENUE_KINDS = frozenset(VENUE_TABLE)  # membership tests in the loops below (no narrowing needed there)
 
@@ -101,10 +101,13 @@ def complete_information(ctx: PlanContext) -> CheckResult:
             problems.append(f"day {n} has no accommodation")
         if len(day.day.cities) > 1 and not day.legs:
             problems.append(f"day {n} travels {day.day.current_city} without transport")
-        for visit in day.items:
-            if not visit.timed:
-                problems.append(f"{_where(visit)} has no start/end time")
+        if len(day.timed) < len(day.items):  # `timed` holds the items with both times
+            problems += [f"{_where(visit)} has no start/end time" for visit in day.items if not visit.timed]
     return verdict(problems)
+
+
+def _timed_start(timed: tuple[Visit, int, int]) -> int:
+    return timed[1]
 
 
 def meal_gaps(ctx: PlanContext, min_gap: float) -> CheckResult:
@@ -112,7 +115,8 @@ def meal_gaps(ctx: PlanContext, min_gap: float) -> CheckResult:
     problems: list[str] = []
     applicable = False
     for day in ctx.days:
-        meals = sorted((t for t in day.timed if t[0].kind == "restaurant"), key=lambda t: t[1])
+        meals = [t for t in day.timed if t[0].kind == "restaurant"]
+        meals.sort(key=_timed_start)
         applicable |= len(meals) >= 2
         for (a, _, a_end), (b, b_start, _) in pairwise(meals):
             gap = b_start - a_end
@@ -140,7 +144,7 @@ def stays_and_transfers(ctx: PlanContext) -> CheckResult:
         if day.index < last and items[-1].kind != "accommodation":
             problems.append(f"day {n} ends at {items[-1].name!r}, not at the stay")
         for visit, start, end in day.timed:
-            if visit.kind != "accommodation" or visit.item is None or visit.city is None:
+            if visit.kind != "accommodation" or visit.item is None or visit.ref is None:  # ref None: city None
                 continue
             city = visit.city_key
             if visit.item.activity == "check-in":
@@ -192,9 +196,13 @@ def valid_poi_list_parts(ctx: PlanContext) -> dict[str, CheckResult]:
     return {"stays_and_transfers": stays_and_transfers(ctx), "chronological_order": chronological_order(ctx)}
 
 
+def _departure(lc: LegContext) -> int:
+    return lc.leg.dep
+
+
 def _segments(day: DayContext, carry: tuple[int, str] | None) -> list[tuple[int, int, str]]:
     """Where the traveller is during the day: (from, to, city) between the legs (sorted by departure)."""
-    legs = sorted(day.legs, key=lambda lc: lc.leg.dep)
+    legs = sorted(day.legs, key=_departure) if len(day.legs) > 1 else day.legs
     start, city = -INFINITY, legs[0].origin_key if legs else day.city_keys[0]
     if carry is not None:
         start, city = carry
@@ -230,7 +238,10 @@ def chronological_order(ctx: PlanContext) -> CheckResult:
         for v, start, end in timed:
             if v.city_key is not None and v.kind in VENUE_KINDS:
                 city = v.city_key
-                if not any(s <= start and end <= e and c == city for s, e, c in segments):
+                for s, e, c in segments:
+                    if s <= start and end <= e and c == city:
+                        break
+                else:
                     problems.append(f"{_where(v)} at {format_hhmm(start)}-{format_hhmm(end)} "
                                     f"is outside the time spent in {v.city}")
             elif v.kind == "transit":
@@ -249,9 +260,7 @@ def chronological_order(ctx: PlanContext) -> CheckResult:
 def _diverse(ctx: PlanContext, kind: str) -> CheckResult:
     seen: dict[object, int] = {}
     problems: list[str] = []
-    for visit in ctx.visits:
-        if visit.kind != kind:
-            continue
+    for visit in ctx.of_kind(kind):
         key = (visit.ref.table, visit.ref.row) if visit.ref is not None else visit.key
         if key in seen:
             problems.append(f"{visit.name!r} repeated on day {visit.day + 1} (first on day {seen[key] + 1})")
@@ -283,7 +292,7 @@ def within_current_city(ctx: PlanContext) -> CheckResult:
     for day in ctx.days:
         cities = _cities(day)
         for visit in day.visits:
-            if not is_venue_kind(visit.kind):
+            if visit.kind not in VENUE_KINDS:
                 continue
             applicable = True
             if visit.stated_city is not None and normalize(visit.stated_city) not in cities:
@@ -317,7 +326,7 @@ def reasonable_city_route(ctx: PlanContext) -> CheckResult:
         if day.index > 0 and cities[0] != ctx.days[day.index - 1].city_keys[-1]:
             problems.append(f"day {day.index + 1} starts in {day.day.cities[0]} but day {day.index} "
                             f"ended in {ctx.days[day.index - 1].day.end_city}")
-        legs = sorted(day.legs, key=lambda lc: lc.leg.dep)
+        legs = sorted(day.legs, key=_departure) if len(day.legs) > 1 else day.legs
         if legs:
             chain = [legs[0].origin_key] + [lc.dest_key for lc in legs]
             broken = any(a.dest_key != b.origin_key
@@ -356,7 +365,7 @@ def non_conflicting_transport(ctx: PlanContext) -> CheckResult:
     if {"flight", "cab"} <= modes:
         problems.append("the trip uses both flight and cab")
     for day in ctx.days:
-        ordered = sorted(day.legs, key=lambda lc: lc.leg.dep)
+        ordered = sorted(day.legs, key=_departure)
         for a, b in pairwise(ordered):
             if b.leg.dep < a.leg.planned_arrival:
                 problems.append(f"day {day.index + 1}: the {b.leg.mode} at {format_hhmm(b.leg.dep)} leaves "

@@ -10,8 +10,9 @@ cities hold a venue name) are built once and cached on the `Database` object.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeGuard
+from typing import Literal, NamedTuple, TypeGuard
 
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
 from utp_env.plan_format.text import is_absent
@@ -67,6 +68,10 @@ class EvalIndex:
         self._names: dict[str, dict[str, set[str]]] = {}
         # (name text, day's city keys, tables, date) -> (venue, crowd row): `found`'s memo.
         self._found: dict[tuple[str, CityKeys, tuple[str, ...], str | None], tuple[VenueRef | None, int | None]] = {}
+        # (item name, activity, venue_type, meal, summary entry, city keys, date) -> `item_fields`'s answer.
+        self._distances: dict[tuple[str, str], int | None] = {}
+        self._items: dict[tuple[str, str | None, str | None, str | None, tuple[VisitKind, Meal | None] | None,
+                                CityKeys, str | None], ItemFields] = {}
         cities = db.tables["cities"].columns
         self.state_of: dict[str, str] = {normalize(c): normalize(s)
                                          for c, s in zip(cities["city"], cities["state"], strict=True)}
@@ -108,6 +113,55 @@ class EvalIndex:
                 self._found.clear()
             self._found[key] = hit
         return hit
+
+
+    def distance_row(self, origin: str, destination: str) -> int | None:
+        """The first `distances` row between two cities (`Database.pair_rows`), or None; memoised
+        on the two names as given, bounded by `resolve.MEMO_LIMIT`."""
+        key = (origin, destination)
+        try:
+            return self._distances[key]
+        except KeyError:
+            rows = self.db.pair_rows("distances", origin, destination)
+            row = int(rows[0]) if len(rows) else None
+            if len(self._distances) >= MEMO_LIMIT:
+                self._distances.clear()
+            self._distances[key] = row
+            return row
+
+    def item_fields(self, item: PlanItem, name: VenueName, summary: tuple[VisitKind, Meal | None] | None,
+                    cities: CityKeys, date: str | None) -> ItemFields:
+        """What a POI item resolves to (`ItemFields`): its kind and meal (`_item_kind`, given the day's
+        summary entry of its name), and the venue found for it in `cities` on `date`. Memoised on
+        exactly those inputs, bounded by `resolve.MEMO_LIMIT`."""
+        key = (item.name, item.activity, item.venue_type, item.meal, summary, cities, date)
+        hit = self._items.get(key)
+        if hit is None:
+            kind, meal = _item_kind(item, summary)
+            ref = crowd_row = stated_city = None
+            tables = KIND_TABLES.get(kind)
+            if tables is not None:
+                stated_city = name.stated_city
+                ref, crowd_row = self.found(name, cities, tables, date)
+                if ref is not None and kind == "unknown":
+                    kind = ref.venue_type
+            hit = ItemFields(kind, meal, ref, stated_city, crowd_row, ref.city_key if ref is not None else None)
+            if len(self._items) >= MEMO_LIMIT:
+                self._items.clear()
+            self._items[key] = hit
+        return hit
+
+
+class ItemFields(NamedTuple):
+    """The fields of a POI item's `Visit` that follow from the item, its summary entry, the day's
+    cities and date (`EvalIndex.item_fields`)."""
+
+    kind: VisitKind
+    meal: Meal | None
+    ref: VenueRef | None
+    stated_city: str | None
+    crowd_row: int | None
+    city_key: str | None
 
 
 def eval_index(db: Database) -> EvalIndex:
@@ -171,6 +225,11 @@ class PlanContext:
     days: list[DayContext]
     visits: list[Visit] = field(default_factory=list)  # every day's visits, in order
     legs: list[LegContext] = field(default_factory=list)  # every day's legs, in order
+    by_kind: dict[str, list[Visit]] = field(default_factory=dict)  # `visits` split by kind, each in order
+
+    def of_kind(self, kind: str) -> Sequence[Visit]:
+        """The plan's visits of one kind, in order (what many checks and metrics sum over)."""
+        return self.by_kind.get(kind, ())
 
 
 def _is_venue(text: str | None) -> TypeGuard[str]:
@@ -251,7 +310,7 @@ def _resolve(index: EvalIndex, visit: Visit, name: VenueName, tables: tuple[str,
 def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
     """Resolve every leg and venue of `plan` once."""
     index = eval_index(db)
-    venue_name = VenueName.of
+    venue_name, item_fields = VenueName.of, index.item_fields
     days: list[DayContext] = []
     all_visits: list[Visit] = []
     all_legs: list[LegContext] = []
@@ -266,12 +325,10 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
         named: set[tuple[str, str]] = set()
         for item in day.items:
             name = venue_name(item.name)
-            kind, meal = _item_kind(item, summary_kind.get(name.key))
-            visit = Visit(i, kind, item.name, item, None, meal, None, None, name.key)
-            tables = KIND_TABLES.get(kind)
-            if tables is not None:
-                _resolve(index, visit, name, tables, cities, date)
-            named.add((visit.kind, name.key))
+            kind, meal, ref, stated_city, crowd_row, city_key = item_fields(
+                item, name, summary_kind.get(name.key), cities, date)
+            visit = Visit(i, kind, item.name, item, ref, meal, stated_city, crowd_row, name.key, city_key)
+            named.add((kind, name.key))
             visits.append(visit)
             if item.start is not None and item.end is not None:
                 timed.append((visit, item.start, item.end))
@@ -286,7 +343,14 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
         days.append(DayContext(i, day, date, list(cities), visits, legs, items, timed))
         all_visits += visits
         all_legs += legs
-    return PlanContext(plan, query, db, index, days, all_visits, all_legs)
+    by_kind: dict[str, list[Visit]] = {}
+    for visit in all_visits:
+        of_kind = by_kind.get(visit.kind)
+        if of_kind is None:
+            by_kind[visit.kind] = [visit]
+        else:
+            of_kind.append(visit)
+    return PlanContext(plan, query, db, index, days, all_visits, all_legs, by_kind)
 
 
 def night_stay(day: DayContext, final: bool) -> Visit | None:

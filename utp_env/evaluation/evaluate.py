@@ -75,11 +75,12 @@ def _meal_label(visit: Visit, start: int, config: UncertaintyConfig) -> str | No
 def temporal_meal(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
     """Mean TripCraft meal score over timed restaurant visits of positive duration."""
     scores = []
+    gaussians = config.tripcraft.meals
     for day in ctx.days:
         for v, start, end in day.timed:
             if v.kind == "restaurant" and end > start:
                 label = _meal_label(v, start, config)
-                gaussian = config.tripcraft.meals.get(label) if label else None
+                gaussian = gaussians.get(label) if label else None
                 if gaussian is not None:
                     scores.append(tc.meal_score((start + end) / 120.0, float(end - start), gaussian))
     return sum(scores) / len(scores) if scores else None
@@ -94,12 +95,12 @@ def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | 
     hours = ctx.db.tables["attractions"].columns["visit_duration_hr"]
     days = []
     for day in ctx.days:
-        visits = [v for v in day.visits if v.kind == "attraction"]
         timed = [(v.ref.row, start, end) for v, start, end in day.timed if v.kind == "attraction" and v.ref is not None]
         if timed:
+            visits = sum(1 for v in day.visits if v.kind == "attraction")
             durations = [float(end - start) for _, start, end in timed]
             vs = [float(hours[row]) * 60.0 for row, _, _ in timed]
-            days.append(tc.day_attraction_score(durations, vs, len(visits), adventurer, p.attraction_sigma_minutes,
+            days.append(tc.day_attraction_score(durations, vs, visits, adventurer, p.attraction_sigma_minutes,
                                                 p.attraction_k_minutes, lam))
     return sum(days) / len(days) if days else None
 
@@ -108,11 +109,11 @@ def spatial(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
     """S_spatial: mean over days of the mean item score of the day's venue items (not journeys)
     that state a transit distance (`tc.mean_of_day_means`)."""
     p = config.tripcraft
+    near, decay = p.spatial_near_m, p.spatial_decay_per_m
     days = []
     for day in ctx.days:
         distances = [v.item.transit_distance_m for v in day.items if v.item is not None and v.kind != "transport"]
-        days.append([tc.spatial_item_score(d, p.spatial_near_m, p.spatial_decay_per_m)
-                     for d in distances if d is not None])
+        days.append([tc.spatial_item_score(d, near, decay) for d in distances if d is not None])
     return tc.mean_of_day_means(days)
 
 
@@ -128,9 +129,8 @@ def persona(ctx: PlanContext) -> float | None:
     tiers = tc.preferred_tiers(pe.spending)
     att = ctx.db.tables["attractions"].columns["categories"]
     res = ctx.db.tables["restaurants"].columns["price_tier"]
-    visited = [(v.kind, v.ref.row) for v in ctx.visits if v.ref is not None]
-    return tc.persona_score([att[row] for kind, row in visited if kind == "attraction"],
-                            [res[row] for kind, row in visited if kind == "restaurant"],
+    return tc.persona_score([att[v.ref.row] for v in ctx.of_kind("attraction") if v.ref is not None],
+                            [res[v.ref.row] for v in ctx.of_kind("restaurant") if v.ref is not None],
                             categories, tiers)
 
 

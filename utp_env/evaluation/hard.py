@@ -37,9 +37,9 @@ def trip_cost(ctx: PlanContext) -> CostBreakdown:
     for lc in ctx.legs:
         res = lc.resolved
         if lc.leg.mode == "cab":
-            rows = db.pair_rows("distances", lc.leg.origin, lc.leg.destination)
-            if len(rows):
-                transport += float(db.tables["distances"].columns["cab_fare_inr"][rows[0]]) * cabs_needed(people)
+            row = ctx.index.distance_row(lc.leg.origin, lc.leg.destination)
+            if row is not None:
+                transport += float(db.tables["distances"].columns["cab_fare_inr"][row]) * cabs_needed(people)
         elif res.row is not None:
             table = SERVICE_TABLE[lc.leg.mode]
             transport += float(db.tables[table].columns[FARE_COLUMN[table]][res.row]) * people
@@ -51,16 +51,16 @@ def trip_cost(ctx: PlanContext) -> CostBreakdown:
         if stay is not None and stay.ref is not None:
             stays += float(acc["price_per_night_inr"][stay.ref.row]) * rooms_needed(
                 people, int(acc["max_occupancy"][stay.ref.row]))
-    meals = _per_person(ctx.visits, "restaurant", db.tables["restaurants"].columns["avg_cost_inr"]) * people
-    attractions = _per_person(ctx.visits, "attraction", db.tables["attractions"].columns["entry_fee_inr"]) * people
-    events = _per_person(ctx.visits, "event", db.tables["events"].columns["price_inr"]) * people
+    meals = _per_person(ctx.of_kind("restaurant"), db.tables["restaurants"].columns["avg_cost_inr"]) * people
+    attractions = _per_person(ctx.of_kind("attraction"), db.tables["attractions"].columns["entry_fee_inr"]) * people
+    events = _per_person(ctx.of_kind("event"), db.tables["events"].columns["price_inr"]) * people
     total = transport + stays + meals + attractions + events
     return build(CostBreakdown, transport=transport, stays=stays, meals=meals, attractions=attractions,
                                          events=events, total=total)
 
 
-def _per_person(visits: Iterable[Visit], kind: str, prices: Sequence[float]) -> float:
-    return float(sum(prices[v.ref.row] for v in visits if v.kind == kind and v.ref is not None))
+def _per_person(visits: Iterable[Visit], prices: Sequence[float]) -> float:
+    return float(sum(prices[v.ref.row] for v in visits if v.ref is not None))
 
 
 def budget(ctx: PlanContext, cost: CostBreakdown) -> CheckResult:
@@ -72,7 +72,7 @@ def budget(ctx: PlanContext, cost: CostBreakdown) -> CheckResult:
 
 def _stay_rows(ctx: PlanContext) -> list[int]:
     """Rows of the plan's known stays, each once, in order of first mention."""
-    rows = (v.ref.row for v in ctx.visits if v.kind == "accommodation" and v.ref is not None)
+    rows = (v.ref.row for v in ctx.of_kind("accommodation") if v.ref is not None)
     return list(dict.fromkeys(rows))
 
 
@@ -137,7 +137,7 @@ def _missing(wanted: list[str], offered: Iterable[Iterable[str]]) -> list[str]:
 def cuisine(ctx: PlanContext) -> CheckResult:
     """Every cuisine asked for is served by at least one restaurant of the plan."""
     col = ctx.db.tables["restaurants"].columns["cuisines"]
-    served = [col[v.ref.row] for v in ctx.visits if v.kind == "restaurant" and v.ref is not None]
+    served = [col[v.ref.row] for v in ctx.of_kind("restaurant") if v.ref is not None]
     return verdict([f"no restaurant serves {c}" for c in _missing(ctx.query.local_constraint.cuisine, served)])
 
 
@@ -154,14 +154,14 @@ def transportation(ctx: PlanContext) -> CheckResult:
 def event_type(ctx: PlanContext) -> CheckResult:
     """Every event type asked for is attended at least once."""
     col = ctx.db.tables["events"].columns["segment"]
-    seen = [[col[v.ref.row]] for v in ctx.visits if v.kind == "event" and v.ref is not None]
+    seen = [[col[v.ref.row]] for v in ctx.of_kind("event") if v.ref is not None]
     return verdict([f"no {t} event" for t in _missing(ctx.query.local_constraint.event_types, seen)])
 
 
 def attraction_type(ctx: PlanContext) -> CheckResult:
     """Every attraction category asked for is covered by at least one visited attraction."""
     col = ctx.db.tables["attractions"].columns["categories"]
-    seen = [col[v.ref.row] for v in ctx.visits if v.kind == "attraction" and v.ref is not None]
+    seen = [col[v.ref.row] for v in ctx.of_kind("attraction") if v.ref is not None]
     return verdict([f"no {c} attraction" for c in _missing(ctx.query.local_constraint.attraction_categories, seen)])
 
 

@@ -18,14 +18,16 @@ def deviation(buffer: float, low: float, high: float) -> float:
     """Q = 0 if low <= B <= high, else min(|B - low|, |B - high|) / max(high - low, 1) (eqs. 11-12, 29)."""
     if low <= buffer <= high:
         return 0.0
-    return min(abs(buffer - low), abs(buffer - high)) / max(high - low, 1.0)
+    to_low, to_high, width = abs(buffer - low), abs(buffer - high), high - low
+    # min() and max() spelled out (they are most of this hot function's cost), ties and NaN as they resolve them
+    return (to_high if to_high < to_low else to_low) / (1.0 if width < 1.0 else width)
 
 
 def absorption_score(qs: Sequence[float]) -> float | None:
     """1 - mean(min(1, Q)) over the scored items (eqs. 13, 30); None when there are none."""
     if not qs:
         return None
-    return 1.0 - sum(min(1.0, q) for q in qs) / len(qs)
+    return 1.0 - sum([q if q < 1.0 else 1.0 for q in qs]) / len(qs)  # min(1, q), as min() resolves ties
 
 
 def hour_in(hour: int, start_hour: int, end_hour: int) -> bool:
@@ -99,7 +101,9 @@ def crowd_timing_score(profile: CrowdProfile, start: int, end: int,
     if duration <= 0:
         return None
     minutes_in = hour_minutes(start, end).__getitem__  # whole minutes, so the sums below are exact in any order
-    weighted = sum(sum(map(minutes_in, hours)) * intensities[level] for hours, level in profile.windows)
+    weighted = 0.0
+    for hours, level in profile.windows:  # summed window by window, in the profile's order
+        weighted += sum(map(minutes_in, hours)) * intensities[level]
     intensity = weighted / duration
     quiet = sum(map(minutes_in, profile.quiet)) / duration
     peak = sum(map(minutes_in, profile.peak)) / duration
