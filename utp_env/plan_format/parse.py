@@ -14,12 +14,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from utp_env.itinerary import MEALS, Day, Meal, Mode, Plan, PlanItem, TransportLeg, VenueType
+from utp_env.itinerary import MEALS, Day, Meal, Mode, Plan, TransportLeg, VenueType
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
 from utp_env.plan_format.poi import RawItem, parse_entry, place
-from utp_env.plan_format.text import is_absent, split_top
+from utp_env.plan_format.text import is_absent, is_absent_stripped, split_top
 from utp_env.query import Query
 from utp_env.resolve import VENUE_TABLES, VenueName, find_service, find_venue, split_name_city
 from utp_env.tools.database import Database, normalize
@@ -73,7 +73,10 @@ def _fields(raw: dict[Any, Any]) -> dict[str, Any]:
     """The day's values under canonical key names (`Current City`, `day` -> `current_city`, `days`)."""
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        canonical = _canonical_key(key) if isinstance(key, str) else _key_alias(str(key))
+        # A key spelled as in KEY_ALIASES is its own folded form, so the lookup alone answers for it.
+        canonical = KEY_ALIASES.get(key) if type(key) is str else None
+        if canonical is None:
+            canonical = _canonical_key(key) if isinstance(key, str) else _key_alias(str(key))
         if canonical is not None and canonical not in out:
             out[canonical] = value
     return out
@@ -100,6 +103,9 @@ def _day_number(value: Any, index: int) -> int:
 
 def _text(value: Any, number: int, field: str, sep: str = "; ") -> str | None:
     """A field's text, None when absent; a list of strings is joined (LLMs write either)."""
+    if type(value) is str:  # the common case, read as below with one strip
+        text = value.strip()
+        return None if is_absent_stripped(text) else text
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         value = sep.join(v for v in value if not is_absent(v))
     if is_absent(value):
@@ -117,7 +123,7 @@ def _list(value: Any, number: int, field: str) -> list[str]:
         return []
     if field == "point_of_interest_list" and text.endswith("."):
         text = text[:-1]
-    return [p for p in split_top(text, ";") if not is_absent(p)]
+    return [p for p in split_top(text, ";") if not is_absent_stripped(p)]
 
 
 def _cities(value: Any, number: int, db: Database | None) -> list[str]:
@@ -145,7 +151,7 @@ def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database 
     raw_items = [parse_entry(e, number) for e in _list(fields.get("point_of_interest_list"), number,
                                                         "point_of_interest_list")]
     items = _items(raw_items, summary, attractions, events, cities, date, db)
-    try:
+    try:  # the items are validated here, with the day, as PlanItems (one validation call per day)
         return Day(day=number, date=date, cities=cities, transport=legs, breakfast=summary["breakfast"],
                    lunch=summary["lunch"], dinner=summary["dinner"], attractions=attractions,
                    accommodation=summary["accommodation"], events=events, items=items)
@@ -157,6 +163,8 @@ def _canonical_leg(leg: TransportLeg, db: Database | None) -> TransportLeg:
     if db is None:
         return leg
     names = [db.city(c) if db.has_city(c) else c for c in (leg.origin, leg.destination)]
+    if names == [leg.origin, leg.destination]:
+        return leg  # already the canonical spelling: the copy would be equal
     return leg.model_copy(update={"origin": names[0], "destination": names[1]})
 
 
@@ -174,43 +182,51 @@ def _schedule_lookup(db: Database) -> ScheduleLookup:
 
 
 def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list[str], events: list[str],
-           cities: list[str], date: str | None, db: Database | None) -> list[PlanItem]:
-    """PlanItems with times placed past midnight where due and venue types from the summary fields."""
+           cities: list[str], date: str | None, db: Database | None) -> list[dict[str, Any]]:
+    """The fields of the day's PlanItems, times placed past midnight where due and venue types from the
+    summary fields. `Day` validates them as PlanItems; every value here already is one a PlanItem
+    accepts (an activity, venue type or meal of its Literal, times >= 0 from `place`, distances >= 0)."""
     names = {k: _name_key(v) for k, v in summary.items() if v}
     attraction_names = {_name_key(a) for a in attractions}
     event_names = {_name_key(e) for e in events}
     known = {*names.values(), *attraction_names, *event_names}
+    stay_key = names.get("accommodation")
+    meals_named: dict[str, list[Meal]] = {}  # name key -> the meals whose field names it, in MEALS order
+    for m in MEALS:
+        if m in names:
+            meals_named.setdefault(names[m], []).append(m)
     meals_done: set[str] = set()
     items = []
     for item, (start, end) in zip(raw, place(raw), strict=True):
         key = _item_key(item.name, known)
-        activity = item.activity or ("stay" if key == names.get("accommodation") else "visit")
+        activity = item.activity or ("stay" if key == stay_key else "visit")
         venue_type: VenueType | None = None
         meal: Meal | None = None
-        if activity in ("stay", "check-in", "checkout"):
+        if activity in _ACCOMMODATION_ACTIVITIES:
             venue_type = "accommodation"
         elif activity == "arrive":
             venue_type = "transit"
         elif activity == "travel":
             venue_type = "transport"
-        else:
-            matched = [m for m in MEALS if names.get(m) == key]
-            if matched:
-                meal = chosen = next((m for m in matched if m not in meals_done), matched[0])
-                meals_done.add(chosen)
-                venue_type = "restaurant"
-            elif key in attraction_names:
-                venue_type = "attraction"
-            elif key in event_names:
-                venue_type = "event"
-            elif key == names.get("accommodation"):
-                venue_type = "accommodation"
-            elif db is not None:
-                venue_type = _db_venue_type(db, item.name, cities, date)
-        items.append(PlanItem(name=item.name, activity=activity, start=start, end=end, venue_type=venue_type,
-                              meal=meal, transit_stop=item.transit_stop,
-                              transit_distance_m=item.transit_distance_m, note=item.note))
+        elif (matched := meals_named.get(key)) is not None:
+            meal = chosen = next((m for m in matched if m not in meals_done), matched[0])
+            meals_done.add(chosen)
+            venue_type = "restaurant"
+        elif key in attraction_names:
+            venue_type = "attraction"
+        elif key in event_names:
+            venue_type = "event"
+        elif key == stay_key:
+            venue_type = "accommodation"
+        elif db is not None:
+            venue_type = _db_venue_type(db, item.name, cities, date)
+        items.append({"name": item.name, "activity": activity, "start": start, "end": end,
+                      "venue_type": venue_type, "meal": meal, "transit_stop": item.transit_stop,
+                      "transit_distance_m": item.transit_distance_m, "note": item.note})
     return items
+
+
+_ACCOMMODATION_ACTIVITIES = frozenset({"stay", "check-in", "checkout"})
 
 
 def _item_key(name: str, known: set[str]) -> str:
@@ -221,6 +237,7 @@ def _item_key(name: str, known: set[str]) -> str:
     return whole if whole in known else _name_key(name)
 
 
+@functools.lru_cache(maxsize=1 << 14)  # names repeat across days and plans; a pure function's bounded memo
 def _name_key(field_value: str) -> str:
     """The normalised venue name of a summary value `Name, City`."""
     return normalize(split_name_city(field_value)[0])

@@ -8,7 +8,9 @@ without `away`, a missing or `-` transit stop, remarks anywhere after the times 
 
 from __future__ import annotations
 
+import functools
 import re
+import typing
 from dataclasses import dataclass
 
 from utp_env.itinerary import Activity, PlanItem, format_hhmm
@@ -63,6 +65,12 @@ class RawItem:
 
 def parse_entry(entry: str, day: int | str) -> RawItem:
     """One POI entry -> RawItem; PlanFormatError for a bad time or a nameless entry."""
+    fast = _CANONICAL_ENTRY_RE.fullmatch(entry)
+    if fast is not None and not _holds_activity_word(name := fast["name"]):
+        # What the general reading below gives for this entry (see _CANONICAL_ENTRY_RE), in one match.
+        start, end = _time(fast["start"], day, entry), _time(fast["end"], day, entry)
+        stop, distance = (None, None) if fast["num"] is None else _canonical_tail(fast)
+        return RawItem(name, _activity(fast["act"]), start, end, stop, distance, None)
     m = _ITEM_RE.match(entry) or _BOARD_RE.match(entry) or _BARE_RE.match(entry)
     if m is not None:
         start, end = (_time(m[k], day, entry) for k in ("start", "end"))
@@ -113,19 +121,52 @@ def _time(token: str, day: int | str, entry: str) -> int | None:
     return value
 
 
-# The tail `format_item` writes, `, nearest transit: Stop, 0.5km away`, with a stop free of digits and
-# parentheses: then the only distance is the last one and the general path below gives exactly
-# (no remark, unwrap(stop), metres); this reads it with one match.
-_CANONICAL_TAIL_RE = re.compile(
-    r",[ ]*nearest transit:(?P<stop>[^\d()]*?),[ ]*(?P<num>\d+(?:\.\d+)?)(?P<unit>km) away[ ]*")
+# The tail `format_item` writes, `, nearest transit: Stop, 0.5km away`. Its distance ends the text, so
+# it is the last one `find_distance` sees (a distance inside the stop cannot reach across the comma),
+# and the general path below gives exactly (no remark, unwrap(stop), metres); this reads it with one
+# match (tests/test_plan_format_hypothesis.py compares the two). The stop is matched comma group by
+# comma group (the same shortest stop as `.*?`, with fewer steps).
+_CANONICAL_TAIL = (r",[ ]*nearest transit:(?P<stop>[^,]*+(?:,[^,]*+)*?),[ ]*(?P<num>\d+(?:\.\d+)?)(?P<unit>km)"
+                   r" away[ ]*")
+_CANONICAL_TAIL_RE = re.compile(_CANONICAL_TAIL)
+# The whole entry `format_item` writes without a remark, `Name, <activity> from HH:MM to HH:MM` and the
+# optional canonical tail; the name is matched comma group by comma group (it ends before the first
+# `, <activity> from ...` after which the rest matches). When the name holds no activity word where
+# `_ITEM_RE` could take one (`_ACT_WORD_RE`: at its start or after a space or comma, any letter
+# case), `_ITEM_RE` matches the entry with the name group `Name, ` (its first possible activity is
+# this one), the same activity word and time tokens (nothing after the end time can extend it) and
+# the tail as its rest, and `unwrap` leaves the name as it is (no space, `,` or `;` at its ends, no
+# `(` first): parse_entry's general reading gives exactly the RawItem of its fast path
+# (tests/test_plan_format_fast.py compares the two on generated entries). Every run is possessive
+# and the groups end at commas, so the match stays linear.
+_CANONICAL_ENTRY_RE = re.compile(
+    rf"(?P<name>[^\s,;(][^,]*+(?:,[^,]*+)*?)(?<![\s,;]), (?P<act>{'|'.join(typing.get_args(Activity))}) "
+    rf"from (?P<start>\d\d:\d\d) to (?P<end>\d\d:\d\d)(?:{_CANONICAL_TAIL})?")
+_ACT_WORD_RE = re.compile(rf"{_AFTER_SEP}(?:{_ACT})\b", _FLAGS)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # names repeat within and across plans; a pure function's bounded memo
+def _holds_activity_word(name: str) -> bool:
+    """True if `_ITEM_RE` could take an activity word inside `name` (so the fast path does not apply)."""
+    return _ACT_WORD_RE.search(name) is not None
+
+
+def _canonical_tail(fast: re.Match[str]) -> tuple[str | None, float]:
+    """(stop, metres) of a match of `_CANONICAL_TAIL`."""
+    return _canonical_stop(fast["stop"]), distance_m(fast)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # stop names repeat; a pure function's bounded memo
+def _canonical_stop(text: str) -> str | None:
+    stop = unwrap(text + ", ")
+    return None if is_absent(stop) else stop
 
 
 def _split_transit(rest: str) -> tuple[str, str | None, float | None]:
     """(remark text, stop, metres) of the text after the times."""
     fast = _CANONICAL_TAIL_RE.fullmatch(rest)
     if fast is not None:
-        stop = unwrap(fast["stop"] + ", ")
-        return "", None if is_absent(stop) else stop, distance_m(fast)
+        return "", *_canonical_tail(fast)
     m = _TRANSIT_RE.search(rest)
     if m is None:
         return rest, None, None

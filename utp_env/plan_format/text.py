@@ -33,7 +33,18 @@ PAST_MIDNIGHT_SLACK = 720  # a start up to 12 h before the previous time is an o
 
 def is_absent(value: object) -> bool:
     """True for the markers the paper and LLMs use for 'nothing': `-`, empty, None, `null`."""
-    return value is None or (isinstance(value, str) and value.strip().casefold() in ABSENT_MARKERS)
+    return value is None or (isinstance(value, str) and is_absent_stripped(value.strip()))
+
+
+_LONGEST_MARKER = max(map(len, ABSENT_MARKERS))
+
+
+def is_absent_stripped(text: str) -> bool:
+    """`is_absent` of a text that is already stripped (what `split_top` returns).
+
+    A longer text is no marker: `casefold` never shortens a text, so it is not folded at all.
+    """
+    return len(text) <= _LONGEST_MARKER and text.casefold() in ABSENT_MARKERS
 
 
 _CLOCKS: dict[str, int] = {}  # valid clock tokens already read (a pure function's memo, bounded)
