@@ -8,7 +8,7 @@ computed here once. `find_venue` is the one venue search; `resolve_leg` the one 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from utp_env.itinerary import Mode, TransportLeg
@@ -64,41 +64,53 @@ MEMO_LIMIT = 1 << 15  # entries a per-database memo keeps before it starts afres
 
 class _ResolveMemo:
     """Per-database memo of `resolve_leg`: the database is read-only and the answer depends only on
-    the leg's mode, number, cities and the date, so it is computed once per such key (evaluation
-    resolves the same services plan after plan). Cleared when it reaches `MEMO_LIMIT`."""
+    the leg's mode, number and cities (`services`: the match without a date, with the service's
+    `run_days`) and the date (`legs`: the whole answer). Plans name the same services again and
+    again, on other dates. Each is cleared when it reaches `MEMO_LIMIT`."""
 
     def __init__(self, db: Database) -> None:
         self.legs: dict[tuple[str, str | None, str, str, str | None], ResolvedLeg] = {}
+        self.services: dict[tuple[str, str | None, str, str], tuple[ResolvedLeg, str | None]] = {}
 
 
 def resolve_leg(db: Database, leg: TransportLeg, date: str | None = None) -> ResolvedLeg:
     """Match `leg` to its service and road route; E[D] falls back to the mode median if unmeasured.
 
     Memoised per database on everything the answer reads (`_ResolveMemo`); a `ResolvedLeg` is frozen."""
-    memo = db.derived(_ResolveMemo).legs
+    memo = db.derived(_ResolveMemo)
     key = (leg.mode, leg.number, leg.origin, leg.destination, date)
-    resolved = memo.get(key)
+    resolved = memo.legs.get(key)
     if resolved is None:
-        if len(memo) >= MEMO_LIMIT:
-            memo.clear()
-        resolved = memo[key] = _resolve_leg(db, leg.mode, leg.number, leg.origin, leg.destination, date)
+        service = key[:4]
+        undated = memo.services.get(service)
+        if undated is None:
+            if len(memo.services) >= MEMO_LIMIT:
+                memo.services.clear()
+            undated = memo.services[service] = _resolve_leg(db, leg.mode, leg.number, leg.origin, leg.destination)
+        resolved, run_days = undated
+        runs = runs_on(run_days, date) if run_days is not None else None
+        if runs is not None:
+            resolved = replace(resolved, runs_on_date=runs)
+        if len(memo.legs) >= MEMO_LIMIT:
+            memo.legs.clear()
+        memo.legs[key] = resolved
     return resolved
 
 
-def _resolve_leg(db: Database, mode: Mode, number: str | None, origin: str, destination: str,
-                 date: str | None) -> ResolvedLeg:
+def _resolve_leg(db: Database, mode: Mode, number: str | None, origin: str,
+                 destination: str) -> tuple[ResolvedLeg, str | None]:
+    """The leg matched without a date (`runs_on_date` None) and the matched service's run_days (None without one)."""
     delays = delay_index(db)
     row = find_service(db, mode, number, origin, destination)
     road_rows = db.pair_rows("road_routes", origin, destination)
     road_row = int(road_rows[0]) if len(road_rows) and mode in ("bus", "cab") else None
-    scheduled_dep = scheduled_arr = None
-    runs = None
+    scheduled_dep = scheduled_arr = run_days = None
     hist: float | None = None
     if row is not None:
         columns = db.tables[SERVICE_TABLE[mode]].columns
         scheduled_dep = parse_hhmm(columns["dep_time"][row])
         scheduled_arr = scheduled_arrival(columns, row)
-        runs = runs_on(columns["run_days"][row], date)
+        run_days = columns["run_days"][row]
         if mode in ("flight", "train"):
             hist = float(columns["duration_min"][row])
     if mode in ("flight", "train"):
@@ -108,7 +120,8 @@ def _resolve_leg(db: Database, mode: Mode, number: str | None, origin: str, dest
         found = road_row is not None and (mode == "cab" or row is not None)
         expected, measured = delays.of(mode, road_row)
         hist = float(db.tables["road_routes"].columns["free_flow_min"][road_row]) if road_row is not None else None
-    return ResolvedLeg(mode, row, road_row, found, expected, measured, hist, scheduled_dep, scheduled_arr, runs)
+    return ResolvedLeg(mode, row, road_row, found, expected, measured, hist, scheduled_dep, scheduled_arr,
+                       None), run_days
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,10 @@ def within_sandbox(ctx: PlanContext) -> CheckResult:
     (a cab: a road route) between those cities."""
     problems: list[str] = []
     checked = False
+    known_cities = ctx.index.state_of  # keyed by every city of the database, normalised
     for day in ctx.days:
-        for city in day.day.cities:
-            if not ctx.db.has_city(city):
+        for city, key in zip(day.day.cities, day.city_keys, strict=True):
+            if key not in known_cities:
                 problems.append(f"day {day.index + 1}: unknown city {city!r}")
         for visit in day.visits:
             if visit.kind in VENUE_KINDS or visit.kind == "unknown":

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple, TypeGuard
+from typing import Any, Literal, NamedTuple, TypeGuard
 
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
 from utp_env.plan_format.text import is_absent
@@ -70,6 +70,8 @@ class EvalIndex:
         self._found: dict[tuple[str, CityKeys, tuple[str, ...], str | None], tuple[VenueRef | None, int | None]] = {}
         # (item name, activity, venue_type, meal, summary entry, city keys, date) -> `item_fields`'s answer.
         self._distances: dict[tuple[str, str], int | None] = {}
+        self._columns: dict[tuple[str, str], list[Any]] = {}
+        self._normalized: dict[tuple[str, str], list[frozenset[str] | None]] = {}
         self._items: dict[tuple[str, str | None, str | None, str | None, tuple[VisitKind, Meal | None] | None,
                                 CityKeys, str | None], ItemFields] = {}
         cities = db.tables["cities"].columns
@@ -104,7 +106,7 @@ class EvalIndex:
         """(venue, crowd row) of `name` searched in `tables` of `cities` on `date` (`find_venue`,
         `crowd_of`). Memoised on exactly those inputs (the database is read-only), bounded by
         `resolve.MEMO_LIMIT`: plans name the same venues again and again."""
-        key = (name.text, cities, tables, date)
+        key = (name.text, cities, tables, date if "events" in tables else None)  # only events are dated
         hit = self._found.get(key)
         if hit is None:
             ref = find_venue(self.db, name, cities, tables, date)
@@ -114,6 +116,25 @@ class EvalIndex:
             self._found[key] = hit
         return hit
 
+
+    def column(self, table: str, name: str) -> list[Any]:
+        """A numeric column as a list of Python numbers (the same values: indexing a list is several
+        times cheaper than indexing the numpy array, and the evaluator reads a few rows per plan)."""
+        values = self._columns.get((table, name))
+        if values is None:
+            values = self._columns[(table, name)] = self.db.tables[table].columns[name].tolist()
+        return values
+
+    def normalized(self, table: str, name: str, row: int) -> frozenset[str]:
+        """The values of a list column (amenities, cuisines, house rules, ...) of one row, each
+        passed through `normalize`; computed once per row."""
+        rows = self._normalized.get((table, name))
+        if rows is None:
+            rows = self._normalized[(table, name)] = [None] * self.db.tables[table].n
+        values = rows[row]
+        if values is None:
+            values = rows[row] = frozenset(normalize(x) for x in self.db.tables[table].columns[name][row])
+        return values
 
     def distance_row(self, origin: str, destination: str) -> int | None:
         """The first `distances` row between two cities (`Database.pair_rows`), or None; memoised
@@ -134,7 +155,7 @@ class EvalIndex:
         """What a POI item resolves to (`ItemFields`): its kind and meal (`_item_kind`, given the day's
         summary entry of its name), and the venue found for it in `cities` on `date`. Memoised on
         exactly those inputs, bounded by `resolve.MEMO_LIMIT`."""
-        key = (item.name, item.activity, item.venue_type, item.meal, summary, cities, date)
+        key = (item.name, item.activity, item.venue_type, item.meal, summary, cities, _date_key(item, date))
         hit = self._items.get(key)
         if hit is None:
             kind, meal = _item_kind(item, summary)
@@ -150,6 +171,12 @@ class EvalIndex:
                 self._items.clear()
             self._items[key] = hit
         return hit
+
+
+def _date_key(item: PlanItem, date: str | None) -> str | None:
+    """The date as `EvalIndex.item_fields` keys on it: only an item that may be an event (its
+    venue_type says so or says nothing) is looked up by date; others are the same on every date."""
+    return date if item.venue_type is None or item.venue_type == "event" else None
 
 
 class ItemFields(NamedTuple):
@@ -255,20 +282,20 @@ def _summary_name(text: str | None) -> VenueName | None:
 
 def _summary_names(day: Day) -> list[tuple[VenueKind, VenueName, Meal | None]]:
     """(kind, name, meal) of every venue named in the day's summary fields."""
+    fields: list[tuple[VenueKind, str | None, Meal | None]] = [
+        ("restaurant", day.breakfast, "breakfast"), ("restaurant", day.lunch, "lunch"),
+        ("restaurant", day.dinner, "dinner")]
+    if day.attractions:
+        fields += [("attraction", t, None) for t in day.attractions]
+    if day.events:
+        fields += [("event", t, None) for t in day.events]
+    fields.append(("accommodation", day.accommodation, None))
+    known = _SUMMARY_NAMES  # _summary_name's memo read here first (every day of every plan)
     out: list[tuple[VenueKind, VenueName, Meal | None]] = []
-    meals: tuple[tuple[Meal, str | None], ...] = (
-        ("breakfast", day.breakfast), ("lunch", day.lunch), ("dinner", day.dinner))
-    for meal, text in meals:
-        if (name := _summary_name(text)) is not None:
-            out.append(("restaurant", name, meal))
-    for t in day.attractions:
-        if (name := _summary_name(t)) is not None:
-            out.append(("attraction", name, None))
-    for t in day.events:
-        if (name := _summary_name(t)) is not None:
-            out.append(("event", name, None))
-    if (name := _summary_name(day.accommodation)) is not None:
-        out.append(("accommodation", name, None))
+    for kind, text, meal in fields:
+        name = known[text] if text in known else _summary_name(text)
+        if name is not None:
+            out.append((kind, name, meal))
     return out
 
 
@@ -310,7 +337,7 @@ def _resolve(index: EvalIndex, visit: Visit, name: VenueName, tables: tuple[str,
 def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
     """Resolve every leg and venue of `plan` once."""
     index = eval_index(db)
-    venue_name, item_fields = VenueName.of, index.item_fields
+    venue_name, item_fields, known_items = VenueName.of, index.item_fields, index._items
     days: list[DayContext] = []
     all_visits: list[Visit] = []
     all_legs: list[LegContext] = []
@@ -325,8 +352,12 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
         named: set[tuple[str, str]] = set()
         for item in day.items:
             name = venue_name(item.name)
-            kind, meal, ref, stated_city, crowd_row, city_key = item_fields(
-                item, name, summary_kind.get(name.key), cities, date)
+            found = summary_kind.get(name.key)
+            # item_fields' memo read here first: this loop runs for every item of every plan
+            venue_type = item.venue_type  # the key as item_fields makes it (`_date_key`, inlined)
+            fields = known_items.get((item.name, item.activity, venue_type, item.meal, found, cities,
+                                      date if venue_type is None or venue_type == "event" else None))
+            kind, meal, ref, stated_city, crowd_row, city_key = fields or item_fields(item, name, found, cities, date)
             visit = Visit(i, kind, item.name, item, ref, meal, stated_city, crowd_row, name.key, city_key)
             named.add((kind, name.key))
             visits.append(visit)
@@ -360,9 +391,9 @@ def night_stay(day: DayContext, final: bool) -> Visit | None:
     that is not the plan's final day, when it is not also the day's first item (that one is the
     morning end of the previous night).
     """
-    stated = day.day.accommodation
-    if _is_venue(stated):
-        wanted = VenueName.of(stated).key
+    stated = _summary_name(day.day.accommodation)
+    if stated is not None:
+        wanted = stated.key
         for visit in day.visits:
             if visit.kind == "accommodation" and visit.key == wanted:
                 return visit

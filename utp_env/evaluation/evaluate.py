@@ -10,7 +10,7 @@ from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.commonsense import commonsense_checks, extra_checks, valid_poi_list_parts
-from utp_env.evaluation.context import PlanContext, Visit, build_context
+from utp_env.evaluation.context import PlanContext, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
 from utp_env.itinerary import Plan
@@ -68,18 +68,14 @@ def _leg_details(ctx: PlanContext, config: UncertaintyConfig) -> list[LegDetail]
     return out
 
 
-def _meal_label(visit: Visit, start: int, config: UncertaintyConfig) -> str | None:
-    return visit.meal or un.meal_of_hour(start // 60, config.restaurant_meals)
-
-
 def temporal_meal(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
     """Mean TripCraft meal score over timed restaurant visits of positive duration."""
     scores = []
-    gaussians = config.tripcraft.meals
+    gaussians, meals = config.tripcraft.meals, config.restaurant_meals
     for day in ctx.days:
         for v, start, end in day.timed:
             if v.kind == "restaurant" and end > start:
-                label = _meal_label(v, start, config)
+                label = v.meal or un.meal_of_hour(start // 60, meals)  # the stated meal, else the start hour's
                 gaussian = gaussians.get(label) if label else None
                 if gaussian is not None:
                     scores.append(tc.meal_score((start + end) / 120.0, float(end - start), gaussian))
@@ -92,7 +88,7 @@ def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | 
     p = config.tripcraft
     adventurer = tc.is_adventurer(ctx.query.persona.traveler_type)
     lam = p.attractions_per_day_lambda["adventure" if adventurer else "other"]
-    hours = ctx.db.tables["attractions"].columns["visit_duration_hr"]
+    hours = ctx.index.column("attractions", "visit_duration_hr")
     days = []
     for day in ctx.days:
         timed = [(v.ref.row, start, end) for v, start, end in day.timed if v.kind == "attraction" and v.ref is not None]

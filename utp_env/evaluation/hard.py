@@ -32,28 +32,27 @@ def trip_cost(ctx: PlanContext) -> CostBreakdown:
 
     Unresolved legs and venues cost nothing here (they fail within_sandbox instead).
     """
-    db, people = ctx.db, ctx.query.people_number
+    column, people = ctx.index.column, ctx.query.people_number  # the numeric columns as lists: same values
     transport = 0.0
     for lc in ctx.legs:
         res = lc.resolved
         if lc.leg.mode == "cab":
             row = ctx.index.distance_row(lc.leg.origin, lc.leg.destination)
             if row is not None:
-                transport += float(db.tables["distances"].columns["cab_fare_inr"][row]) * cabs_needed(people)
+                transport += float(column("distances", "cab_fare_inr")[row]) * cabs_needed(people)
         elif res.row is not None:
             table = SERVICE_TABLE[lc.leg.mode]
-            transport += float(db.tables[table].columns[FARE_COLUMN[table]][res.row]) * people
+            transport += float(column(table, FARE_COLUMN[table])[res.row]) * people
     stays = 0.0
-    acc = db.tables["accommodations"].columns
+    prices, occupancy = column("accommodations", "price_per_night_inr"), column("accommodations", "max_occupancy")
     last = len(ctx.days) - 1
     for day in ctx.days:
         stay = night_stay(day, day.index == last)
         if stay is not None and stay.ref is not None:
-            stays += float(acc["price_per_night_inr"][stay.ref.row]) * rooms_needed(
-                people, int(acc["max_occupancy"][stay.ref.row]))
-    meals = _per_person(ctx.of_kind("restaurant"), db.tables["restaurants"].columns["avg_cost_inr"]) * people
-    attractions = _per_person(ctx.of_kind("attraction"), db.tables["attractions"].columns["entry_fee_inr"]) * people
-    events = _per_person(ctx.of_kind("event"), db.tables["events"].columns["price_inr"]) * people
+            stays += float(prices[stay.ref.row]) * rooms_needed(people, int(occupancy[stay.ref.row]))
+    meals = _per_person(ctx.of_kind("restaurant"), column("restaurants", "avg_cost_inr")) * people
+    attractions = _per_person(ctx.of_kind("attraction"), column("attractions", "entry_fee_inr")) * people
+    events = _per_person(ctx.of_kind("event"), column("events", "price_inr")) * people
     total = transport + stays + meals + attractions + events
     return build(CostBreakdown, transport=transport, stays=stays, meals=meals, attractions=attractions,
                                          events=events, total=total)
@@ -93,10 +92,10 @@ def house_rule(ctx: PlanContext) -> CheckResult:
     if wanted is None:
         return build(CheckResult, passed=None, reason=NOT_SET)
     rule, must_list = house_rule_requirement(wanted)
-    rules = ctx.db.tables["accommodations"].columns["house_rules"]
+    rule_key, normalized = normalize(rule), ctx.index.normalized
 
     def ok(row: int) -> bool:
-        listed = normalize(rule) in {normalize(r) for r in rules[row]}
+        listed = rule_key in normalized("accommodations", "house_rules", row)
         return listed if must_list else not listed
     return _each_stay(ctx, f"house rule {wanted!r}", ok)
 
@@ -110,34 +109,38 @@ def house_type(ctx: PlanContext) -> CheckResult:
     return _each_stay(ctx, f"house type {wanted!r}", lambda row: normalize(types[row]) == normalize(wanted))
 
 
-def _covers(wanted: list[str]) -> Callable[[Iterable[str]], bool]:
-    need = {normalize(w) for w in wanted}
-    return lambda values: need <= {normalize(x) for x in values}
+def _covers(ctx: PlanContext, column: str, wanted: list[str]) -> Callable[[int], bool]:
+    """Whether a stay's row lists every one of `wanted` in its `column` (after normalize)."""
+    need, normalized = {normalize(w) for w in wanted}, ctx.index.normalized
+    return lambda row: need <= normalized("accommodations", column, row)
 
 
 def amenities(ctx: PlanContext) -> CheckResult:
     """Every stay offers every amenity asked for."""
     wanted = ctx.query.local_constraint.amenities
-    col, covers = ctx.db.tables["accommodations"].columns["amenities"], _covers(wanted)
-    return _each_stay(ctx, f"amenities {', '.join(wanted)}", lambda row: covers(col[row]))
+    return _each_stay(ctx, f"amenities {', '.join(wanted)}", _covers(ctx, "amenities", wanted))
 
 
 def services(ctx: PlanContext) -> CheckResult:
     """Every stay offers every service asked for."""
     wanted = ctx.query.local_constraint.services
-    col, covers = ctx.db.tables["accommodations"].columns["services"], _covers(wanted)
-    return _each_stay(ctx, f"services {', '.join(wanted)}", lambda row: covers(col[row]))
+    return _each_stay(ctx, f"services {', '.join(wanted)}", _covers(ctx, "services", wanted))
 
 
-def _missing(wanted: list[str], offered: Iterable[Iterable[str]]) -> list[str]:
-    have = {normalize(x) for values in offered for x in values}
+def _missing(wanted: list[str], have: set[str] | frozenset[str]) -> list[str]:
+    """Those of `wanted` not in `have` (normalised values)."""
     return [w for w in wanted if normalize(w) not in have]
+
+
+def _offered(ctx: PlanContext, kind: str, table: str, column: str) -> frozenset[str]:
+    """Every normalised value of a list `column` over the plan's known visits of `kind`."""
+    normalized = ctx.index.normalized
+    return frozenset().union(*(normalized(table, column, v.ref.row) for v in ctx.of_kind(kind) if v.ref is not None))
 
 
 def cuisine(ctx: PlanContext) -> CheckResult:
     """Every cuisine asked for is served by at least one restaurant of the plan."""
-    col = ctx.db.tables["restaurants"].columns["cuisines"]
-    served = [col[v.ref.row] for v in ctx.of_kind("restaurant") if v.ref is not None]
+    served = _offered(ctx, "restaurant", "restaurants", "cuisines")
     return verdict([f"no restaurant serves {c}" for c in _missing(ctx.query.local_constraint.cuisine, served)])
 
 
@@ -154,14 +157,13 @@ def transportation(ctx: PlanContext) -> CheckResult:
 def event_type(ctx: PlanContext) -> CheckResult:
     """Every event type asked for is attended at least once."""
     col = ctx.db.tables["events"].columns["segment"]
-    seen = [[col[v.ref.row]] for v in ctx.of_kind("event") if v.ref is not None]
+    seen = {normalize(col[v.ref.row]) for v in ctx.of_kind("event") if v.ref is not None}
     return verdict([f"no {t} event" for t in _missing(ctx.query.local_constraint.event_types, seen)])
 
 
 def attraction_type(ctx: PlanContext) -> CheckResult:
     """Every attraction category asked for is covered by at least one visited attraction."""
-    col = ctx.db.tables["attractions"].columns["categories"]
-    seen = [col[v.ref.row] for v in ctx.of_kind("attraction") if v.ref is not None]
+    seen = _offered(ctx, "attraction", "attractions", "categories")
     return verdict([f"no {c} attraction" for c in _missing(ctx.query.local_constraint.attraction_categories, seen)])
 
 
