@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from utp_env.itinerary import MEALS, Day, Meal, Mode, Plan, TransportLeg, VenueType
+from utp_env.itinerary import MEALS, Meal, Mode, Plan, TransportLeg, VenueType
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
@@ -57,16 +57,26 @@ def parse_plan(data: Any, *, query: Query | None = None, db: Database | None = N
 
 
 def _parse(data: Any, query: Query | None, db: Database | None) -> Plan:
-    days: list[Day] = []
+    days: list[dict[str, Any]] = []
+    numbers: list[int] = []
     seen: set[int] = set()
+    lookup = _schedule_lookup(db) if db is not None else None
     for index, raw in enumerate(day_objects(data)):
         fields = _fields(raw)
         number = _day_number(fields.get("days"), index)
         if number in seen:
             raise PlanFormatError("day number repeated", day=number, field="days")
         seen.add(number)
-        days.append(_day(number, fields, query, db))
-    return Plan(query_id=query.query_id if query else None, days=days)
+        numbers.append(number)
+        days.append(_day(number, fields, query, db, lookup))
+    try:  # every day, its legs and items validated in one call (the values are valid by construction)
+        return Plan(query_id=query.query_id if query else None, days=days)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = first["loc"]
+        if len(loc) < 2 or loc[0] != "days" or not isinstance(loc[1], int):
+            raise
+        raise PlanFormatError(f"invalid day: {first['msg']}", day=numbers[loc[1]]) from None
 
 
 def _fields(raw: dict[Any, Any]) -> dict[str, Any]:
@@ -136,36 +146,43 @@ def _cities(value: Any, number: int, db: Database | None) -> list[str]:
     cities = [c.strip() for c in _CITY_SEP_RE.split(m["route"])] if m else [text]
     if any(is_absent(c) for c in cities) or (m and len(cities) < 2):
         raise PlanFormatError("expected 'City' or 'from A to B'", day=number, field="current_city", snippet=text)
-    return [db.city(c) if db is not None and db.has_city(c) else c for c in cities]
+    return cities if db is None else [_canonical_city(db, c) for c in cities]
 
 
-def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database | None) -> Day:
+def _canonical_city(db: Database, name: str) -> str:
+    """The database's spelling of a city it knows, else the name as written."""
+    known = db.known_city(name)
+    return name if known is None else known
+
+
+def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database | None,
+         lookup: ScheduleLookup | None) -> dict[str, Any]:
+    """The fields of one Day (validated with the plan by `_parse`)."""
     cities = _cities(fields.get("current_city"), number, db)
     date = query.dates[number - 1] if query is not None and number <= len(query.dates) else None
-    lookup = _schedule_lookup(db) if db is not None else None
     legs = [_canonical_leg(parse_leg(e, number, lookup), db)
             for e in _list(fields.get("transportation"), number, "transportation")]
-    summary = {k: _text(fields.get(k), number, k) for k in (*MEALS, "accommodation")}
+    summary = {k: _text(fields.get(k), number, k) for k in _SUMMARY_FIELDS}
     attractions = _list(fields.get("attraction"), number, "attraction")
     events = _list(fields.get("event"), number, "event")
     raw_items = [parse_entry(e, number) for e in _list(fields.get("point_of_interest_list"), number,
                                                         "point_of_interest_list")]
     items = _items(raw_items, summary, attractions, events, cities, date, db)
-    try:  # the items are validated here, with the day, as PlanItems (one validation call per day)
-        return Day(day=number, date=date, cities=cities, transport=legs, breakfast=summary["breakfast"],
-                   lunch=summary["lunch"], dinner=summary["dinner"], attractions=attractions,
-                   accommodation=summary["accommodation"], events=events, items=items)
-    except ValidationError as exc:
-        raise PlanFormatError(f"invalid day: {exc.errors()[0]['msg']}", day=number) from None
+    return {"day": number, "date": date, "cities": cities, "transport": legs, "breakfast": summary["breakfast"],
+            "lunch": summary["lunch"], "dinner": summary["dinner"], "attractions": attractions,
+            "accommodation": summary["accommodation"], "events": events, "items": items}
+
+
+_SUMMARY_FIELDS = (*MEALS, "accommodation")
 
 
 def _canonical_leg(leg: TransportLeg, db: Database | None) -> TransportLeg:
     if db is None:
         return leg
-    names = [db.city(c) if db.has_city(c) else c for c in (leg.origin, leg.destination)]
-    if names == [leg.origin, leg.destination]:
+    origin, destination = _canonical_city(db, leg.origin), _canonical_city(db, leg.destination)
+    if origin == leg.origin and destination == leg.destination:
         return leg  # already the canonical spelling: the copy would be equal
-    return leg.model_copy(update={"origin": names[0], "destination": names[1]})
+    return leg.model_copy(update={"origin": origin, "destination": destination})
 
 
 def _schedule_lookup(db: Database) -> ScheduleLookup:
@@ -184,7 +201,7 @@ def _schedule_lookup(db: Database) -> ScheduleLookup:
 def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list[str], events: list[str],
            cities: list[str], date: str | None, db: Database | None) -> list[dict[str, Any]]:
     """The fields of the day's PlanItems, times placed past midnight where due and venue types from the
-    summary fields. `Day` validates them as PlanItems; every value here already is one a PlanItem
+    summary fields. `_parse` validates them as PlanItems; every value here already is one a PlanItem
     accepts (an activity, venue type or meal of its Literal, times >= 0 from `place`, distances >= 0)."""
     names = {k: _name_key(v) for k, v in summary.items() if v}
     attraction_names = {_name_key(a) for a in attractions}
@@ -209,7 +226,8 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
         elif activity == "travel":
             venue_type = "transport"
         elif (matched := meals_named.get(key)) is not None:
-            meal = chosen = next((m for m in matched if m not in meals_done), matched[0])
+            meal = chosen = matched[0] if len(matched) == 1 else next(
+                (m for m in matched if m not in meals_done), matched[0])
             meals_done.add(chosen)
             venue_type = "restaurant"
         elif key in attraction_names:

@@ -24,6 +24,7 @@ from utp_env.plan_format.text import (
     find_distance,
     format_km,
     is_absent,
+    metres,
     unwrap,
 )
 
@@ -66,11 +67,14 @@ class RawItem:
 def parse_entry(entry: str, day: int | str) -> RawItem:
     """One POI entry -> RawItem; PlanFormatError for a bad time or a nameless entry."""
     fast = _CANONICAL_ENTRY_RE.fullmatch(entry)
-    if fast is not None and not _holds_activity_word(name := fast["name"]):
-        # What the general reading below gives for this entry (see _CANONICAL_ENTRY_RE), in one match.
-        start, end = _time(fast["start"], day, entry), _time(fast["end"], day, entry)
-        stop, distance = (None, None) if fast["num"] is None else _canonical_tail(fast)
-        return RawItem(name, _activity(fast["act"]), start, end, stop, distance, None)
+    if fast is not None:
+        name, act, start, end, stop, num, _ = fast.groups()
+        if not _holds_activity_word(name):
+            # What the general reading below gives for this entry (see _CANONICAL_ENTRY_RE), in one match.
+            start, end = _time(start, day, entry), _time(end, day, entry)
+            if num is None:
+                return RawItem(name, _activity(act), start, end, None, None, None)
+            return RawItem(name, _activity(act), start, end, _canonical_stop(stop), metres(num, True), None)
     m = _ITEM_RE.match(entry) or _BOARD_RE.match(entry) or _BARE_RE.match(entry)
     if m is not None:
         start, end = (_time(m[k], day, entry) for k in ("start", "end"))
@@ -151,13 +155,9 @@ def _holds_activity_word(name: str) -> bool:
     return _ACT_WORD_RE.search(name) is not None
 
 
-def _canonical_tail(fast: re.Match[str]) -> tuple[str | None, float]:
-    """(stop, metres) of a match of `_CANONICAL_TAIL`."""
-    return _canonical_stop(fast["stop"]), distance_m(fast)
-
-
 @functools.lru_cache(maxsize=1 << 14)  # stop names repeat; a pure function's bounded memo
 def _canonical_stop(text: str) -> str | None:
+    """The stop of a match of `_CANONICAL_TAIL` (its `stop` group), None for `-`."""
     stop = unwrap(text + ", ")
     return None if is_absent(stop) else stop
 
@@ -166,7 +166,7 @@ def _split_transit(rest: str) -> tuple[str, str | None, float | None]:
     """(remark text, stop, metres) of the text after the times."""
     fast = _CANONICAL_TAIL_RE.fullmatch(rest)
     if fast is not None:
-        return "", *_canonical_tail(fast)
+        return "", _canonical_stop(fast["stop"]), distance_m(fast)
     m = _TRANSIT_RE.search(rest)
     if m is None:
         return rest, None, None

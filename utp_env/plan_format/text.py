@@ -102,6 +102,8 @@ def split_top(text: str, sep: str) -> list[str]:
 
     Unbalanced parentheses fall back to a plain split, so one stray `(` cannot swallow a list.
     """
+    if sep not in text:  # one part, whatever the parentheses
+        return [text.strip()]
     if "(" not in text and ")" not in text:
         return [p.strip() for p in text.split(sep)]
     parts, depth, start = [], 0, 0
@@ -155,25 +157,19 @@ def find_distance(text: str) -> re.Match[str] | None:
 
 def distance_m(m: re.Match[str]) -> float:
     """Metres of a distance match; decimal arithmetic so that `0.113km` is exactly 113.0."""
-    num, km = m["num"], m["unit"][0] in "kK"
-    key = (num, km)
-    hit = _METRES.get(key)
-    if hit is not None:
-        return hit
+    return metres(m["num"], m["unit"][0] in "kK")
+
+
+@functools.lru_cache(maxsize=1 << 14)  # distances repeat; a pure function's bounded memo
+def metres(num: str, km: bool) -> float:
+    """Metres of a distance number as written (digits, optional decimals) in km or in metres."""
     try:
         value = Decimal(num)
     except InvalidOperation:  # pragma: no cover - the regex admits only digits
         raise ValueError(num) from None
     if km:
         value *= 1000
-    if len(_METRES) >= _METRES_MAX:
-        _METRES.clear()
-    hit = _METRES[key] = float(value)
-    return hit
-
-
-_METRES: dict[tuple[str, bool], float] = {}  # distances already read (a pure function's memo, bounded)
-_METRES_MAX = 1 << 14
+    return float(value)
 
 
 def format_km(metres: float) -> str:
