@@ -5,7 +5,13 @@ paper's `Name, City`) and in its point-of-interest items (with times). `build_co
 them into one list of `Visit`s per day: every item in order, then each summary venue that no
 item of that day names (untimed). Venues are found with `utp_env.resolve.find_venue`, legs
 matched with `utp_env.resolve.resolve_leg`. Per-database indices (parsed crowd profiles, which
-cities hold a venue name) are built once and cached on the `Database` object.
+cities hold a venue name) are built once and cached on the `Database` object (`EvalIndex`).
+
+Plans name the same venues, cities and services again and again, so `EvalIndex` also memoises
+what an item resolves to (`item_fields`, `found`, `distance_row`) and `utp_env.resolve` what a leg
+and a name resolve to. The database is read-only, each memo is keyed on every input its answer
+reads (a date only where events are looked up) and each is bounded (`resolve.MEMO_LIMIT`, then it
+starts afresh); tests/test_evaluation_speed_equivalence.py checks that they change no report.
 """
 
 from __future__ import annotations

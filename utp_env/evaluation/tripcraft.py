@@ -7,6 +7,7 @@ the keyword tables below (documented in docs/METRICS.md).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -188,12 +189,14 @@ def _matches(text: str, table: dict[str, frozenset[str]]) -> frozenset[str]:
     return out
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function of a persona's strings; every plan of a query asks again
 def preferred_categories(location_preference: str, purpose: str, traveler_type: str) -> frozenset[str]:
     """Attraction categories the persona favours (union over the three keyword tables)."""
     return (_matches(location_preference, LOCATION_CATEGORIES) | _matches(purpose, PURPOSE_CATEGORIES)
             | _matches(traveler_type, TRAVELER_CATEGORIES))
 
 
+@functools.lru_cache(maxsize=1024)
 def preferred_tiers(spending: str) -> frozenset[str]:
     """Restaurant price tiers the persona's spending preference favours."""
     return _matches(spending, SPENDING_TIERS)
