@@ -125,7 +125,8 @@ class EvalIndex:
 
     def column(self, table: str, name: str) -> list[Any]:
         """A numeric column as a list of Python numbers (the same values: indexing a list is several
-        times cheaper than indexing the numpy array, and the evaluator reads a few rows per plan)."""
+        times cheaper than indexing the numpy array). For the venue tables, a few thousand rows each;
+        the large service and distance tables are read as numpy (a few rows per plan)."""
         values = self._columns.get((table, name))
         if values is None:
             values = self._columns[(table, name)] = self.db.tables[table].columns[name].tolist()

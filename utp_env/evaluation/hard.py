@@ -32,17 +32,18 @@ def trip_cost(ctx: PlanContext) -> CostBreakdown:
 
     Unresolved legs and venues cost nothing here (they fail within_sandbox instead).
     """
-    column, people = ctx.index.column, ctx.query.people_number  # the numeric columns as lists: same values
+    db, people = ctx.db, ctx.query.people_number
     transport = 0.0
     for lc in ctx.legs:
         res = lc.resolved
         if lc.leg.mode == "cab":
             row = ctx.index.distance_row(lc.leg.origin, lc.leg.destination)
             if row is not None:
-                transport += float(column("distances", "cab_fare_inr")[row]) * cabs_needed(people)
+                transport += float(db.tables["distances"].columns["cab_fare_inr"][row]) * cabs_needed(people)
         elif res.row is not None:
             table = SERVICE_TABLE[lc.leg.mode]
-            transport += float(column(table, FARE_COLUMN[table])[res.row]) * people
+            transport += float(db.tables[table].columns[FARE_COLUMN[table]][res.row]) * people
+    column = ctx.index.column  # the venue tables' numeric columns as lists (small tables): the same values
     stays = 0.0
     prices, occupancy = column("accommodations", "price_per_night_inr"), column("accommodations", "max_occupancy")
     last = len(ctx.days) - 1
