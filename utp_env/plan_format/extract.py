@@ -4,6 +4,7 @@ or already-decoded objects. Only `json` is used, never `eval`.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any
@@ -61,11 +62,13 @@ def _decode_text(text: str) -> Any:
     stripped = text.strip()
     if not stripped:
         raise PlanFormatError("no plan found: the text is empty")
-    for candidate in [stripped, *(m.group(1).strip() for m in _FENCE_RE.finditer(text))]:
-        for attempt in (candidate, _TRAILING_COMMA_RE.sub(r"\1", candidate)):
-            value = _loads(attempt)
-            if value is not _FAIL:
-                return value
+    # Lazily: the fences are looked for, and trailing commas removed, only when the text before fails.
+    for candidate in itertools.chain([stripped], (m.group(1).strip() for m in _FENCE_RE.finditer(text))):
+        value = _loads(candidate)
+        if value is _FAIL:
+            value = _loads(_TRAILING_COMMA_RE.sub(r"\1", candidate))
+        if value is not _FAIL:
+            return value
     values = _scan(stripped)
     if not values:
         raise PlanFormatError("no JSON object or array found", snippet=stripped)

@@ -81,6 +81,8 @@ def _parse(data: Any, query: Query | None, db: Database | None) -> Plan:
 
 def _fields(raw: dict[Any, Any]) -> dict[str, Any]:
     """The day's values under canonical key names (`Current City`, `day` -> `current_city`, `days`)."""
+    if raw.keys() <= _CANONICAL_KEYS:  # already the canonical names (what plan_to_json writes)
+        return dict(raw)
     out: dict[str, Any] = {}
     for key, value in raw.items():
         # A key spelled as in KEY_ALIASES is its own folded form, so the lookup alone answers for it.
@@ -90,6 +92,9 @@ def _fields(raw: dict[Any, Any]) -> dict[str, Any]:
         if canonical is not None and canonical not in out:
             out[canonical] = value
     return out
+
+
+_CANONICAL_KEYS = frozenset(key for key, canonical in KEY_ALIASES.items() if key == canonical)
 
 
 def _key_alias(key: str) -> str | None:
@@ -143,7 +148,9 @@ def _cities(value: Any, number: int, db: Database | None) -> list[str]:
         raise PlanFormatError("missing current_city (expected 'City' or 'from A to B')", day=number,
                               field="current_city")
     m = _CITY_RE.match(text)
-    cities = [c.strip() for c in _CITY_SEP_RE.split(m["route"])] if m else [text]
+    if m is None:  # one city, not absent (`_text` said so)
+        return [text if db is None else _canonical_city(db, text)]
+    cities = [c.strip() for c in _CITY_SEP_RE.split(m["route"])]
     if any(is_absent(c) for c in cities) or (m and len(cities) < 2):
         raise PlanFormatError("expected 'City' or 'from A to B'", day=number, field="current_city", snippet=text)
     return cities if db is None else [_canonical_city(db, c) for c in cities]
