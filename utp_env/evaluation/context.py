@@ -356,7 +356,6 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
         timed: list[tuple[Visit, int, int]] = []
         summary = _summary_names(day)
         summary_kind = {name.key: (kind, meal) for kind, name, meal in summary}
-        named: set[tuple[str, str]] = set()
         for item in day.items:
             name = venue_name(item.name)
             found = summary_kind.get(name.key)
@@ -366,11 +365,11 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
                                       date if venue_type is None or venue_type == "event" else None))
             kind, meal, ref, stated_city, crowd_row, city_key = fields or item_fields(item, name, found, cities, date)
             visit = Visit(i, kind, item.name, item, ref, meal, stated_city, crowd_row, name.key, city_key)
-            named.add((kind, name.key))
             visits.append(visit)
             if item.start is not None and item.end is not None:
                 timed.append((visit, item.start, item.end))
         items = visits[:]  # the item visits come first, then the summary-only ones
+        named = {(v.kind, v.key) for v in items} if summary else set()
         for kind, name, meal in summary:
             if (kind, name.key) not in named:
                 visit = Visit(i, kind, name.text, None, None, meal, None, None, name.key)
