@@ -422,7 +422,14 @@ def _one_day(**fields: str) -> str:
     _one_day(transportation="Flight, a to" + _S),
     "```" * _K,
     "{a} [b] " * _K,
-], ids=range(12))
+    # Shapes of the fast paths (poi._CANONICAL_ENTRY_RE, legs._CANONICAL_LEG_RE); the first was quadratic
+    # before the entry's name stopped at its first `, <activity> `.
+    _one_day(point_of_interest_list=", ".join(["a, visit from 10:00 to 10:00, nearest transit: s"] * (_K // 50))),
+    _one_day(point_of_interest_list="a" + ", a" * (_K // 3) + ", visit from 10:00 to 10:0"),
+    _one_day(point_of_interest_list="a, visit from 10:00 to 11:00, nearest transit: s" + ", 1" * (_K // 3) + "x"),
+    _one_day(transportation="Flight Number: " + "6" * _K + ", from A to B, Departure Time: 05:00, Arrival Time: 06:0"),
+    _one_day(transportation="Bus: X, from A" + " to A" * (_K // 5) + ", Departure Time: 05:00, Arrival Time: 06:00"),
+], ids=range(17))
 def test_adversarial_text_is_parsed_or_rejected_cleanly(text: str) -> None:
     with contextlib.suppress(PlanFormatError):
         plan = parse_plan(text)

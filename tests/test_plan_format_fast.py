@@ -15,11 +15,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utp_env.itinerary import Plan, PlanItem
-from utp_env.plan_format import PlanFormatError, parse_plan, plan_to_json, poi
+from utp_env.plan_format import PlanFormatError, legs, parse_plan, plan_to_json, poi
 from utp_env.plan_format.text import ABSENT_MARKERS, is_absent, is_absent_stripped
 
 NEVER = re.compile(r"(?!)")
@@ -27,13 +28,13 @@ NEVER = re.compile(r"(?!)")
 
 @contextlib.contextmanager
 def general_reading_only() -> Iterator[None]:
-    """parse_entry without its fast paths: the general grammar alone."""
-    saved = poi._CANONICAL_ENTRY_RE, poi._CANONICAL_TAIL_RE
-    poi._CANONICAL_ENTRY_RE = poi._CANONICAL_TAIL_RE = NEVER
+    """parse_entry and parse_leg without their fast paths: the general grammar alone."""
+    saved = poi._CANONICAL_ENTRY_RE, poi._CANONICAL_TAIL_RE, legs._CANONICAL_LEG_RE
+    poi._CANONICAL_ENTRY_RE = poi._CANONICAL_TAIL_RE = legs._CANONICAL_LEG_RE = NEVER
     try:
         yield
     finally:
-        poi._CANONICAL_ENTRY_RE, poi._CANONICAL_TAIL_RE = saved
+        poi._CANONICAL_ENTRY_RE, poi._CANONICAL_TAIL_RE, legs._CANONICAL_LEG_RE = saved
 
 
 def reading(entry: str) -> object:
@@ -162,6 +163,74 @@ def test_bad_time_in_a_canonical_entry_gives_the_general_error() -> None:
     assert fast == general and fast[0] == "error" and "'25:99' is not a valid clock time" in fast[1]
 
 
+# ---------------------------------------------------------------- transportation entries
+
+def leg_reading(entry: str) -> object:
+    try:
+        return legs.parse_leg(entry, 2, scheduled_lookup)
+    except PlanFormatError as exc:
+        return ("error", str(exc), exc.day, exc.field, exc.snippet)
+
+
+def scheduled_lookup(mode: str, number: str | None, origin: str, dest: str) -> int | None:
+    """A timetable that knows some services (so the lookup branch is reached), keyed on what was read."""
+    return None if number is None or len(number) % 2 else 600 + len(origin) + len(dest)
+
+
+def both_leg_readings(entry: str) -> tuple[object, object]:
+    fast = leg_reading(entry)
+    with general_reading_only():
+        general = leg_reading(entry)
+    return fast, general
+
+
+LEG_VARIANTS = {
+    "head": ["Flight Number: ", "Train Number: ", "Bus: ", "Flight: ", "Cab: ", "Train No. ", "flight number: ",
+             "Bus #", "Taxi: ", "Flight Number:", "Train Number:  "],
+    "number": ["6E-284", "6e 284", "19711", "BUS022004", "X from Y", "from", "No 5", "ID 5", "Number 7", "#5",
+               "-5", ":5", "5:", " 5", "5 ", "a(b)", "a(b, c)", "x (scheduled 01:00)", "",
+               "Flight 6E-1"],
+    "route": ["from Pune to Indore", "from Navi Mumbai to Port Blair", "from A -> B", "from A → B",
+              "from A to B to C", "from A To B", "from  A  to  B", "from from A to B", "from A", "from A to ",
+              "from A to B ", "from Departure Time: 05:00 to B", "from A to B Arrival Time: 09:00"],
+    "dep": ["05:15", "00:00", "23:59", "25:99", "5:15", "05:15 pm", "24:00"],
+    "arr": ["07:40", "00:00", "23:59", "25:99", "7:40", "07:40 am", "04:00"],
+    "planned": ["", " (+1 day)", " (+2 days)", " (+1)", " (next day)", " (+15 min)"],
+    "scheduled": ["", " (scheduled 07:10)", " (scheduled 07:10 +1 day)", " (scheduled 03:00)", " (Scheduled 07:10)",
+                  " (scheduled arrival: 07:10)", " (scheduled 7:10)", " (scheduled 99:00)", " (scheduled 07:10 pm)"],
+}
+
+
+@st.composite
+def leg_entries(draw: st.DrawFn) -> str:
+    """A transportation entry as format_leg writes it, its parts drawn from canonical and near-canonical forms."""
+    part = {key: draw(st.sampled_from(values[:3]) | st.sampled_from(values)) for key, values in LEG_VARIANTS.items()}
+    head = "Cab" if draw(st.booleans()) and not part["number"] else part["head"] + part["number"]
+    return (f"{head}, {part['route']}, Departure Time: {part['dep']}, Arrival Time: {part['arr']}"
+            f"{part['planned']}{part['scheduled']}")
+
+
+@settings(max_examples=1500)
+@given(leg_entries())
+def test_fast_leg_reading_equals_the_general_reading(entry: str) -> None:
+    fast, general = both_leg_readings(entry)
+    assert fast == general, entry
+
+
+def test_legs_as_written_take_the_fast_path() -> None:
+    from utp_env.itinerary import TransportLeg
+
+    for leg in (TransportLeg(mode="flight", number="6E-284", origin="Pune", destination="Indore", dep=315, arr=430,
+                             planned_arr=460),
+                TransportLeg(mode="train", number="19711", origin="Jaipur", destination="Bhopal", dep=1105,
+                             arr=1841, planned_arr=1845),
+                TransportLeg(mode="cab", origin="Navi Mumbai", destination="Pune", dep=480, arr=700, planned_arr=700)):
+        entry = legs.format_leg(leg)
+        assert legs._CANONICAL_LEG_RE.fullmatch(entry) is not None, entry
+        assert legs.parse_leg(entry, 1) == leg
+        assert both_leg_readings(entry)[0] == both_leg_readings(entry)[1]
+
+
 PAPER = Path(__file__).parent / "data" / "paper_plans"
 
 
@@ -181,3 +250,15 @@ def test_whole_plans_parse_the_same_without_the_fast_paths() -> None:
 @given(st.text(max_size=8) | st.sampled_from(sorted(ABSENT_MARKERS)).map(lambda m: f" {m.upper()}\t"))
 def test_is_absent_stripped_is_is_absent_of_stripped_text(text: str) -> None:
     assert is_absent_stripped(text.strip()) == is_absent(text)
+
+
+def test_a_day_the_model_rejects_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan is validated in one call; a day it rejects (unreachable from the grammar, which only
+    builds valid days) is still reported with its number, as when each day was validated alone."""
+    from utp_env.plan_format import parse as parse_module
+
+    real = parse_module._cities
+    monkeypatch.setattr(parse_module, "_cities",
+                        lambda value, number, db: [] if number == 3 else real(value, number, db))
+    with pytest.raises(PlanFormatError, match=r"^day 3: invalid day: List should have at least 1 item"):
+        parse_plan([{"days": 1, "current_city": "A"}, {"days": 3, "current_city": "B"}])

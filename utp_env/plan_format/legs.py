@@ -34,6 +34,19 @@ _SCHEDULED_RE = re.compile(
 _FLIGHT_NO_RE = re.compile(r"^(?P<a>[0-9A-Za-z]{2})\s*-?\s*(?P<n>\d{1,5})\b")
 _TRAIN_NO_RE = re.compile(r"^(?P<n>\d{4,6})\b")
 _LABEL = {"flight": "Flight Number: ", "train": "Train Number: ", "bus": "Bus: ", "cab": "Cab: "}
+# The entry `format_leg` writes: `<Mode>[ Number]: <number>` or the bare mode, `from A to B`, both
+# times as HH:MM, an optional `(+N day)` after the arrival and an optional `(scheduled HH:MM[ +N day])`;
+# no comma or parenthesis in the number or the route. Then the general reading below finds the same
+# scheduled remark (the only `(scheduled`), the same mode and number text (`_HEAD_RE`; the caller
+# checks that the number holds no `from `), the same `,`-segments in the same order (the route, read
+# by the same `_ROUTE_RE`, then the departure, then the arrival with its note) and the same times
+# (nothing after them can extend them): parse_leg's general reading gives exactly the leg of its
+# fast path (tests/test_plan_format_fast.py compares the two on generated entries).
+_CANONICAL_LEG_RE = re.compile(
+    r"(?:(?P<word>Flight|Train|Bus|Cab)(?: Number)?: (?P<number>[^\s,():](?:[^,()]*[^\s,():])?)"
+    r"|(?P<bare>Flight|Train|Bus|Cab)), (?P<route>from [^,()]*), Departure Time: (?P<dep>\d\d:\d\d), "
+    r"Arrival Time: (?P<arr>\d\d:\d\d)(?P<planned> \(\+\d+ days?\))?"
+    r"(?: \(scheduled (?P<scheduled>\d\d:\d\d)(?P<scheduled_note> \+\d+ days?)?\))?")
 
 ScheduleLookup = Callable[[Mode, str | None, str, str], int | None]
 
@@ -44,8 +57,21 @@ def parse_leg(entry: str, day: int | str, lookup: ScheduleLookup | None = None) 
     `lookup(mode, number, origin, dest)` returns the database's scheduled arrival (minutes from
     the departure day's midnight) or None; it is used when the entry has no `(scheduled ...)` remark.
     """
-    scheduled = _SCHEDULED_RE.search(entry)
-    head = _HEAD_RE.match(_SCHEDULED_RE.sub("", entry) if scheduled else entry)
+    fast = _CANONICAL_LEG_RE.fullmatch(entry)
+    if fast is not None:
+        word, number_text, bare, route_text, dep_text, arr_text, planned_note, scheduled_text, scheduled_note = (
+            fast.groups())
+        route_match = _ROUTE_RE.match(route_text)
+        if route_match is not None and (number_text is None or _FROM_RE.search(number_text) is None):
+            # What the general reading below gives for this entry (see _CANONICAL_LEG_RE), in one match.
+            mode = _MODES[(word or bare).lower()]
+            dep = clock(dep_text, day=day, field=FIELD, snippet=entry)
+            route = (route_match["o"].strip(), route_match["d"].strip())
+            scheduled = None if scheduled_text is None else (scheduled_text, scheduled_note or "")
+            return _leg(entry, day, lookup, mode, _number(mode, number_text or ""), route, dep, arr_text,
+                        " " + (planned_note or ""), scheduled)
+    found = _SCHEDULED_RE.search(entry)
+    head = _HEAD_RE.match(_SCHEDULED_RE.sub("", entry) if found else entry)
     if head is None:
         raise PlanFormatError("no recognisable mode (expected Flight, Train, Bus or Cab first)",
                               day=day, field=FIELD, snippet=entry)
@@ -68,6 +94,14 @@ def parse_leg(entry: str, day: int | str, lookup: ScheduleLookup | None = None) 
             route = (m["o"].strip(), m["d"].strip())
         else:
             offset_text += " " + seg
+    return _leg(entry, day, lookup, mode, number, route, dep, arr_text, offset_text,
+                None if found is None else (found["t"], found["off"]))
+
+
+def _leg(entry: str, day: int | str, lookup: ScheduleLookup | None, mode: Mode, number: str | None,
+         route: tuple[str, str] | None, dep: int | None, arr_text: str | None, offset_text: str,
+         scheduled: tuple[str, str] | None) -> TransportLeg:
+    """The leg of an entry read into its parts (the scheduled remark as its time and its note)."""
     if route is None or not route[0] or not route[1]:
         raise PlanFormatError("no route (expected 'from A to B')", day=day, field=FIELD, snippet=entry)
     if dep is None or arr_text is None:
@@ -75,7 +109,7 @@ def parse_leg(entry: str, day: int | str, lookup: ScheduleLookup | None = None) 
         raise PlanFormatError(f"no {missing} (expected '{missing}: HH:MM')", day=day, field=FIELD, snippet=entry)
     planned = _arrival(clock(arr_text, day=day, field=FIELD, snippet=entry), dep, offset_text)
     if scheduled is not None:
-        arr = _arrival(clock(scheduled["t"], day=day, field=FIELD, snippet=entry), dep, scheduled["off"])
+        arr = _arrival(clock(scheduled[0], day=day, field=FIELD, snippet=entry), dep, scheduled[1])
     else:
         known = lookup(mode, number, *route) if lookup is not None else None
         arr = known if known is not None and known >= dep else planned

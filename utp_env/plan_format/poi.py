@@ -134,17 +134,18 @@ _CANONICAL_TAIL = (r",[ ]*nearest transit:(?P<stop>[^,]*+(?:,[^,]*+)*?),[ ]*(?P<
                    r" away[ ]*")
 _CANONICAL_TAIL_RE = re.compile(_CANONICAL_TAIL)
 # The whole entry `format_item` writes without a remark, `Name, <activity> from HH:MM to HH:MM` and the
-# optional canonical tail; the name is matched comma group by comma group (it ends before the first
-# `, <activity> from ...` after which the rest matches). When the name holds no activity word where
-# `_ITEM_RE` could take one (`_ACT_WORD_RE`: at its start or after a space or comma, any letter
-# case), `_ITEM_RE` matches the entry with the name group `Name, ` (its first possible activity is
-# this one), the same activity word and time tokens (nothing after the end time can extend it) and
-# the tail as its rest, and `unwrap` leaves the name as it is (no space, `,` or `;` at its ends, no
-# `(` first): parse_entry's general reading gives exactly the RawItem of its fast path
-# (tests/test_plan_format_fast.py compares the two on generated entries). Every run is possessive
-# and the groups end at commas, so the match stays linear.
+# optional canonical tail; the name is matched comma group by comma group and ends before the first
+# `, <activity> ` (a name holding one would fail the check below anyway, so this loses no entry and
+# keeps the match linear: one place to try the rest, never one per activity word). When the name
+# holds no activity word where `_ITEM_RE` could take one (`_ACT_WORD_RE`: at its start or after a
+# space or comma, any letter case), `_ITEM_RE` matches the entry with the name group `Name, ` (its
+# first possible activity is this one), the same activity word and time tokens (nothing after the
+# end time can extend it) and the tail as its rest, and `unwrap` leaves the name as it is (no space,
+# `,` or `;` at its ends, no `(` first): parse_entry's general reading gives exactly the RawItem of
+# its fast path (tests/test_plan_format_fast.py compares the two on generated entries).
+_CANONICAL_ACT = "|".join(typing.get_args(Activity))
 _CANONICAL_ENTRY_RE = re.compile(
-    rf"(?P<name>[^\s,;(][^,]*+(?:,[^,]*+)*?)(?<![\s,;]), (?P<act>{'|'.join(typing.get_args(Activity))}) "
+    rf"(?P<name>[^\s,;(][^,]*+(?:,(?! (?:{_CANONICAL_ACT}) )[^,]*+)*+)(?<![\s,;]), (?P<act>{_CANONICAL_ACT}) "
     rf"from (?P<start>\d\d:\d\d) to (?P<end>\d\d:\d\d)(?:{_CANONICAL_TAIL})?")
 _ACT_WORD_RE = re.compile(rf"{_AFTER_SEP}(?:{_ACT})\b", _FLAGS)
 
