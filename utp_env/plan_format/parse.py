@@ -222,8 +222,10 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
     meals_done: set[str] = set()
     items = []
     for item, (start, end) in zip(raw, place(raw), strict=True):
-        key = _item_key(item.name, known)
-        activity = item.activity or ("stay" if key == stay_key else "visit")
+        activity, key = item.activity, None  # the key only where the activity leaves the type open
+        if activity is None:
+            key = _item_key(item.name, known)
+            activity = "stay" if key == stay_key else "visit"
         venue_type: VenueType | None = None
         meal: Meal | None = None
         if activity in _ACCOMMODATION_ACTIVITIES:
@@ -232,19 +234,22 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
             venue_type = "transit"
         elif activity == "travel":
             venue_type = "transport"
-        elif (matched := meals_named.get(key)) is not None:
-            meal = chosen = matched[0] if len(matched) == 1 else next(
-                (m for m in matched if m not in meals_done), matched[0])
-            meals_done.add(chosen)
-            venue_type = "restaurant"
-        elif key in attraction_names:
-            venue_type = "attraction"
-        elif key in event_names:
-            venue_type = "event"
-        elif key == stay_key:
-            venue_type = "accommodation"
-        elif db is not None:
-            venue_type = _db_venue_type(db, item.name, cities, date)
+        else:
+            if key is None:
+                key = _item_key(item.name, known)
+            if (matched := meals_named.get(key)) is not None:
+                meal = chosen = matched[0] if len(matched) == 1 else next(
+                    (m for m in matched if m not in meals_done), matched[0])
+                meals_done.add(chosen)
+                venue_type = "restaurant"
+            elif key in attraction_names:
+                venue_type = "attraction"
+            elif key in event_names:
+                venue_type = "event"
+            elif key == stay_key:
+                venue_type = "accommodation"
+            elif db is not None:
+                venue_type = _db_venue_type(db, item.name, cities, date)
         items.append({"name": item.name, "activity": activity, "start": start, "end": end,
                       "venue_type": venue_type, "meal": meal, "transit_stop": item.transit_stop,
                       "transit_distance_m": item.transit_distance_m, "note": item.note})
