@@ -59,17 +59,17 @@ def parse_leg(entry: str, day: int | str, lookup: ScheduleLookup | None = None) 
     """
     fast = _CANONICAL_LEG_RE.fullmatch(entry)
     if fast is not None:
-        word, number_text, bare, route_text, dep_text, arr_text, planned_note, scheduled_text, scheduled_note = (
+        word, written_number, bare, route_text, dep_text, arr_written, planned_note, scheduled_text, scheduled_note = (
             fast.groups())
         route_match = _ROUTE_RE.match(route_text)
-        if route_match is not None and (number_text is None or _FROM_RE.search(number_text) is None):
+        if route_match is not None and (written_number is None or _FROM_RE.search(written_number) is None):
             # What the general reading below gives for this entry (see _CANONICAL_LEG_RE), in one match.
-            mode = _MODES[(word or bare).lower()]
-            dep = clock(dep_text, day=day, field=FIELD, snippet=entry)
-            route = (route_match["o"].strip(), route_match["d"].strip())
-            scheduled = None if scheduled_text is None else (scheduled_text, scheduled_note or "")
-            return _leg(entry, day, lookup, mode, _number(mode, number_text or ""), route, dep, arr_text,
-                        " " + (planned_note or ""), scheduled)
+            fast_mode = _MODES[(word or bare).lower()]
+            fast_dep = clock(dep_text, day=day, field=FIELD, snippet=entry)
+            return _leg(entry, day, lookup, fast_mode, _number(fast_mode, written_number or ""),
+                        (route_match["o"].strip(), route_match["d"].strip()), fast_dep, arr_written,
+                        " " + (planned_note or ""),
+                        None if scheduled_text is None else (scheduled_text, scheduled_note or ""))
     found = _SCHEDULED_RE.search(entry)
     head = _HEAD_RE.match(_SCHEDULED_RE.sub("", entry) if found else entry)
     if head is None:

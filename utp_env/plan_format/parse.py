@@ -70,7 +70,7 @@ def _parse(data: Any, query: Query | None, db: Database | None) -> Plan:
         numbers.append(number)
         days.append(_day(number, fields, query, db, lookup))
     try:  # every day, its legs and items validated in one call (the values are valid by construction)
-        return Plan(query_id=query.query_id if query else None, days=days)
+        return Plan.model_validate({"query_id": query.query_id if query else None, "days": days})
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = first["loc"]
