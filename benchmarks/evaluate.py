@@ -8,7 +8,9 @@ trip of the same plans (dump and validate). Run: `python benchmarks/evaluate.py 
 Then `parse_plan` + `evaluate` of 7-day plans from JSON (issue 14; target >= 1,000 plans per CPU
 second on one core): the same plans written with `plan_to_json`, and the 7-day reference plans of
 the database's query set as stored (`references.jsonl`), timed in interleaved rounds (parse alone,
-then parse + evaluate), medians of the rounds.
+then parse + evaluate), medians of the rounds. The parser and the evaluator keep bounded
+per-database memos of name and venue resolution, which repeated rounds hit on every plan; the
+last line therefore times one pass over the remaining 7-day reference plans, never seen before.
 """
 
 from __future__ import annotations
@@ -191,6 +193,16 @@ def parse_and_evaluate(db: Database, texts: list[tuple[str, Query]], seconds: fl
     return statistics.median(parse_rates), statistics.median(eval_rates), statistics.median(both_rates)
 
 
+def first_sight(db: Database, texts: list[tuple[str, Query]]) -> float:
+    """parse_plan + evaluate plans per CPU second over plans this process has not parsed or evaluated
+    before, one pass: what a run's new plans get from memos warmed by earlier plans (the repeated
+    rounds of `parse_and_evaluate` hit those memos on every plan)."""
+    start = time.process_time()
+    for text, q in texts:
+        evaluate(parse_plan(text, query=q, db=db), q, db)
+    return len(texts) / max(time.process_time() - start, 1e-9)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--plans", type=int, default=200, help="distinct plans to build")
@@ -237,8 +249,9 @@ def main() -> None:
           f"({'OK' if rate >= TARGET_PLANS_PER_SECOND else 'BELOW TARGET'})")
     print(f"baseline, a pydantic round trip of the same plans: {base_rate:,.0f} plans per CPU second; "
           f"evaluate costs {base_rate / rate:.1f}x a round trip")
+    stored = reference_week_plans(db, 10**9)
     sources = [("benchmark plans via plan_to_json", [(plan_to_json(p), q) for p, q in pairs]),
-               ("7-day reference plans as stored", reference_week_plans(db, args.plans))]
+               ("7-day reference plans as stored", stored[:args.plans])]
     for label, texts in sources:
         if not texts:
             print(f"parse_plan + evaluate, {label}: none in this database")
@@ -248,6 +261,12 @@ def main() -> None:
               f"evaluate {eval_rate:,.0f}/s ({1e3 / eval_rate:.3f} ms), both {both:,.0f} plans per CPU second "
               f"({1e3 / both:.3f} ms); target {TARGET_PLANS_PER_SECOND:,.0f}/s: ratio "
               f"{both / TARGET_PLANS_PER_SECOND:.2f}x ({'OK' if both >= TARGET_PLANS_PER_SECOND else 'BELOW TARGET'})")
+    unseen = stored[args.plans:]
+    if unseen:
+        rate = first_sight(db, unseen)
+        print(f"parse_plan + evaluate, {len(unseen)} 7-day reference plans seen for the first time (the memos "
+              f"of the parser and evaluator warmed only by the plans above): {rate:,.0f} plans per CPU second "
+              f"({1e3 / rate:.3f} ms)")
 
 
 if __name__ == "__main__":

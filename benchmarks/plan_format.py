@@ -51,6 +51,16 @@ def cases() -> dict[str, Callable[[int], str]]:
         "spaced Flight to": lambda k: _one_day(transportation="Flight, a to" + s(k)),
         "backticks": lambda k: "```" * k,
         "braces": lambda k: "{a} [b] " * k,
+        # the shapes of the parser's fast paths (poi._CANONICAL_ENTRY_RE, legs._CANONICAL_LEG_RE)
+        "glued entries": lambda k: _one_day(
+            point_of_interest_list=", ".join(["a, visit from 10:00 to 10:00, nearest transit: s"] * (k // 50))),
+        "comma names": lambda k: _one_day(point_of_interest_list="a" + ", a" * (k // 3) + ", visit from 10:00 to 10:0"),
+        "transit tail commas": lambda k: _one_day(
+            point_of_interest_list="a, visit from 10:00 to 11:00, nearest transit: s" + ", 1" * (k // 3) + "x"),
+        "long flight number": lambda k: _one_day(
+            transportation="Flight Number: " + "6" * k + ", from A to B, Departure Time: 05:00, Arrival Time: 06:0"),
+        "repeated to": lambda k: _one_day(
+            transportation="Bus: X, from A" + " to A" * (k // 5) + ", Departure Time: 05:00, Arrival Time: 06:00"),
     }
 
 

@@ -434,3 +434,14 @@ def test_adversarial_text_is_parsed_or_rejected_cleanly(text: str) -> None:
     with contextlib.suppress(PlanFormatError):
         plan = parse_plan(text)
         assert isinstance(plan, Plan)
+
+
+@pytest.mark.parametrize(("word", "activity"), [("vısit", "visit"), ("reſt", "rest"), ("chec\u212aout", "checkout"),
+                                                ("CHECK-IN", "check-in")])
+def test_activity_words_with_letters_the_grammar_folds_read_as_that_activity(word: str, activity: str) -> None:
+    """The grammar matches activity words ignoring case, which also equates the dotless ı, the long ſ
+    and the Kelvin sign with i, s and k; such a word is that activity (it used to fail as 'cannot read
+    the plan')."""
+    entry = f"Hawa Mahal, {word} from 10:00 to 11:00, nearest transit: X, 100m away"
+    text = json.dumps([{"days": 1, "current_city": "Jaipur", "point_of_interest_list": entry}])
+    assert parse_plan(text).days[0].items[0].activity == activity

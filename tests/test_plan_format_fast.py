@@ -42,8 +42,6 @@ def reading(entry: str) -> object:
         return poi.parse_entry(entry, 3)
     except PlanFormatError as exc:
         return ("error", str(exc), exc.day, exc.field, exc.snippet)
-    except KeyError as exc:  # `vısit` (dotless i): a gap parse_plan reports as 'cannot read the plan'
-        return ("KeyError", str(exc))
 
 
 def both_readings(entry: str) -> tuple[object, object]:

@@ -104,7 +104,13 @@ def _activity(word: str) -> Activity:
     """The activity of an activity word as written (`Check-in`, `check in`, `BOARD`)."""
     hit = _ACTIVITIES.get(word)
     if hit is None:
-        hit = _ACTIVITIES[word] = ACTIVITY_WORDS[_ACT_SEP_RE.sub("", word.lower())]
+        key = _ACT_SEP_RE.sub("", word)
+        hit = ACTIVITY_WORDS.get(key.lower())
+        if hit is None:  # letters IGNORECASE equates with ASCII ones: dotless ı, long ſ, the Kelvin sign
+            hit = next((a for k, a in ACTIVITY_WORDS.items() if re.fullmatch(k, key, re.IGNORECASE)), None)
+        if hit is None:
+            raise ValueError(f"{word!r} is not one of the activity words {sorted(ACTIVITY_WORDS)}")
+        _ACTIVITIES[word] = hit
     return hit
 
 
