@@ -17,7 +17,7 @@ starts afresh); tests/test_evaluation_speed_equivalence.py checks that they chan
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeGuard
 
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
@@ -242,12 +242,13 @@ class DayContext:
     index: int
     day: Day
     date: str | None
-    city_keys: list[str] = field(default_factory=list)  # normalised day.cities
-    visits: list[Visit] = field(default_factory=list)
-    legs: list[LegContext] = field(default_factory=list)
-    # Views of `visits` that every check reads, filled by `build_context` with the visits.
-    items: list[Visit] = field(default_factory=list)  # the visits that are POI items, in order
-    timed: list[tuple[Visit, int, int]] = field(default_factory=list)  # (visit, start, end) of timed items
+    city_keys: list[str]  # normalised day.cities
+    visits: list[Visit]
+    legs: list[LegContext]
+    # Views of `visits` that every check reads, built by `build_context` with the visits (no defaults:
+    # a context built elsewhere must fill them, never silently hold none).
+    items: list[Visit]  # the visits that are POI items, in order
+    timed: list[tuple[Visit, int, int]]  # (visit, start, end) of timed items
 
 
 @dataclass(slots=True)
@@ -257,9 +258,9 @@ class PlanContext:
     db: Database
     index: EvalIndex
     days: list[DayContext]
-    visits: list[Visit] = field(default_factory=list)  # every day's visits, in order
-    legs: list[LegContext] = field(default_factory=list)  # every day's legs, in order
-    by_kind: dict[str, list[Visit]] = field(default_factory=dict)  # `visits` split by kind, each in order
+    visits: list[Visit]  # every day's visits, in order
+    legs: list[LegContext]  # every day's legs, in order
+    by_kind: dict[str, list[Visit]]  # `visits` split by kind, each in order
 
     def of_kind(self, kind: str) -> Sequence[Visit]:
         """The plan's visits of one kind, in order (what many checks and metrics sum over)."""
@@ -272,6 +273,7 @@ def _is_venue(text: str | None) -> TypeGuard[str]:
 
 
 _SUMMARY_NAMES: dict[str | None, VenueName | None] = {}  # _summary_name's memo (bounded by MEMO_LIMIT)
+_UNSEEN: Any = object()  # a text not in _SUMMARY_NAMES (None there means "an absent marker")
 
 
 def _summary_name(text: str | None) -> VenueName | None:
@@ -300,7 +302,9 @@ def _summary_names(day: Day) -> list[tuple[VenueKind, VenueName, Meal | None]]:
     known = _SUMMARY_NAMES  # _summary_name's memo read here first (every day of every plan)
     out: list[tuple[VenueKind, VenueName, Meal | None]] = []
     for kind, text, meal in fields:
-        name = known[text] if text in known else _summary_name(text)
+        name = known.get(text, _UNSEEN)  # one read: another thread may clear the memo between two
+        if name is _UNSEEN:
+            name = _summary_name(text)
         if name is not None:
             out.append((kind, name, meal))
     return out
