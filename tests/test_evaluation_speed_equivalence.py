@@ -19,6 +19,7 @@ from utp_env.itinerary import PlanItem, TransportLeg
 from utp_env.plan_format import PlanFormatError, parse_plan
 from utp_env.resolve import VenueName, resolve_leg
 from utp_env.tools.database import Database
+from utp_env.tools.memo import remember
 
 
 def _reports(dataset: Dataset) -> list[str]:
@@ -90,3 +91,13 @@ def test_a_memoised_item_takes_its_kind_from_its_own_summary_entry(mini_db: Data
     as_sight = index.item_fields(item, venue, ("attraction", None), cities, None)
     assert (as_lunch.kind, as_lunch.meal, as_lunch.ref is not None) == ("restaurant", "lunch", True)
     assert (as_sight.kind, as_sight.meal, as_sight.ref) == ("attraction", None, None)
+
+
+def test_a_memo_at_its_bound_starts_afresh() -> None:
+    """`remember` stores and returns the value; a memo holding `limit` entries is emptied first, so
+    no memo of the parser or the evaluator grows past its bound."""
+    memo: dict[str, int] = {}
+    assert remember(memo, "a", 1, limit=2) == 1 and memo == {"a": 1}
+    remember(memo, "b", 2, limit=2)
+    assert memo == {"a": 1, "b": 2}
+    assert remember(memo, "c", 3, limit=2) == 3 and memo == {"c": 3}

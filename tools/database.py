@@ -399,6 +399,7 @@ def collector_paused() -> Iterator[None]:
         if was_enabled:
             gc.enable()
 
+
 def _load_indices(path: Path, key: str) -> dict[str, np.ndarray]:
     """The arrays of `.indices.npz` when it was written for tables of hash `key` and every array
     matches its recorded CRC-32; {} otherwise (absent, stale, damaged, not a regular file)."""

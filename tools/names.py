@@ -5,6 +5,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from utp_env.tools.memo import remember
+
 _NORMALIZED: dict[str, str] = {}
 _NORMALIZED_MAX = 1 << 16  # entries kept before the memo starts afresh (bounded memory)
 
@@ -18,10 +20,7 @@ def normalize(name: str) -> str:
     if type(name) is str:
         hit = _NORMALIZED.get(name)
         if hit is None:
-            hit = " ".join(name.split()).casefold()
-            if len(_NORMALIZED) >= _NORMALIZED_MAX:
-                _NORMALIZED.clear()
-            _NORMALIZED[name] = hit
+            hit = remember(_NORMALIZED, name, " ".join(name.split()).casefold(), _NORMALIZED_MAX)
         return hit
     return " ".join(str(name).split()).casefold()
 

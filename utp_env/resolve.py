@@ -15,6 +15,7 @@ from utp_env.itinerary import Mode, TransportLeg
 from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.delays import delay_index
+from utp_env.tools.memo import remember
 from utp_env.tools.schema import (
     CROWD_KINDS,
     SERVICE_TABLE,
@@ -84,16 +85,13 @@ def resolve_leg(db: Database, leg: TransportLeg, date: str | None = None) -> Res
         service = key[:4]
         undated = memo.services.get(service)
         if undated is None:
-            if len(memo.services) >= MEMO_LIMIT:
-                memo.services.clear()
-            undated = memo.services[service] = _resolve_leg(db, leg.mode, leg.number, leg.origin, leg.destination)
+            undated = remember(memo.services, service,
+                               _resolve_leg(db, leg.mode, leg.number, leg.origin, leg.destination), MEMO_LIMIT)
         resolved, run_days = undated
         runs = runs_on(run_days, date) if run_days is not None else None
         if runs is not None:
             resolved = replace(resolved, runs_on_date=runs)
-        if len(memo.legs) >= MEMO_LIMIT:
-            memo.legs.clear()
-        memo.legs[key] = resolved
+        remember(memo.legs, key, resolved, MEMO_LIMIT)
     return resolved
 
 
@@ -152,9 +150,7 @@ class CityKeys(tuple[str, ...]):
         if hit is None:
             hit = cls(normalize(c) for c in given)
             if cls is CityKeys and all(type(c) is str for c in given):
-                if len(_CITY_KEYS) >= MEMO_LIMIT:
-                    _CITY_KEYS.clear()
-                _CITY_KEYS[given] = hit
+                remember(_CITY_KEYS, given, hit, MEMO_LIMIT)
         return hit
 
 
@@ -189,9 +185,7 @@ class VenueName(NamedTuple):
                 name, stated = name.strip(), city.strip() or None
             hit = cls(text, name, stated, normalize(name))
             if type(text) is str:  # a str subclass may compare equal yet differ
-                if len(_VENUE_NAMES) >= MEMO_LIMIT:
-                    _VENUE_NAMES.clear()
-                _VENUE_NAMES[text] = hit
+                remember(_VENUE_NAMES, text, hit, MEMO_LIMIT)
         return hit
 
 

@@ -34,6 +34,7 @@ from utp_env.resolve import (
     resolve_leg,
 )
 from utp_env.tools.database import Database, normalize
+from utp_env.tools.memo import remember
 from utp_env.tools.schema import VENUE_TABLE, VenueKind
 
 VisitKind = Literal["accommodation", "attraction", "restaurant", "event", "transit", "transport", "unknown"]
@@ -106,7 +107,6 @@ class EvalIndex:
             self._names[table] = index
         return index.get(normalize(name), set())
 
-
     def found(self, name: VenueName, cities: CityKeys, tables: tuple[str, ...],
               date: str | None) -> tuple[VenueRef | None, int | None]:
         """(venue, crowd row) of `name` searched in `tables` of `cities` on `date` (`find_venue`,
@@ -116,12 +116,8 @@ class EvalIndex:
         hit = self._found.get(key)
         if hit is None:
             ref = find_venue(self.db, name, cities, tables, date)
-            hit = (ref, crowd_of(self.db, ref) if ref is not None else None)
-            if len(self._found) >= MEMO_LIMIT:
-                self._found.clear()
-            self._found[key] = hit
+            hit = remember(self._found, key, (ref, crowd_of(self.db, ref) if ref is not None else None), MEMO_LIMIT)
         return hit
-
 
     def column(self, table: str, name: str) -> list[Any]:
         """A numeric column as a list of Python numbers (the same values: indexing a list is several
@@ -151,11 +147,7 @@ class EvalIndex:
             return self._distances[key]
         except KeyError:
             rows = self.db.pair_rows("distances", origin, destination)
-            row = int(rows[0]) if len(rows) else None
-            if len(self._distances) >= MEMO_LIMIT:
-                self._distances.clear()
-            self._distances[key] = row
-            return row
+            return remember(self._distances, key, int(rows[0]) if len(rows) else None, MEMO_LIMIT)
 
     def item_fields(self, item: PlanItem, name: VenueName, summary: tuple[VisitKind, Meal | None] | None,
                     cities: CityKeys, date: str | None) -> ItemFields:
@@ -173,10 +165,8 @@ class EvalIndex:
                 ref, crowd_row = self.found(name, cities, tables, date)
                 if ref is not None and kind == "unknown":
                     kind = ref.venue_type
-            hit = ItemFields(kind, meal, ref, stated_city, crowd_row, ref.city_key if ref is not None else None)
-            if len(self._items) >= MEMO_LIMIT:
-                self._items.clear()
-            self._items[key] = hit
+            hit = remember(self._items, key, ItemFields(kind, meal, ref, stated_city, crowd_row,
+                                                        ref.city_key if ref is not None else None), MEMO_LIMIT)
         return hit
 
 
@@ -283,9 +273,7 @@ def _summary_name(text: str | None) -> VenueName | None:
     except KeyError:
         name = VenueName.of(text) if _is_venue(text) else None
         if text is None or type(text) is str:
-            if len(_SUMMARY_NAMES) >= MEMO_LIMIT:
-                _SUMMARY_NAMES.clear()
-            _SUMMARY_NAMES[text] = name
+            remember(_SUMMARY_NAMES, text, name, MEMO_LIMIT)
         return name
 
 

@@ -27,6 +27,7 @@ from utp_env.plan_format.text import (
     metres,
     unwrap,
 )
+from utp_env.tools.memo import remember
 
 FIELD = "point_of_interest_list"
 ACTIVITY_WORDS: dict[str, Activity] = {
@@ -118,16 +119,15 @@ _ACTIVITIES: dict[str, Activity] = {}  # bounded: the words are _ACT's spellings
 _ACT_SEP_RE = re.compile(r"[\s-]")
 _TIMES: dict[str, int | None] = {}  # time tokens already read (a pure function's memo, bounded)
 _TIMES_MAX = 1 << 14
+_UNREAD: typing.Any = object()  # a token not in _TIMES (None there means "a placeholder")
 
 
 def _time(token: str, day: int | str, entry: str) -> int | None:
     """A clock token, or None for the placeholders `()`, `-`, `?`, `TBD`, `N/A`."""
-    if token in _TIMES:
-        return _TIMES[token]
-    value = clock(token, day=day, field=FIELD, snippet=entry) if _CLOCK_RE.fullmatch(token.strip()) else None
-    if len(_TIMES) >= _TIMES_MAX:
-        _TIMES.clear()
-    _TIMES[token] = value
+    value = _TIMES.get(token, _UNREAD)
+    if value is _UNREAD:
+        value = clock(token, day=day, field=FIELD, snippet=entry) if _CLOCK_RE.fullmatch(token.strip()) else None
+        remember(_TIMES, token, value, _TIMES_MAX)
     return value
 
 

@@ -15,6 +15,7 @@ from decimal import Decimal, InvalidOperation
 
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.tools.clock import MINUTES_PER_DAY, parse_hhmm
+from utp_env.tools.memo import remember
 
 # The paper writes `-` for a field with nothing in it ("The symbol '-' indicates that information is
 # unnecessary"); planners and LLMs also write these. Compared after strip + casefold.
@@ -56,11 +57,7 @@ def clock(text: str, *, day: int | str | None, field: str, snippet: str) -> int:
     hit = _CLOCKS.get(text)
     if hit is not None:
         return hit
-    minutes = _clock(text, day=day, field=field, snippet=snippet)
-    if len(_CLOCKS) >= _CLOCKS_MAX:
-        _CLOCKS.clear()
-    _CLOCKS[text] = minutes
-    return minutes
+    return remember(_CLOCKS, text, _clock(text, day=day, field=field, snippet=snippet), _CLOCKS_MAX)
 
 
 def _clock(text: str, *, day: int | str | None, field: str, snippet: str) -> int:
