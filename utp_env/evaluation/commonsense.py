@@ -203,7 +203,7 @@ def _departure(lc: LegContext) -> int:
 
 def _segments(day: DayContext, carry: tuple[int, str] | None) -> list[tuple[int, int, str]]:
     """Where the traveller is during the day: (from, to, city) between the legs (sorted by departure)."""
-    legs = sorted(day.legs, key=_departure) if len(day.legs) > 1 else day.legs
+    legs = sorted(day.legs, key=_departure)
     start, city = -INFINITY, legs[0].origin_key if legs else day.city_keys[0]
     if carry is not None:
         start, city = carry
@@ -327,7 +327,7 @@ def reasonable_city_route(ctx: PlanContext) -> CheckResult:
         if day.index > 0 and cities[0] != ctx.days[day.index - 1].city_keys[-1]:
             problems.append(f"day {day.index + 1} starts in {day.day.cities[0]} but day {day.index} "
                             f"ended in {ctx.days[day.index - 1].day.end_city}")
-        legs = sorted(day.legs, key=_departure) if len(day.legs) > 1 else day.legs
+        legs = sorted(day.legs, key=_departure)
         if legs:
             chain = [legs[0].origin_key] + [lc.dest_key for lc in legs]
             broken = any(a.dest_key != b.origin_key

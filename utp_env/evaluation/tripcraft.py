@@ -24,11 +24,10 @@ def meal_score(midpoint_hour: float, duration_min: float, g: MealGaussian) -> fl
     nearest the mean, so a dinner ending after midnight is not judged as a breakfast.
     """
     mu = g.mu_hour
-    h = midpoint_hour - 24.0  # then the first of h + 24, h + 48 that lies strictly nearer mu
-    if abs(midpoint_hour + 0.0 - mu) < abs(h - mu):
-        h = midpoint_hour + 0.0
-    if abs(midpoint_hour + 24.0 - mu) < abs(h - mu):
-        h = midpoint_hour + 24.0
+    h = midpoint_hour - 24.0
+    for shifted in (midpoint_hour + 0.0, midpoint_hour + 24.0):  # min(key=...) spelled out: the first nearest
+        if abs(shifted - mu) < abs(h - mu):
+            h = shifted
     zx = (h - g.mu_hour) / g.sigma_hour
     zy = (duration_min - g.mu_minutes) / g.sigma_minutes
     q = (zx * zx - 2 * g.rho * zx * zy + zy * zy) / (1 - g.rho * g.rho)
