@@ -32,8 +32,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run_names(left: RunSummary, right: RunSummary, left_dir: str, right_dir: str) -> tuple[str, str]:
     """How the two runs are named in the tables: by agent, by folder when both have the same agent
     (else 'A'/'B'), each with its env when the envs differ."""
-    from pathlib import Path
-
     names = (left.agent, right.agent)
     if names[0] == names[1]:
         folders = (Path(left_dir).resolve().name, Path(right_dir).resolve().name)
@@ -49,7 +47,8 @@ def compare(left: RunSummary, right: RunSummary, names: tuple[str, str] | None =
 
     rows = compare_rows(left, right)
     width = max(len(label) for label, *_ in rows)
-    head_l, head_r = (names or (left.agent, right.agent))[0][:18], (names or (left.agent, right.agent))[1][:18]
+    name_l, name_r = names or (left.agent, right.agent)
+    head_l, head_r = name_l[:18], name_r[:18]
     lines = [left.evaluation.caption(), f"{'':{width}}  {head_l:>18}  {head_r:>18}  {'diff':>8}"]
     lines += [f"{label:{width}}  {a:>18}  {b:>18}  {diff:>8}" for label, a, b, diff in rows]
     return "\n".join(lines)

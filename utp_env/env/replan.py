@@ -41,6 +41,7 @@ from utp_env.itinerary import Plan, PlanItem, TransportLeg
 from utp_env.query import Query
 from utp_env.simulation.realise import (
     DEFAULT_KINDS,
+    REALISER_STATE,
     Disruption,
     Realiser,
     clock_text,
@@ -126,15 +127,15 @@ def load_replan_config(config: ReplanConfig | dict[str, Any] | str | Path | None
         return config
     default = REPLAN_CONFIG_PATH if REPLAN_CONFIG_PATH.exists() else None
     if isinstance(config, dict):
+        base = load_model(ReplanConfig, default)  # an error in the defaults names their file
         try:
-            ReplanConfig.model_validate({**load_model(ReplanConfig, default).model_dump(), **config})
+            return ReplanConfig.model_validate({**base.model_dump(), **config})
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             known = ", ".join(ReplanConfig.model_fields)
             raise ValueError(f"{source}: {where + ': ' if where else ''}{first['msg']} (keys of ReplanConfig: "
                              f"{known}; docs/REPLAN.md)") from None
-        return load_model(ReplanConfig, default, overrides=config)
     return load_model(ReplanConfig, default if config is None else config)
 
 
@@ -181,11 +182,6 @@ def _decoded_plan_json(given: Any) -> Any:
 
 def _leg_signature(day_index: int, leg: TransportLeg) -> tuple[Any, ...]:
     return (day_index, leg.mode, leg.number, leg.origin, leg.destination, leg.dep)
-
-
-REALISER_STATE = ("city", "planned_cities", "t", "reach", "clock", "steps", "disruptions", "warned", "cancelled",
-                  "finished")
-"""The fields of a `Realiser` that change during a trip (what pickling an env in execution keeps)."""
 
 
 class ExecutionPhase:
@@ -453,7 +449,7 @@ class UTPReplanEnv(UTPEnv):
         observation, info = super().reset(seed=seed, options=options)
         ep = self._require_episode()
         if given is not None:
-            ep.plan = self._read_plan(given, ep.query)
+            ep.plan = self._read_plan(decoded, ep.query)
             if ep.plan.query_id and ep.plan.query_id != ep.query.query_id:
                 self.episode = None
                 raise ValueError(f"reset: options['plan'] is a plan for {ep.plan.query_id}, not for the episode's "
@@ -523,12 +519,12 @@ class UTPReplanEnv(UTPEnv):
         return ep.execution
 
     def _read_plan(self, given: Any, query: Query) -> Plan:
+        """The plan of reset's options['plan'], given as a Plan or as `_decoded_plan_json` left it."""
         if isinstance(given, Plan):
             return copy_plan(given)
         from utp_env.plan_format import PlanFormatError, parse_plan
 
         try:
-            given = _decoded_plan_json(given)
             if isinstance(given, dict) and isinstance(given.get("days"), list) and all(
                     isinstance(d, dict) and "cities" in d for d in given["days"]):
                 return Plan.model_validate(given)  # the canonical Plan JSON (info["plan"], Plan.model_dump)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -635,6 +635,12 @@ class Realiser:
         """The realised steps and pauses as JSON-ready values."""
         return {"steps": [s.to_json() for s in self.steps], "disruptions": [d.to_json() for d in self.disruptions],
                 "clock": clock_text(self.clock), "finished": self.finished}
+
+
+REALISER_STATE = tuple(f.name for f in fields(Realiser) if not f.name.startswith("_")
+                       and (f.default is not MISSING or f.default_factory is not MISSING))
+"""The fields of a `Realiser` that change during a trip (what pickling an env in execution keeps): its
+public fields with a default; the others are given at construction and the private ones are caches."""
 
 
 def _drop_lost(day: Day, names: set[str]) -> None:
