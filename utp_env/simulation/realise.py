@@ -451,7 +451,8 @@ class Realiser:
             if nxt is None or compiled.labels[nxt] in self.warned:
                 continue
             if any(k == nxt for k, _ in ahead):
-                return self._pause(plan, compiled, todo[pos + 1:], kind, j, at=self.t, cancelled=cancelled)
+                return self._pause(plan, compiled, todo[pos + 1:], kind, j, at=self.t, cancelled=cancelled,
+                                   ahead=ahead)
         self.finished = True
         self.clock = max(self.clock, self.t)
         return None
@@ -546,9 +547,13 @@ class Realiser:
         return out
 
     def _pause(self, plan: Plan, compiled: CompiledPlan, rest: list[int], kind: str, j: int, at: float,
-               cancelled: set[int] | frozenset[int] = frozenset()) -> Disruption:
-        slack = self.slack.get(kind, self.slack.get("late_arrival", 0.0))
-        ahead = self.look_ahead(plan, compiled, rest, slack, cancelled)
+               cancelled: set[int] | frozenset[int] = frozenset(),
+               ahead: list[tuple[int, Affected]] | None = None) -> Disruption:
+        """Record a pause at step j: what `rest` suffers (`ahead`, when the caller already looked ahead
+        over `rest` with this kind's slack), and warn of it once."""
+        if ahead is None:
+            slack = self.slack.get(kind, self.slack.get("late_arrival", 0.0))
+            ahead = self.look_ahead(plan, compiled, rest, slack, cancelled)
         self.clock = max(self.clock, at)
         for k, _ in ahead:
             self.warned.add(compiled.labels[k])
