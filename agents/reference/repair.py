@@ -66,6 +66,7 @@ from utp_env.queries.options import (
 )
 from utp_env.query import Query
 from utp_env.resolve import VenueName, find_venue
+from utp_env.simulation.compile import is_journey_item
 from utp_env.tools.clock import MINUTES_PER_DAY, format_stamp
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE
@@ -307,7 +308,7 @@ class RepairPolicy:
         for i, leg in enumerate(day.transport, 1):
             order.append(((leg.dep, 0, i), Step("leg", i, leg.dep, leg.planned_arrival, leg=leg)))
         for i, item in enumerate(day.items, 1):
-            if item.start is None or item.end is None or (item.activity == "travel" and day.transport):
+            if item.start is None or item.end is None or is_journey_item(item, day):
                 continue
             order.append(((item.start, 1, i), self._item_step(db, timing, coverage, query, day, i, item)))
         order.sort(key=lambda pair: pair[0])

@@ -39,6 +39,7 @@ from utp_env.env.spaces import ToolCallSpace
 from utp_env.evaluation.realised import REWARD_TERMS, booked_nights_cost, extra_fares, realised_terms
 from utp_env.itinerary import Plan, PlanItem, TransportLeg
 from utp_env.query import Query
+from utp_env.simulation.compile import is_journey_item
 from utp_env.simulation.realise import (
     DEFAULT_KINDS,
     REALISER_STATE,
@@ -232,7 +233,7 @@ class ExecutionPhase:
             if executed[key] > 0:
                 executed[key] -= 1
             elif isinstance(element, TransportLeg) or (  # items that are steps (as compile_plan reads them)
-                    element.timed and not (element.activity == "travel" and this.transport)):
+                    element.timed and not is_journey_item(element, this)):
                 return True
         return False
 

@@ -105,6 +105,12 @@ class _Step:
     arrive: bool = False
 
 
+def is_journey_item(item: PlanItem, day: Day) -> bool:
+    """Whether `item` is the journey of a day that has legs (its `travel` item): the legs model it, so
+    it is never a step of its own (here, in the realised trip and in the repair policy)."""
+    return item.activity == "travel" and bool(day.transport)
+
+
 def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
                  query: Query | None = None) -> CompiledPlan:
     """Turn the plan's days into the step arrays the engine and the loop baseline walk."""
@@ -116,8 +122,8 @@ def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
         for i, leg in enumerate(day.transport):
             steps.append(_leg_step(db, config, leg, day, d, offset, i, date))
         for i, item in enumerate(day.items):
-            if item.activity == "travel" and day.transport:
-                continue  # the journey itself: the day's legs model it
+            if is_journey_item(item, day):
+                continue
             if item.start is None or item.end is None:
                 skipped.append(f"day {day.day}: {item.name} ({item.activity})")
                 continue
