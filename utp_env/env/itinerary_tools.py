@@ -84,8 +84,9 @@ class Execution(Protocol):
 
 
 def _unlocked(ep: Episode, argument: str, *, day: int, element: PlanItem | TransportLeg | None = None,
-              what: str = "", minute: int | None = None) -> None:
-    """Raise a ToolError naming `argument` when the change touches what the execution phase locked."""
+              what: str = "", minute: int | None = None, nights: range = range(0)) -> None:
+    """Raise a ToolError naming `argument` when the change touches what the execution phase locked
+    (the day, an element of it, a time on it, or any of `nights`)."""
     execution: Execution | None = ep.execution
     if execution is None:
         return
@@ -94,6 +95,10 @@ def _unlocked(ep: Episode, argument: str, *, day: int, element: PlanItem | Trans
         why = execution.refuse_element(day, element, what)
     if why is None and minute is not None:
         why = execution.refuse_time(day, minute, what)
+    for night in nights:
+        if why is not None:
+            break
+        why = execution.refuse_night(night, f"the night of day {night}")
     if why is not None:
         raise ToolError(why, argument)
 
@@ -556,13 +561,8 @@ def set_stay(ep: Episode, args: SetStay) -> ToolResult:
     if args.to_day < args.from_day:
         raise ToolError(f"to_day {args.to_day} is before from_day {args.from_day}", "to_day")
     _day_number(ep, args.to_day, "to_day")
-    _unlocked(ep, "from_day", day=args.from_day, what=f"the night of day {args.from_day}")
-    execution: Execution | None = ep.execution
-    if execution is not None:
-        for night in range(args.from_day, args.to_day + 1):
-            why = execution.refuse_night(night, f"the night of day {night}")
-            if why is not None:
-                raise ToolError(why, "from_day")
+    _unlocked(ep, "from_day", day=args.from_day, what=f"the night of day {args.from_day}",
+              nights=range(args.from_day, args.to_day + 1))
     city = city_of(ep.db, args.city, "city")
     name, city = _venue(ep, "accommodation", args.name, [city], None)
     for n in range(args.from_day, args.to_day + 1):

@@ -99,9 +99,9 @@ def booked_nights_cost(submitted: Plan, final: Plan, query: Query, db: Database)
     return trip_cost(build_context(changed, query, db)).stays
 
 
-def returns_home(final_city: str | None, query: Query) -> CheckResult:
+def returns_home(final_city: str, query: Query) -> CheckResult:
     """Whether the traveller ended the trip in the query's origin (the trip is a round trip)."""
-    if final_city is None or normalize(final_city) == normalize(query.org):
+    if normalize(final_city) == normalize(query.org):
         return CheckResult(passed=True)
     return CheckResult(passed=False, reason=f"the trip ends in {final_city}, not back in {query.org}")
 
