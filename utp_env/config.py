@@ -82,8 +82,46 @@ class SimulationParams(_Strict):
                                         "the traveller can reach (whole days later)")
 
 
+CompleteInformationReading = Literal["tripcraft", "travelplanner", "basic"]
+EmptyMetricReading = Literal["zero", "none"]
+OrderingReading = Literal["tripcraft", "day_by_day"]
+PersonaBackend = Literal["keyword", "bert"]
+
+
+class EvaluationReadings(_Strict):
+    """Which reading of an inherited definition the evaluator computes (docs/PAPER.md, "Readings").
+
+    The defaults are the paper's parents as their code computes them; every other value is a
+    cleaner reading kept for researchers who want it. The summary names the readings it used.
+    """
+
+    complete_information: CompleteInformationReading = Field(
+        default="tripcraft", description="tripcraft: TripCraft's is_not_absent (the paper's format, with "
+        "event and PoI list); travelplanner: TravelPlanner's is_not_absent; basic: the rules before issue 22 "
+        "(day count, no empty day, stays, transport on travel days, timed items)")
+    empty_metrics: EmptyMetricReading = Field(
+        default="zero", description="zero: a delivered plan with nothing to score on a TripCraft metric scores 0 "
+        "(TripCraft's code); none: it has no value and is left out of the mean")
+    ordering: OrderingReading = Field(
+        default="tripcraft", description="tripcraft: TripCraft's calculate_ordering_score (fixed day pairs, "
+        "divided by (n-1)^2+1); day_by_day: mean day-i-with-day-i similarity")
+    persona: PersonaBackend = Field(
+        default="keyword", description="keyword: keyword affinity (offline); bert: TripCraft's cosine similarity "
+        "of BERT embeddings (the `persona` extra)")
+    persona_model: str = Field(
+        default="bert-base-uncased", description="bert backend: a Hugging Face model id or a local directory")
+
+    def describe(self) -> str:
+        """One line naming every reading, for the summary's caption."""
+        persona = self.persona if self.persona == "keyword" else f"bert ({self.persona_model})"
+        return (f"complete information {self.complete_information}, empty TripCraft metrics "
+                f"{'score 0' if self.empty_metrics == 'zero' else 'left out'}, O_ord {self.ordering}, "
+                f"P_persona {persona}")
+
+
 class UncertaintyConfig(_Strict):
-    """Parameters of BAS, CATS, TDAS, the TripCraft metrics and the simulation."""
+    """Parameters of BAS, CATS, TDAS, the TripCraft metrics and the simulation, and which reading of
+    an inherited definition the evaluator computes (`readings`)."""
 
     risk_multipliers: dict[str, RiskRange] = {
         "tolerant": RiskRange(low=0.50, high=1.00),
@@ -100,6 +138,7 @@ class UncertaintyConfig(_Strict):
     min_meal_gap_minutes: float = 240.0
     tripcraft: TripCraftParams = TripCraftParams()
     simulation: SimulationParams = SimulationParams()
+    readings: EvaluationReadings = EvaluationReadings()
 
 
 _RAW_CACHE: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}

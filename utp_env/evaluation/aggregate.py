@@ -43,7 +43,9 @@ QUALITATIVE_LABELS = {"temporal_meal": "T_meal", "temporal_attraction": "T_attr"
 # likelihood; docs/PAPER.md discusses the paper's section 5.3, which says the opposite).
 HIGHER_IS_BETTER = "\u2191"
 EXTRA_LABELS = {"transit_before_departure": "Extra: transit point before each departure %",
-                "service_schedule": "Extra: services run that day at the stated time %"}
+                "service_schedule": "Extra: services run that day at the stated time %",
+                "overlapping_legs": "Extra: no leg leaves before the previous one arrives %",
+                "timed_items": "Extra: every PoI item has a start and an end %"}
 UNCERTAINTY = ("bas", "cats", "tdas")
 
 

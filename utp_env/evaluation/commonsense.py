@@ -9,8 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import pairwise
 
+from utp_env.config import CompleteInformationReading
 from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visit
 from utp_env.evaluation.report import CheckResult, build
+from utp_env.itinerary import Day
+from utp_env.plan_format.text import is_absent
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import normalize
 from utp_env.tools.schema import VENUE_TABLE
@@ -86,25 +89,138 @@ def service_schedule(ctx: PlanContext) -> CheckResult:
     return verdict(problems, applicable, "no timetabled service found")
 
 
-def complete_information(ctx: PlanContext) -> CheckResult:
-    """The plan has every day of the query, a stay for every night, transport on every travel
-    day, no empty day, and a start and end time for every point-of-interest item."""
-    problems: list[str] = []
+# --- complete information ------------------------------------------------------------------
+# The paper's "no key information should be left out of the plan" (Table 8) is TravelPlanner's
+# `is_not_absent` (evaluation/commonsense_constraint.py), which TripCraft copies and extends with the
+# `event` and `point_of_interest_list` fields. Each rule is its own part (`report.subchecks`, keyed
+# "complete_information/<part>"); `readings.complete_information` picks the parent (docs/PAPER.md).
+
+# The day fields each parent counts towards "at least half of the key information is filled": every
+# field of its day format (the day number and the city are always filled), against needed = n x days.
+TRAVELPLANNER_FIELDS = ("days", "current_city", "transportation", "breakfast", "attraction", "lunch", "dinner",
+                        "accommodation")
+TRIPCRAFT_FIELDS = (*TRAVELPLANNER_FIELDS, "event", "point_of_interest_list")
+NEEDED_PER_DAY = {"travelplanner": 6, "tripcraft": 8}  # `needed_info = 6 * days` / `8 * days`
+FILLED_SHARE = 0.5
+
+
+def _filled(text: str | None) -> bool:
+    return not is_absent(text)
+
+
+def day_fields_filled(day: Day, fields: tuple[str, ...]) -> int:
+    """How many of the paper-format `fields` of `day` hold something (not empty, not `-`)."""
+    present = {"days": True, "current_city": True, "transportation": bool(day.transport),
+               "breakfast": _filled(day.breakfast), "attraction": bool(day.attractions),
+               "lunch": _filled(day.lunch), "dinner": _filled(day.dinner),
+               "accommodation": _filled(day.accommodation), "event": bool(day.events),
+               "point_of_interest_list": bool(day.items)}
+    return sum(present[f] for f in fields)
+
+
+def _is_travel_day(day: Day) -> bool:
+    """The parents' test `'from ' in current_city`: the day moves between cities."""
+    return len(day.cities) > 1
+
+
+def _day_label(day: DayContext) -> str:
+    return f"day {day.index + 1} ({day.day.current_city})"
+
+
+def _parents_parts(ctx: PlanContext, parent: str) -> dict[str, CheckResult]:
+    """TravelPlanner's or TripCraft's `is_not_absent`, one part per rule, over the query's days."""
+    q = ctx.query
+    days = ctx.days[:q.days]  # the parents read `range(min(question['days'], len(plan)))`
+    problems: dict[str, list[str]] = {name: [] for name in (
+        "days", "city_number", "transportation", "attraction", "accommodation", "meals")}
+    if len(ctx.days) != q.days:
+        problems["days"].append(f"the plan has {len(ctx.days)} day(s), the query asks for {q.days}")
+    org = normalize(q.org)
+    cities = {key for day in days for key in day.city_keys}
+    if days and _is_travel_day(days[0].day) and days[0].city_keys[0] != org:
+        problems["city_number"].append(f"day 1 leaves from {days[0].day.cities[0]}, not {q.org}")
+    visited = len(cities - {org})
+    if visited != q.visiting_city_number:
+        problems["city_number"].append(f"{visited} cities other than {q.org} in the plan, the query asks for "
+                                       f"{q.visiting_city_number}")
+    tripcraft = parent == "tripcraft"
+    if tripcraft:
+        problems["point_of_interest_list"] = []
+        problems["transit_distance"] = []
+    fields = TRIPCRAFT_FIELDS if tripcraft else TRAVELPLANNER_FIELDS
+    filled = 0
+    for day in days:
+        d, where = day.day, _day_label(day)
+        travel = _is_travel_day(d)
+        if travel and not d.transport:
+            problems["transportation"].append(f"{where}: changes city with no transportation")
+        if not travel and not d.attractions:
+            problems["attraction"].append(f"{where}: no attraction on a day that is not a travel day")
+        if day.index != q.days - 1 and not _filled(d.accommodation):
+            problems["accommodation"].append(f"{where}: no accommodation for the night")
+        if not travel:
+            missing = [m for m in ("breakfast", "lunch", "dinner") if not _filled(getattr(d, m))]
+            if missing:
+                problems["meals"].append(f"{where}: no {', '.join(missing)} on a day that is not a travel day")
+        if tripcraft:
+            if not d.items:
+                problems["point_of_interest_list"].append(f"{where}: the point-of-interest list is empty")
+            for item in d.items:
+                if item.transit_stop is not None and item.transit_distance_m is None:
+                    problems["transit_distance"].append(f"{where}: {item.name!r} names its nearest transit "
+                                                        f"{item.transit_stop!r} without a distance")
+        filled += day_fields_filled(d, fields)
+    needed = NEEDED_PER_DAY[parent] * q.days
+    share = filled / needed if needed else 1.0
+    problems["filled_fields"] = ([f"{filled} of the {needed} key fields are filled ({100 * share:.0f}%, "
+                                  f"fewer than {100 * FILLED_SHARE:.0f}%)"] if share < FILLED_SHARE else [])
+    return {name: verdict(found) for name, found in problems.items()}
+
+
+def _basic_parts(ctx: PlanContext) -> dict[str, CheckResult]:
+    """The project's rules before issue 22: every day of the query, no empty day, a stay for every
+    night, transport on every travel day, a start and end time for every point-of-interest item."""
+    problems: dict[str, list[str]] = {name: [] for name in (
+        "days", "empty_days", "accommodation", "transportation", "timed_items")}
     if len(ctx.days) != ctx.query.days:
-        problems.append(f"plan has {len(ctx.days)} day(s), the query asks for {ctx.query.days}")
+        problems["days"].append(f"the plan has {len(ctx.days)} day(s), the query asks for {ctx.query.days}")
     last = len(ctx.days) - 1
     for day in ctx.days:
         n = day.index + 1
         if not day.visits and not day.legs:
-            problems.append(f"day {n} is empty")
+            problems["empty_days"].append(f"day {n} is empty")
             continue
         if day.index < last and not any(v.kind == "accommodation" for v in day.visits):
-            problems.append(f"day {n} has no accommodation")
+            problems["accommodation"].append(f"day {n} has no accommodation")
         if len(day.day.cities) > 1 and not day.legs:
-            problems.append(f"day {n} travels {day.day.current_city} without transport")
-        if len(day.timed) < len(day.items):  # `timed` holds the items with both times
-            problems += [f"{_where(visit)} has no start/end time" for visit in day.items if not visit.timed]
-    return verdict(problems)
+            problems["transportation"].append(f"day {n} travels {day.day.current_city} without transport")
+        problems["timed_items"] += untimed_items(day)
+    return {name: verdict(found) for name, found in problems.items()}
+
+
+def untimed_items(day: DayContext) -> list[str]:
+    """The point-of-interest items of `day` without a start or an end time."""
+    if len(day.timed) == len(day.items):  # `timed` holds the items with both times
+        return []
+    return [f"{_where(visit)} has no start/end time" for visit in day.items if not visit.timed]
+
+
+def complete_information_parts(ctx: PlanContext, reading: CompleteInformationReading = "tripcraft",
+                               ) -> dict[str, CheckResult]:
+    """The rules of Complete Information under `reading` (`EvaluationReadings.complete_information`)."""
+    return _basic_parts(ctx) if reading == "basic" else _parents_parts(ctx, reading)
+
+
+def complete_information(ctx: PlanContext, reading: CompleteInformationReading = "tripcraft") -> CheckResult:
+    """No key information left out of the plan (paper Table 8; rules in `complete_information_parts`)."""
+    return combine(complete_information_parts(ctx, reading))
+
+
+def timed_items(ctx: PlanContext) -> CheckResult:
+    """An extra check, not the parents' (their Complete Information does not read the times): every
+    point-of-interest item has a start and an end time."""
+    problems = [p for day in ctx.days for p in untimed_items(day)]
+    return verdict(problems, any(day.items for day in ctx.days), "no point-of-interest items")
 
 
 def _timed_start(timed: tuple[Visit, int, int]) -> int:
@@ -356,15 +472,20 @@ def reasonable_city_route(ctx: PlanContext) -> CheckResult:
 
 def non_conflicting_transport(ctx: PlanContext) -> CheckResult:
     """Per TravelPlanner and the paper's Table 8: intercity cab and flight in the same trip conflict
-    (the car must come back to where it was taken); legs also conflict when a departure is earlier
-    than the planned arrival of the leg before it on the same day."""
+    (the car must come back to where it was taken)."""
     legs = ctx.legs
     if not legs:
         return verdict([], False, "no transport legs")
-    problems: list[str] = []
     modes = {lc.leg.mode for lc in legs}
-    if {"flight", "cab"} <= modes:
-        problems.append("the trip uses both flight and cab")
+    return verdict(["the trip uses both flight and cab"] if {"flight", "cab"} <= modes else [])
+
+
+def overlapping_legs(ctx: PlanContext) -> CheckResult:
+    """An extra check, not the paper's (its non-conflicting transport is only flight with cab): no
+    leg departs before the planned arrival of the leg before it on the same day."""
+    if not ctx.legs:
+        return verdict([], False, "no transport legs")
+    problems: list[str] = []
     for day in ctx.days:
         ordered = sorted(day.legs, key=_departure)
         for a, b in pairwise(ordered):
@@ -375,13 +496,16 @@ def non_conflicting_transport(ctx: PlanContext) -> CheckResult:
 
 
 def commonsense_checks(ctx: PlanContext, min_meal_gap: float,
-                       poi_parts: dict[str, CheckResult] | None = None) -> dict[str, CheckResult]:
+                       poi_parts: dict[str, CheckResult] | None = None,
+                       information_parts: dict[str, CheckResult] | None = None) -> dict[str, CheckResult]:
     """The paper's ten commonsense checks by name, in the order of `report.COMMONSENSE_CHECKS`;
-    valid_poi_list combines `poi_parts` (computed here when not given)."""
+    valid_poi_list combines `poi_parts` and complete_information `information_parts` (each computed
+    here, in its default reading, when not given)."""
     parts = poi_parts if poi_parts is not None else valid_poi_list_parts(ctx)
+    information = information_parts if information_parts is not None else complete_information_parts(ctx)
     checks: dict[str, Callable[[PlanContext], CheckResult]] = {
         "within_sandbox": within_sandbox,
-        "complete_information": complete_information,
+        "complete_information": lambda c: combine(information),
         "meal_gaps": lambda c: meal_gaps(c, min_meal_gap),
         "valid_poi_list": lambda c: combine(parts),
         "diverse_events": diverse_events,
@@ -396,4 +520,5 @@ def commonsense_checks(ctx: PlanContext, min_meal_gap: float,
 
 def extra_checks(ctx: PlanContext) -> dict[str, CheckResult]:
     """Rules beyond the paper's (`report.EXTRA_CHECKS`), reported but never counted in a pass rate."""
-    return {"transit_before_departure": transit_before_departure(ctx), "service_schedule": service_schedule(ctx)}
+    return {"transit_before_departure": transit_before_departure(ctx), "service_schedule": service_schedule(ctx),
+            "overlapping_legs": overlapping_legs(ctx), "timed_items": timed_items(ctx)}

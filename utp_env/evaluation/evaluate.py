@@ -6,10 +6,15 @@ formulas of `commonsense`, `hard`, `uncertainty` and `tripcraft` then read that 
 
 from __future__ import annotations
 
-from utp_env.config import UncertaintyConfig
+from utp_env.config import EvaluationReadings, UncertaintyConfig
 from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
-from utp_env.evaluation.commonsense import commonsense_checks, extra_checks, valid_poi_list_parts
+from utp_env.evaluation.commonsense import (
+    commonsense_checks,
+    complete_information_parts,
+    extra_checks,
+    valid_poi_list_parts,
+)
 from utp_env.evaluation.context import PlanContext, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
@@ -25,7 +30,7 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
     """BAS (and CATS where crowd windows exist) inputs of every timed attraction/restaurant visit.
 
     Attractions need their database row (for v); restaurants are scored from the start hour even
-    when not found (Cf 1). Untimed visits are skipped (complete_information flags them).
+    when not found (Cf 1). Untimed visits are skipped (the extra check timed_items flags them).
     """
     risk = un.risk_range(config, ctx.query.risk_profile)
     db, crowd_profile = ctx.db, ctx.index.crowd
@@ -119,7 +124,8 @@ def type_sequences(ctx: PlanContext) -> list[list[str]]:
 
 
 def persona(ctx: PlanContext) -> float | None:
-    """Share of known attraction/restaurant visits matching the persona's keyword tables."""
+    """The keyword backend: share of known attraction/restaurant visits matching the persona's
+    keyword tables; None when the persona names no favoured category or tier, or nothing is judged."""
     pe = ctx.query.persona
     categories = tc.preferred_categories(pe.location_preference, pe.purpose, pe.traveler_type)
     tiers = tc.preferred_tiers(pe.spending)
@@ -130,33 +136,73 @@ def persona(ctx: PlanContext) -> float | None:
                             categories, tiers)
 
 
+PERSONA_FIELDS = ("traveler_type", "purpose", "spending", "location_preference")  # TripCraft's four components
+
+
+def persona_bert(ctx: PlanContext, model: str) -> float | None:
+    """The bert backend: TripCraft's cosine similarity of BERT embeddings of every point-of-interest
+    item's name and the persona's four fields (`tc.embedding_persona_score`)."""
+    from utp_env.evaluation.persona_bert import embedder
+
+    bert = embedder(model)
+    pe = ctx.query.persona
+    personas = [bert.embed(str(getattr(pe, name))) for name in PERSONA_FIELDS]
+    pois = [bert.embed(v.name) for day in ctx.days for v in day.items]
+    return tc.embedding_persona_score(personas, pois)
+
+
+def ordering(ctx: PlanContext, reference: PlanContext, reading: str) -> float | None:
+    """O_ord against the reference plan, in TripCraft's reading or the day-by-day one."""
+    score = tc.tripcraft_ordering_score if reading == "tripcraft" else tc.ordering_score
+    return score(type_sequences(ctx), type_sequences(reference))
+
+
+def zero_if_empty(value: float | None, readings: EvaluationReadings) -> float | None:
+    """A TripCraft metric with nothing to score: 0 as TripCraft's code scores it (`empty_metrics:
+    zero`), or None, left out of the mean (`none`)."""
+    return 0.0 if value is None and readings.empty_metrics == "zero" else value
+
+
 def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig | None = None,
              reference: Plan | None = None) -> EvaluationReport:
     """Score `plan` for `query` on `db`: the paper's commonsense checks (with the parts of
-    valid_poi_list in `subchecks`), the hard checks, the extra checks, BAS/CATS/TDAS with per-item
-    details, the TripCraft metrics (ordering only with a `reference` plan)."""
+    valid_poi_list and complete_information in `subchecks`), the hard checks, the extra checks,
+    BAS/CATS/TDAS with per-item details, the TripCraft metrics (ordering only with a `reference`
+    plan), each in the reading `config.readings` names."""
     config = config or DEFAULT_CONFIG
+    readings = config.readings
     ctx = build_context(plan, query, db)
     cost = trip_cost(ctx)
     pois = _poi_details(ctx, config)
     legs = _leg_details(ctx, config)
     crowd = [p.crowd_score for p in pois if p.crowd_score is not None]
-    ordering = None
+    order = None
     if reference is not None:
-        ordering = tc.ordering_score(type_sequences(ctx), type_sequences(build_context(reference, query, db)))
+        order = zero_if_empty(ordering(ctx, build_context(reference, query, db), readings.ordering), readings)
     poi_parts = valid_poi_list_parts(ctx)
+    information_parts = complete_information_parts(ctx, readings.complete_information)
+    if readings.persona == "bert":
+        persona_value = zero_if_empty(persona_bert(ctx, readings.persona_model), readings)
+    else:
+        persona_value = persona(ctx)
+        if persona_value is None and (tc.preferred_categories(query.persona.location_preference, query.persona.purpose,
+                                                              query.persona.traveler_type)
+                                      or tc.preferred_tiers(query.persona.spending)):
+            persona_value = zero_if_empty(None, readings)  # the persona could be judged, the plan gave nothing
+    subchecks = {f"valid_poi_list/{name}": check for name, check in poi_parts.items()}
+    subchecks.update({f"complete_information/{name}": check for name, check in information_parts.items()})
     return build(EvaluationReport,
         query_id=query.query_id,
-        commonsense=commonsense_checks(ctx, config.min_meal_gap_minutes, poi_parts),
+        commonsense=commonsense_checks(ctx, config.min_meal_gap_minutes, poi_parts, information_parts),
         hard=hard_checks(ctx, cost),
-        subchecks={f"valid_poi_list/{name}": check for name, check in poi_parts.items()},
+        subchecks=subchecks,
         extra=extra_checks(ctx),
         bas=un.absorption_score([p.q for p in pois]),
         cats=sum(crowd) / len(crowd) if crowd else None,
         tdas=un.absorption_score([leg.q for leg in legs]),
-        temporal_meal=temporal_meal(ctx, config),
-        temporal_attraction=temporal_attraction(ctx, config),
-        spatial=spatial(ctx, config),
-        ordering=ordering,
-        persona=persona(ctx),
+        temporal_meal=zero_if_empty(temporal_meal(ctx, config), readings),
+        temporal_attraction=zero_if_empty(temporal_attraction(ctx, config), readings),
+        spatial=zero_if_empty(spatial(ctx, config), readings),
+        ordering=order,
+        persona=persona_value,
         pois=pois, legs=legs, cost=cost)

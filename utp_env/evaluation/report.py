@@ -41,8 +41,10 @@ COMMONSENSE_CHECKS: tuple[str, ...] = (
 )
 # The parts of valid_poi_list, each reported in EvaluationReport.subchecks as "valid_poi_list/<part>".
 VALID_POI_LIST_PARTS: tuple[str, ...] = ("stays_and_transfers", "chronological_order")
+# The parts of complete_information, reported as "complete_information/<part>" (which ones depends on
+# `EvaluationReadings.complete_information`; commonsense.complete_information_parts).
 # Rules the paper does not have: reported in EvaluationReport.extra, never counted in a pass rate.
-EXTRA_CHECKS: tuple[str, ...] = ("transit_before_departure", "service_schedule")
+EXTRA_CHECKS: tuple[str, ...] = ("transit_before_departure", "service_schedule", "overlapping_legs", "timed_items")
 # The checks that gate the hard constraints (TravelPlanner evaluation/eval.py: hard constraints are
 # evaluated only for a plan whose "complete information" and "within sandbox" pass).
 HARD_GATE: tuple[str, ...] = ("complete_information", "within_sandbox")
@@ -135,7 +137,7 @@ class EvaluationReport(BaseModel):
     commonsense: dict[str, CheckResult] = Field(description="The paper's ten checks (COMMONSENSE_CHECKS)")
     hard: dict[str, CheckResult] = Field(description="Budget and the constraints the query sets (HARD_CHECKS)")
     subchecks: dict[str, CheckResult] = Field(
-        default_factory=dict, description="Parts of a composite check, keyed 'check/part' (valid_poi_list)")
+        default_factory=dict, description="Parts of a composite check, keyed 'check/part' (valid_poi_list, complete_information)")
     extra: dict[str, CheckResult] = Field(
         default_factory=dict, description="Rules the paper does not have (EXTRA_CHECKS); not in any pass rate")
     bas: float | None = None

@@ -123,13 +123,56 @@ def sequence_similarity(a: Sequence[str], b: Sequence[str]) -> float:
 
 
 def ordering_score(plan_days: Sequence[Sequence[str]], reference_days: Sequence[Sequence[str]]) -> float | None:
-    """Mean day-by-day sequence similarity; a day missing on one side scores 0. None if no days."""
+    """The day-by-day reading: mean day-i-with-day-i sequence similarity; a day missing on one
+    side scores 0. None if no days."""
     n = max(len(plan_days), len(reference_days))
     if n == 0:
         return None
     total = sum(sequence_similarity(plan_days[i], reference_days[i])
                 for i in range(min(len(plan_days), len(reference_days))))
     return total / n
+
+
+def tripcraft_wed(a: Sequence[str], b: Sequence[str]) -> float:
+    """TripCraft's `calculate_wed` (evaluation/qualitative_metrics.py): the recurrence
+    dp[i][j] = cost(a_i, b_j) + min(dp[i-1][j], dp[i][j-1], dp[i-1][j-1]) from dp[0][0] = 0 with
+    the rest of the border infinite, cost 0 for equal tokens and 1 otherwise. Despite its name it
+    is a dynamic-time-warping distance (a token may match several), not Levenshtein's. TripCraft's
+    value for an empty side is infinite; here it is the other side's length (every token unmatched)."""
+    if not a or not b:
+        return float(max(len(a), len(b)))
+    previous = [0.0] + [math.inf] * len(b)
+    for x in a:
+        current = [math.inf]
+        for j, y in enumerate(b, 1):
+            current.append((x != y) + min(previous[j], current[j - 1], previous[j - 1]))
+        previous = current
+    return previous[-1]
+
+
+def tripcraft_ordering_score(plan_days: Sequence[Sequence[str]],
+                             reference_days: Sequence[Sequence[str]]) -> float | None:
+    """O_ord as TripCraft's `calculate_ordering_score` computes it (written for 3-day plans).
+
+    It sums `tripcraft_wed` over every pair of the first two days of the plan and of the reference
+    (four pairs) plus day 3 with day 3, divides by (n - 1)^2 + 1 with n the plan's day count, and
+    returns 1 - that mean / max(len) of the day-2 sequences (the variables its loop leaves behind).
+    The denominator grows with n while the five pairs stay, which is why the paper's O_ord rises
+    with trip length. Clamped to [0, 1] (the code's value can leave it only for pathological plans).
+    None without days; 0 when either side has fewer than three days (TripCraft's code fails there).
+    """
+    if not plan_days and not reference_days:
+        return None
+    if len(plan_days) < 3 or len(reference_days) < 3:
+        return 0.0
+    total = sum(tripcraft_wed(reference_days[j], plan_days[i]) for i in range(2) for j in range(2))
+    total += tripcraft_wed(reference_days[2], plan_days[2])
+    n = len(plan_days)
+    mean = total / ((n - 1) * (n - 1) + 1)
+    longest = max(len(plan_days[1]), len(reference_days[1]))
+    if longest == 0:
+        return 1.0 if mean == 0 else 0.0
+    return min(1.0, max(0.0, 1.0 - mean / longest))
 
 
 # --- persona ---------------------------------------------------------------------------------
@@ -213,3 +256,19 @@ def persona_score(attraction_categories: Sequence[Sequence[str]], restaurant_tie
         judged += len(restaurant_tiers)
         matched += sum(1 for tier in restaurant_tiers if tier in tiers)
     return matched / judged if judged else None
+
+
+def embedding_persona_score(persona_vectors: Sequence[Sequence[float]],
+                            poi_vectors: Sequence[Sequence[float]]) -> float | None:
+    """TripCraft's P_persona (`compute_persona_score`): for each PoI, the mean over the persona's
+    components of the cosine similarity of their embeddings; the mean over PoIs. None without PoIs
+    (TripCraft's code returns 0 then; the evaluator applies `readings.empty_metrics`)."""
+    import numpy as np
+
+    if not len(poi_vectors) or not len(persona_vectors):
+        return None
+    personas = np.asarray(persona_vectors, dtype=np.float64)
+    pois = np.asarray(poi_vectors, dtype=np.float64)
+    personas = personas / np.maximum(np.linalg.norm(personas, axis=1, keepdims=True), 1e-12)
+    pois = pois / np.maximum(np.linalg.norm(pois, axis=1, keepdims=True), 1e-12)
+    return float((pois @ personas.T).mean(axis=1).mean())
