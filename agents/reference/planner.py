@@ -20,6 +20,7 @@ In the closed-loop env (UTP-Replan-v0) the planner also repairs its plan at each
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -175,10 +176,12 @@ class ReferencePlanner:
             j = sum(1 for ld in sk.leg_days if ld < d)  # legs taken before today
             leg_index = sk.leg_days.index(d) if d in sk.leg_days else None
             # The cheapest policy eats at the first (cheapest) restaurant that fits, as the budget assumes.
-            sched = DayScheduler(db, self.config, timing, state, r_order, a_order,
-                                 cap if shape is None else min(cap, shape.attractions[d]), transit,
-                                 meals=None if shape is None else shape.meals[d],
-                                 meal_choices=1 if policy == "cheapest" else MEAL_CHOICES, price_cap=price_cap)
+            def scheduler(trip: TripState, d: int = d) -> DayScheduler:
+                return DayScheduler(db, self.config, timing, trip, r_order, a_order,
+                                    cap if shape is None else min(cap, shape.attractions[d]), transit,
+                                    meals=None if shape is None else shape.meals[d],
+                                    meal_choices=1 if policy == "cheapest" else MEAL_CHOICES, price_cap=price_cap)
+            sched = scheduler(state)
             here = stops[j]
             t = WAKE + MORNING
             if d > 0:
@@ -202,7 +205,19 @@ class ReferencePlanner:
                     sched.add(sched.stay_item(night_stay, "check-in", t, t + DESK))  # type: ignore[arg-type]
                     t = sched.fill(stops[j + 1], t + DESK + TRANSFER, LATEST_END)
             else:
-                t = sched.fill(here, t, LATEST_END, events.get(d))
+                # Complete Information: an attraction and all three meals. If the day cannot have them
+                # with every buffer in full, it is laid out again with buffers squeezed where needed.
+                before = copy.deepcopy(state)
+                sched.full_day = True
+                t_end = sched.fill(here, t, LATEST_END, events.get(d))
+                if not sched.complete_day():
+                    retry = scheduler(before)
+                    retry.full_day = retry.squeeze_anywhere = True
+                    retry.out.items = sched.out.items[:1]  # the morning at the stay
+                    retry_end = retry.fill(here, t, LATEST_END, events.get(d))
+                    if retry.complete_day():
+                        sched, state, t_end = retry, before, retry_end
+                t = t_end
             if night_stay is not None:
                 sched.add(sched.stay_item(night_stay, "stay", t, 1440 + WAKE))
             days.append(self._day(query, db, d, here, leg, night_stay, transport, sched))

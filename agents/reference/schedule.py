@@ -33,6 +33,13 @@ LATEST_END = 1440 + 60  # the last visit of a day ends by 01:00
 MEAL_SLIDE = 30  # a meal may start up to this much after its earliest time to dodge crowds
 ATTRACTION_SLIDE = 60
 MEAL_CHOICES = 4  # restaurants compared for each meal (the shortest crowd-adjusted booking wins)
+# On a day spent in one city Complete Information asks for an attraction and all three meals
+# (TripCraft's and TravelPlanner's is_not_absent). There an attraction does not delay a meal, a
+# required one ends by the meal's latest start here (it no longer takes the whole free stretch),
+# and when no attraction fits its usual slot the first may stretch up to that time: lunch still
+# starts in its window, dinner 4 h after lunch in its own while restaurants are open
+# (`DayScheduler.full_day`).
+LATEST_MEAL_START: dict[str, int] = {"lunch": 14 * 60, "dinner": 20 * 60 + 30}
 
 
 @dataclass
@@ -68,6 +75,14 @@ class DayScheduler:
         self.out = DayResult()
         self.last_meal_end: int | None = None
         self.attractions_today = 0
+        # A day in one city (no leg): it needs an attraction and all three meals (see LATEST_MEAL_START);
+        # `squeeze_anywhere`: its second try, where any gap may squeeze a buffer to have them.
+        self.full_day = False
+        self.squeeze_anywhere = False
+
+    def complete_day(self) -> bool:
+        """Whether the day has an attraction and all three meals (Complete Information's day rules)."""
+        return self.attractions_today > 0 and all(m in self.out.meals for m in ("breakfast", "lunch", "dinner"))
 
     # -- single items
 
@@ -121,7 +136,7 @@ class DayScheduler:
             if meal is not None:
                 w_lo, w_hi = MEAL_WINDOWS[meal]
                 lo = max(w_lo, t, (self.last_meal_end or 0) + int(self.config.min_meal_gap_minutes))
-                if lo > w_hi or (meal == "lunch" and self._needs_early_dinner(city)):
+                if lo > w_hi or (meal == "lunch" and not self.full_day and self._needs_early_dinner(city)):
                     pending.pop(0)
                     continue
                 if t >= lo - 30:
@@ -139,8 +154,20 @@ class DayScheduler:
             else:
                 deadline = stop
             if self.attractions_today < self.cap:
-                # An attraction of a required category may take the whole free stretch (a meal gives way).
-                end = self._place_attraction(city, t, deadline - TRANSFER, stop - TRANSFER)
+                # An attraction of a required category may take the whole free stretch (a meal gives way),
+                # except on a full day, where a required one ends by the pending meal's latest start and
+                # any other one does not delay the meal.
+                stretch = stop
+                if self.full_day and meal is not None:
+                    stretch = min(stop, max(lo, LATEST_MEAL_START.get(meal, lo)))
+                    deadline = min(deadline, lo)
+                # On a full day a buffer is squeezed only in the day's last gap (before dinner or after it):
+                # an earlier gap leaves the chance of a later one with the full buffer.
+                squeeze = not self.full_day or self.squeeze_anywhere or meal in ("dinner", None)
+                end = self._place_attraction(city, t, deadline - TRANSFER, stretch - TRANSFER, squeeze=squeeze)
+                if end is None and self.full_day and self.attractions_today == 0 and meal != "breakfast":
+                    end = self._place_attraction(city, t, stretch - TRANSFER, stretch - TRANSFER, must=True,
+                                                 squeeze=squeeze)
                 if end is not None:
                     t = end + TRANSFER
                     continue
@@ -199,6 +226,12 @@ class DayScheduler:
             slot = self.timing.best_start(v, lo, hi, stop)
             if slot is not None:
                 fitting.append((0 if covers else 1, slot[1] - slot[0], rank, slot[0], v))
+        if not fitting and self.squeeze_anywhere:  # a full day's second try: the meal keeps what buffer fits
+            for rank, r in enumerate(candidates[:self.meal_choices]):
+                v = venue(self.db, "restaurants", r)
+                slot = self.timing.squeezed_start(v, lo, hi, stop)
+                if slot is not None:
+                    fitting.append((1, slot[1] - slot[0], rank, slot[0], v))
         if fitting:
             _, length, _, start, v = min(fitting, key=lambda f: f[:3])
             r, end = v.row, start + length
@@ -212,7 +245,12 @@ class DayScheduler:
             return end
         return None
 
-    def _place_attraction(self, city: str, t: int, latest_end: int, required_latest_end: int) -> int | None:
+    def _place_attraction(self, city: str, t: int, latest_end: int, required_latest_end: int,
+                          must: bool = False, squeeze: bool = True) -> int | None:
+        """Book the first attraction that fits (one of a category the query still needs first);
+        `must`: the day's only attraction (`full_day`), any venue may take the stretch up to
+        `latest_end` at any length. `squeeze`: a required one, or the `must` one as a last resort,
+        may keep less than its full buffer (`Timing.squeezed_start`)."""
         wanted = self.state.categories_left
         fee = self.db.tables["attractions"].columns["entry_fee_inr"]
         candidates = [a for a in self.attraction_order.get(city, []) if a not in self.state.used_attractions
@@ -226,24 +264,38 @@ class DayScheduler:
                 continue
             v = venue(self.db, "attractions", a)
             lo = max(t, v.open_min)
-            hi = end_by if is_required else lo + ATTRACTION_SLIDE
+            hi = end_by if is_required or must else lo + ATTRACTION_SLIDE
             slot = self.timing.best_start(v, lo, hi, end_by)
-            if slot is None and is_required:
+            if slot is None and is_required and squeeze:
                 slot = self.timing.squeezed_start(v, lo, hi, end_by)
             if slot is None:
                 continue
             start, end = slot
-            if not is_required and end - start > MAX_VISIT_GAP_MIN:
+            if not (is_required or must) and end - start > MAX_VISIT_GAP_MIN:
                 continue  # a long venue at a crowded hour would fill the day: a person picks another
-            label = f"{v.name}, {v.city}"
-            self.add(self.transit.annotate(PlanItem(name=label, activity="visit", start=start, end=end,
-                                                    venue_type="attraction"), v.city, "attraction", v.name))
-            self.out.attractions.append(label)
-            self.state.used_attractions.add(a)
-            self.state.categories_left = [c for c in wanted if not has_category(self.db, a, c)]
-            self.attractions_today += 1
-            return end
+            return self._book_attraction(v, a, start, end)
+        if must and squeeze:  # nothing fits with its full buffer: the one that keeps the longest buffer
+            squeezed = []
+            for a, end_by, _ in tries:
+                v = venue(self.db, "attractions", a)
+                slot = self.timing.squeezed_start(v, max(t, v.open_min), end_by, end_by)
+                if slot is not None:
+                    squeezed.append((slot[0] - slot[1], a, v, slot))
+            if squeezed:
+                _, a, v, (start, end) = min(squeezed, key=lambda s: s[:2])
+                return self._book_attraction(v, a, start, end)
         return None
+
+    def _book_attraction(self, v: Venue, a: int, start: int, end: int) -> int:
+        """Add attraction `a` from `start` to `end`; returns the end."""
+        label = f"{v.name}, {v.city}"
+        self.add(self.transit.annotate(PlanItem(name=label, activity="visit", start=start, end=end,
+                                                venue_type="attraction"), v.city, "attraction", v.name))
+        self.out.attractions.append(label)
+        self.state.used_attractions.add(a)
+        self.state.categories_left = [c for c in self.state.categories_left if not has_category(self.db, a, c)]
+        self.attractions_today += 1
+        return end
 
 
 class TransitLookup:

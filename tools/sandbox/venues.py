@@ -30,6 +30,11 @@ ATTRACTION_HOURS = {"Nature & Parks": (6, 19), "Nightlife": (19, 1), "Museums": 
                     "Water & Amusement Parks": (10, 19), "Zoos & Aquariums": (9, 17), "Casinos & Gambling": (12, 4),
                     "Concerts & Shows": (17, 23), "Food & Drink": (11, 23), "Spas & Wellness": (9, 21)}
 RESTAURANT_HOURS = ((7, 23), (11, 23), (12, 0), (8, 22), (18, 1), (11, 0))
+# Every Indian town has its tiffin centres and udupi halls open from the morning: at least this many
+# restaurants of a city (all of a smaller city's) serve breakfast, enough for a week's stay there
+# (Complete Information asks for breakfast on every day spent in one city).
+BREAKFAST_PLACES_PER_CITY = 8
+BREAKFAST_HOURS = (7, 23)
 
 
 def per_city(cities: Cities, total: int, minimum: int) -> np.ndarray:
@@ -128,8 +133,25 @@ def restaurants_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
             cols["rating"].append(round(float(rng.uniform(3.3, 4.9)), 1))
             cols["open_time"].append(_hhmm(opening))
             cols["close_time"].append(_hhmm(closing))
+        _open_for_breakfast(cols, len(cols["name"]) - k, k)
     return {"name": cols["name"], "city": cols["city"], "latitude": lat, "longitude": lon,
             **{k: v for k, v in cols.items() if k not in ("name", "city")}}
+
+
+def _open_for_breakfast(cols: Columns, first: int, k: int) -> None:
+    """Open the city's restaurants `first`..`first + k` from the morning (BREAKFAST_HOURS), in
+    order (bars stay evening places), until BREAKFAST_PLACES_PER_CITY of them (or all) open by
+    08:00; no random draw, so every other column is unchanged."""
+    def opens_early(i: int) -> bool:
+        return int(str(cols["open_time"][i])[:2]) <= 8 and int(str(cols["close_time"][i])[:2]) >= 12
+
+    short = min(k, BREAKFAST_PLACES_PER_CITY) - sum(opens_early(i) for i in range(first, first + k))
+    for i in range(first, first + k):
+        if short <= 0:
+            return
+        if not opens_early(i) and "Bar/Pub/Cafe" not in cols["cuisines"][i]:
+            cols["open_time"][i], cols["close_time"][i] = _hhmm(BREAKFAST_HOURS[0]), _hhmm(BREAKFAST_HOURS[1])
+            short -= 1
 
 
 def accommodations_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
