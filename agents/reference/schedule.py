@@ -40,6 +40,7 @@ MEAL_CHOICES = 4  # restaurants compared for each meal (the shortest crowd-adjus
 # starts in its window, dinner 4 h after lunch in its own while restaurants are open
 # (`DayScheduler.full_day`).
 LATEST_MEAL_START: dict[str, int] = {"lunch": 14 * 60, "dinner": 20 * 60 + 30}
+LATE_DINNER_AFTER_EVENT = 45  # an evening show ending at 22:30 is followed by dinner, even at 23:15
 
 
 @dataclass
@@ -136,11 +137,12 @@ class DayScheduler:
             if meal is not None:
                 w_lo, w_hi = MEAL_WINDOWS[meal]
                 lo = max(w_lo, t, (self.last_meal_end or 0) + int(self.config.min_meal_gap_minutes))
-                if lo > w_hi or (meal == "lunch" and not self.full_day and self._needs_early_dinner(city)):
+                latest = w_hi + (LATE_DINNER_AFTER_EVENT if self.full_day and meal == "dinner" and event else 0)
+                if lo > latest or (meal == "lunch" and not self.full_day and self._needs_early_dinner(city)):
                     pending.pop(0)
                     continue
                 if t >= lo - 30:
-                    placed = self._place_meal(meal, city, lo, min(w_hi, lo + MEAL_SLIDE), stop)
+                    placed = self._place_meal(meal, city, lo, min(max(w_hi, lo), lo + MEAL_SLIDE), stop)
                     if placed is not None:
                         t = placed + TRANSFER
                         pending.pop(0)
@@ -161,8 +163,9 @@ class DayScheduler:
                 if self.full_day and meal is not None:
                     stretch = min(stop, max(lo, LATEST_MEAL_START.get(meal, lo)))
                     deadline = min(deadline, lo)
-                # On a full day a buffer is squeezed only in the day's last gap (before dinner or after it):
-                # an earlier gap leaves the chance of a later one with the full buffer.
+                # On a full day a buffer is squeezed only in the day's last gap (before dinner or after it),
+                # an earlier gap leaving the chance of a later one with the full buffer, or in its second
+                # try (`squeeze_anywhere`).
                 squeeze = not self.full_day or self.squeeze_anywhere or meal in ("dinner", None)
                 end = self._place_attraction(city, t, deadline - TRANSFER, stretch - TRANSFER, squeeze=squeeze)
                 if end is None and self.full_day and self.attractions_today == 0 and meal != "breakfast":
@@ -274,13 +277,13 @@ class DayScheduler:
             if not (is_required or must) and end - start > MAX_VISIT_GAP_MIN:
                 continue  # a long venue at a crowded hour would fill the day: a person picks another
             return self._book_attraction(v, a, start, end)
-        if must and squeeze:  # nothing fits with its full buffer: the one that keeps the longest buffer
+        if must and squeeze:  # nothing fits with its full buffer: the one that keeps most of it
             squeezed = []
             for a, end_by, _ in tries:
                 v = venue(self.db, "attractions", a)
                 slot = self.timing.squeezed_start(v, max(t, v.open_min), end_by, end_by)
-                if slot is not None:
-                    squeezed.append((slot[0] - slot[1], a, v, slot))
+                if slot is not None:  # ranked by the share of its full buffered length kept
+                    squeezed.append((-(slot[1] - slot[0]) / self.timing.length(v, slot[0]), a, v, slot))
             if squeezed:
                 _, a, v, (start, end) = min(squeezed, key=lambda s: s[:2])
                 return self._book_attraction(v, a, start, end)

@@ -55,6 +55,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--out", type=Path, metavar="FILE",
                    help="also write the full report (summary, every plan's report, skipped lines) as JSON "
                    "to FILE (written atomically)")
+    p.add_argument("--split", metavar="SPLIT",
+                   help="count every query of this split of the query set (validation, test, all): a query "
+                   "with no line in PLANS is undelivered, as TravelPlanner's eval.py counts it; lines for "
+                   "queries of other splits are skipped")
     p.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
     p.set_defaults(handler=handle)
 
@@ -112,6 +116,15 @@ def load_queries(queries: Path | None, db: Database) -> tuple[dict[str, Query], 
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"{exc}; or pass --queries Q.jsonl") from None
     return {q.query_id: q for q in dataset.queries}, dataset.references
+
+
+def split_queries(queries: dict[str, Query], split: str) -> dict[str, Query]:
+    """The queries of `split` ('all': every one); a ValueError naming the splits there are when none is."""
+    chosen = {qid: q for qid, q in queries.items() if split == "all" or q.split == split}
+    if not chosen:
+        there = ", ".join(sorted({q.split for q in queries.values()})) or "none"
+        raise ValueError(f"--split {split!r}: the query set has no query of that split (splits: {there}, or all)")
+    return chosen
 
 
 def is_plan_json(raw: Any) -> bool:
@@ -194,7 +207,7 @@ def score_lines(lines: list[PlanLine], name: str, queries: dict[str, Query], ref
         query = queries.get(str(record["query_id"]))
         if query is None:
             out.skipped.append({"line": line.number,
-                                "reason": f"{name} line {line.number}: unknown query_id {str(record['query_id'])!r}"})
+                                "reason": f"{name} line {line.number}: unknown query_id {str(record['query_id'])!r} (not in the query set, or not in --split)"})
             continue
         line_hash = record.get("db_hash")
         if isinstance(line_hash, str) and line_hash != db.content_hash:
@@ -248,12 +261,24 @@ def handle(args: argparse.Namespace) -> int:
     db, where = open_database(args)
     check_database(args.plans, lines, db, where)
     queries, references = load_queries(args.queries, db)
+    if args.split is not None:
+        queries = split_queries(queries, args.split)
     scores = score_lines(lines, args.plans.name, queries, references, db, config)
-    summary = summarize(scores.results)
+    covered = {q.query_id for q, _ in scores.results}
+    missing = [q for q in queries.values() if q.query_id not in covered]
+    if args.split is not None:
+        scores.results += [(q, None) for q in missing]  # undelivered: no plan for it
+    summary = summarize(scores.results, config.readings)
     print(summary.to_markdown() if args.markdown else summary.to_text())
     for r in scores.records:
         if not r["delivered"]:
             print(f"not delivered: {r['query_id']} (line {r['line']}): {r['error']}", file=sys.stderr)
+    if args.split is not None:
+        print(f"split {args.split}: {len(queries) - len(missing)} of {len(queries)} queries have a plan; "
+              f"{len(missing)} without one count as undelivered", file=sys.stderr)
+    else:
+        print(f"{len(covered)} of the {len(queries)} queries of the set have a plan; the rates are over those "
+              "(pass --split to count every query of a split)", file=sys.stderr)
     for warning in scores.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if scores.warnings and len(scores.warnings) == len(scores.records):

@@ -13,8 +13,9 @@ The pass rates follow TravelPlanner's evaluation/eval.py, which the paper inheri
 - final pass rate = plans passing every commonsense and hard check / queries.
 
 The extra checks (`report.EXTRA_CHECKS`) are rates over delivered plans, outside every pass rate.
-Metric means are over delivered plans whose metric is not None; every denominator comes from the
-data and is reported.
+Metric means are over delivered plans whose metric is not None (with the default reading a
+delivered plan with nothing to score has 0, as TripCraft's code scores it); every denominator comes
+from the data and is reported. The caption names the readings (`EvaluationReadings`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from utp_env.config import EvaluationReadings
 from utp_env.evaluation.hard import OPTIONAL, applicable_hard_checks
 from utp_env.evaluation.report import COMMONSENSE_CHECKS, EXTRA_CHECKS, HARD_CHECKS, EvaluationReport
 from utp_env.query import Query
@@ -33,6 +35,10 @@ AGGREGATION = (f"pass rates as TravelPlanner evaluation/eval.py: fixed denominat
 # What a summary written before AGGREGATION (without the field) was computed with.
 LEGACY_AGGREGATION = ("per-plan applicable checks, 11 commonsense checks (a summary written before the "
                       "TravelPlanner aggregation; rerun or re-evaluate to recompute)")
+
+# What a summary written before the readings were recorded (issue 22) was computed with.
+LEGACY_READINGS = ("not recorded (a summary written before issue 22: complete information basic, empty TripCraft "
+                   "metrics left out, O_ord day_by_day, P_persona keyword)")
 
 RISK_PROFILES = ("tolerant", "optimized", "averse")
 RISK_LABELS = {"tolerant": "Risk_tol", "optimized": "Risk_opt", "averse": "Risk_av"}
@@ -93,6 +99,8 @@ class EvaluationSummary(BaseModel):
 
     groups: dict[str, GroupSummary] = Field(description="'3', '5', '7' (those present) and 'all'")
     aggregation: str = Field(default=LEGACY_AGGREGATION, description="How the pass rates are computed")
+    readings: str = Field(default=LEGACY_READINGS,
+                          description="Which reading of each inherited definition (EvaluationReadings.describe)")
 
     def rows(self) -> list[tuple[str, list[str]]]:
         """(label, one cell per group) for every line of the table."""
@@ -129,8 +137,8 @@ class EvaluationSummary(BaseModel):
 
     def caption(self) -> str:
         """The line above the table: how the pass rates are aggregated, which direction is better."""
-        return (f"Aggregation: {self.aggregation}. {HIGHER_IS_BETTER} = higher is better (every row). "
-                "Extra checks are outside the pass rates.")
+        return (f"Aggregation: {self.aggregation}. Readings: {self.readings}. {HIGHER_IS_BETTER} = higher is "
+                "better (every row). Extra checks are outside the pass rates.")
 
     def to_text(self) -> str:
         """Fixed-width text table under its caption."""
@@ -211,10 +219,13 @@ def summarize_group(results: list[tuple[Query, EvaluationReport | None]]) -> Gro
                          for risk in RISK_PROFILES} for m in UNCERTAINTY})
 
 
-def summarize(results: Iterable[tuple[Query, EvaluationReport | None]]) -> EvaluationSummary:
-    """Summary by horizon (those present, ascending) and over all queries."""
+def summarize(results: Iterable[tuple[Query, EvaluationReport | None]],
+              readings: EvaluationReadings | None = None) -> EvaluationSummary:
+    """Summary by horizon (those present, ascending) and over all queries; `readings`: those the
+    reports were computed with (the defaults when not given), named in the caption."""
     results = list(results)
     horizons = sorted({q.days for q, _ in results})
     groups = {str(h): summarize_group([(q, r) for q, r in results if q.days == h]) for h in horizons}
     groups["all"] = summarize_group(results)
-    return EvaluationSummary(groups=groups, aggregation=AGGREGATION)
+    return EvaluationSummary(groups=groups, aggregation=AGGREGATION,
+                             readings=(readings or EvaluationReadings()).describe())
