@@ -131,6 +131,7 @@ def test_real_plans_delivered_undelivered_and_invented(tmp_path) -> None:
     TravelPlanner's formulas computed by hand."""
     from test_checks import HOTEL, build_tiny_db, good_plan
 
+    from utp_env.config import EvaluationReadings, UncertaintyConfig
     from utp_env.evaluation import evaluate
 
     db = build_tiny_db(tmp_path / "db")
@@ -140,7 +141,8 @@ def test_real_plans_delivered_undelivered_and_invented(tmp_path) -> None:
     for day in invented.days:
         day.accommodation = "Hotel Nowhere" if day.accommodation else day.accommodation
         day.items = [i.model_copy(update={"name": "Hotel Nowhere"}) if i.name == HOTEL else i for i in day.items]
-    good, fake = evaluate(good_plan(), queries[0], db), evaluate(invented, queries[1], db)
+    basic = UncertaintyConfig(readings=EvaluationReadings(complete_information="basic"))  # good_plan's day 2 has
+    good, fake = evaluate(good_plan(), queries[0], db, basic), evaluate(invented, queries[1], db, basic)  # one meal
     assert good.final_pass and good.hard_evaluated
     assert fake.commonsense["within_sandbox"].passed is False and not fake.hard_evaluated
     assert fake.hard["budget"].passed is True and fake.hard["cuisine"].passed is True   # but not counted

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from utp_env.config import EvaluationReadings, UncertaintyConfig
 from utp_env.evaluation import evaluate
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg, parse_hhmm
 from utp_env.query import LocalConstraint, Persona, Query
@@ -197,8 +198,24 @@ def good_plan() -> Plan:
     return Plan(query_id="q1", days=[d1, d2, d3])
 
 
+BASIC = UncertaintyConfig(readings=EvaluationReadings(complete_information="basic"))
+
+
+def test_good_plan_lacks_only_day_2_breakfast_and_lunch_for_the_parents(tiny_db: Database) -> None:
+    """Day 2 stays in Vadodara with a dinner only: TravelPlanner's and TripCraft's Complete
+    Information fail it (a day that is not a travel day needs breakfast, lunch and dinner)."""
+    for parent in ("tripcraft", "travelplanner"):
+        config = UncertaintyConfig(readings=EvaluationReadings(complete_information=parent))
+        report = evaluate(good_plan(), make_query(), tiny_db, config)
+        failed = {k: v.reason for k, v in {**report.commonsense, **report.hard}.items() if v.passed is False}
+        assert failed == {"complete_information": "meals: day 2 (Vadodara): no breakfast, lunch on a day that is "
+                                                  "not a travel day"}
+        assert report.subchecks["complete_information/meals"].passed is False
+        assert report.subchecks["complete_information/attraction"].passed is True
+
+
 def test_good_plan_passes_every_check(tiny_db: Database) -> None:
-    report = evaluate(good_plan(), make_query(), tiny_db)
+    report = evaluate(good_plan(), make_query(), tiny_db, BASIC)
     failed = {k: v.reason for k, v in {**report.commonsense, **report.hard}.items() if v.passed is False}
     assert failed == {}
     assert report.final_pass
@@ -382,7 +399,9 @@ def test_fig6_missing_times_fails_complete_information_and_is_scored(tiny_db: Da
     plan = parse_plan(_paper("fig6_missing_times")["plan"])
     report = evaluate(plan, make_query(), tiny_db)
     assert report.commonsense["complete_information"].passed is False
-    assert "'Lumbini Park' has no start/end time" in report.commonsense["complete_information"].reason
+    assert "'Lumbini Park' has no start/end time" in report.extra["timed_items"].reason
+    basic = evaluate(plan, make_query(), tiny_db, BASIC)
+    assert "'Lumbini Park' has no start/end time" in basic.commonsense["complete_information"].reason
     # still scored: the timed breakfast (07:50-08:50) gives BAS, the flight gives TDAS
     assert report.bas is not None and report.tdas is not None and report.temporal_meal is not None
     assert report.spatial is not None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+
+from utp_env.config import EvaluationReadings, UncertaintyConfig
 from test_checks import PERSONA, build_tiny_db, good_plan, make_query
 
 from utp_env.config import TripCraftParams
@@ -104,7 +106,9 @@ def test_tripcraft_on_a_plan(tiny_db: Database) -> None:
     plan.days[1].items[1].transit_distance_m = 10000       # garden: 0.5 e^-1
     reference = good_plan()
     reference.days[1].items.pop(3)                         # reference day 2 has no event
-    report = evaluate(plan, make_query(persona=PERSONA), tiny_db, reference=reference)
+    day_by_day = UncertaintyConfig(readings=EvaluationReadings(ordering="day_by_day", empty_metrics="none"))
+    report = evaluate(plan, make_query(persona=PERSONA), tiny_db, day_by_day, reference=reference)
+    tripcraft = evaluate(plan, make_query(persona=PERSONA), tiny_db, reference=reference)
     # meals: lunch 13:30-14:40 (mid 14.0833 h, 70 min), dinners 19:00-20:30 (19.75 h, 90) and 17:00-18:15
     expected_meal = (tc.meal_score(14 + 5 / 60, 70, P.meals["lunch"])
                      + tc.meal_score(19.75, 90, P.meals["dinner"]) + tc.meal_score(17.625, 75, P.meals["dinner"])) / 3
@@ -118,6 +122,9 @@ def test_tripcraft_on_a_plan(tiny_db: Database) -> None:
     assert report.spatial == pytest.approx((0.75 + 0.5 * math.exp(-1)) / 2)
     # day 2: plan [acc, attr, rest, event, acc] -> x z y z x vs reference x z y x: 1 edit / 5
     assert report.ordering == pytest.approx((1 + 0.8 + 1) / 3)
+    assert tripcraft.ordering == pytest.approx(tc.tripcraft_ordering_score(
+        [["z", "x", "z", "y", "y", "x"], ["x", "z", "y", "z", "x"], ["x", "x", "z"]],
+        [["z", "x", "z", "y", "y", "x"], ["x", "z", "y", "x"], ["x", "x", "z"]]))
     # Historical Sites / Relaxation / Laidback favour Museums and Nature & Parks (both attractions match);
     # Luxury favours $$$ and $$$$ (2 of 3 restaurants): 4/5
     assert report.persona == pytest.approx(0.8)

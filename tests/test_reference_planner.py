@@ -150,10 +150,17 @@ def test_deterministic_baseline_scores_lower(mini_db: Database, queries: list[Qu
     ref, det = reports["reference"], reports["deterministic"]
     assert _mean([r.bas for r in det]) < _mean([r.bas for r in ref]) - 0.5
     assert _mean([r.tdas for r in det]) < _mean([r.tdas for r in ref]) - 0.5
-    # Same choices: the same venues, only the timing differs.
+    # Same choices: the same venues, only the timing differs; unless the unbuffered plan went over the
+    # budget (other restaurants fit its shorter bookings) and was rebuilt with the cheapest choices.
+    compared = 0
     for a, b in zip(runs["reference"], runs["deterministic"], strict=True):
+        notes = [step.result for step in b.trace.steps if step.kind == "note"]
+        if any(str(n).startswith("cheapest plan costs") for n in notes):
+            continue
+        compared += 1
         assert [d.accommodation for d in a.plan.days] == [d.accommodation for d in b.plan.days]
         assert [leg.number for _, leg in a.plan.legs] == [leg.number for _, leg in b.plan.legs]
+    assert compared >= N // 2
     sample = range(0, N, 3)
     hold = {name: statistics.fmean(simulate(runs[name][i].plan, queries[i], mini_db, n=400, seed=i).hold_rate
                                    for i in sample) for name in runs}

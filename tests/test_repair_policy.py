@@ -215,11 +215,11 @@ def test_a_rebooking_keeps_the_budget(env: UTPReplanEnv, rebooked: Any) -> None:
 
 def test_every_repair_call_is_accepted_and_repair_never_loses_on_these_trips(env: UTPReplanEnv,
                                                                              mini_db: Database) -> None:
-    """Deterministic plans (no buffers) on 12 queries x 2 seeds: the env refuses none of the
+    """Deterministic plans (no buffers) on 24 queries x 2 seeds: the env refuses none of the
     policy's tool calls (nothing locked is touched), and the realised score is never lower."""
     planner = ReferencePlanner(buffers=False)
     repairs = 0
-    for query in query_pool(mini_db)[:12]:
+    for query in query_pool(mini_db)[:24]:
         plan = planner.run(query, Toolkit(mini_db)).plan
         if plan is None:
             continue

@@ -157,10 +157,11 @@ def ordering(ctx: PlanContext, reference: PlanContext, reading: str) -> float | 
     return score(type_sequences(ctx), type_sequences(reference))
 
 
-def zero_if_empty(value: float | None, readings: EvaluationReadings) -> float | None:
-    """A TripCraft metric with nothing to score: 0 as TripCraft's code scores it (`empty_metrics:
-    zero`), or None, left out of the mean (`none`)."""
-    return 0.0 if value is None and readings.empty_metrics == "zero" else value
+def zero_if_empty(value: float | None, readings: EvaluationReadings, delivered: bool) -> float | None:
+    """A TripCraft metric with nothing to score in a delivered plan (one with days): 0 as TripCraft's
+    code scores it (`empty_metrics: zero`), or None, left out of the mean (`none`). A plan without
+    days keeps None: TripCraft leaves such a plan (`days == 0`) out of every mean."""
+    return 0.0 if value is None and delivered and readings.empty_metrics == "zero" else value
 
 
 def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig | None = None,
@@ -172,23 +173,25 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
     config = config or DEFAULT_CONFIG
     readings = config.readings
     ctx = build_context(plan, query, db)
+    delivered = bool(ctx.days)
     cost = trip_cost(ctx)
     pois = _poi_details(ctx, config)
     legs = _leg_details(ctx, config)
     crowd = [p.crowd_score for p in pois if p.crowd_score is not None]
     order = None
     if reference is not None:
-        order = zero_if_empty(ordering(ctx, build_context(reference, query, db), readings.ordering), readings)
+        order = zero_if_empty(ordering(ctx, build_context(reference, query, db), readings.ordering), readings,
+                              delivered)
     poi_parts = valid_poi_list_parts(ctx)
     information_parts = complete_information_parts(ctx, readings.complete_information)
     if readings.persona == "bert":
-        persona_value = zero_if_empty(persona_bert(ctx, readings.persona_model), readings)
+        persona_value = zero_if_empty(persona_bert(ctx, readings.persona_model), readings, delivered)
     else:
         persona_value = persona(ctx)
         if persona_value is None and (tc.preferred_categories(query.persona.location_preference, query.persona.purpose,
                                                               query.persona.traveler_type)
                                       or tc.preferred_tiers(query.persona.spending)):
-            persona_value = zero_if_empty(None, readings)  # the persona could be judged, the plan gave nothing
+            persona_value = zero_if_empty(None, readings, delivered)  # the persona could be judged, the plan gave nothing
     subchecks = {f"valid_poi_list/{name}": check for name, check in poi_parts.items()}
     subchecks.update({f"complete_information/{name}": check for name, check in information_parts.items()})
     return build(EvaluationReport,
@@ -200,9 +203,9 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
         bas=un.absorption_score([p.q for p in pois]),
         cats=sum(crowd) / len(crowd) if crowd else None,
         tdas=un.absorption_score([leg.q for leg in legs]),
-        temporal_meal=zero_if_empty(temporal_meal(ctx, config), readings),
-        temporal_attraction=zero_if_empty(temporal_attraction(ctx, config), readings),
-        spatial=zero_if_empty(spatial(ctx, config), readings),
+        temporal_meal=zero_if_empty(temporal_meal(ctx, config), readings, delivered),
+        temporal_attraction=zero_if_empty(temporal_attraction(ctx, config), readings, delivered),
+        spatial=zero_if_empty(spatial(ctx, config), readings, delivered),
         ordering=order,
         persona=persona_value,
         pois=pois, legs=legs, cost=cost)
