@@ -5,11 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from utp_env.config import EvaluationReadings, UncertaintyConfig
 from test_checks import PERSONA, build_tiny_db, good_plan, make_query
 
-from utp_env.config import TripCraftParams
+from utp_env.config import EvaluationReadings, TripCraftParams, UncertaintyConfig
 from utp_env.evaluation import evaluate
 from utp_env.evaluation import tripcraft as tc
 from utp_env.query import Persona

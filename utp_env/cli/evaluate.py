@@ -122,7 +122,7 @@ def split_queries(queries: dict[str, Query], split: str) -> dict[str, Query]:
     """The queries of `split` ('all': every one); a ValueError naming the splits there are when none is."""
     chosen = {qid: q for qid, q in queries.items() if split == "all" or q.split == split}
     if not chosen:
-        there = ", ".join(sorted({q.split for q in queries.values()})) or "none"
+        there = ", ".join(sorted({str(q.split) for q in queries.values()})) or "none"
         raise ValueError(f"--split {split!r}: the query set has no query of that split (splits: {there}, or all)")
     return chosen
 
@@ -207,7 +207,8 @@ def score_lines(lines: list[PlanLine], name: str, queries: dict[str, Query], ref
         query = queries.get(str(record["query_id"]))
         if query is None:
             out.skipped.append({"line": line.number,
-                                "reason": f"{name} line {line.number}: unknown query_id {str(record['query_id'])!r} (not in the query set, or not in --split)"})
+                                "reason": f"{name} line {line.number}: unknown query_id {str(record['query_id'])!r} "
+                                          "(not in the query set, or not in --split)"})
             continue
         line_hash = record.get("db_hash")
         if isinstance(line_hash, str) and line_hash != db.content_hash:

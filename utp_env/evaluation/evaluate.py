@@ -191,7 +191,8 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
         if persona_value is None and (tc.preferred_categories(query.persona.location_preference, query.persona.purpose,
                                                               query.persona.traveler_type)
                                       or tc.preferred_tiers(query.persona.spending)):
-            persona_value = zero_if_empty(None, readings, delivered)  # the persona could be judged, the plan gave nothing
+            # the persona could be judged, the plan gave nothing to judge
+            persona_value = zero_if_empty(None, readings, delivered)
     subchecks = {f"valid_poi_list/{name}": check for name, check in poi_parts.items()}
     subchecks.update({f"complete_information/{name}": check for name, check in information_parts.items()})
     return build(EvaluationReport,

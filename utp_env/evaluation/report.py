@@ -137,7 +137,8 @@ class EvaluationReport(BaseModel):
     commonsense: dict[str, CheckResult] = Field(description="The paper's ten checks (COMMONSENSE_CHECKS)")
     hard: dict[str, CheckResult] = Field(description="Budget and the constraints the query sets (HARD_CHECKS)")
     subchecks: dict[str, CheckResult] = Field(
-        default_factory=dict, description="Parts of a composite check, keyed 'check/part' (valid_poi_list, complete_information)")
+        default_factory=dict,
+        description="Parts of a composite check, keyed 'check/part' (valid_poi_list, complete_information)")
     extra: dict[str, CheckResult] = Field(
         default_factory=dict, description="Rules the paper does not have (EXTRA_CHECKS); not in any pass rate")
     bas: float | None = None
