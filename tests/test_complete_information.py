@@ -182,7 +182,9 @@ def tiny_bert(directory: Path) -> Path:
     """A BERT with random weights and a small word-piece vocabulary, saved where `from_pretrained` reads it."""
     transformers = pytest.importorskip("transformers")
     pytest.importorskip("torch")
-    words = sorted({*["laidback", "traveler", "adventure", "seeker", "cultural", "relaxation", "nature", "economical", "luxury", "moderate", "beaches", "mountains", "heritage", "religious", "sites", "hotel", "resort", "cafe", "temple", "fort", "museum", "park", "lake", "market", ",", ".", ";"]})
+    words = sorted({"laidback", "traveler", "adventure", "seeker", "cultural", "relaxation", "nature", "economical",
+                    "luxury", "moderate", "beaches", "mountains", "heritage", "religious", "sites", "hotel", "resort",
+                    "cafe", "temple", "fort", "museum", "park", "lake", "market", ",", ".", ";"})
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *"abcdefghijklmnopqrstuvwxyz",
              *(f"##{c}" for c in "abcdefghijklmnopqrstuvwxyz")]
     directory.mkdir(parents=True, exist_ok=True)
