@@ -264,3 +264,44 @@ def test_evaluate_split_counts_a_missing_plan_as_undelivered(mini_db_path: Path,
     assert "pass --split to count every query" in capsys.readouterr().err
     assert main(["evaluate", "--plans", str(plans), "--db", str(mini_db_path), "--split", "nope"]) != 0
     assert "no query of that split (splits:" in capsys.readouterr().err
+
+
+# --- degenerate plans under the new Complete Information ---------------------------------------
+
+
+def test_leaving_content_out_never_pays(dataset: Dataset) -> None:
+    """The default reward (`DEFAULT_REWARD_WEIGHTS`) of each mini reference plan against the same plan
+    with its PoI list dropped (the summary fields kept), with only its legs, without its
+    attractions, and of an empty plan: none scores above the honest plan on any query. (A plan whose
+    items keep no times is issue 26's: BAS and CATS leave the mean then.)"""
+    from utp_env.env.config import DEFAULT_REWARD_WEIGHTS
+    from utp_env.env.episode import reward_terms, weighted_reward
+
+    def reward(plan: Plan, query_id: str) -> float:
+        q, ref = dataset.query(query_id), dataset.references[query_id]
+        return weighted_reward(reward_terms(evaluate(plan, q, dataset.db, reference=ref)), DEFAULT_REWARD_WEIGHTS)
+
+    def no_items(plan: Plan) -> None:
+        for day in plan.days:
+            day.items = []
+
+    def legs_only(plan: Plan) -> None:
+        for day in plan.days:
+            day.items, day.attractions, day.events = [], [], []
+            day.breakfast = day.lunch = day.dinner = day.accommodation = None
+
+    def no_attractions(plan: Plan) -> None:
+        for day in plan.days:
+            names = set(day.attractions)
+            day.attractions = []
+            day.items = [item for item in day.items if item.name not in names]
+
+    def nothing(plan: Plan) -> None:
+        plan.days = []
+
+    for q in dataset.queries:
+        honest = reward(dataset.references[q.query_id], q.query_id)
+        for degrade in (no_items, legs_only, no_attractions, nothing):
+            plan = dataset.references[q.query_id].model_copy(deep=True)
+            degrade(plan)
+            assert reward(plan, q.query_id) < honest, (q.query_id, degrade.__name__)

@@ -207,13 +207,13 @@ class ReferencePlanner:
             else:
                 # Complete Information: an attraction and all three meals. If the day cannot have them
                 # with every buffer in full, it is laid out again with buffers squeezed where needed.
-                before = copy.deepcopy(state)
+                before, morning = copy.deepcopy(state), len(sched.out.items)
                 sched.full_day = True
                 t_end = sched.fill(here, t, LATEST_END, events.get(d))
                 if not sched.complete_day():
                     retry = scheduler(before)
                     retry.full_day = retry.squeeze_anywhere = True
-                    retry.out.items = sched.out.items[:1]  # the morning at the stay
+                    retry.out.items = sched.out.items[:morning]  # what the day held before `fill`
                     retry_end = retry.fill(here, t, LATEST_END, events.get(d))
                     if retry.complete_day():
                         sched, state, t_end = retry, before, retry_end

@@ -127,14 +127,20 @@ def _day_label(day: DayContext) -> str:
     return f"day {day.index + 1} ({day.day.current_city})"
 
 
+def _day_count(ctx: PlanContext) -> list[str]:
+    """The day-count rule of every reading: the plan has as many days as the query."""
+    if len(ctx.days) == ctx.query.days:
+        return []
+    return [f"the plan has {len(ctx.days)} day(s), the query asks for {ctx.query.days}"]
+
+
 def _parents_parts(ctx: PlanContext, parent: str) -> dict[str, CheckResult]:
     """TravelPlanner's or TripCraft's `is_not_absent`, one part per rule, over the query's days."""
     q = ctx.query
     days = ctx.days[:q.days]  # the parents read `range(min(question['days'], len(plan)))`
     problems: dict[str, list[str]] = {name: [] for name in (
-        "days", "city_number", "transportation", "attraction", "accommodation", "meals")}
-    if len(ctx.days) != q.days:
-        problems["days"].append(f"the plan has {len(ctx.days)} day(s), the query asks for {q.days}")
+        "city_number", "transportation", "attraction", "accommodation", "meals")}
+    problems["days"] = _day_count(ctx)
     org = normalize(q.org)
     cities = {key for day in days for key in day.city_keys}
     if days and _is_travel_day(days[0].day) and days[0].city_keys[0] != org:
@@ -181,9 +187,8 @@ def _basic_parts(ctx: PlanContext) -> dict[str, CheckResult]:
     """The project's rules before issue 22: every day of the query, no empty day, a stay for every
     night, transport on every travel day, a start and end time for every point-of-interest item."""
     problems: dict[str, list[str]] = {name: [] for name in (
-        "days", "empty_days", "accommodation", "transportation", "timed_items")}
-    if len(ctx.days) != ctx.query.days:
-        problems["days"].append(f"the plan has {len(ctx.days)} day(s), the query asks for {ctx.query.days}")
+        "empty_days", "accommodation", "transportation", "timed_items")}
+    problems["days"] = _day_count(ctx)
     last = len(ctx.days) - 1
     for day in ctx.days:
         n = day.index + 1
@@ -212,7 +217,11 @@ def complete_information_parts(ctx: PlanContext, reading: CompleteInformationRea
 
 
 def complete_information(ctx: PlanContext, reading: CompleteInformationReading = "tripcraft") -> CheckResult:
-    """No key information left out of the plan (paper Table 8; rules in `complete_information_parts`)."""
+    """No key information left out of the plan: every day of the query and the asked number of
+    cities; transportation on a day that changes city; an attraction, a breakfast, a lunch and a
+    dinner on a day spent in one city; an accommodation every night but the last; a non-empty
+    point-of-interest list every day, with a distance for every nearest transit it names; at least
+    half of the day fields filled."""
     return combine(complete_information_parts(ctx, reading))
 
 

@@ -123,17 +123,19 @@ def type_sequences(ctx: PlanContext) -> list[list[str]]:
     return [[tc.ordering_token(v.kind) for v in day.items] for day in ctx.days]
 
 
-def persona(ctx: PlanContext) -> float | None:
+def persona(ctx: PlanContext, readings: EvaluationReadings) -> float | None:
     """The keyword backend: share of known attraction/restaurant visits matching the persona's
-    keyword tables; None when the persona names no favoured category or tier, or nothing is judged."""
+    keyword tables. None when the persona names no favoured category or tier (it cannot be judged);
+    a persona that can be judged and a plan that gives nothing to judge: `zero_if_empty`."""
     pe = ctx.query.persona
     categories = tc.preferred_categories(pe.location_preference, pe.purpose, pe.traveler_type)
     tiers = tc.preferred_tiers(pe.spending)
     att = ctx.db.tables["attractions"].columns["categories"]
     res = ctx.db.tables["restaurants"].columns["price_tier"]
-    return tc.persona_score([att[v.ref.row] for v in ctx.of_kind("attraction") if v.ref is not None],
-                            [res[v.ref.row] for v in ctx.of_kind("restaurant") if v.ref is not None],
-                            categories, tiers)
+    score = tc.persona_score([att[v.ref.row] for v in ctx.of_kind("attraction") if v.ref is not None],
+                             [res[v.ref.row] for v in ctx.of_kind("restaurant") if v.ref is not None],
+                             categories, tiers)
+    return zero_if_empty(score, readings, bool(ctx.days)) if categories or tiers else score
 
 
 PERSONA_FIELDS = ("traveler_type", "purpose", "spending", "location_preference")  # TripCraft's four components
@@ -187,12 +189,7 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
     if readings.persona == "bert":
         persona_value = zero_if_empty(persona_bert(ctx, readings.persona_model), readings, delivered)
     else:
-        persona_value = persona(ctx)
-        if persona_value is None and (tc.preferred_categories(query.persona.location_preference, query.persona.purpose,
-                                                              query.persona.traveler_type)
-                                      or tc.preferred_tiers(query.persona.spending)):
-            # the persona could be judged, the plan gave nothing to judge
-            persona_value = zero_if_empty(None, readings, delivered)
+        persona_value = persona(ctx, readings)
     subchecks = {f"valid_poi_list/{name}": check for name, check in poi_parts.items()}
     subchecks.update({f"complete_information/{name}": check for name, check in information_parts.items()})
     return build(EvaluationReport,
