@@ -305,3 +305,22 @@ def test_leaving_content_out_never_pays(dataset: Dataset) -> None:
             plan = dataset.references[q.query_id].model_copy(deep=True)
             degrade(plan)
             assert reward(plan, q.query_id) < honest, (q.query_id, degrade.__name__)
+
+
+def test_a_bad_reading_in_a_config_file_names_the_file_and_field(tmp_path: Path) -> None:
+    from utp_env.config import load_uncertainty
+
+    path = tmp_path / "u.yaml"
+    path.write_text("readings:\n  ordering: sideways\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"u\.yaml: readings\.ordering: Input should be 'tripcraft' or "):
+        load_uncertainty(path)
+
+
+def test_bert_backend_without_transformers_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from utp_env.evaluation.persona_bert import BertEmbedder
+
+    monkeypatch.setitem(sys.modules, "transformers", None)  # an import of it now fails
+    with pytest.raises(ImportError, match=r"pip install 'utp-env\[persona\]'"):
+        BertEmbedder("bert-base-uncased")

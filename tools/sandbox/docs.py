@@ -201,7 +201,10 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    well-known landmarks, hotels and restaurants first; other names are generated from Indian
    locality, person and word lists and made unique within the city. Attraction categories from
    the paper's Table 7 with `visit_duration_hr` the mean of their durations; cuisines from the
-   12 groups; house rules/types from `utp_env.tools.schema`.
+   12 groups; house rules/types from `utp_env.tools.schema`. Restaurant hours are drawn from six
+   patterns; then, in city order, up to 8 restaurants of each city (all of a smaller city's, bars
+   excepted) open 07:00–23:00, so that a week in one city has a breakfast place for every morning
+   (Complete Information asks for breakfast on every day spent in one city; generator 6).
 7. **Events** (`events.py`): in the 60 largest cities, on dates of the calendar recorded in the
    manifest (2025-11-01..2026-03-31), six segments.
 8. **Crowd** (`crowd.py`): every attraction and restaurant of the 20 crowd cities. Hourly
