@@ -207,16 +207,23 @@ class ReferencePlanner:
             else:
                 # Complete Information: an attraction and all three meals. If the day cannot have them
                 # with every buffer in full, it is laid out again with buffers squeezed where needed.
+                # A later try also runs when the day left out a category the query needs that only
+                # this city still offers (`DayScheduler.wanted_here`); the first try that does better wins.
                 before, morning = copy.deepcopy(state), len(sched.out.items)
                 sched.full_day = True
                 t_end = sched.fill(here, t, LATEST_END, events.get(d))
-                if not sched.complete_day():
-                    retry = scheduler(before)
+                for late_required, lunch_first in ((False, False), (True, False), (False, True)):
+                    if sched.complete_day() and not sched.wanted_here(here):
+                        break
+                    trial_state = copy.deepcopy(before)
+                    retry = scheduler(trial_state)
                     retry.full_day = retry.squeeze_anywhere = True
+                    retry.late_required, retry.lunch_first = late_required, lunch_first
                     retry.out.items = sched.out.items[:morning]  # what the day held before `fill`
                     retry_end = retry.fill(here, t, LATEST_END, events.get(d))
-                    if retry.complete_day():
-                        sched, state, t_end = retry, before, retry_end
+                    if retry.complete_day() and (not sched.complete_day()
+                                                 or len(trial_state.categories_left) < len(state.categories_left)):
+                        sched, state, t_end = retry, trial_state, retry_end
                 t = t_end
             if night_stay is not None:
                 sched.add(sched.stay_item(night_stay, "stay", t, 1440 + WAKE))

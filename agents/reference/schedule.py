@@ -13,6 +13,7 @@ than the cap is booked only if it covers a cuisine or category the query still n
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -80,10 +81,21 @@ class DayScheduler:
         # `squeeze_anywhere`: its second try, where any gap may squeeze a buffer to have them.
         self.full_day = False
         self.squeeze_anywhere = False
+        # Later tries of a full day: `late_required` lets an attraction the query requires run until
+        # the pending meal's window closes (a bar that opens at 19:00 before a late dinner);
+        # `lunch_first` books no attraction before lunch (an early lunch leaves room for dinner
+        # before an evening show).
+        self.late_required = False
+        self.lunch_first = False
 
     def complete_day(self) -> bool:
         """Whether the day has an attraction and all three meals (Complete Information's day rules)."""
         return self.attractions_today > 0 and all(m in self.out.meals for m in ("breakfast", "lunch", "dinner"))
+
+    def wanted_here(self, city: str) -> bool:
+        """Whether a category the query still needs is offered by an attraction of `city` not yet used."""
+        return any(has_category(self.db, a, c) for a in self.attraction_order.get(city, [])
+                   if a not in self.state.used_attractions for c in self.state.categories_left)
 
     # -- single items
 
@@ -155,13 +167,14 @@ class DayScheduler:
                 deadline = min(max(lo, t) + ATTRACTION_SLIDE, stop)
             else:
                 deadline = stop
-            if self.attractions_today < self.cap:
+            if self.attractions_today < self.cap and not (self.lunch_first and meal in ("breakfast", "lunch")):
                 # An attraction of a required category may take the whole free stretch (a meal gives way),
                 # except on a full day, where a required one ends by the pending meal's latest start and
                 # any other one does not delay the meal.
                 stretch = stop
                 if self.full_day and meal is not None:
-                    stretch = min(stop, max(lo, LATEST_MEAL_START.get(meal, lo)))
+                    latest_meal = MEAL_WINDOWS[meal][1] if self.late_required else LATEST_MEAL_START.get(meal, lo)
+                    stretch = min(stop, max(lo, latest_meal))
                     deadline = min(deadline, lo)
                 # On a full day a buffer is squeezed only in the day's last gap (before dinner or after it),
                 # an earlier gap leaving the chance of a later one with the full buffer, or in its second
@@ -229,10 +242,18 @@ class DayScheduler:
             slot = self.timing.best_start(v, lo, hi, stop)
             if slot is not None:
                 fitting.append((0 if covers else 1, slot[1] - slot[0], rank, slot[0], v))
-        if not fitting and self.squeeze_anywhere:  # a full day's second try: the meal keeps what buffer fits
-            for rank, r in enumerate(candidates[:self.meal_choices]):
+        # A full day's later try: the meal keeps what buffer fits; with `lunch_first`, breakfast and
+        # lunch keep none (just v), which leaves the 4 h gaps room for a dinner before an evening show.
+        lean = self.lunch_first and meal != "dinner"
+        if (not fitting or lean) and self.squeeze_anywhere:
+            fitting = []
+            for rank, r in enumerate(candidates):
+                if len(fitting) >= self.meal_choices:
+                    break
                 v = venue(self.db, "restaurants", r)
                 slot = self.timing.squeezed_start(v, lo, hi, stop)
+                if slot is not None and lean:
+                    slot = (slot[0], slot[0] + math.ceil(self.timing.base_minutes(v, slot[0])))
                 if slot is not None:
                     fitting.append((1, slot[1] - slot[0], rank, slot[0], v))
         if fitting:
