@@ -220,6 +220,10 @@ class UTPEnv(gym.Env[str, Any]):
             f"submit_plan). You have {self.config.step_limit} steps.",
             "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
             *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
+            "REWARD: the two pass rates and the metrics; each metric counts the distinct venues and services "
+            "found in the database that it scores, against what the query calls for (a repeated or invented "
+            "venue adds nothing), and is scaled by the commonsense pass rate; an item without a start and an "
+            "end time counts as missing information.",
             "TOOLS:", *tool_lines,
         ])
 

@@ -18,6 +18,7 @@ code paths) with a second phase:
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -100,9 +101,9 @@ class ReplanConfig(BaseModel):
 
     @model_validator(mode="after")
     def _weights(self) -> ReplanConfig:
-        bad = {k: w for k, w in self.reward_weights.items() if not w >= 0}
+        bad = {k: w for k, w in self.reward_weights.items() if not (math.isfinite(w) and w >= 0)}
         if bad:
-            raise ValueError(f"reward_weights must be >= 0; got {bad}")
+            raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
         if not any(w > 0 for w in self.reward_weights.values()):
             raise ValueError(f"reward_weights: at least one of {', '.join(REWARD_TERMS)} needs a positive weight "
                              f"(else every trip scores 0); got {self.reward_weights}")
@@ -385,7 +386,8 @@ class ExecutionPhase:
         airline = sum(1 for s in r.steps if s.cancelled)  # cancelled flights the airline rebooked
         terms = realised_terms(self.submitted, realised, report, r.steps, query, ep.db, extra_cost=extra,
                                rebookings=len(repaid) + len(added_legs) + airline, submitted_end=self.submitted_end,
-                               punctuality_scale=config.punctuality_scale_min, final_city=r.location() or None)
+                               punctuality_scale=config.punctuality_scale_min, final_city=r.location() or None,
+                               submitted_report=self.plan_outcome.report, reference=reference)
         weighted = {k: terms[k] for k in REWARD_TERMS}
         reward = weighted_reward(weighted, config.reward_weights) if self.submitted.days else 0.0
         info = {"realised": {"plan": realised.model_dump(mode="json"), **r.to_json()},
