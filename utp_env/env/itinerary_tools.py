@@ -24,8 +24,8 @@ from utp_env.resolve import VenueName, find_service, find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, parse_hhmm, parse_stamp
 from utp_env.tools.database import Database, suggest
 from utp_env.tools.lookup.common import Args, Name, city_of
-from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, ToolSpec, make_registry
+from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 from utp_env.tools.schema import (
     NUMBER_COLUMN,
     SERVICE_TABLE,
