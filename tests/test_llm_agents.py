@@ -617,6 +617,24 @@ def test_load_agent_from_a_user_file(tmp_path) -> None:
         load_agent(str(bad))
 
 
+def test_a_broken_user_agent_module_is_one_line_naming_file_and_line(tmp_path, monkeypatch, capsys) -> None:
+    """A syntax error (or an exception) in a user's agent module: one line with the file and line."""
+    from utp_env.cli import main
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "broken_agent_syntax.py").write_text("class Mine:\n    def run(self, query, toolkit)\n        pass\n")
+    with pytest.raises(AgentConfigError, match=r"syntax error at .*broken_agent_syntax\.py, line 2: "):
+        load_agent("broken_agent_syntax:Mine")
+    (tmp_path / "broken_agent_raises.py").write_text("X = 1\nY = {}['missing']\n")
+    with pytest.raises(AgentConfigError, match=r"raised KeyError: 'missing' \(at .*broken_agent_raises\.py, line 2\)"):
+        load_agent("broken_agent_raises:Mine")
+    code = main(["run", "--agent", "broken_agent_syntax:Mine", "--profile", "mini", "--limit", "1",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and "broken_agent_syntax.py, line 2" in err, err
+
+
 # ---------------------------------------------------------------- issue 13: malformed calls, wrapped envs, errors
 
 
