@@ -365,8 +365,9 @@ def history_reply(reply: Any) -> Any:
     invalid = list(getattr(reply, "invalid_tool_calls", None) or [])
     if not invalid:
         return reply
-    fixed = [{"name": bad.get("name") or "unknown_tool", "args": {}, "id": invalid_call_id(bad, i),
-              "type": "tool_call"} for i, bad in enumerate(invalid)]
+    fixed: list[dict[str, Any]] = [
+        {"name": bad.get("name") or "unknown_tool", "args": {}, "id": invalid_call_id(bad, i), "type": "tool_call"}
+        for i, bad in enumerate(invalid)]
     extra = {k: v for k, v in (reply.additional_kwargs or {}).items() if k != "tool_calls"}
     return reply.model_copy(update={"tool_calls": [*(reply.tool_calls or []), *fixed], "invalid_tool_calls": [],
                                     "additional_kwargs": extra})

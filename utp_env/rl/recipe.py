@@ -164,6 +164,8 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     from trl import GRPOConfig, GRPOTrainer
 
     chosen = settings(args)
+    tokenizer: Any = None
+    model: Any = None
     if not args.tiny:  # before anything is built: a model that cannot be loaded fails at once
         tokenizer, model = load_pretrained(args.model)
     if args.tiny:
