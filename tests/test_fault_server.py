@@ -202,12 +202,18 @@ def test_a_failed_episode_keeps_the_usage_and_trace_of_its_calls(fresh: FaultSer
     assert "Incorrect API key" in record["error"]
 
 
-def test_the_config_price_bills_only_its_own_model(fresh: FaultServer, tmp_path: Path, mini_db_path: Path) -> None:
+def test_the_config_price_bills_only_its_own_model(fresh: FaultServer, tmp_path: Path, mini_db_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """configs/agents/direct.yaml prices openai:gpt-4o-mini; `--set model=fault-model` is another
-    model, so its cost is unknown (None), not billed at gpt-4o-mini's price; tokens are still counted."""
+    model, so its cost is unknown (None), not billed at gpt-4o-mini's price; tokens are still counted,
+    and one line says why the cost is unknown."""
     records = run(fresh, "direct", tmp_path / "run", mini_db_path)
     assert [r["termination_reason"] for r in records] == ["submitted"]
     assert records[0]["usage"]["input_tokens"] and records[0]["usage"]["cost_usd"] is None
+    notes = [line for line in capsys.readouterr().err.splitlines() if "cost unknown" in line]
+    assert notes == ["utp-env: note: agent direct: cost unknown: the configured price is for openai:gpt-4o-mini, "
+                     "the model is fault-model (set price={model: fault-model, input_per_mtok: ..., "
+                     "output_per_mtok: ...} to bill it)"]
 
 
 def test_a_dead_server_fails_fast_naming_its_url(tmp_path: Path, mini_db_path: Path,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -435,6 +435,6 @@ class ChatAgent(Generic[SettingsT]):
         self.settings = self.Settings.model_validate(settings)
         self.model = build_model(self.settings, chat_model, sleep)
         note = self.settings.price_note()
-        if note:  # said once, where the agent is built (the run's records carry cost_usd None)
-            warnings.warn(f"agent {self.name}: {note}", UserWarning, stacklevel=2)
+        if note:  # one line where the agent is built (the run's records carry cost_usd None)
+            print(f"utp-env: note: agent {self.name}: {note}", file=sys.stderr)
         self.config = uncertainty_config or load_uncertainty()
