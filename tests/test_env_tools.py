@@ -143,6 +143,11 @@ def test_failed_tool_calls_explain_and_leave_the_plan_unchanged(env: UTPEnv) -> 
                                        "end": "11:00"}}, "not a time"),
         ({"tool": "add_leg", "args": {"day": 1, "mode": "flight", "number": "ZZ-000", "origin": query.org,
                                       "destination": city}}, "search_flights"),
+        # a bus's search tool is search_buses (the message once said search_buss)
+        ({"tool": "add_leg", "args": {"day": 1, "mode": "bus", "number": "ZZ-000", "origin": query.org,
+                                      "destination": city}}, "list them with search_buses"),
+        ({"tool": "add_leg", "args": {"day": 1, "mode": "bus", "origin": query.org, "destination": city}},
+         "(see search_buses)"),
         ({"tool": "add_leg", "args": {"day": 1, "mode": "cab", "origin": query.org, "destination": "Atlantis"}},
          "argument 'destination'"),
         ({"tool": "remove_item", "args": {"day": 1, "index": 50}}, "give a number from 1"),
@@ -158,6 +163,15 @@ def test_failed_tool_calls_explain_and_leave_the_plan_unchanged(env: UTPEnv) -> 
         assert obs.startswith("Error") and fragment in obs, (action, obs)
         assert "plan is unchanged" in obs
         assert env.episode.snapshot() == before and not (terminated or truncated) and reward == 0.0
+
+
+def test_every_mode_names_a_registered_search_tool() -> None:
+    from utp_env.tools.lookup import LOOKUP_TOOLS
+    from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
+    from utp_env.tools.schema import SERVICE_TABLE
+
+    assert set(SEARCH_TOOL_OF_MODE) == set(SERVICE_TABLE)
+    assert all(tool in LOOKUP_TOOLS for tool in SEARCH_TOOL_OF_MODE.values()), SEARCH_TOOL_OF_MODE
 
 
 def test_move_and_remove_items(env: UTPEnv) -> None:

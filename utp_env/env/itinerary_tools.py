@@ -25,6 +25,7 @@ from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, pars
 from utp_env.tools.database import Database, suggest
 from utp_env.tools.lookup.common import Args, Name, city_of
 from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, ToolSpec, make_registry
+from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 from utp_env.tools.schema import (
     NUMBER_COLUMN,
     SERVICE_TABLE,
@@ -337,11 +338,11 @@ def add_leg(ep: Episode, args: AddLeg) -> ToolResult:
         dep, arr, number = dep_given, dep_given + drive, None
     else:
         if not args.number:
-            raise ToolError(f"give the {args.mode}'s number (see search_{args.mode}s)", "number")
+            raise ToolError(f"give the {args.mode}'s number (see {SEARCH_TOOL_OF_MODE[args.mode]})", "number")
         row = find_service(db, args.mode, args.number, origin, dest)
         if row is None:
             raise ToolError(f"no {args.mode} {args.number!r} from {origin} to {dest}; list them with "
-                            f"search_{args.mode}s", "number")
+                            f"{SEARCH_TOOL_OF_MODE[args.mode]}", "number")
         table = db.tables[SERVICE_TABLE[args.mode]]
         if runs_on(table.columns["run_days"][row], date) is False:
             raise ToolError(f"{args.mode} {args.number} does not run on {date} (run_days "
