@@ -356,7 +356,7 @@ def _batch_tool_calls(space: ToolCallSpace, n: int = 1) -> ToolCallBatch:
 
 
 @iterate.register(ToolCallBatch)
-def _iterate_tool_calls(space: ToolCallBatch, items: Any) -> Iterator[Any]:
+def _iterate_tool_calls(space: ToolCallBatch, items: Any) -> Iterator[Any]:  # type: ignore[misc]  # Space[_T]
     """Each sub-env's action, with the ones too large or too deep replaced by a `RefusedAction`.
 
     An async vector env pickles each action to its worker: a 100,000-deep list would raise

@@ -39,6 +39,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter, deque
+from collections.abc import Iterable, Iterator
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
@@ -449,9 +450,9 @@ class Realiser:
             # it (the steps before it are unreachable, and `run` skips them next without looking ahead
             # again), so the walk stays linear in the plan; the whole look-ahead only for a pause's report
             slack = self.slack.get(kind, 0.0)
-            ahead = self.look_ahead(plan, compiled, todo[pos + 1:], slack, cancelled, first_taken=True)
+            ahead = self.look_ahead(plan, compiled, _tail(todo, pos + 1), slack, cancelled, first_taken=True)
             unreachable = {k for k, a in ahead if a.status == "unreachable"}
-            nxt = next((k for k in todo[pos + 1:] if k not in unreachable), None)  # the next step taken
+            nxt = next((k for k in _tail(todo, pos + 1) if k not in unreachable), None)  # the next step taken
             if nxt is None or compiled.labels[nxt] in self.warned:
                 continue
             if any(k == nxt for k, _ in ahead):
@@ -516,7 +517,7 @@ class Realiser:
             self.city = _canonical_city(self.db, leg.destination)
         self.clock = max(self.clock, self.t if is_leg else float(e[0]))
 
-    def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: list[int], slack: float,
+    def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: Iterable[int], slack: float,
                    cancelled: set[int] | frozenset[int] = frozenset(),
                    first_taken: bool = False) -> list[tuple[int, Affected]]:
         """The steps of `rest` that start more than `slack` minutes late (`late`), are lost or are
@@ -650,6 +651,11 @@ class Realiser:
         """The realised steps and pauses as JSON-ready values."""
         return {"steps": [s.to_json() for s in self.steps], "disruptions": [d.to_json() for d in self.disruptions],
                 "clock": clock_text(self.clock), "finished": self.finished}
+
+
+def _tail(seq: list[int], start: int) -> Iterator[int]:
+    """`seq[start:]` read lazily: no copy, so a walk that looks a few steps ahead stays linear."""
+    return (seq[i] for i in range(start, len(seq)))
 
 
 REALISER_STATE = tuple(f.name for f in fields(Realiser) if not f.name.startswith("_")
