@@ -240,9 +240,9 @@ class UTPEnv(gym.Env[str, Any]):
             "",
             "HOW TO ACT: each step, send one tool call or a JSON list of them:",
             f"  {ACTION_FORMAT}",
+            f"A day holds at most {MAX_ITEMS_PER_DAY} point-of-interest items; a plan with more is refused.",
             f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
-            f"submit_plan). You have {self.config.step_limit} steps. A day holds at most {MAX_ITEMS_PER_DAY} "
-            "point-of-interest items; a plan with more is refused.",
+            f"submit_plan). You have {self.config.step_limit} steps.",
             "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
             *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
             "TOOLS:", *tool_lines,
