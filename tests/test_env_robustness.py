@@ -365,3 +365,52 @@ def test_looking_ahead_only_to_the_next_step_pauses_as_the_whole_look_ahead(repl
             assert fast == slow
             pauses += len(fast) - 3
     assert pauses > 0  # the comparison covered trips that pause
+
+
+@pytest.mark.parametrize("plan", [
+    "[" * 100_000 + "]" * 100_000,
+    "Here is the plan: " + "[" * 5_000,
+    nested(100_000),
+    {"plan": nested(40)},
+    {"plan": json.dumps(nested(40, {"days": 1}))},
+    [{"days": 1, "current_city": "Pune", "attraction": nested(40, "x")}],
+])
+def test_parse_plan_refuses_deep_plans_in_one_line(plan: Any) -> None:
+    with pytest.raises(PlanFormatError) as caught:
+        parse_plan(plan)
+    message = str(caught.value)
+    assert "\n" not in message and ("nests more than" in message or "no JSON object" in message), message
+
+
+ACTIONS = st.recursive(st.none() | st.integers() | st.text(max_size=4) | st.just({"tool": "view_plan"}),
+                       lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=2), inner,
+                                                                                    max_size=2),
+                       max_leaves=12)
+
+
+@SETTINGS
+@given(depth=st.integers(min_value=0, max_value=3 * MAX_JSON_DEPTH), leaf=ACTIONS,
+       size=st.integers(min_value=0, max_value=1_000))
+def test_a_vector_env_sends_an_action_as_is_or_refuses_it_as_parse_action_would(depth: int, leaf: Any,
+                                                                              size: int) -> None:
+    """What a vector env hands each sub-env: the action itself when `parse_action` would get past
+    its size and depth checks, else a `RefusedAction` with the error `parse_action` gives."""
+    from gymnasium.vector.utils import batch_space, iterate
+
+    from utp_env.env.spaces import ActionError, ToolCallSpace, check_action_size
+
+    space = ToolCallSpace({}, [], max_bytes=512)
+    action = nested(depth, leaf) if size % 2 else ["x" * size, nested(depth, leaf)]
+    sent = list(iterate(batch_space(space, 2), (action, {"tool": "view_plan"})))
+    assert sent[1] == {"tool": "view_plan"}
+    try:
+        check_action_size(action, 512)
+    except ActionError as exc:
+        assert sent[0] == RefusedAction(str(exc))
+        with pytest.raises(ActionError) as refused:
+            parse_action(sent[0], 512)
+        with pytest.raises(ActionError) as direct:
+            parse_action(action, 512)
+        assert str(refused.value) == str(direct.value)
+    else:
+        assert sent[0] is action
