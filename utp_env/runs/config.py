@@ -116,15 +116,12 @@ def _short(value: Any) -> str:
 def parse_overrides(pairs: list[str], flag: str = "--set") -> dict[str, Any]:
     """`key=value` strings (of the option `flag`) into a dict; values parsed as YAML scalars
     (numbers, booleans, lists)."""
-    import yaml
+    from utp_env.tools.yamlfile import load_yaml_text
 
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"{flag} expects key=value, got {pair!r}")
-        try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{flag} {key}: cannot read value {value!r}: {exc}") from exc
+        out[key.strip()] = load_yaml_text(value, f"{flag} {key.strip()}", lines=False)
     return out
