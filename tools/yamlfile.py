@@ -64,8 +64,9 @@ def load_yaml_text(text: str, source: str, lines: bool = True) -> Any:
     in errors, followed by the line unless `lines` is False (a one-line flag value). A
     `YamlFileError` (a ValueError) in one line for invalid YAML, an anchor or alias, or nesting
     deeper than MAX_DEPTH."""
-    loader = _BoundedLoader(text)
+    loader: _BoundedLoader | None = None
     try:
+        loader = _BoundedLoader(text)  # reads the text at once: a control character is refused here
         return loader.get_single_data()
     except _Refused as exc:
         raise YamlFileError(f"{source}{f' line {exc.line}' if lines else ''}: {exc.message}") from None
@@ -77,7 +78,8 @@ def load_yaml_text(text: str, source: str, lines: bool = True) -> Any:
     except yaml.YAMLError as exc:
         raise YamlFileError(f"{source}: invalid YAML: {' '.join(str(exc).split())}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def load_yaml_file(path: str | Path) -> Any:

@@ -373,6 +373,9 @@ def _local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> It
             for proc in workers.values():
                 with contextlib.suppress(Exception):
                     proc.join(timeout=5)
+            manager = getattr(pool, "_executor_manager_thread", None)  # it sees the workers gone and ends;
+            if manager is not None:                                   # waking it at exit while it closes
+                manager.join(timeout=10)                              # its pipe prints an EBADF traceback
 
 
 def ray_temp_notice() -> str:
