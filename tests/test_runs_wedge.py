@@ -349,3 +349,14 @@ def test_worker_exit_descriptions() -> None:
     assert runner_module._describe_exit(-9).startswith("was killed by SIGKILL")
     assert runner_module._describe_exit(-15) == "was killed by SIGTERM"
     assert runner_module._describe_exit(3) == "exited with status 3"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Ray's Linux rules")
+def test_the_ray_folder_named_is_rays_default(monkeypatch) -> None:
+    monkeypatch.delenv("RAY_TMPDIR", raising=False)
+    monkeypatch.delenv("TMPDIR", raising=False)
+    assert "under /tmp/ray (set RAY_TMPDIR" in runner_module.ray_temp_notice()
+    monkeypatch.setenv("TMPDIR", "/scratch/me")
+    assert "under /scratch/me/ray (set RAY_TMPDIR" in runner_module.ray_temp_notice()
+    ray = pytest.importorskip("ray._common.utils")  # the rule it mirrors, when this Ray has it
+    assert f"under {ray.get_default_ray_temp_dir()} (" in runner_module.ray_temp_notice()

@@ -331,36 +331,36 @@ def _local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> It
     method = "fork" if forkable else "spawn"
     pool = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context(method),
                                initializer=_die_with_parent, initargs=(os.getpid(),))
-    pending: dict[Future[dict[str, Any]], tuple[str, int]] = {}
+    pending: set[Future[dict[str, Any]]] = set()
     queue = iter(todo)
     workers: dict[int, Any] = {}
     finished = False
 
     def refill() -> None:
         for qid, trial in queue:
-            pending[pool.submit(run_episode, config, qid, trial)] = (qid, trial)
+            pending.add(pool.submit(run_episode, config, qid, trial))
             workers.update(getattr(pool, "_processes", None) or {})  # for the exit codes if one dies
             if len(pending) >= 2 * processes:
                 return
 
+    def died() -> WorkerDiedError:
+        for proc in workers.values():
+            proc.join(timeout=5)
+        dead = [(pid, p.exitcode) for pid, p in workers.items() if p.exitcode not in (0, None, -signal.SIGTERM)]
+        who = f"worker process {dead[0][0]} {_describe_exit(dead[0][1])}" if dead else "a worker process died"
+        return WorkerDiedError(f"{who} during the run")
+
     try:
-        refill()
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                pending.pop(future)
-                try:
-                    record = future.result()
-                except BrokenProcessPool:
-                    for proc in workers.values():
-                        proc.join(timeout=5)
-                    dead = [(pid, p.exitcode) for pid, p in workers.items()
-                            if p.exitcode not in (0, None, -signal.SIGTERM)]
-                    who = (f"worker process {dead[0][0]} {_describe_exit(dead[0][1])}" if dead
-                           else "a worker process died")
-                    raise WorkerDiedError(f"{who} during the run") from None
-                yield record
+        try:
             refill()
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    pending.discard(future)
+                    yield future.result()
+                refill()
+        except BrokenProcessPool:  # from a result, or from submit once the pool knows
+            raise died() from None
         finished = True
     finally:
         if finished:
@@ -379,11 +379,20 @@ def _local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> It
 
 
 def ray_temp_notice() -> str:
-    """Where a Ray started by this run keeps its session files and logs (Ray's default: the system
-    temporary folder, or RAY_TMPDIR), as the one line `run` prints before starting Ray."""
+    """Where a Ray started by this run keeps its session files and logs, as the one line `run`
+    prints before starting it: Ray's default (ray._common.utils.get_default_ray_temp_dir, 2.x):
+    `$RAY_TMPDIR/ray`, else on Linux `$TMPDIR/ray`, else `/tmp/ray` on Linux and macOS, else the
+    system temporary folder's `ray`."""
     import tempfile
 
-    root = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
+    if os.environ.get("RAY_TMPDIR"):
+        root = os.environ["RAY_TMPDIR"]
+    elif sys.platform.startswith("linux") and os.environ.get("TMPDIR"):
+        root = os.environ["TMPDIR"]
+    elif sys.platform.startswith(("linux", "darwin")):
+        root = "/tmp"
+    else:
+        root = tempfile.gettempdir()
     return (f"utp-env run: notice: Ray keeps its session files and logs under {Path(root) / 'ray'} (set "
             "RAY_TMPDIR to choose another folder; delete old session_* folders there to free space)")
 
