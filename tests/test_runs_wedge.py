@@ -373,3 +373,25 @@ def test_data_build_queries_are_bounded(tmp_path: Path, capsys, value: str, mess
     err = capsys.readouterr().err.strip().splitlines()
     assert caught.value.code == 2 and err[-1] == f"utp-env data build: error: argument --queries: {message}"
     assert not out.exists()
+
+
+@linux_fork
+def test_a_failed_write_stops_the_pool_before_the_error_propagates(mini_db_path: Path, tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    import multiprocessing
+
+    from utp_env.runs.store import ResultsStore
+    from utp_env.tools.atomic import FileWriteError
+
+    def full(self: ResultsStore, record: dict[str, Any]) -> None:
+        raise FileWriteError.of(OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)), self.path)
+
+    monkeypatch.setattr(ResultsStore, "append", full)
+    monkeypatch.syspath_prepend(str(TESTS))
+    started = tmp_path / "started.txt"
+    monkeypatch.setenv("UTP_TEST_STARTED", str(started))
+    with pytest.raises(FileWriteError, match="No space left"):
+        run(_config(mini_db_path, tmp_path / "full", limit=6, trials=3, workers=2,
+                    agent="run_agents:CountingReference"), progress=False)
+    assert multiprocessing.active_children() == []
+    assert len(_lines(started)) <= 6  # the 18 queued episodes were not all run first (before: all 18)

@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -306,7 +306,11 @@ def _describe_exit(code: int | None) -> str:
     return f"exited with status {code}"
 
 
-def _local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Iterator[dict[str, Any]]:
+Records = Generator[dict[str, Any], None, None]
+"""What a backend yields: finished episode records; closing it stops its workers."""
+
+
+def _local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Records:
     """Episodes in this process (one worker) or a pool of `processes` worker processes.
 
     Where the platform can fork (Linux), the pool's workers are forked from this process after
@@ -397,7 +401,7 @@ def ray_temp_notice() -> str:
             "RAY_TMPDIR to choose another folder; delete old session_* folders there to free space)")
 
 
-def _ray(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Iterator[dict[str, Any]]:
+def _ray(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Records:
     try:
         import ray
     except ImportError as exc:
@@ -464,7 +468,7 @@ class RunProgress:
         self.bar.close()
 
 
-BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]], int], Iterator[dict[str, Any]]]] = {
+BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]], int], Records]] = {
     "local": _local, "ray": _ray,
 }
 
@@ -506,10 +510,11 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False) -
             print(f"utp-env run: notice: {notice}", file=sys.stderr)
         with RunProgress(total=len(episodes), done=store.ordered([episode_key(*e) for e in episodes]),
                          enabled=progress) as bar:
-            try:
-                for record in BACKENDS[config.backend](config, todo, processes):
-                    store.append(record)
-                    bar.update(record)
+            try:  # closing: on any error (a full disk, Ctrl-C) the pool is stopped before it propagates
+                with contextlib.closing(BACKENDS[config.backend](config, todo, processes)) as records:
+                    for record in records:
+                        store.append(record)
+                        bar.update(record)
             except WorkerDiedError as exc:
                 raise WorkerDiedError(f"{exc}; {len(store.records)} of {len(episodes)} episodes are saved in "
                                       f"{store.path}; rerun the same command to resume") from None
