@@ -73,9 +73,11 @@ def _wait_for(check: Any, what: str, proc: subprocess.Popen[bytes] | None = None
         time.sleep(0.05)
 
 
-def _start_and_wait(db: Path, out: Path, **popen: Any) -> tuple[subprocess.Popen[bytes], list[int]]:
+def _start_and_wait(db: Path, out: Path, *extra: str, env: dict[str, str] | None = None,
+                    **popen: Any) -> tuple[subprocess.Popen[bytes], list[int]]:
     """A 2-worker run of 20 slow episodes, once it has recorded two and both workers exist."""
-    proc = subprocess.Popen(_cmd(db, out), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
+    proc = subprocess.Popen(_cmd(db, out, *extra), env=env or _env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, **popen)
     _wait_for(lambda: len(_lines(out / "results.jsonl")) >= 2 and len(_children(proc.pid)) == 2,
               "two recorded episodes", proc)
     return proc, _children(proc.pid)
@@ -126,14 +128,17 @@ def test_a_killed_worker_ends_the_run_in_one_line_and_the_same_command_resumes(m
 @linux_fork
 def test_ctrl_c_stops_a_pool_at_once_without_recording_the_interrupt(mini_db_path: Path, tmp_path: Path) -> None:
     out = tmp_path / "interrupted"
-    proc, workers = _start_and_wait(mini_db_path, out, start_new_session=True,
+    started = tmp_path / "started.txt"
+    proc, workers = _start_and_wait(mini_db_path, out, "--agent", "run_agents:CountingReference", "--trials", "10",
+                                    env={**_env(), "UTP_TEST_STARTED": str(started)}, start_new_session=True,
                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the driver and its workers
-    _, err = proc.communicate(timeout=60)  # before: the driver waited for every queued episode
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and err.decode().strip() == "interrupted", err.decode()[-2000:]
     _wait_for(lambda: all(_gone(pid) for pid in workers), "the workers to end", timeout=60)
     records = [json.loads(line) for line in _lines(out / "results.jsonl")]
-    assert len(records) < 20 and all(r["termination_reason"] == "submitted" for r in records)
+    assert all(r["termination_reason"] == "submitted" for r in records)
+    assert len(_lines(started)) < 40  # before: the driver waited while the pool ran all 40 queued episodes
 
 
 def _lock_holder_script(out: Path) -> list[str]:
