@@ -400,3 +400,29 @@ def test_a_failed_write_stops_the_pool_before_the_error_propagates(mini_db_path:
                     agent="run_agents:CountingReference"), progress=False)
     assert multiprocessing.active_children() == []
     assert len(_lines(started)) <= 6  # the 18 queued episodes were not all run first (before: all 18)
+
+
+def test_two_threads_of_one_process_do_not_both_take_a_folder(tmp_path: Path) -> None:
+    import threading
+
+    out = tmp_path / "threads"
+    barrier, inside = threading.Barrier(8), threading.Event()
+    outcomes: list[str] = []
+
+    def attempt() -> None:
+        barrier.wait()
+        try:
+            with run_lock(out):
+                outcomes.append("locked")
+                inside.wait(timeout=30)  # hold it until every other thread has tried
+        except RunFolderError:
+            outcomes.append("refused")
+            if outcomes.count("refused") == 7:
+                inside.set()
+
+    threads = [threading.Thread(target=attempt) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(outcomes) == ["locked"] + ["refused"] * 7

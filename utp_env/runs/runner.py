@@ -148,21 +148,22 @@ def run_lock(run_dir: Path) -> Iterator[None]:
     def recorded(fd: int) -> str:
         return os.pread(fd, 64, 0).decode("ascii", errors="replace")
 
-    with contextlib.suppress(OSError):  # a second run in this process: POSIX locks do not exclude it, and
-        st = path.stat()                # opening and closing the file here would drop the first run's lock
-        with _HELD_GUARD:
+    with _HELD_GUARD:  # a second run in this process (any thread): POSIX locks do not exclude it, and
+        try:           # opening and closing the file again would drop the first run's lock; so check first
+            st = path.stat()
+        except OSError:
+            pass
+        else:
             if (st.st_dev, st.st_ino) in _HELD:
                 raise in_use(os.getpid())
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise FileWriteError.of(exc, path) from exc
-    key: tuple[int, int] | None = None
-    try:
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise FileWriteError.of(exc, path) from exc
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)
-        with _HELD_GUARD:
-            _HELD.add(key)
+        _HELD.add(key)
+    try:
         locked = True
         try:
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -188,9 +189,8 @@ def run_lock(run_dir: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):  # an empty file: the run ended and released the folder
                 os.ftruncate(fd, 0)
     finally:
-        if key is not None:
-            with _HELD_GUARD:
-                _HELD.discard(key)
+        with _HELD_GUARD:
+            _HELD.discard(key)
         os.close(fd)  # releases the lock
 
 
