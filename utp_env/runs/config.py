@@ -112,13 +112,14 @@ class RunConfig(BaseModel):
 
 def check_bounds(values: dict[str, Any], flags: bool = True) -> None:
     """A ValueError in one line naming the option and its bound when a value of `BOUNDS` is outside
-    it (`--trials 1000000000: at most 1,000 ...`); `flags` names them as command-line flags."""
+    it (`--trials 1,000,000,000: must be between 1 and 1,000 ...`); `flags` names them as command-line
+    flags. A `--config` file's values are checked by the fields, whose errors name the file."""
     for key, (low, high) in BOUNDS.items():
         value = values.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
             name = f"--{key}" if flags else key
             raise ValueError(f"{name} {value:,}: must be between {low:,} and {high:,} (RunConfig.{key}, "
-                             "docs/RUNS.md); choose a smaller value")
+                             "docs/RUNS.md); choose a value in that range")
 
 
 def identity_differences(here: dict[str, Any], there: dict[str, Any]) -> list[str]:
