@@ -22,8 +22,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.config import RunConfig, identity_differences
 from utp_env.runs.agent_identity import agent_identity, identity_changes
+from utp_env.runs.config import RunConfig, identity_differences
 from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, run_episode
 from utp_env.runs.records import LEGACY_AGENT, RecordContext
 from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key

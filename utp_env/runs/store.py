@@ -5,9 +5,10 @@ A line is kept when it is UTF-8 JSON of a valid episode record (`utp_env/runs/re
 field typed and in its range, consistent with itself and, given the run's `RecordContext`, of one
 of the run's episodes, database and agent), the first for its episode. Every other line
 (garbage, a line torn by a kill, the wrong shape such as `{}` or `[1, 2]`, nesting too deep to
-parse, bytes that are not UTF-8, a forged or foreign record, a duplicate) is moved to `results.rejected.jsonl` with its line number and the reason, and `results.jsonl`
-is rewritten atomically with the valid lines only (the rejected ones are written first, so a
-kill in between loses nothing). The episodes of rejected lines are run again.
+parse, bytes that are not UTF-8, a forged or foreign record, a duplicate) is moved to
+`results.rejected.jsonl` with its line number and the reason, and `results.jsonl` is rewritten
+atomically with the valid lines only (the rejected ones are written first, so a kill in between
+loses nothing). The episodes of rejected lines are run again.
 """
 
 from __future__ import annotations
