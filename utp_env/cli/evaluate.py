@@ -305,8 +305,9 @@ def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, P
                 skip(line.number, line.error or f"{name} line {line.number}: unreadable")
                 continue
             out.readable += 1
-            line_hash = record.get("db_hash")
-            foreign = isinstance(line_hash, str) and line_hash != db.content_hash
+            given_hash = record.get("db_hash")
+            line_hash = given_hash if isinstance(given_hash, str) else db.content_hash
+            foreign = line_hash != db.content_hash
             if foreign:
                 out.foreign += 1
                 out.first_foreign = min(out.first_foreign or line_hash, line_hash)

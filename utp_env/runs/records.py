@@ -268,7 +268,7 @@ def checked_records(lines: Iterable[bytes], context: RecordContext | None = None
 
 
 CONFIG_FILE = "config.json"  # = utp_env.runs.runner.CONFIG_FILE (not imported: the runner pulls in agents)
-SHOWN_BAD = 5  # bad lines named one by one by a reader; the rest are counted
+SHOWN_BAD = 10  # bad lines named one by one by a reader; the rest are counted
 
 
 def read_run_config(run_dir: str | Path) -> dict[str, Any]:
@@ -291,7 +291,8 @@ def read_run_config(run_dir: str | Path) -> dict[str, Any]:
 def run_context(config: dict[str, Any], queries: Iterable[str] | None = None) -> RecordContext:
     """The `RecordContext` a run folder's config.json (read by `read_run_config`) gives its records:
     its trials, database, accepted agents and env; `queries`, when known, the query set."""
-    settings = config.get("config") if isinstance(config.get("config"), dict) else {}
+    given = config.get("config")
+    settings: dict[str, Any] = given if isinstance(given, dict) else {}
     trials = settings.get("trials")
     hashes = config.get("agent_hashes")
     db_hash = config.get("db_hash")

@@ -73,7 +73,8 @@ def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunD
     if queries is None:
         from utp_env.dataset import open_dataset
 
-        settings = config.get("config") if isinstance(config.get("config"), dict) else {}
+        given = config.get("config")
+        settings: dict[str, Any] = given if isinstance(given, dict) else {}
         bars = sys.stderr.isatty()  # progress bars on a terminal; else one line, not hundreds of \r updates
         if not bars:
             print(f"utp-env report: opening the database of {path} for the query texts (built once if missing) ...",
