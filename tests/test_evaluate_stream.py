@@ -55,7 +55,7 @@ def test_distinct_trials_of_a_query_are_scored_each(mini_db_path: Path, tmp_path
     plans = tmp_path / "plans.jsonl"
     plans.write_text("".join(json.dumps(line) + "\n" for line in lines))
     out = tmp_path / "report.json"
-    code, stdout, err = _evaluate(capsys, "--plans", str(plans), "--db", str(mini_db_path), "--out", str(out))
+    code, _, err = _evaluate(capsys, "--plans", str(plans), "--db", str(mini_db_path), "--out", str(out))
     assert code == 0, err
     report = json.loads(out.read_text())
     assert [r["trial"] for r in report["results"]] == [0, 1, 2, 3]
