@@ -51,11 +51,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "or text, or a run record's Plan JSON>}) with the commonsense and hard checks, "
                        "BAS/CATS/TDAS and the TripCraft metrics (docs/METRICS.md). A plan that does not "
                        "parse counts as not delivered; a line that cannot be read is skipped and reported "
-                       "with its number. Exit status 0: every line scored; 3: some lines skipped (the report "
-                       "is still written); 2: nothing to score, or plans made on another database.")
+                       "with its number; two lines for the same query and trial are refused. The file is read "
+                       "line by line (memory does not grow with it). Exit status 0: every line scored; 3: some "
+                       "lines skipped (the report is still written); 2: no line could be scored, a query and "
+                       "trial repeat, or plans made on another database.")
     p.add_argument("--plans", type=Path, required=True, metavar="PLANS.jsonl",
-                   help="the plans to score: one JSON object {query_id, plan} per line (a run's "
-                   "results.jsonl works too)")
+                   help="the plans to score: one JSON object {query_id, plan} per line, with an optional "
+                   "integer trial (a run's results.jsonl works too)")
     p.add_argument("--queries", type=Path, metavar="Q.jsonl",
                    help="JSONL of the queries the plans answer (default: the database's query set)")
     p.add_argument("--profile", choices=["full", "mini"], default="full",
