@@ -330,3 +330,25 @@ def test_an_installed_distribution_is_named_by_its_version() -> None:
     identity = code_identity(yaml_loader)
     assert identity == {"yaml": f"PyYAML=={__import__('importlib').metadata.version('PyYAML')}"}
 
+
+
+def test_an_old_runs_day_list_plan_passes_but_not_a_list_of_anything() -> None:
+    assert check_record(minimal_record("q1", plan=[{"days": 1, "current_city": "A"}])) is None
+    assert "plan" in str(check_record(minimal_record("q1", plan=[1])))
+
+
+def test_a_plot_that_fails_costs_the_plot_not_the_summary(replan_run: Path, mini_db_path: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from utp_env.runs import plots
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise ValueError("a plan the timeline cannot replay")
+
+    monkeypatch.setattr(plots, "plot_example_timeline", broken)
+    folder = _copy(replan_run, tmp_path)
+    (folder / SUMMARY_JSON).unlink()
+    run(_config(mini_db_path, folder), progress=False)
+    err = capsys.readouterr().err
+    assert "warning: the plots of" in err and "a plan the timeline cannot replay" in err
+    assert load_summary(folder).episodes == EPISODES

@@ -115,7 +115,8 @@ class EpisodeRecord(BaseModel):
     seed: StrictInt
     db_hash: Annotated[str, Field(min_length=1)]
     termination_reason: Annotated[str, AfterValidator(_termination)]
-    plan: Plan | list[Any] | None = Field(description="Plan JSON; a list: the paper's day format (old runs)")
+    plan: Plan | list[dict[str, Any]] | None = Field(description="Plan JSON; a list of days: the paper's day "
+                                                                 "format (run folders of old versions)")
     report: EvaluationReport | None
     final_pass: StrictBool
     metrics: dict[str, Unit | None] | None

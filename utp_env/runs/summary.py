@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -276,7 +277,13 @@ def write_summary(run_dir: Path, ctx: Any, records: list[dict[str, Any]], progre
     write_text_atomic(run_dir / SUMMARY_MD, render_markdown(summary))
     from utp_env.runs.plots import write_plots
 
-    write_plots(run_dir, summary, records, ctx, progress=progress)
+    try:
+        write_plots(run_dir, summary, records, ctx, progress=progress)
+    except OSError:
+        raise  # a file that cannot be written: the caller's one-line error naming it
+    except Exception as exc:  # a plan a plot cannot replay must not cost the run its summary
+        print(f"warning: the plots of {run_dir} were not all drawn ({type(exc).__name__}: {str(exc)[:200]}); "
+              "summary.json and summary.md are written", file=sys.stderr)
     return summary
 
 
