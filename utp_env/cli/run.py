@@ -62,6 +62,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--adopt-results", dest="adopt_results", action="store_true",
                    help="accept a results.jsonl found in --out without its config.json as this run's "
                    "(only when you know it was made with the same options; refused otherwise)")
+    p.add_argument("--accept-agent-change", dest="accept_agent_change", action="store_true",
+                   help="resume --out although the agent's code or settings changed since its results were made "
+                   "(refused otherwise): keep the old episodes and run the rest with this agent")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=handle)
 
@@ -105,7 +108,8 @@ def handle(args: argparse.Namespace) -> int:
 
     config = resolve_config(args)
     try:
-        run_dir = run(config, progress=not args.quiet, adopt_results=args.adopt_results)
+        run_dir = run(config, progress=not args.quiet, adopt_results=args.adopt_results,
+                      accept_agent_change=args.accept_agent_change)
     except WorkerDiedError as exc:
         print(f"utp-env run: error: {exc}", file=sys.stderr)
         return 1

@@ -30,8 +30,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from utp_env.runs.agent_identity import agent_identity, identity_changes
 from utp_env.runs.config import RunConfig, identity_differences
-from utp_env.runs.episode import check_agent_settings, context_for, run_episode
+from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, run_episode
+from utp_env.runs.records import LEGACY_AGENT, RecordContext
 from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key
 from utp_env.tools.atomic import FileWriteError, write_text_atomic
 
@@ -210,11 +212,14 @@ def _check_new_folder(run_dir: Path, adopt_results: bool) -> None:
                              f"{foreign[0]!r}; choose a new or empty --out folder")
 
 
-def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False) -> Path:
-    """Check that the (locked) run folder may hold this run, then write its config.json."""
+def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False, agent: dict[str, Any] | None = None,
+                 accept_agent_change: bool = False) -> frozenset[str]:
+    """Check that the (locked) run folder may hold this run, then write its config.json; returns
+    the agent hashes whose records the run keeps (`_accepted_agents`)."""
     run_dir = config.run_dir()
     path = run_dir / CONFIG_FILE
     identity = {"config": config.identity(), "db_hash": db_hash}
+    saved: Any = None
     if path.exists():
         try:
             saved = json.loads(path.read_text(encoding="utf-8"))
@@ -235,10 +240,33 @@ def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False) -
                                  "use another --out folder or delete it")
     else:
         _check_new_folder(run_dir, adopt_results)
+    accepted = _accepted_agents(run_dir, saved, agent, accept_agent_change or (saved is None and adopt_results))
+    extra = {} if agent is None else {"agent": agent, "agent_hashes": sorted(accepted)}
     write_text_atomic(path, json.dumps({"config": config.model_dump(mode="json"),
                                         "config_identity": identity["config"], "db_hash": db_hash,
-                                        "versions": _versions()}, indent=2) + "\n")
-    return run_dir
+                                        **extra, "versions": _versions()}, indent=2) + "\n")
+    return accepted
+
+
+def _accepted_agents(run_dir: Path, saved: Any, agent: dict[str, Any] | None, accept_change: bool) -> frozenset[str]:
+    """The agent hashes whose records this run keeps: the current agent's, those the folder already
+    accepted, and `LEGACY_AGENT` for a folder made before agents were recorded (or adopted
+    results). An agent whose identity differs from the folder's is refused (RunFolderError naming
+    what changed) unless `accept_change` (--accept-agent-change)."""
+    if agent is None:
+        return frozenset({LEGACY_AGENT})
+    if not isinstance(saved, dict):
+        return frozenset({agent["hash"]} | ({LEGACY_AGENT} if accept_change else set()))
+    before = saved.get("agent")
+    hashes = saved.get("agent_hashes")
+    if not isinstance(before, dict) or not isinstance(hashes, list):  # made before agents were recorded
+        return frozenset({agent["hash"], LEGACY_AGENT})
+    if before.get("hash") != agent["hash"] and agent["hash"] not in hashes and not accept_change:
+        changes = "; ".join(identity_changes(before, agent))
+        raise RunFolderError(f"{run_dir} holds results of another version of agent {agent['class']} ({changes}); "
+                             "choose another --out folder to rerun it, or pass --accept-agent-change to keep the "
+                             "old episodes and run the rest with this agent")
+    return frozenset({agent["hash"], *(h for h in hashes if isinstance(h, str))})
 
 
 def worker_count(config: RunConfig, episodes: int, todo: int) -> tuple[int, str | None]:
@@ -473,11 +501,15 @@ BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]], int], Records]] 
 }
 
 
-def run(config: RunConfig, progress: bool = True, adopt_results: bool = False) -> Path:
+def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
+        accept_agent_change: bool = False) -> Path:
     """Execute (or resume) the run of `config`; returns its folder, with the summary written.
 
     `adopt_results`: accept a results.jsonl found without its config.json (the caller vouches
-    that it was made with this configuration). Errors about the folder are `RunFolderError`
+    that it was made with this configuration). `accept_agent_change`: resume a folder whose
+    records an agent with other code or settings made, keeping them (else refused). Every record
+    read back is checked (`utp_env/runs/records.py`); a bad one is moved to results.rejected.jsonl
+    and its episode run again. Errors about the folder are `RunFolderError`
     (a ValueError), about writing it `FileWriteError` (an OSError); both are one line naming it.
     A pool worker that dies ends the run with a one-line `WorkerDiedError` (finished episodes
     are kept; the same call resumes).
@@ -490,13 +522,18 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False) -
         notice = repair_notice(ctx.agent)
         if notice:
             print(notice, file=sys.stderr)
+    cls, settings, _ = agent_spec(config)
+    agent = agent_identity(cls, settings)
     run_dir = config.run_dir()
     if not (run_dir / CONFIG_FILE).exists():
         _check_new_folder(run_dir, adopt_results)  # before the lock file is created in a foreign folder
     with run_lock(run_dir):
-        _prepare_dir(config, ctx.dataset.db.content_hash, adopt_results)
-        store = ResultsStore(run_dir)
+        db_hash = ctx.dataset.db.content_hash
+        accepted = _prepare_dir(config, db_hash, adopt_results, agent, accept_agent_change)
         episodes = plan_episodes(config)
+        context = RecordContext(queries=frozenset(q for q, _ in episodes), trials=config.trials, db_hash=db_hash,
+                                agent_hashes=accepted, env=config.env)
+        store = ResultsStore(run_dir, context, agent_hash=agent["hash"])
         todo = [(q, t) for q, t in episodes if not store.done(q, t)]
         if store.records or store.rejected:
             message = (f"resuming {run_dir}: {len(episodes) - len(todo)} of {len(episodes)} episodes done, "
@@ -513,7 +550,11 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False) -
             try:  # closing: on any error (a full disk, Ctrl-C) the pool is stopped before it propagates
                 with contextlib.closing(BACKENDS[config.backend](config, todo, processes)) as records:
                     for record in records:
-                        store.append(record)
+                        refused = store.append(record)
+                        if refused is not None:
+                            print(f"warning: the record of {episode_key(record['query_id'], record['trial'])} is "
+                                  f"invalid ({refused}); moved to {REJECTED}, its episode runs again on resume",
+                                  file=sys.stderr)
                         bar.update(record)
             except WorkerDiedError as exc:
                 raise WorkerDiedError(f"{exc}; {len(store.records)} of {len(episodes)} episodes are saved in "
