@@ -236,6 +236,13 @@ def summary_notes(summary: RunSummary) -> list[str]:
     if summary.trials > 1:
         notes.append("pass^k: " + ", ".join(f"k={k} {v:.1%}" for k, v in summary.pass_hat_k.items() if v is not None))
     notes.append("endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
+    usage = summary.usage
+    if usage.get("model_calls"):
+        cost = usage.get("cost_usd")
+        priced = (f"cost ${cost:,.4f}" if cost is not None else
+                  "cost unknown (the agent config's price is for another model, or it has none)")
+        notes.append(f"model usage: {usage['model_calls']:,.0f} calls, tokens in {usage.get('input_tokens') or 0:,.0f} "
+                     f"/ out {usage.get('output_tokens') or 0:,.0f}, {priced}")
     return notes
 
 
