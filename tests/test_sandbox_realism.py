@@ -3,7 +3,7 @@ named after their ends, intercity buses, flights where people fly (tools/sandbox
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +13,10 @@ from utp_env.tools.database import Database
 from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox.geography import SEPARATE_MUNICIPALITIES, select_cities
 from utp_env.tools.sandbox.profiles import PROFILES
-from utp_env.tools.sandbox.realism import realism
+from utp_env.tools.lookup import LOOKUP
+from utp_env.tools.sandbox.rail import TRAIN_TYPES, train_fare
+from utp_env.tools.sandbox.realism import delay_spread, realism, run_day_contradictions, train_kind
+from utp_env.tools.schema import fare_class, runs_on, shift_run_days
 
 
 def _check(db: Database, prefix: str):
@@ -69,5 +72,108 @@ def test_full_sandbox_realism_targets(tmp_path: Path) -> None:
     checks = realism(Database.open(tmp_path / "full"))
     for c in checks:
         print(f"  {c.name}: {c.value} (target {c.target}) {'pass' if c.passed else 'FAIL'}")
-    assert len(checks) == 12
+    assert len(checks) == 15
     assert all(c.passed for c in checks), [c for c in checks if not c.passed]
+
+
+# ------------------------------------------------ issue 23: timetables that agree with themselves
+
+
+def test_shift_run_days() -> None:
+    assert shift_run_days("1000000", 1) == "0100000"  # Monday's departure boards there on Tuesday
+    assert shift_run_days("0000001", 1) == "1000000"  # Sunday -> Monday
+    assert shift_run_days("1100111", 2) == "1111001"
+    assert shift_run_days("1100111", 0) == shift_run_days("1100111", 7) == "1100111"
+
+
+def _runs_after_midnight(t: dict) -> list[int]:
+    """Rows of non-daily trains boarding at a stop left on a later day than the first stop."""
+    first_dep: dict[str, int] = {}
+    origins, dests = defaultdict(set), defaultdict(set)
+    for num, o, d in zip(t["train_number"], t["origin_city"], t["dest_city"], strict=True):
+        origins[num].add(o)
+        dests[num].add(d)
+    first = {num: (origins[num] - dests[num]).pop() for num in origins}
+    reach: dict[tuple[str, str], int] = {}
+    for num, o, d, dep, dur in zip(t["train_number"], t["origin_city"], t["dest_city"], t["dep_time"],
+                                   t["duration_min"], strict=True):
+        if first[num] == o:
+            first_dep[num] = int(dep[:2]) * 60 + int(dep[3:])
+            reach[(num, d)] = first_dep[num] + int(dur)
+    return [i for i, (num, o, days) in enumerate(zip(t["train_number"], t["origin_city"], t["run_days"],
+                                                       strict=True))
+            if days != "1111111" and reach.get((num, o), 0) >= 1440]
+
+
+def test_mini_run_days_are_shifted_past_midnight(mini_db: Database) -> None:
+    """Issue 23: a row boarding after midnight runs on the days the train reaches that stop
+    (was: the first stop's days on every row); the search tool and the timetable check agree."""
+    t = mini_db.tables["trains"].columns
+    late = _runs_after_midnight(t)
+    assert late, "the mini sandbox has no non-daily train boarding after midnight: the test measures nothing"
+    assert run_day_contradictions(t) == 0
+    # the search tool lists such a row on the boarding date and the timetable check accepts it
+
+    i = late[0]
+    day = t["run_days"][i].index("1")
+    date = f"2025-11-{3 + day:02d}"  # 2025-11-03 is a Monday
+    assert runs_on(t["run_days"][i], date)
+    found = LOOKUP.invoke(mini_db, "search_trains", {"origin": t["origin_city"][i], "destination": t["dest_city"][i],
+                                                   "date": date, "limit": 100})
+    assert any(r["train_number"] == t["train_number"][i] for r in found.rows)
+
+
+def test_run_day_contradictions_counts_an_unshifted_row() -> None:
+    """The measure itself: a copy of a train whose after-midnight row keeps the first stop's days is counted."""
+    t = {"train_number": ["12951"] * 3, "origin_city": ["Delhi", "Delhi", "Vadodara"],
+         "dest_city": ["Vadodara", "Mumbai", "Mumbai"], "dep_time": ["20:40", "20:40", "08:30"],
+         "duration_min": [700, 1000, 290], "run_days": ["1100111", "1100111", "1100111"]}
+    assert run_day_contradictions(t) == 1
+    t["run_days"][2] = shift_run_days("1100111", 1)
+    assert run_day_contradictions(t) == 0
+
+
+def test_mini_one_delay_per_train_and_alighting_stop(mini_db: Database) -> None:
+    """Issue 23: every row of a train alighting at one city carries the same delay statistics."""
+    t = mini_db.tables["trains"].columns
+    spread, pairs = delay_spread(t)
+    assert pairs > 100 and spread == 0
+    boarded = Counter(zip(t["train_number"], t["dest_city"], strict=True))
+    assert max(boarded.values()) > 2  # pairs boarded from several stops exist
+
+
+def test_train_fares_follow_type_and_class(mini_db: Database) -> None:
+    """Issue 23: fares depend on the train type (Passenger < Express < Superfast < premium on one
+    route) and are quoted for a class the train offers."""
+    km = np.array([200.0])
+    fares = {kind: float(train_fare(kind, km)[0]) for kind in TRAIN_TYPES}
+    assert fares["Passenger"] < fares["Express"] < fares["Superfast Express"]
+    assert fares["Superfast Express"] < min(fares[k] for k in ("Shatabdi Express", "Rajdhani Express",
+                                                               "Vande Bharat Express"))
+    t = mini_db.tables["trains"].columns
+    assert all(fare_class(c) in c for c in t["classes"])
+    assert all(fare_class(c) == "CC" for c, name in zip(t["classes"], t["train_name"], strict=True)
+               if name.endswith(("Shatabdi Express", "Vande Bharat Express")))
+    check = _check(mini_db, "train fare per 100 km")
+    assert check.passed, check
+    shown = LOOKUP.invoke(mini_db, "search_trains", {"origin": t["origin_city"][0], "destination": t["dest_city"][0],
+                                                  "date": "2025-11-05"})
+    assert "fare_class" in shown.text and "fare_3A" not in shown.text
+
+
+@pytest.mark.slow
+def test_full_delhi_agra_fares_differ_by_train_type(tmp_path: Path) -> None:
+    """Issue 23 measured Delhi-Agra at 438 for a Passenger, a Rajdhani and a Shatabdi alike."""
+    build_sandbox("full", 0, tmp_path / "full")
+    t = Database.open(tmp_path / "full").tables["trains"].columns
+    by_kind: dict[str, set[float]] = defaultdict(set)
+    for name, o, d, fare in zip(t["train_name"], t["origin_city"], t["dest_city"], t["fare_inr"], strict=True):
+        if (o, d) == ("Delhi", "Agra"):
+            by_kind[train_kind(name)].add(float(fare))
+    assert len(by_kind) >= 4
+    assert all(len(v) == 1 for v in by_kind.values())
+    fare = {k: v.pop() for k, v in by_kind.items()}
+    assert len(set(fare.values())) >= 4
+    if {"Passenger", "Express"} <= set(fare):
+        assert fare["Passenger"] < fare["Express"]
+    assert run_day_contradictions(t) == 0 and delay_spread(t)[0] == 0

@@ -95,7 +95,10 @@ Conventions:
   arr_day_offset` must hold for every row (the validator checks it). Venue `close_time` `00:00` means midnight; a
   close time earlier than the open time means the venue closes after midnight.
 - Durations are minutes, distances km (transit walking distance m), money INR.
-- `run_days` is 7 characters for Monday..Sunday, `1` when the service runs.
+- `run_days` is 7 characters for Monday..Sunday, `1` when the service leaves the row's origin
+  that day: a train's row boarding at a stop reached after midnight has the train's run days
+  at its first stop shifted by those days (a Tuesday 20:40 departure boards at Vadodara on
+  Wednesday), so a leg's date is always the day it boards.
 - List-valued cells hold compact JSON (`["SL","3A"]`); optional cells are empty when missing.
 - Names are matched case-insensitively after whitespace normalisation; venue names are unique
   within a city; every city column must name a city of `cities`.
@@ -175,10 +178,20 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    timetable per train, so every row of a train agrees on the time at each stop. A train
    yields a row for each (boarding stop, alighting stop) in its direction of travel; each has a
    return working (odd/even number) named "{first stop} {last stop} {type}" like the outward
-   one with the ends swapped. Five delay horizons per row: a log-normal base per train growing
-   with the distance to the alighting stop (0.5× at the start to 1.5× at the terminus),
-   per-horizon noise, each column calibrated to its own mean, 41.0 (1 week) rising to 46.5 min
-   (1 year), inside the paper's 40.8–46.7; ~6 % of rows have no statistics.
+   one with the ends swapped. Run days (daily for 55 %, else 3–6 days) are drawn per train at
+   its first stop and shifted at every later stop by the midnights passed before leaving it.
+   Five delay horizons per (train, alighting stop), the same on every row alighting there
+   whichever stop it boards at: a log-normal base per train growing with the distance to the
+   alighting stop (0.5× at the start to 1.5× at the terminus), per-horizon noise, each column
+   calibrated to its own mean, 41.0 (1 week) rising to 46.5 min (1 year), inside the paper's
+   40.8–46.7; ~6 % of (train, stop) pairs have no statistics. Fares per person in the train's
+   fare class (3A on sleeper trains, CC on chair-car day trains, 2S on Passenger trains, as
+   `fare_class` in tools/schema.py): a base plus a rate per rail km by class (after Indian
+   Railways' published fare tables, rounded: 3A 40 + 1.25 INR/km, CC 40 + 1.05, SL 20 + 0.48,
+   2S 15 + 0.36), times a factor and plus a supplement by type (Passenger 0.55×; superfast
+   charge 45; Shatabdi 1.5× + 150, Rajdhani 1.5× + 250, Vande Bharat 1.7× + 150 with
+   catering): Delhi–Agra 50 by Passenger, 290 by Express, 335 by Superfast, 525 by Shatabdi,
+   685 by Rajdhani.
 5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the most
    populous chosen city within 40 km (main commercial airports preferred), the 67 most populous
    airport cities kept (the paper's 67). Flights per pair from a gravity model on the airports'
@@ -279,7 +292,9 @@ wherever a database is asked for, e.g. `Database.open(DIR)`). To convert the rea
    the delay of late flights, `delay_max_min` the largest observed delay. Leave all of them
    empty for flights without statistics (TDAS then uses the mode median).
 3. Trains: one row per (train number, boarding city, alighting city); the five
-   `avg_delay_*` horizons in minutes; `fare_inr` the 3A fare.
+   `avg_delay_*` horizons in minutes (the same for every row of a train alighting at one city);
+   `fare_inr` the fare in the train's fare class (3A where offered, else CC, SL, 2S); `run_days`
+   the weekdays the train leaves the row's boarding city (shifted past midnight).
 4. Buses and cabs: every bus city pair and every pair a cab may drive needs a `road_routes`
    row (TomTom free-flow time, historical and estimated delay). `distances` needs every
    ordered city pair.

@@ -21,9 +21,11 @@ Which trains run: (1) one train between every two crowd-data cities within `CORE
 city pairs drawn by a gravity model (population product over distance), so that the metros are
 the best connected, (4) branch-line Passenger trains that reach every other city, from it
 towards the nearest hub until a city already served, so trains alone connect every city. The
-row budget of the profile is met exactly (the last trains are shortened to fit). Delay
-statistics: one right-skewed base delay per train, growing along the route with the distance
-to the alighting stop.
+row budget of the profile is met exactly (the last trains are shortened to fit). Run days are
+drawn per train at its first stop and shifted at each later stop by the midnights passed before
+leaving it (`shift_run_days`). Delay statistics: one right-skewed base delay per train, growing
+along the route with the distance to the alighting stop, drawn once per (train, alighting stop).
+Fares by the train's fare class and type (`CLASS_FARE`, `TYPE_FARE`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from utp_env.tools.clock import format_hhmm
 from utp_env.tools.sandbox.common import Columns, lognormal_with_mean, mst_edges, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.schema import fare_class, shift_run_days
 
 RAIL_FACTOR = 1.2
 TRUNK_RAIL_FACTOR = 1.1
@@ -53,19 +56,35 @@ MAX_STOPS = 20
 BRANCH_MAX_STOPS = 10
 DWELL_MIN = 5
 HUB_DWELL_MIN = 10
-# type -> (speed km/h, km between stops, classes)
+# type -> (speed km/h, km between stops, classes); a train's fare is quoted for its
+# `fare_class` (tools/schema.py): 3A on sleeper trains, CC on chair-car day trains, 2S on Passengers.
 TRAIN_TYPES: dict[str, tuple[float, float, list[str]]] = {
     "Express": (58.0, 130.0, ["SL", "3A", "2A"]),
     "Superfast Express": (66.0, 180.0, ["SL", "3A", "2A", "1A"]),
     "Mail": (58.0, 130.0, ["SL", "3A", "2A"]),
-    "Intercity Express": (58.0, 70.0, ["2S", "CC", "3A"]),
-    "Passenger": (38.0, 0.0, ["2S", "SL", "3A"]),
+    "Intercity Express": (58.0, 70.0, ["2S", "CC"]),
+    "Passenger": (38.0, 0.0, ["2S"]),
     "Shatabdi Express": (85.0, 160.0, ["CC", "EC"]),
     "Rajdhani Express": (85.0, 300.0, ["3A", "2A", "1A"]),
     "Vande Bharat Express": (90.0, 160.0, ["CC", "EC"]),
     "Duronto Express": (80.0, 400.0, ["SL", "3A", "2A"]),
     "Humsafar Express": (68.0, 220.0, ["3A", "3E"]),
     "Garib Rath Express": (66.0, 200.0, ["3A", "CC"]),
+}
+# Fare of one class on a Mail/Express: (base INR incl. reservation, INR per km), after Indian
+# Railways' published fare tables (rounded): Delhi-Mumbai (1,384 km) 3A about 1,770, SL about 690.
+CLASS_FARE: dict[str, tuple[float, float]] = {
+    "2S": (15.0, 0.36), "SL": (20.0, 0.48), "CC": (40.0, 1.05), "3E": (40.0, 1.15), "3A": (40.0, 1.25),
+    "2A": (50.0, 1.8), "EC": (60.0, 2.1), "1A": (60.0, 3.0),
+}
+# Train type -> (factor on the class fare, supplement INR): Passenger trains at ordinary fares,
+# the superfast charge, and the premium trains' dynamic fares with catering (Rajdhani, Shatabdi,
+# Vande Bharat), so Passenger < Express < Superfast < premium on one route and class.
+TYPE_FARE: dict[str, tuple[float, float]] = {
+    "Passenger": (0.55, 0.0), "Express": (1.0, 0.0), "Mail": (1.0, 0.0), "Intercity Express": (1.0, 0.0),
+    "Superfast Express": (1.0, 45.0), "Humsafar Express": (1.15, 45.0), "Garib Rath Express": (0.75, 25.0),
+    "Duronto Express": (1.2, 150.0), "Shatabdi Express": (1.5, 150.0), "Rajdhani Express": (1.5, 250.0),
+    "Vande Bharat Express": (1.7, 150.0),
 }
 STATIONS = {  # real main stations of major cities
     "Mumbai": "Chhatrapati Shivaji Maharaj Terminus", "Delhi": "New Delhi", "Kolkata": "Howrah Junction",
@@ -341,6 +360,13 @@ def _branch_services(cities: Cities, router: _Router, network: RailNetwork,
     return out
 
 
+def train_fare(kind: str, km: np.ndarray) -> np.ndarray:
+    """Fare per person (INR, rounded to 5) of a `kind` train over `km` in its fare class."""
+    base, per_km = CLASS_FARE[fare_class(TRAIN_TYPES[kind][2])]
+    factor, extra = TYPE_FARE[kind]
+    return np.round(((base + per_km * np.asarray(km, float)) * factor + extra) / 5.0) * 5.0
+
+
 def _station_names(cities: Cities, rng: np.random.Generator) -> list[str]:
     pick = rng.integers(0, len(STATION_SUFFIXES), cities.n)
     return [STATIONS.get(c, f"{c} {STATION_SUFFIXES[k]}") for c, k in zip(cities.name, pick.tolist(), strict=True)]
@@ -368,7 +394,8 @@ def trains_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile, seed: 
     names = np.array(cities.name, dtype=object)
     stations_arr = np.array(stations, dtype=object)
     parts: dict[str, list] = {k: [] for k in ("number", "name", "o", "d", "dep", "arr", "km", "days",
-                                             "kind", "delay")}
+                                             "kind", "delay", "stop", "fare")}
+    stop_key = 0  # one key per (train, alighting stop): its delay statistics are drawn once
     base_delays = lognormal_with_mean(rng, 1.0, profile.calibration.lognormal_sigma, 2 * len(services))
     for r, service in enumerate(services):
         for direction in (0, 1):
@@ -391,10 +418,17 @@ def trains_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile, seed: 
             parts["dep"].append(depart[i])
             parts["arr"].append(arrive[j])
             parts["km"].append(cum[j] - cum[i])
-            parts["days"].append(np.full(len(i), run_days(rng, 1, 0.55)[0], dtype=object))
+            # run days at the first stop; a stop left after midnight is left on the following day(s)
+            days = run_days(rng, 1, 0.55)[0]
+            shifted = np.array([shift_run_days(days, int(m // 1440)) for m in depart.tolist()], dtype=object)
+            parts["days"].append(shifted[i])
             parts["kind"].append(np.full(len(i), service.kind, dtype=object))
-            # delays build up along the route: more at stops further from the start
+            parts["fare"].append(train_fare(service.kind, cum[j] - cum[i]))
+            # delays build up along the route: more at stops further from the start; one
+            # delay per alighting stop, whichever stop the traveller boarded at
             parts["delay"].append(base_delays[2 * r + direction] * (0.5 + 1.0 * cum[j] / max(cum[-1], 1.0)))
+            parts["stop"].append(stop_key + j)
+            stop_key += k
     cat = {k: np.concatenate(v) for k, v in parts.items()}
     dep, arr = cat["dep"].astype(np.int64), cat["arr"].astype(np.int64)
     classes = {kind: spec[2] for kind, spec in TRAIN_TYPES.items()}
@@ -412,20 +446,22 @@ def trains_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile, seed: 
         "duration_min": (arr - dep).tolist(),
         "run_days": cat["days"].tolist(),
         "classes": [classes[k] for k in cat["kind"].tolist()],
-        "fare_inr": np.round(150.0 + 1.45 * cat["km"]).astype(np.int64).tolist(),
+        "fare_inr": cat["fare"].astype(np.int64).tolist(),
     }
-    cols.update(_delay_columns(cat["delay"], profile, rng))
+    cols.update(_delay_columns(cat["delay"], cat["stop"].astype(np.int64), stop_key, profile, rng))
     return cols
 
 
-def _delay_columns(base: np.ndarray, profile: SandboxProfile, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def _delay_columns(base: np.ndarray, stop: np.ndarray, n_stops: int, profile: SandboxProfile,
+                   rng: np.random.Generator) -> dict[str, np.ndarray]:
     """The five delay horizons: the row's base delay with horizon noise, each column calibrated
-    to its own target mean (spread over the paper's range); ~6% of rows carry no statistics."""
-    n = len(base)
-    missing = rng.random(n) < 0.06
+    to its own target mean (spread over the paper's range); ~6% of (train, alighting stop) pairs
+    carry no statistics. The noise and the gaps are drawn per (train, alighting stop) `stop`
+    key, so every row alighting at one stop of one train has the same statistics."""
+    missing = (rng.random(n_stops) < 0.06)[stop]
     out = {}
     for col, target in profile.calibration.train_horizon_means_min.items():
-        values = base * rng.lognormal(0.0, 0.25, n)
+        values = base * rng.lognormal(0.0, 0.25, n_stops)[stop]
         values[missing] = np.nan
         out[col] = np.round(rescale_to_mean(values, target), 1)
     return out

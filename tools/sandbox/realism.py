@@ -20,11 +20,18 @@ them (the mini profile). Definitions (also in docs/DATA.md):
 - top flight route: the unordered city pair with the most flight rows is Delhi-Mumbai, and the
   five busiest are among India's 16 busiest domestic routes (`BUSIEST_ROUTES`, from DGCA and AAI
   traffic statistics: Delhi-Mumbai, Delhi-Bengaluru, Mumbai-Bengaluru, Delhi-Kolkata ...);
-- neighbourhoods: cities within 15 km (great circle) of a more populous city, <= 15.
+- neighbourhoods: cities within 15 km (great circle) of a more populous city, <= 15;
+- train run days: rows whose `run_days` are not the train's run days at its first stop shifted by
+  the days between leaving the first stop and leaving the row's boarding stop, = 0;
+- train delays: (train number, alighting city) pairs whose rows carry more than one set of
+  `avg_delay_*` statistics (a train arrives once, whichever stop the traveller boarded at), = 0;
+- train fares by type: median fare per 100 km of each train type in its fare class, ordered
+  Passenger < Express < Superfast Express < Shatabdi, Rajdhani and Vande Bharat Express.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -32,6 +39,7 @@ import numpy as np
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox.calibration import Check
 from utp_env.tools.sandbox.common import haversine_km
+from utp_env.tools.schema import shift_run_days
 
 CORE_PAIR_KM = 1_500.0
 CORRIDORS = (("Delhi", "Mumbai"), ("Delhi", "Kolkata"), ("Chennai", "Bengaluru"))
@@ -45,6 +53,75 @@ BUSIEST_ROUTES = frozenset(frozenset(p) for p in (
     ("Mumbai", "Chennai"), ("Bengaluru", "Kolkata"), ("Mumbai", "Kolkata"), ("Delhi", "Pune"),
     ("Delhi", "Ahmedabad"), ("Bengaluru", "Chennai"), ("Kolkata", "Hyderabad"), ("Chennai", "Kolkata"),
 ))
+
+
+DELAY_COLUMNS = ("avg_delay_1w", "avg_delay_1m", "avg_delay_3m", "avg_delay_6m", "avg_delay_1y")
+FARE_ORDER = ("Passenger", "Express", "Superfast Express")
+PREMIUM_TRAINS = ("Shatabdi Express", "Rajdhani Express", "Vande Bharat Express")
+
+
+def _minute(hhmm: str) -> int:
+    return int(hhmm[:2]) * 60 + int(hhmm[3:5])
+
+
+def run_day_contradictions(t: dict) -> int:
+    """Train rows whose `run_days` differ from the run days at the train's first stop shifted by
+    the day offset of the row's boarding stop (from the row leaving the first stop that arrives there)."""
+    origins: dict[str, set[str]] = defaultdict(set)
+    dests: dict[str, set[str]] = defaultdict(set)
+    for num, o, d in zip(t["train_number"], t["origin_city"], t["dest_city"], strict=True):
+        origins[num].add(o)
+        dests[num].add(d)
+    first = {num: next(iter(origins[num] - dests[num])) for num in origins if len(origins[num] - dests[num]) == 1}
+    start: dict[str, tuple[int, str]] = {}
+    arrive: dict[tuple[str, str], int] = {}  # minutes after midnight of the first stop's departure day
+    for num, o, d, dep, dur, days in zip(t["train_number"], t["origin_city"], t["dest_city"], t["dep_time"],
+                                         t["duration_min"], t["run_days"], strict=True):
+        if first.get(num) == o:
+            start[num] = (_minute(dep), days)
+            arrive[(num, d)] = _minute(dep) + int(dur)
+    bad = 0
+    for num, o, dep, days in zip(t["train_number"], t["origin_city"], t["dep_time"], t["run_days"], strict=True):
+        if num not in start:
+            continue
+        m0, days0 = start[num]
+        if o == first[num]:
+            expected = days0
+        else:
+            reached = arrive.get((num, o))
+            if reached is None:
+                bad += 1
+                continue
+            leave = reached + (_minute(dep) - reached) % 1440  # first departure at the stop's clock time
+            expected = shift_run_days(days0, leave // 1440)
+        bad += days != expected
+    return bad
+
+
+def delay_spread(t: dict) -> tuple[int, int]:
+    """(train number, alighting city) pairs with more than one set of delay statistics, and all pairs."""
+    seen: dict[tuple[str, str], set[tuple[float, ...]]] = defaultdict(set)
+    values = [np.asarray(t[c], float) for c in DELAY_COLUMNS]
+    for i, key in enumerate(zip(t["train_number"], t["dest_city"], strict=True)):
+        seen[key].add(tuple(-1.0 if np.isnan(v[i]) else float(v[i]) for v in values))
+    return sum(len(v) > 1 for v in seen.values()), len(seen)
+
+
+def train_kind(name: str) -> str:
+    """The train type a generated train name ends with ('Delhi Agra Shatabdi Express' -> 'Shatabdi Express')."""
+    from utp_env.tools.sandbox.rail import TRAIN_TYPES
+
+    return max((k for k in TRAIN_TYPES if name.endswith(" " + k)), key=len, default="")
+
+
+def fare_per_100km_by_kind(t: dict, road_km: dict[tuple[str, str], float]) -> dict[str, float]:
+    """Median train fare per 100 road km of the row's city pair, per train type."""
+    per: dict[str, list[float]] = defaultdict(list)
+    for name, o, d, fare in zip(t["train_name"], t["origin_city"], t["dest_city"], t["fare_inr"], strict=True):
+        km = road_km.get((o, d))
+        if km:
+            per[train_kind(name)].append(100.0 * float(fare) / km)
+    return {k: float(np.median(v)) for k, v in per.items() if v}
 
 
 def _share(name: str, hits: int, total: int, low: float | None, high: float | None, target: str) -> Check:
@@ -129,4 +206,21 @@ def realism(db: Database) -> list[Check]:
     n_near = int(np.sum(near.any(axis=1)))
     checks.append(Check(name=f"cities within {NEIGHBOURHOOD_KM:.0f} km of a bigger city", value=n_near,
                         target="<= 15", passed=n_near <= 15))
+
+    bad_days = run_day_contradictions(t)
+    checks.append(Check(name="train rows whose run days contradict the first stop's", value=bad_days, target="= 0",
+                        passed=bad_days == 0))
+    spread, pairs_n = delay_spread(t)
+    checks.append(Check(name="(train, alighting stop) pairs with more than one delay", value=f"{spread}/{pairs_n}",
+                        target="= 0", passed=spread == 0))
+    dist = db.tables["distances"].columns
+    pair_km = dict(zip(zip(dist["origin_city"], dist["dest_city"], strict=True), dist["distance_km"], strict=True))
+    fares = fare_per_100km_by_kind(t, pair_km)
+    order = [k for k in FARE_ORDER if k in fares]
+    premium = [fares[k] for k in PREMIUM_TRAINS if k in fares]
+    ok = (all(fares[a] < fares[b] for a, b in itertools.pairwise(order))
+          and (not premium or not order or min(premium) > fares[order[-1]]))
+    text = " < ".join(f"{fares[k]:.0f}" for k in order) + (f" < {min(premium):.0f}" if premium else "")
+    checks.append(Check(name="train fare per 100 km: Passenger < Express < Superfast < premium", value=text,
+                        target="increasing", passed=bool(ok)))
     return checks
