@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from utp_env.tools.database import Database
+from utp_env.tools.lookup import LOOKUP
 from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox.geography import SEPARATE_MUNICIPALITIES, select_cities
 from utp_env.tools.sandbox.profiles import PROFILES
-from utp_env.tools.lookup import LOOKUP
 from utp_env.tools.sandbox.rail import TRAIN_TYPES, train_fare
 from utp_env.tools.sandbox.realism import delay_spread, realism, run_day_contradictions, train_kind
 from utp_env.tools.schema import fare_class, runs_on, shift_run_days

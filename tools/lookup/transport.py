@@ -152,7 +152,8 @@ def search_trains(db: Database, args: TrainSearch) -> ToolResult:
 
     Returns one line per train: 5-digit number, name, stations, departure and arrival (`+1 day` =
     next day), duration, classes, the fare class (3A where offered, else CC, SL or 2S) and the
-    fare per person in it (INR), and the expected delay E[D] in minutes from the train's 1-week..1-year delay history. Only trains running that weekday are
+    fare per person in it (INR), and the expected delay E[D] in minutes from the train's
+    1-week..1-year delay history. Only trains running that weekday (from this boarding city) are
     listed. Example: {"origin": "Bhopal", "destination": "Kanpur", "date": "2025-11-06"}
     """
     return _search(db, "trains", args)

@@ -73,18 +73,18 @@ def run_day_contradictions(t: dict) -> int:
         origins[num].add(o)
         dests[num].add(d)
     first = {num: next(iter(origins[num] - dests[num])) for num in origins if len(origins[num] - dests[num]) == 1}
-    start: dict[str, tuple[int, str]] = {}
+    start: dict[str, str] = {}
     arrive: dict[tuple[str, str], int] = {}  # minutes after midnight of the first stop's departure day
     for num, o, d, dep, dur, days in zip(t["train_number"], t["origin_city"], t["dest_city"], t["dep_time"],
                                          t["duration_min"], t["run_days"], strict=True):
         if first.get(num) == o:
-            start[num] = (_minute(dep), days)
+            start[num] = days
             arrive[(num, d)] = _minute(dep) + int(dur)
     bad = 0
     for num, o, dep, days in zip(t["train_number"], t["origin_city"], t["dep_time"], t["run_days"], strict=True):
         if num not in start:
             continue
-        m0, days0 = start[num]
+        days0 = start[num]
         if o == first[num]:
             expected = days0
         else:
