@@ -12,9 +12,15 @@ import pytest
 from utp_env.tools.database import Database
 from utp_env.tools.lookup import LOOKUP
 from utp_env.tools.sandbox import build_sandbox
-from utp_env.tools.sandbox.geography import SEPARATE_MUNICIPALITIES, select_cities
+from utp_env.tools.sandbox.geography import (
+    GEONAMES_CORRECTIONS,
+    SEPARATE_MUNICIPALITIES,
+    airport_city,
+    match_airports,
+    select_cities,
+)
 from utp_env.tools.sandbox.profiles import PROFILES
-from utp_env.tools.sandbox.rail import TRAIN_TYPES, train_fare
+from utp_env.tools.sandbox.rail import NO_RAILWAY, TRAIN_TYPES, rail_network, train_fare
 from utp_env.tools.sandbox.realism import delay_spread, realism, run_day_contradictions, train_kind
 from utp_env.tools.schema import fare_class, runs_on, shift_run_days
 
@@ -177,3 +183,57 @@ def test_full_delhi_agra_fares_differ_by_train_type(tmp_path: Path) -> None:
     if {"Passenger", "Express"} <= set(fare):
         assert fare["Passenger"] < fare["Express"]
     assert run_day_contradictions(t) == 0 and delay_spread(t)[0] == 0
+
+
+# ------------------------------------------------ issue 23: the right cities and airports
+
+
+def test_geonames_errors_are_corrected() -> None:
+    """Gorakhpur is the one in Uttar Pradesh; the inflated small towns no longer outweigh cities."""
+    cities = select_cities(PROFILES["full"])
+    where = {n: (s, int(p)) for n, s, p in zip(cities.name, cities.state, cities.population.tolist(), strict=True)}
+    assert where["Gorakhpur"][0] == "Uttar Pradesh" and 600_000 < where["Gorakhpur"][1] < 800_000
+    assert where["Greater Noida"][1] < where["Noida"][1]
+    assert where["Tirunelveli"][1] < 600_000
+    for town in ("Punasa", "Gyanpur", "Bilimora"):
+        assert town not in where or where[town][1] < 100_000, (town, where.get(town))
+    for geonameid, population in GEONAMES_CORRECTIONS.items():  # each correction names a real entry
+        assert population is None or population > 0, geonameid
+
+
+def test_airports_serve_the_city_they_are_named_for() -> None:
+    """Bilimora does not get Daman's airport, Tirunelveli not Thoothukudi's, Faridabad not Jewar's,
+    Sangli not Kolhapur's; every airport's city is the one airportsdata (or its name) gives."""
+    import airportsdata
+
+    cities = select_cities(PROFILES["full"])
+    airports = match_airports(cities, PROFILES["full"].airport_radius_km, 504)
+    records = airportsdata.load("IATA")
+    served = {cities.name[i]: a.iata for i, a in airports.items()}
+    for i, a in airports.items():
+        assert airport_city(records[a.iata]) == cities.name[i], (a.iata, cities.name[i])
+    assert served.get("Gorakhpur") == "GOP" and served.get("Kolhapur") == "KLH" and served.get("Thoothukudi") == "TCR"
+    for city in ("Bilimora", "Tirunelveli", "Faridabad", "Sangli"):
+        assert city not in served, (city, served.get(city))
+    assert airport_city(records["NMB"]) == "Daman" and airport_city(records["DXN"]) == "Jewar"
+
+
+def test_no_railway_where_there_is_none() -> None:
+    cities = select_cities(PROFILES["full"])
+    assert "Shillong" in cities.name
+    graph = rail_network(cities, cities.distances_km()).graph
+    assert all(cities.name[v] not in NO_RAILWAY for v in graph)
+    assert graph.number_of_nodes() == cities.n - sum(c in NO_RAILWAY for c in cities.name)
+
+
+@pytest.mark.slow
+def test_full_cities_airports_and_rail(tmp_path: Path) -> None:
+    """On the full sandbox: no train calls at Shillong, Gorakhpur (UP) flies from GOP, Bilimora has no flights."""
+    build_sandbox("full", 0, tmp_path / "full")
+    db = Database.open(tmp_path / "full")
+    t, f = db.tables["trains"].columns, db.tables["flights"].columns
+    assert not {c for c in t["origin_city"] + t["dest_city"] if c in NO_RAILWAY}
+    airports = dict(zip(f["origin_city"], f["origin_airport"], strict=True))
+    assert airports.get("Gorakhpur") == "GOP" and "Bilimora" not in airports and "Faridabad" not in airports
+    c = db.tables["cities"].columns
+    assert dict(zip(c["city"], c["state"], strict=True))["Gorakhpur"] == "Uttar Pradesh"

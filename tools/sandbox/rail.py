@@ -6,7 +6,8 @@ corridors over it (`TRUNK_LINES`: Delhi-Kota-Vadodara-Mumbai, Delhi-Kanpur-Varan
 Mumbai-Nagpur-Kolkata, Kolkata-Visakhapatnam-Chennai, Delhi-Bhopal-Nagpur-Vijayawada,
 Mumbai-Pune-Chennai, Chennai-Bengaluru ...). The edges on the shortest paths between the
 `HUB_COUNT` largest cities are trunk lines too; routing counts trunk km `TRUNK_DISCOUNT` less, so
-trains keep to the corridors.
+trains keep to the corridors. Cities without a railway (`NO_RAILWAY`: Shillong, Gangtok ...) are
+not on the graph.
 
 A train runs along a shortest path of that graph and calls at a subset of the cities it passes:
 always its two ends, then the largest cities on the way, as many as its type allows (a Rajdhani
@@ -98,6 +99,8 @@ STATIONS = {  # real main stations of major cities
 }
 STATION_SUFFIXES = ("Junction", "Railway Station", "Central", "City", "Cantonment", "Road")
 CAPITAL_OF_DELHI = "Delhi"
+# Cities without a railway station (Indian Railways' network, 2025): reached by road and air only.
+NO_RAILWAY = frozenset({"Shillong", "Gangtok", "Kohima", "Imphal", "Leh", "Manali"})
 
 
 # India's trunk railway corridors (Indian Railways' Golden Quadrilateral and diagonals, the Konkan
@@ -160,30 +163,40 @@ class Service:
     kind: str
 
 
+def rail_cities(cities: Cities) -> np.ndarray:
+    """Indices of the cities with a railway station (all but `NO_RAILWAY`)."""
+    return np.array([i for i, name in enumerate(cities.name) if name not in NO_RAILWAY], dtype=np.int64)
+
+
 def rail_network(cities: Cities, gc: np.ndarray) -> RailNetwork:
     """Nearest-neighbour links plus a spanning tree, with the trunk corridors and the hub-to-hub shortest
-    paths marked trunk (edge attributes: `km`, routing `weight`, `trunk`)."""
-    n = cities.n
+    paths marked trunk (edge attributes: `km`, routing `weight`, `trunk`); cities without a
+    railway (`NO_RAILWAY`) are left out."""
+    rail = rail_cities(cities)
+    sub = gc[np.ix_(rail, rail)]
     tree: nx.Graph[int] = nx.Graph()
-    tree.add_nodes_from(range(n))
+    tree.add_nodes_from(rail.tolist())
     graph: nx.Graph[int] = nx.Graph()
-    graph.add_nodes_from(range(n))
-    for a, b in mst_edges(gc):
+    graph.add_nodes_from(rail.tolist())
+    for x, y in mst_edges(sub):
+        a, b = int(rail[x]), int(rail[y])
         km = float(gc[a, b] * RAIL_FACTOR)
         tree.add_edge(a, b, weight=km)
         graph.add_edge(a, b, km=km, weight=km, trunk=False)
-    for i in range(n):
-        for j in np.argsort(gc[i], kind="stable")[1 : NEIGHBOURS + 1].tolist():
+    for x in range(len(rail)):
+        i = int(rail[x])
+        for y in np.argsort(sub[x], kind="stable")[1 : NEIGHBOURS + 1].tolist():
+            j = int(rail[y])
             if gc[i, j] <= NEIGHBOUR_MAX_KM:
                 km = float(gc[i, j] * RAIL_FACTOR)
                 graph.add_edge(i, j, km=km, weight=km, trunk=False)
-    index = {name: i for i, name in enumerate(cities.name)}
+    index = {name: i for i, name in enumerate(cities.name) if name not in NO_RAILWAY}
     for line in TRUNK_LINES:
         present = [index[c] for c in line if c in index]
         for a, b in itertools.pairwise(present):
             km = float(gc[a, b] * TRUNK_RAIL_FACTOR)
             graph.add_edge(a, b, km=km, weight=km, trunk=True)
-    hubs = np.argsort(-cities.population, kind="stable")[: min(HUB_COUNT, n)].tolist()
+    hubs = rail[np.argsort(-cities.population[rail], kind="stable")[: min(HUB_COUNT, len(rail))]].tolist()
     for h in hubs:
         paths = nx.single_source_dijkstra_path(graph, h, weight=_routing_km)
         for g in hubs:
@@ -288,6 +301,7 @@ def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: 
                          "the branch-line trains need")
     budget -= reserve
     # (1) one train between every two crowd-data cities within CORE_PAIR_KM
+    core = [c for c in core if c in network.graph]
     for x, a in enumerate(core):
         for b in core[x + 1 :]:
             if gc[a, b] <= CORE_PAIR_KM and budget > 0:
@@ -315,7 +329,9 @@ def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: 
     n = cities.n
     iu, ju = np.triu_indices(n, 1)
     d = gc[iu, ju]
-    ok = (d * RAIL_FACTOR >= MIN_ROUTE_KM) & (d * RAIL_FACTOR <= MAX_ROUTE_KM / 1.15)
+    on_rail = np.zeros(n, dtype=bool)
+    on_rail[rail_cities(cities)] = True
+    ok = (d * RAIL_FACTOR >= MIN_ROUTE_KM) & (d * RAIL_FACTOR <= MAX_ROUTE_KM / 1.15) & on_rail[iu] & on_rail[ju]
     iu, ju, d = iu[ok], ju[ok], d[ok]
     weight = (pop[iu] * pop[ju]) ** 0.85 / d**0.9
     weight /= weight.sum()
