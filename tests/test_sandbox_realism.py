@@ -21,7 +21,13 @@ from utp_env.tools.sandbox.geography import (
 )
 from utp_env.tools.sandbox.profiles import PROFILES
 from utp_env.tools.sandbox.rail import NO_RAILWAY, TRAIN_TYPES, rail_network, train_fare
-from utp_env.tools.sandbox.realism import delay_spread, realism, run_day_contradictions, train_kind
+from utp_env.tools.sandbox.realism import (
+    delay_spread,
+    flights_on_day,
+    realism,
+    run_day_contradictions,
+    train_kind,
+)
 from utp_env.tools.schema import fare_class, runs_on, shift_run_days
 
 
@@ -78,7 +84,7 @@ def test_full_sandbox_realism_targets(tmp_path: Path) -> None:
     checks = realism(Database.open(tmp_path / "full"))
     for c in checks:
         print(f"  {c.name}: {c.value} (target {c.target}) {'pass' if c.passed else 'FAIL'}")
-    assert len(checks) == 15
+    assert len(checks) == 23
     assert all(c.passed for c in checks), [c for c in checks if not c.passed]
 
 
@@ -162,8 +168,9 @@ def test_train_fares_follow_type_and_class(mini_db: Database) -> None:
                if name.endswith(("Shatabdi Express", "Vande Bharat Express")))
     check = _check(mini_db, "train fare per 100 km")
     assert check.passed, check
+    day = t["run_days"][0].index("1")
     shown = LOOKUP.invoke(mini_db, "search_trains", {"origin": t["origin_city"][0], "destination": t["dest_city"][0],
-                                                  "date": "2025-11-05"})
+                                                  "date": f"2025-11-{3 + day:02d}"})
     assert "fare_class" in shown.text and "fare_3A" not in shown.text
 
 
@@ -237,3 +244,58 @@ def test_full_cities_airports_and_rail(tmp_path: Path) -> None:
     assert airports.get("Gorakhpur") == "GOP" and "Bilimora" not in airports and "Faridabad" not in airports
     c = db.tables["cities"].columns
     assert dict(zip(c["city"], c["state"], strict=True))["Gorakhpur"] == "Uttar Pradesh"
+
+
+# ------------------------------------------------ issue 23: the places travellers go to, flights like India's
+
+
+def test_tourist_places_are_chosen_with_their_states() -> None:
+    """Goa's Panaji, Leh, Manali, Rishikesh, Darjeeling, Jaisalmer and Khajuraho are cities of the full
+    profile (none was), with Table 1's 504 cities and 33 states kept."""
+    cities = select_cities(PROFILES["full"])
+    state = dict(zip(cities.name, cities.state, strict=True))
+    expected = {"Panaji": "Goa", "Leh": "Ladakh", "Manali": "Himachal Pradesh", "Rishikesh": "Uttarakhand",
+                "Darjeeling": "West Bengal", "Jaisalmer": "Rajasthan", "Khajuraho": "Madhya Pradesh"}
+    assert {c: state.get(c) for c in expected} == expected
+    assert cities.n == 504 and len(set(cities.state)) == 33
+    draw = dict(zip(cities.name, cities.draw.tolist(), strict=True))
+    assert draw["Panaji"] > 1_000_000 and draw["Mumbai"] == int(cities.population[cities.name.index("Mumbai")])
+
+
+def test_goa_has_both_airports_and_tourist_airports_are_kept() -> None:
+    cities = select_cities(PROFILES["full"])
+    airports = match_airports(cities, PROFILES["full"].airport_radius_km, PROFILES["full"].airport_cities)
+    by_city = {cities.name[i]: a for i, a in airports.items()}
+    assert by_city["Panaji"].iata == "GOI" and by_city["Panaji"].others == ("GOX",)
+    for city, code in (("Leh", "IXL"), ("Manali", "KUU"), ("Jaisalmer", "JSA"), ("Khajuraho", "HJR"),
+                       ("Udaipur", "UDR")):
+        assert by_city[city].iata == code
+    assert len(airports) == PROFILES["full"].airport_cities
+
+
+def test_mini_flights_trains_like_india(mini_db: Database) -> None:
+    """No two flights of a route leave at the same minute on one day (was up to 10); no Vistara;
+    on-time shares differ by airline (were all 75 %); premium trains are less late than Passengers."""
+    for prefix in ("most flights of one route", "airlines (on-time share", "train mean delay, premium"):
+        check = _check(mini_db, prefix)
+        assert check.passed, check
+    f = mini_db.tables["flights"].columns
+    assert "Vistara" not in set(f["airline"])
+    assert all(days.count("1") == 1 for days in f["run_days"])  # a row is one weekly departure
+
+
+@pytest.mark.slow
+def test_full_flights_and_tourist_places(tmp_path: Path) -> None:
+    """Issue 23's targets on the full sandbox: Delhi -> Mumbai 30-70 flights a day (was 385),
+    Mumbai -> Goa >= 10 (was 0), Delhi -> Udaipur >= 3 services (was 0), the tourist places served."""
+    build_sandbox("full", 0, tmp_path / "full")
+    db = Database.open(tmp_path / "full")
+    for prefix in ("Delhi -> Mumbai flights on a Wednesday", "Mumbai -> Panaji", "Delhi -> Udaipur",
+                   "tourist places present", "Delhi -> Mumbai distinct block times"):
+        check = _check(db, prefix)
+        assert check.passed, check
+    f = db.tables["flights"].columns
+    assert 30 <= flights_on_day(f, "Delhi", "Mumbai") <= 70
+    t = db.tables["trains"].columns
+    for a, b in (("Delhi", "Jammu"), ("Delhi", "Dehradun"), ("Kolkata", "Puri"), ("Chennai", "Puducherry")):
+        assert any((o, d) == (a, b) for o, d in zip(t["origin_city"], t["dest_city"], strict=True)), (a, b)

@@ -79,7 +79,7 @@ PRICE_TIERS: tuple[str, ...] = typing.get_args(PriceTier)
 EventSegment = Literal["Concerts", "Sports", "Arts & Theatre", "Music", "Film", "Comedy"]
 EVENT_SEGMENTS: tuple[str, ...] = typing.get_args(EventSegment)
 AIRLINES = {"6E": "IndiGo", "AI": "Air India", "IX": "Air India Express", "SG": "SpiceJet",
-            "QP": "Akasa Air", "UK": "Vistara"}
+            "QP": "Akasa Air"}
 
 
 def unwrap_optional(annotation: Any) -> tuple[Any, bool]:

@@ -26,7 +26,17 @@ them (the mini profile). Definitions (also in docs/DATA.md):
 - train delays: (train number, alighting city) pairs whose rows carry more than one set of
   `avg_delay_*` statistics (a train arrives once, whichever stop the traveller boarded at), = 0;
 - train fares by type: median fare per 100 km of each train type in its fare class, ordered
-  Passenger < Express < Superfast Express < Shatabdi, Rajdhani and Vande Bharat Express.
+  Passenger < Express < Superfast Express < Shatabdi, Rajdhani and Vande Bharat Express;
+- train punctuality by type: mean `avg_delay_1m` of Shatabdi, Rajdhani and Vande Bharat rows at
+  most 0.7 x that of Passenger rows;
+- flights on one day (a Wednesday): Delhi -> Mumbai 30-70 (a real day has about 45-50),
+  Mumbai -> Panaji (Goa) >= 10 (both where Delhi is in the database too: counts of an India-wide
+  flights table); most departures of one route on one day at the same minute = 1;
+  distinct Delhi -> Mumbai block times >= 3; airlines flying include no Vistara (merged into
+  Air India in November 2024); on-time shares differ by airline (largest - smallest >= 5 points);
+- tourist places: Panaji, Leh, Manali, Rishikesh, Darjeeling, Jaisalmer and Khajuraho are cities,
+  each with a train, bus or flight from Delhi or from its state's largest city, and Delhi ->
+  Udaipur has >= 3 direct services (all modes).
 """
 
 from __future__ import annotations
@@ -122,6 +132,37 @@ def fare_per_100km_by_kind(t: dict, road_km: dict[tuple[str, str], float]) -> di
         if km:
             per[train_kind(name)].append(100.0 * float(fare) / km)
     return {k: float(np.median(v)) for k, v in per.items() if v}
+
+
+TOURIST_PLACES = ("Panaji", "Leh", "Manali", "Rishikesh", "Darjeeling", "Jaisalmer", "Khajuraho")
+WEDNESDAY = 2
+
+
+def flights_on_day(f: dict, origin: str, dest: str, day: int = WEDNESDAY) -> int:
+    """Flight rows from `origin` to `dest` operating on weekday `day` (Mon = 0)."""
+    return sum(1 for o, d, days in zip(f["origin_city"], f["dest_city"], f["run_days"], strict=True)
+               if o == origin and d == dest and days[day] == "1")
+
+
+def same_minute_max(f: dict) -> int:
+    """The most flights of one route departing at the same minute on one weekday."""
+    seen: Counter[tuple[str, str, int, str]] = Counter()
+    for o, d, days, dep in zip(f["origin_city"], f["dest_city"], f["run_days"], f["dep_time"], strict=True):
+        for day in range(7):
+            if days[day] == "1":
+                seen[(o, d, day, dep)] += 1
+    return max(seen.values(), default=0)
+
+
+def on_time_by_airline(f: dict) -> dict[str, float]:
+    """Share of observed flights on time, per airline."""
+    on: dict[str, float] = defaultdict(float)
+    total: dict[str, float] = defaultdict(float)
+    for airline, t, n in zip(f["airline"], f["otp_on_time"], f["otp_total"], strict=True):
+        if not np.isnan(n):
+            on[airline] += float(t)
+            total[airline] += float(n)
+    return {a: on[a] / total[a] for a in total if total[a]}
 
 
 def _share(name: str, hits: int, total: int, low: float | None, high: float | None, target: str) -> Check:
@@ -223,4 +264,53 @@ def realism(db: Database) -> list[Check]:
     text = " < ".join(f"{fares[k]:.0f}" for k in order) + (f" < {min(premium):.0f}" if premium else "")
     checks.append(Check(name="train fare per 100 km: Passenger < Express < Superfast < premium", value=text,
                         target="increasing", passed=bool(ok)))
+    late: dict[str, list[float]] = defaultdict(list)
+    for name, v in zip(t["train_name"], np.asarray(t["avg_delay_1m"], float).tolist(), strict=True):
+        if not np.isnan(v):
+            late["premium" if train_kind(name) in PREMIUM_TRAINS else train_kind(name)].append(v)
+    if late.get("premium") and late.get("Passenger"):
+        prem, slow = float(np.mean(late["premium"])), float(np.mean(late["Passenger"]))
+        checks.append(Check(name="train mean delay, premium / Passenger (min)", value=f"{prem:.0f} / {slow:.0f}",
+                            target="premium <= 0.7 x Passenger", passed=prem <= 0.7 * slow))
+
+    if "Delhi" in index and "Mumbai" in index:
+        n = flights_on_day(f, "Delhi", "Mumbai")
+        checks.append(Check(name="Delhi -> Mumbai flights on a Wednesday", value=n, target="30-70",
+                            passed=30 <= n <= 70))
+        blocks = {int(m) for o, d, m in zip(f["origin_city"], f["dest_city"], f["duration_min"], strict=True)
+                  if (o, d) == ("Delhi", "Mumbai")}
+        checks.append(Check(name="Delhi -> Mumbai distinct block times", value=len(blocks), target=">= 3",
+                            passed=len(blocks) >= 3))
+    if "Delhi" in index and "Mumbai" in index and "Panaji" in index:  # an India-wide flights table
+        n = flights_on_day(f, "Mumbai", "Panaji")
+        checks.append(Check(name="Mumbai -> Panaji (Goa) flights on a Wednesday", value=n, target=">= 10",
+                            passed=n >= 10))
+    same = same_minute_max(f)
+    checks.append(Check(name="most flights of one route and day at one minute", value=same, target="= 1",
+                        passed=same == 1))
+    shares = on_time_by_airline(f)
+    gap = 100 * (max(shares.values()) - min(shares.values())) if shares else 0.0
+    checks.append(Check(name="airlines (on-time share spread, points)", value=f"{len(shares)} ({gap:.0f})",
+                        target="no Vistara; spread >= 5", passed="Vistara" not in shares and gap >= 5))
+    if "Delhi" in index:
+        linked: set[tuple[str, str]] = set()
+        for table in ("trains", "buses", "flights"):
+            c = db.tables[table].columns
+            linked |= {(o, d) for o, d in zip(c["origin_city"], c["dest_city"], strict=True)}
+        largest: dict[str, tuple[str, int]] = {}
+        for name, state, p in zip(names, city["state"], np.asarray(city["population"]).tolist(), strict=True):
+            if state not in largest or p > largest[state][1]:
+                largest[state] = (name, p)
+        state_of = dict(zip(names, city["state"], strict=True))
+        present = [c for c in TOURIST_PLACES if c in index and (
+            ("Delhi", c) in linked or (largest[state_of[c]][0], c) in linked)]
+        checks.append(Check(name="tourist places present and served", value=f"{len(present)}/{len(TOURIST_PLACES)}",
+                            target="all", passed=len(present) == len(TOURIST_PLACES)))
+        if "Udaipur" in index:
+            n = 0
+            for table, key in (("trains", "train_number"), ("buses", "bus_id"), ("flights", "flight_number")):
+                c = db.tables[table].columns
+                n += len({k for k, o, d in zip(c[key], c["origin_city"], c["dest_city"], strict=True)
+                          if (o, d) == ("Delhi", "Udaipur")})
+            checks.append(Check(name="Delhi -> Udaipur direct services", value=n, target=">= 3", passed=n >= 3))
     return checks
