@@ -167,6 +167,7 @@ class ReferencePlanner:
             if self._affordable(plan, query, db, toolkit, policy):
                 return plan, policy, cap
         previous = math.inf
+        uncapped = plan
         while True:
             dearest = _dearest_optional_visit(plan, query, db)
             if dearest is None or dearest <= 0 or dearest >= previous:
@@ -177,6 +178,16 @@ class ReferencePlanner:
                               events=events, legs=legs)
             policy = "cheapest"
             if self._affordable(plan, query, db, toolkit, f"cheapest (optional visits under INR {dearest:.0f} pp)"):
+                if _full_days_complete(plan) or not _full_days_complete(uncapped):
+                    return plan, policy, cap
+                # The cap left a day in one city without a meal (no cheaper restaurant is left for it):
+                # skip the meals of the travel days instead, which Complete Information does not ask for.
+                lean = _without_travel_day_meals(uncapped if shape is None else shape, uncapped)
+                trial = self.build(query, db, quote, "cheapest", transit, buffers=buffers, shape=lean,
+                                   events=events, legs=legs)
+                if _full_days_complete(trial) and self._affordable(trial, query, db, toolkit,
+                                                                   "cheapest without travel-day meals"):
+                    return trial, "cheapest", None
                 return plan, policy, cap
 
     @staticmethod
@@ -330,6 +341,18 @@ def _dearest_optional_visit(plan: Plan, query: Query, db: Database) -> float | N
         if not covered:
             prices.append(price)
     return max(prices, default=None)
+
+
+def _full_days_complete(plan: Plan) -> bool:
+    """Whether every day without a leg has breakfast, lunch and dinner (Complete Information)."""
+    return all(day.breakfast and day.lunch and day.dinner for day in plan.days if not day.transport)
+
+
+def _without_travel_day_meals(shape_or_plan: DayShape | Plan, plan: Plan) -> DayShape:
+    """The day shape of `shape_or_plan` with no meals on the days `plan` travels."""
+    shape = shape_or_plan if isinstance(shape_or_plan, DayShape) else DayShape.of(shape_or_plan)
+    return DayShape(list(shape.attractions), [frozenset() if day.transport else meals
+                                              for day, meals in zip(plan.days, shape.meals, strict=True)])
 
 
 def _categories_missing(plan: Plan, query: Query, db: Database) -> bool:
