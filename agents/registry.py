@@ -21,13 +21,14 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import traceback
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from utp_env.config import CONFIG_DIR
+from utp_env.tools.yamlfile import YamlFileError, load_yaml_file
 
 AGENT_CONFIG_DIR = CONFIG_DIR / "agents"
 NAMES = ("reference", "deterministic", "no_repair", "direct", "direct_no_uncertainty", "direct_metric_aware", "atlas",
@@ -53,9 +54,16 @@ def import_agent_class(path: str, where: str = "agent") -> type:
     module_name, cls_name = path.split(":")
     try:
         module = importlib.import_module(module_name)
+    except SyntaxError as exc:  # the user's module does not parse: where, not a traceback
+        raise AgentConfigError(f"{where}: module {module_name!r} has a syntax error at {exc.filename}, line "
+                               f"{exc.lineno}: {exc.msg}; fix the file and run again") from None
     except ImportError as exc:
         raise AgentConfigError(f"{where}: cannot import module {module_name!r} ({exc}); check the path and that "
                                "the package is installed or on PYTHONPATH") from exc
+    except Exception as exc:  # the module's own code raised while it was imported
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        raise AgentConfigError(f"{where}: importing module {module_name!r} raised {type(exc).__name__}: {exc} "
+                               f"(at {frame.filename}, line {frame.lineno}); fix the module and run again") from exc
     cls = getattr(module, cls_name, None)
     if not isinstance(cls, type):
         raise AgentConfigError(f"{where}: module {module_name!r} has no class {cls_name!r}")
@@ -77,9 +85,9 @@ def read_config(source: str | Path) -> tuple[dict[str, Any], str]:
         raise AgentConfigError(f"unknown agent {str(source)!r}: give one of {', '.join(NAMES)}, a YAML config "
                                "file, or an import path 'package.module:ClassName'")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise AgentConfigError(f"{path}: invalid YAML: {exc}") from exc
+        data = load_yaml_file(path)
+    except YamlFileError as exc:
+        raise AgentConfigError(str(exc)) from None
     if not isinstance(data, dict) or "agent" not in data:
         raise AgentConfigError(f"{path}: expected a mapping with an 'agent: package.module:ClassName' key")
     return data, str(path)

@@ -6,8 +6,9 @@
 `usage`) and enforces OpenAI's message-ordering rules: a `tool` message must answer a tool call
 of the assistant message before it, and every tool call id of an assistant message must be
 answered by a tool message before the next non-tool message (else 400, "tool_call_ids did not
-have response messages", as OpenAI answers). Tool schemas are checked too (function names,
-JSON-schema `parameters` of type object); each request body is kept in `requests`.
+have response messages", as OpenAI answers), and the arguments of every tool call in the history
+must be JSON (a server that re-parses the history, as vLLM does, refuses them). Tool schemas are
+checked too (function names, JSON-schema `parameters` of type object); each request body is kept in `requests`.
 
 Replies are scripted by a `brain(body) -> Reply` (see `PlanningBrain` for one that drives the
 shipped LLM agents to a submitted plan). Faults are queued in `faults` and one is consumed per
@@ -34,6 +35,8 @@ FAULTS: dict[str, str] = {
     "slow": "the normal reply, after `slow_seconds` (longer than the client timeout: transient)",
     "drop": "the connection closed without a response (transient)",
     "truncated": "a 200 whose body stops short of its Content-Length (transient)",
+    "cut_json": "a 200 whose JSON body is cut in half, Content-Length matching the cut (transient)",
+    "ok": "the normal reply (to place a fault after some good calls)",
     "no_choices": "a 200 whose JSON has no `choices` (permanent)",
     "401": "HTTP 401, invalid API key (permanent)",
     "bad_args": "a tool call whose `arguments` are not JSON (the agent must answer it)",
@@ -99,7 +102,12 @@ def check_request(body: dict[str, Any]) -> None:
                             + ", ".join(pending))
         open_ids = set()
         if role == "assistant":
-            for call in msg.get("tool_calls") or []:
+            for j, call in enumerate(msg.get("tool_calls") or []):
+                try:  # servers that re-parse the history (vLLM's chat templates) refuse broken arguments
+                    json.loads((call.get("function") or {}).get("arguments") or "{}")
+                except json.JSONDecodeError as exc:
+                    raise WireError(f"messages[{i}].tool_calls[{j}].function.arguments is not valid JSON "
+                                    f"({exc.msg})") from None
                 pending.append(call["id"])
                 open_ids.add(call["id"])
     if pending:
@@ -290,6 +298,14 @@ class FaultServer:
                     self.wfile.flush()
                     self.close_connection = True
                     self.connection.shutdown(2)
+                elif fault == "cut_json":
+                    raw = json.dumps(server.completion(body, None)).encode()
+                    raw = raw[: len(raw) // 2]
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
                 elif fault == "no_choices":
                     data = server.completion(body, None)
                     del data["choices"]

@@ -21,6 +21,7 @@ def small_runs(db: Path) -> dict[str, list[str]]:
         "simulate.py": ["--db", str(db), "--rollouts", "200", "--loop-rollouts", "50", "--repeat", "1"],
         "plan_format.py": ["--k", "500", "--repeat", "1"],
         "replan.py": ["--db", str(db), "--split", "all", "--limit", "3", "--seeds", "2"],
+        "replan_scale.py": ["--db", str(db), "--items", "100", "--repeat", "1"],
         "report.py": ["--db", str(db), "--small", "--markdown"],
         "runs.py": ["--db", str(db), "--episodes", "6", "--rounds", "1", "--fresh", "1"],
         "sandbox.py": ["--profile", "mini", "--repeat", "1"],

@@ -275,11 +275,12 @@ def test_leaving_content_out_never_pays(dataset: Dataset) -> None:
     attractions, and of an empty plan: none scores above the honest plan on any query. (A plan whose
     items keep no times is issue 26's: BAS and CATS leave the mean then.)"""
     from utp_env.env.config import DEFAULT_REWARD_WEIGHTS
-    from utp_env.env.episode import reward_terms, weighted_reward
+    from utp_env.env.episode import expected_content, reward_terms, weighted_reward
 
     def reward(plan: Plan, query_id: str) -> float:
         q, ref = dataset.query(query_id), dataset.references[query_id]
-        return weighted_reward(reward_terms(evaluate(plan, q, dataset.db, reference=ref)), DEFAULT_REWARD_WEIGHTS)
+        return weighted_reward(reward_terms(evaluate(plan, q, dataset.db, reference=ref),
+                                            expected_content(q, dataset.db, ref)), DEFAULT_REWARD_WEIGHTS)
 
     def no_items(plan: Plan) -> None:
         for day in plan.days:

@@ -11,8 +11,17 @@ import pytest
 from utp_env.config import EvaluationReadings, UncertaintyConfig
 from utp_env.env.config import DEFAULT_REWARD_WEIGHTS, query_pool, reference_plan
 from utp_env.env.core import UTPEnv
-from utp_env.env.episode import PASS_RATES, TerminationReason, finish, pass_rate, reward_terms, weighted_reward
+from utp_env.env.episode import (
+    PASS_RATES,
+    TerminationReason,
+    expected_content,
+    finish,
+    pass_rate,
+    reward_terms,
+    weighted_reward,
+)
 from utp_env.evaluation import evaluate
+from utp_env.evaluation.coverage import required_units
 from utp_env.evaluation.report import METRICS, CheckResult
 from utp_env.itinerary import Plan, format_hhmm
 from utp_env.plan_format import format_plan, parse_plan
@@ -96,9 +105,11 @@ def test_building_a_plan_and_submitting_scores_it_like_evaluate(env: UTPEnv) -> 
     assert "commonsense checks:" in checked and "metrics:" in checked
     _, reward, terminated, truncated, info = env.step({"tool": "submit"})
     assert terminated and not truncated and info["termination_reason"] == "submitted"
-    expected = evaluate(plan, query, env.db, reference=reference_plan(env.db, query.query_id))
+    reference = reference_plan(env.db, query.query_id)
+    expected = evaluate(plan, query, env.db, reference=reference)
     assert info["report"] == expected.model_dump(mode="json")
-    assert reward == pytest.approx(weighted_reward(reward_terms(expected), env.config.reward_weights))
+    calls_for = expected_content(query, env.db, reference)
+    assert reward == pytest.approx(weighted_reward(reward_terms(expected, calls_for), env.config.reward_weights))
     assert 0.0 < reward <= 1.0
     assert expected.commonsense["within_sandbox"].passed is True
 
@@ -132,6 +143,11 @@ def test_failed_tool_calls_explain_and_leave_the_plan_unchanged(env: UTPEnv) -> 
                                        "end": "11:00"}}, "not a time"),
         ({"tool": "add_leg", "args": {"day": 1, "mode": "flight", "number": "ZZ-000", "origin": query.org,
                                       "destination": city}}, "search_flights"),
+        # a bus's search tool is search_buses (the message once said search_buss)
+        ({"tool": "add_leg", "args": {"day": 1, "mode": "bus", "number": "ZZ-000", "origin": query.org,
+                                      "destination": city}}, "list them with search_buses"),
+        ({"tool": "add_leg", "args": {"day": 1, "mode": "bus", "origin": query.org, "destination": city}},
+         "(see search_buses)"),
         ({"tool": "add_leg", "args": {"day": 1, "mode": "cab", "origin": query.org, "destination": "Atlantis"}},
          "argument 'destination'"),
         ({"tool": "remove_item", "args": {"day": 1, "index": 50}}, "give a number from 1"),
@@ -147,6 +163,15 @@ def test_failed_tool_calls_explain_and_leave_the_plan_unchanged(env: UTPEnv) -> 
         assert obs.startswith("Error") and fragment in obs, (action, obs)
         assert "plan is unchanged" in obs
         assert env.episode.snapshot() == before and not (terminated or truncated) and reward == 0.0
+
+
+def test_every_mode_names_a_registered_search_tool() -> None:
+    from utp_env.tools.lookup import LOOKUP_TOOLS
+    from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
+    from utp_env.tools.schema import SERVICE_TABLE
+
+    assert set(SEARCH_TOOL_OF_MODE) == set(SERVICE_TABLE)
+    assert all(tool in LOOKUP_TOOLS for tool in SEARCH_TOOL_OF_MODE.values()), SEARCH_TOOL_OF_MODE
 
 
 def test_move_and_remove_items(env: UTPEnv) -> None:
@@ -294,7 +319,8 @@ def test_reference_plans_submitted_in_paper_format_score_like_evaluate(mini_db_p
         day_by_day = UncertaintyConfig(readings=EvaluationReadings(ordering="day_by_day"))
         assert evaluate(parse_plan(data, query=query, db=env.db), query, env.db, day_by_day,
                         reference=reference).ordering == 1.0  # TripCraft's reading compares days 1 and 2 too
-        assert reward == pytest.approx(weighted_reward(reward_terms(expected), env.config.reward_weights))
+        calls_for = expected_content(query, env.db, reference)
+        assert reward == pytest.approx(weighted_reward(reward_terms(expected, calls_for), env.config.reward_weights))
 
 
 def test_the_reward_gates_hard_constraints_like_the_paper(tmp_path: Path) -> None:
@@ -310,5 +336,6 @@ def test_the_reward_gates_hard_constraints_like_the_paper(tmp_path: Path) -> Non
     basic = UncertaintyConfig(readings=EvaluationReadings(complete_information="basic"))  # day 2 has one meal
     good, fake = evaluate(good_plan(), make_query(), db, basic), evaluate(invented, make_query(), db, basic)
     assert fake.hard["budget"].passed is True and not fake.hard_evaluated
-    assert reward_terms(fake)["hard_pass_rate"] == 0.0
-    assert reward_terms(good)["hard_pass_rate"] == pass_rate(good.hard) == 1.0
+    calls_for = required_units(make_query())
+    assert reward_terms(fake, calls_for)["hard_pass_rate"] == 0.0
+    assert reward_terms(good, calls_for)["hard_pass_rate"] == pass_rate(good.hard) == 1.0

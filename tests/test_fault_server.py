@@ -2,11 +2,12 @@
 (`tests/fault_server.py`) on 127.0.0.1, with faults injected on the wire.
 
 Transient faults (5xx, 429, a response slower than the client timeout, a dropped connection, a
-truncated body) are retried with a tiny backoff and the episode completes; permanent faults (401,
-no `choices`) end the episode as `agent_error` with the message recorded; malformed tool-call JSON
-and unknown tool names are answered with a tool message and the episode goes on. Every request body
-is checked as OpenAI would (valid tool schemas, roles, a tool message for every tool-call id) and
-every episode appears in results.jsonl. No assertion on durations.
+truncated body, a 200 whose JSON is cut) are retried with a tiny backoff and the episode completes;
+permanent faults (401, no `choices`) end the episode as `agent_error` with the message recorded;
+malformed tool-call JSON and unknown tool names are answered with a tool message and the episode
+goes on. Every request body is checked as OpenAI would (valid tool schemas, roles, a tool message
+for every tool-call id, JSON arguments in the history) and every episode appears in results.jsonl.
+No assertion on durations.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def test_happy_path_submits(fresh: FaultServer, agent: str, tmp_path: Path, mini
             m["role"] == "tool" for m in body["messages"]))
 
 
-TRANSIENT = ["500", "429", "slow", "drop", "truncated"]
+TRANSIENT = ["500", "429", "slow", "drop", "truncated", "cut_json"]
 PERMANENT = ["401", "no_choices"]
 ANSWERED = ["bad_args", "unknown_tool", "empty"]  # content faults: the agent answers and goes on
 
@@ -172,10 +173,78 @@ def test_content_faults_are_answered(fresh: FaultServer, agent: str, fault: str,
         calls = {c["id"]: c["function"] for m in answered if m["role"] == "assistant"
                  for c in m.get("tool_calls") or []}
         assert answer["tool_call_id"] in calls  # the call the server sent, answered by its id
-        if fault == "bad_args":  # the history resends the malformed arguments as they came
-            assert calls[answer["tool_call_id"]]["arguments"] == '{"day": 1,'
+        if fault == "bad_args":  # the history sends the call back with {} (a strict server re-parses it)
+            assert calls[answer["tool_call_id"]]["arguments"] == "{}"
+            assert '{"day": 1,' in answer["content"] or "JSON" in answer["content"]
         assert ("JSON" in answer["content"] or "json" in answer["content"]) if fault == "bad_args" \
             else "teleport" in answer["content"]
         failed = records[0]["trace"]["failed"]  # the bad call is recorded as a failed tool call
         assert failed.get("tool_call:teleport" if fault == "unknown_tool" else
                           ("tool_call:view_plan" if agent == "tool_calling" else "tool_call:list_cities"))
+
+
+def test_a_failed_episode_keeps_the_usage_and_trace_of_its_calls(fresh: FaultServer, tmp_path: Path,
+                                                                  mini_db_path: Path) -> None:
+    """ATLAS: three calls answered (search, search, constraints), the planner's call refused for good:
+    the episode is agent_error and its record still counts (and bills) the three calls."""
+    fresh.inject("ok", "ok", "ok", "401")
+    price = "price={input_per_mtok: 1000000, output_per_mtok: 2000000}"
+    records = run(fresh, "atlas", tmp_path / "run", mini_db_path, settings=[price])
+    assert [r["termination_reason"] for r in records] == ["agent_error"]
+    record = records[0]
+    assert record["usage"] is not None and record["trace"] is not None
+    assert record["usage"]["model_calls"] == 4 and len(fresh.usage) == 3
+    assert record["usage"]["input_tokens"] == sum(u["prompt_tokens"] for u in fresh.usage)
+    assert record["usage"]["cost_usd"] == pytest.approx(sum(u["prompt_tokens"] + 2 * u["completion_tokens"]
+                                                            for u in fresh.usage))
+    failed_calls = {k: n for k, n in record["trace"]["failed"].items() if k.startswith("model_call")}
+    assert failed_calls == {"model_call:planner": 1}
+    assert "Incorrect API key" in record["error"]
+
+
+def test_the_config_price_bills_only_its_own_model(fresh: FaultServer, tmp_path: Path, mini_db_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """configs/agents/direct.yaml prices openai:gpt-4o-mini; `--set model=fault-model` is another
+    model, so its cost is unknown (None), not billed at gpt-4o-mini's price; tokens are still counted,
+    and one line says why the cost is unknown."""
+    records = run(fresh, "direct", tmp_path / "run", mini_db_path)
+    assert [r["termination_reason"] for r in records] == ["submitted"]
+    assert records[0]["usage"]["input_tokens"] and records[0]["usage"]["cost_usd"] is None
+    notes = [line for line in capsys.readouterr().err.splitlines() if "cost unknown" in line]
+    assert notes == ["utp-env: note: agent direct: cost unknown: the configured price is for openai:gpt-4o-mini, "
+                     "the model is fault-model (set price={model: fault-model, input_per_mtok: ..., "
+                     "output_per_mtok: ...} to bill it)"]
+
+
+def test_a_dead_server_fails_fast_naming_its_url(tmp_path: Path, mini_db_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens at base_url (a port bound on 127.0.0.1 but not listening): the call is not
+    retried, and every episode ends as agent_error, its error naming the URL."""
+    import socket
+
+    from utp_env.agents.llm.models import ModelSpec, RetryingModel, describe_failure
+
+    monkeypatch.setenv(KEY_ENV, "sk-test-not-a-real-key")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+        slept: list[float] = []
+        model = RetryingModel.from_spec(ModelSpec(model="m", base_url=url, api_key_env=KEY_ENV, retries=3),
+                                        sleep=slept.append)
+        with pytest.raises(Exception) as caught:
+            model.invoke("hello")
+        assert model.attempts == 1 and slept == []  # no backoff ladder for a refused connection
+        assert f"connection refused at {url}/chat/completions" in describe_failure(caught.value)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+        out = tmp_path / "run"
+        argv = ["run", "--agent", "direct", "--db", str(mini_db_path), "--limit", "2", "--rollouts", "0",
+                "--out", str(out), "--quiet", "--set", f"base_url={url}", "--set", "model=fault-model",
+                "--set", f"api_key_env={KEY_ENV}", "--set", "backoff_initial=5"]
+        main(argv)
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    assert [r["termination_reason"] for r in records] == ["agent_error", "agent_error"]
+    for record in records:
+        assert f"connection refused at {url}/chat/completions" in record["error"], record["error"]
+        assert record["usage"]["model_calls"] == 1

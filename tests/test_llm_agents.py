@@ -20,7 +20,6 @@ from utp_env.agents.base import Toolkit
 from utp_env.agents.llm import prompts
 from utp_env.agents.llm.atlas import AtlasAgent, parse_verdict
 from utp_env.agents.llm.direct import DirectAgent
-from utp_env.agents.llm.models import ModelCallError
 from utp_env.agents.llm.reference_info import ReferenceLimits, gather_reference_info, route_legs, transfer_days
 from utp_env.agents.llm.tool_calling import ToolCallingAgent, split_answers
 from utp_env.agents.reference import ReferencePlanner
@@ -206,12 +205,13 @@ def test_direct_without_repair_fails_after_one_call(mini_db, good) -> None:
 
 
 def test_direct_model_error_is_recorded(mini_db, good) -> None:
-    """A failed model call is raised as ModelCallError (the run's agent_error), and traced."""
+    """A failed model call ends the run as agent_error, with the error and the trace so far."""
     query, plan_json = good
     fake = scripted(plan_json, fail_at=0)
     toolkit = Toolkit(mini_db)
-    with pytest.raises(ModelCallError, match="scripted failure on call 1"):
-        DirectAgent(chat_model=fake, **MODEL).run(query, toolkit)
+    result = DirectAgent(chat_model=fake, **MODEL).run(query, toolkit)
+    assert result.plan is None and result.termination_reason == "agent_error"
+    assert "scripted failure on call 1" in result.error and result.trace is toolkit.trace
     failed = [s for s in toolkit.trace.steps if s.kind == "model_call"]
     assert len(failed) == 1 and failed[0].ok is False
 
@@ -449,8 +449,9 @@ def test_atlas_model_error_mid_episode(mini_db, good) -> None:
     query, plan_json = good
     fake = ScriptedChat(responses=atlas_script(query, plan_json), fail_at=2, received=[])
     toolkit = Toolkit(mini_db)
-    with pytest.raises(ModelCallError, match="scripted failure on call 3"):  # no plan yet: agent_error
-        AtlasAgent(chat_model=fake, **MODEL).run(query, toolkit)
+    result = AtlasAgent(chat_model=fake, **MODEL).run(query, toolkit)  # no plan yet: agent_error
+    assert result.plan is None and result.termination_reason == "agent_error"
+    assert "scripted failure on call 3" in result.error and result.trace.model_calls == 3
     assert [s.ok for s in toolkit.trace.steps if s.kind == "model_call"] == [True, True, False]
 
 
@@ -538,8 +539,8 @@ def test_tool_calling_model_error_mid_episode(mini_db, good) -> None:
 def test_models_without_tool_calling_get_a_clear_error(mini_db, good) -> None:
     query, plan_json = good
     plain = GenericFakeChatModel(messages=iter([AIMessage(content=plan_json)] * 3))
-    with pytest.raises(ModelCallError, match="does not support tool calling"):
-        AtlasAgent(chat_model=plain, **MODEL).run(query, Toolkit(mini_db))
+    result = AtlasAgent(chat_model=plain, **MODEL).run(query, Toolkit(mini_db))
+    assert result.termination_reason == "agent_error" and "does not support tool calling" in result.error
     agent = ToolCallingAgent(chat_model=GenericFakeChatModel(messages=iter([])), **MODEL)
     outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
     assert outcome.info["termination_reason"] == "agent_error"
@@ -617,6 +618,24 @@ def test_load_agent_from_a_user_file(tmp_path) -> None:
         load_agent(str(bad))
 
 
+def test_a_broken_user_agent_module_is_one_line_naming_file_and_line(tmp_path, monkeypatch, capsys) -> None:
+    """A syntax error (or an exception) in a user's agent module: one line with the file and line."""
+    from utp_env.cli import main
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "broken_agent_syntax.py").write_text("class Mine:\n    def run(self, query, toolkit)\n        pass\n")
+    with pytest.raises(AgentConfigError, match=r"syntax error at .*broken_agent_syntax\.py, line 2: "):
+        load_agent("broken_agent_syntax:Mine")
+    (tmp_path / "broken_agent_raises.py").write_text("X = 1\nY = {}['missing']\n")
+    with pytest.raises(AgentConfigError, match=r"raised KeyError: 'missing' \(at .*broken_agent_raises\.py, line 2\)"):
+        load_agent("broken_agent_raises:Mine")
+    code = main(["run", "--agent", "broken_agent_syntax:Mine", "--profile", "mini", "--limit", "1",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and "broken_agent_syntax.py, line 2" in err, err
+
+
 # ---------------------------------------------------------------- issue 13: malformed calls, wrapped envs, errors
 
 
@@ -676,9 +695,10 @@ def test_run_env_on_a_gym_make_env_with_a_time_limit(mini_db, good) -> None:
     assert outcome.info["termination_reason"] == "submitted" and passes(outcome.result, query, mini_db)
 
 
-def test_tool_calling_run_raises_on_a_failed_model_call(mini_db, good) -> None:
-    """The agent protocol's run raises ModelCallError, which the run records as agent_error."""
+def test_tool_calling_run_ends_as_agent_error_on_a_failed_model_call(mini_db, good) -> None:
+    """The agent protocol's run returns no plan, the reason agent_error, the error and the trace."""
     query, _ = good
     fake = scripted(AIMessage(content="", tool_calls=[call("view_plan", {})]), fail_at=1)
-    with pytest.raises(ModelCallError, match=r"turn 2.*scripted failure"):
-        ToolCallingAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    result = ToolCallingAgent(chat_model=fake, **MODEL).run(query, Toolkit(mini_db))
+    assert result.plan is None and result.termination_reason == "agent_error"
+    assert re.search(r"turn 2.*scripted failure", result.error) and result.trace.model_calls == 2

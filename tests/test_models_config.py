@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import json
 import sys
 import types
 
@@ -197,3 +198,36 @@ def test_missing_extra_is_reported_before_a_missing_key(monkeypatch: pytest.Monk
         make_chat_model("openai:gpt-4o-mini")
     with pytest.raises(ModelConfigError, match=r"pip install langchain-openai"):
         make_chat_model({"model": "m", "base_url": "http://localhost:1/v1", "api_key_env": "MY_KEY"})
+
+
+def test_a_price_bills_only_the_model_it_names() -> None:
+    price = {"model": "openai:gpt-4o-mini", "input_per_mtok": 0.15, "output_per_mtok": 0.6}
+    own = ModelSpec(model="openai:gpt-4o-mini", price=price)
+    assert own.billed_price == own.price and own.price_note() is None
+    local = ModelSpec(model="qwen2.5-0.5b", base_url="http://127.0.0.1:1/v1", price=price)
+    assert local.billed_price is None
+    assert "cost unknown: the configured price is for openai:gpt-4o-mini, the model is qwen2.5-0.5b" in \
+        (local.price_note() or "")
+    anyone = ModelSpec(model="qwen2.5-0.5b", base_url="http://127.0.0.1:1/v1",
+                       price={"input_per_mtok": 1, "output_per_mtok": 2})
+    assert anyone.billed_price == anyone.price  # a price without a model bills any model
+
+
+def test_connection_refused_is_not_transient_and_names_the_url() -> None:
+    from utp_env.agents.llm.models import connection_refused, describe_failure
+
+    httpx = pytest.importorskip("httpx")
+    openai = pytest.importorskip("openai")
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except ConnectionRefusedError as inner:
+            raise openai.APIConnectionError(request=request) from inner
+    except openai.APIConnectionError as exc:
+        refused = exc
+    assert connection_refused(refused) and not is_transient(refused)
+    assert "connection refused at http://127.0.0.1:9/v1/chat/completions" in describe_failure(refused)
+    other = openai.APIConnectionError(request=request)  # reset, DNS, ...: still retried, URL named
+    assert is_transient(other) and describe_failure(other).endswith("(http://127.0.0.1:9/v1/chat/completions)")
+    assert is_transient(json.JSONDecodeError("Expecting value", "{\"id\": ", 7))  # a 200 cut short

@@ -181,3 +181,22 @@ def test_tiny_tokenizer_is_one_trl_can_train_tool_calling_with() -> None:
     assert model.config.vocab_size == len(tokenizer) and model.generation_config.eos_token_id == tokenizer.eos_token_id
     with pytest.raises(ValueError, match="vocab_size must be at least 512"):
         train_tokenizer(["x"], vocab_size=100)
+
+
+def test_a_model_that_cannot_be_loaded_is_one_line(tmp_path: Path) -> None:
+    """`--model` of a hub name while offline (an empty hub cache, HF_HUB_OFFLINE=1: nothing is
+    downloaded) exits with one line naming the model, not transformers' OSError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    for module in ("torch", "trl", "transformers"):
+        pytest.importorskip(module, reason="the rl extra (pip install 'utp-env[rl]') is not installed")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf"), "TRANSFORMERS_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "utp_env.rl.grpo_multi_turn", "--model", "Qwen/Qwen3-0.6B",
+                           "--profile", "mini", "--limit", "1"], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr and len(lines) == 1, done.stderr
+    assert lines[0].startswith("--model 'Qwen/Qwen3-0.6B': cannot load it (") and "hub cache" in lines[0]

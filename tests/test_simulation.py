@@ -6,6 +6,7 @@ import csv
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -357,6 +358,63 @@ def test_cli_prints_table_and_writes_plot(tiny_db: Database, tmp_path: Path,
     assert data["hold_rate"] == expected.hold_rate and data["n"] == 500
 
 
+def test_cli_plot_title_states_the_hold_rate_once(tiny_db: Database, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import utp_env.simulation.plot as plot
+
+    titles: list[str] = []
+    original = plot.timeline_figure
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        fig = original(*args, **kwargs)
+        titles.append(fig.axes[0].get_title())
+        return fig
+
+    monkeypatch.setattr(plot, "timeline_figure", recording)
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(two_day_plan().model_dump_json())
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps(_query()) + "\n")
+    argv = ["simulate", "--plan", str(plan_file), "--query-id", "q-test", "--queries", str(queries),
+            "--db", str(tiny_db.path), "--rollouts", "50", "--plot", str(tmp_path / "t.png")]
+    assert _cli(argv) == 0
+    assert len(titles) == 1 and titles[0].startswith("q-test: hold rate ")
+    assert titles[0].count("hold rate") == 1 and titles[0].count("rollouts") == 1, titles[0]
+
+
+def test_cli_warns_about_a_plan_the_database_does_not_know(tiny_db: Database, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan made on another database (here: a flight and a sight the tiny database lacks), given
+    without --query-id, still gets a hold rate, with one warning line that says why it says little."""
+    plan = two_day_plan()
+    plan.query_id = None
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(plan.model_dump_json())
+    base = ["simulate", "--db", str(tiny_db.path), "--rollouts", "50"]
+    assert _cli([*base, "--plan", str(plan_file)]) == 0
+    assert "warning" not in capsys.readouterr().err  # every leg and visit is known: no warning
+    plan.days[0].transport[0].number = "ZZ-999"
+    plan.days[1].items[1].name = "Atlantis Palace"
+    plan_file.write_text(plan.model_dump_json())
+    assert _cli([*base, "--plan", str(plan_file)]) == 0
+    captured = capsys.readouterr()
+    warnings = [line for line in captured.err.splitlines() if "warning" in line]
+    assert len(warnings) == 1, captured.err
+    assert "2 leg(s)/visit(s) of the plan are not in this database" in warnings[0]
+    assert "ZZ-999" in warnings[0] and "--query-id" in warnings[0]
+    assert "hold rate" in captured.out  # still reported
+
+
+def test_reference_plans_are_known_to_their_database(mini_db: Database) -> None:
+    from utp_env.dataset import dataset_of
+
+    dataset = dataset_of(mini_db)
+    queries = {q.query_id: q for q in dataset.queries}
+    for query_id, plan in list(dataset.references.items())[:100]:
+        compiled, _ = compile_for(plan, queries[query_id], mini_db, CONFIG)
+        assert compiled.unknown == [], (query_id, compiled.unknown[:3])
+
+
 def test_cli_bad_input_names_the_problem(tiny_db: Database, tmp_path: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     plan_file = tmp_path / "plan.json"
@@ -370,6 +428,9 @@ def test_cli_bad_input_names_the_problem(tiny_db: Database, tmp_path: Path,
     assert "--rollouts" in capsys.readouterr().err
     assert _cli([*base, "--rollouts", "1000000000"]) == 2
     assert "--rollouts must be <= 100,000,000" in capsys.readouterr().err
+    assert _cli([*base, "--seed", "-1"]) == 2
+    assert capsys.readouterr().err.strip() == ("utp-env simulate: error: --seed -1: must be a non-negative integer; "
+                                               "e.g. --seed 0")
     assert _cli(["simulate", "--plan", str(tmp_path / "nope.json"), "--db", str(tiny_db.path)]) == 2
     assert "nope.json" in capsys.readouterr().err
 

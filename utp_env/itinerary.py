@@ -8,9 +8,9 @@ from this model in `utp_env.plan_format` (docs/PLAN_FORMAT.md).
 from __future__ import annotations
 
 import typing
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, parse_hhmm
 
@@ -19,7 +19,21 @@ Activity = Literal["stay", "visit", "check-in", "checkout", "arrive", "travel", 
 VenueType = Literal["accommodation", "attraction", "restaurant", "event", "transit", "transport"]
 Meal = Literal["breakfast", "lunch", "dinner"]
 MEALS: tuple[Meal, ...] = typing.get_args(Meal)  # in the order of the day, as the summary fields
-__all__ = ["MEALS", "MINUTES_PER_DAY", "Day", "Plan", "PlanItem", "TransportLeg", "format_hhmm", "parse_hhmm"]
+MAX_ITEMS_PER_DAY = 60
+"""Most point-of-interest items one day of a plan may hold. An honest day holds about 10 (the
+reference plans: at most 10 on the full sandbox); a plan over the cap is refused where plans come
+in (the `Day` model: `parse_plan`, `reset(options={"plan": ...})`, submit_plan, plan files) and
+add_item/move_item refuse to pass it. The env's task text states it (`UTPEnv.task_text`)."""
+__all__ = ["MAX_ITEMS_PER_DAY", "MEALS", "MINUTES_PER_DAY", "Day", "Plan", "PlanItem", "TransportLeg",
+           "format_hhmm", "parse_hhmm", "too_many_items"]
+
+
+def too_many_items(count: int) -> str | None:
+    """The one-line reason a day of `count` items is refused (`MAX_ITEMS_PER_DAY`), or None."""
+    if count <= MAX_ITEMS_PER_DAY:
+        return None
+    return (f"a day holds at most {MAX_ITEMS_PER_DAY} point-of-interest items and this one has {count}; "
+            "merge or drop items")
 
 
 class TransportLeg(BaseModel):
@@ -89,6 +103,16 @@ class Day(BaseModel):
     accommodation: str | None = None
     events: list[str] = Field(default_factory=list)
     items: list[PlanItem] = Field(default_factory=list)
+
+    @field_validator("items", mode="before")
+    @classmethod
+    def _capped(cls, items: Any) -> Any:
+        """At most `MAX_ITEMS_PER_DAY` items, counted before any is validated."""
+        if isinstance(items, list | tuple):
+            why = too_many_items(len(items))
+            if why is not None:
+                raise ValueError(why)
+        return items
 
     @property
     def current_city(self) -> str:

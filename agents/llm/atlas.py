@@ -19,8 +19,8 @@ Roles, each one LLM call per turn and each recorded in the trace:
 
 The last plan that parsed is returned even if the checker never passed it (ATLAS delivers its
 final plan); no parsable plan at all is a delivery failure. A model call that fails for good ends
-the run: with the last parsed plan delivered (and the error recorded) if there is one, else as
-`ModelCallError`, which the run records as `agent_error`. A search-agent tool call whose arguments
+the run: with the last parsed plan delivered (and the error recorded) if there is one, else with
+the reason `agent_error` (plan None, the error and the trace so far). A search-agent tool call whose arguments
 are not JSON (LangChain's `invalid_tool_calls`) is answered with a tool message saying so and
 recorded in the trace as a failed tool call.
 """
@@ -39,7 +39,15 @@ from pydantic import Field
 from utp_env.agents.base import AgentResult, Toolkit, Trace, TraceStep
 from utp_env.agents.llm import prompts
 from utp_env.agents.llm.direct import parse_reply
-from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession, message_text
+from utp_env.agents.llm.models import (
+    ChatAgent,
+    LLMSettings,
+    ModelSession,
+    describe_failure,
+    history_reply,
+    invalid_call_id,
+    message_text,
+)
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Plan
 from utp_env.plan_format import PlanFormatError, plan_to_json
@@ -146,7 +154,7 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
         while ep.rounds < s.L:
             ep.rounds += 1
             reply = ep.session.invoke("search_agent", ep.search_messages, model=bound)
-            ep.search_messages.append(reply)
+            ep.search_messages.append(history_reply(reply))
             calls = list(getattr(reply, "tool_calls", None) or [])
             invalid = list(getattr(reply, "invalid_tool_calls", None) or [])
             if not calls and not invalid:
@@ -158,7 +166,7 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
                         "Call the tool again with its arguments as one JSON object.")
                 ep.toolkit.trace.add(TraceStep(kind="tool_call", name=name, result=text[:200], ok=False,
                                                args={"invalid_arguments": str(bad.get("args"))}))
-                ep.search_messages.append(ToolMessage(content=text, tool_call_id=bad.get("id") or f"invalid_{i}"))
+                ep.search_messages.append(ToolMessage(content=text, tool_call_id=invalid_call_id(bad, i)))
             for i, call in enumerate(calls):
                 if i >= s.max_calls_per_round:
                     text = f"not executed: at most {s.max_calls_per_round} tool calls per round"
@@ -209,13 +217,14 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
 
     def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
         trace: Trace = toolkit.trace
-        ep = Episode(query, toolkit, ModelSession(self.model, trace, self.settings.price))
+        ep = Episode(query, toolkit, ModelSession(self.model, trace, self.settings.billed_price))
         try:
             return self._loop(ep, trace)
         except Exception as exc:  # a model error ends the run; the last parsed plan (if any) is kept
-            error = f"model call failed: {type(exc).__name__}: {exc}"
+            error = f"model call failed: {describe_failure(exc)}"
             if ep.last_plan is None:
-                raise ModelCallError(error) from exc
+                return AgentResult(plan=None, raw_output=ep.last_raw, trace=trace, error=error,
+                                   termination_reason="agent_error")
             return AgentResult(plan=ep.last_plan, raw_output=ep.last_raw, trace=trace, error=error)
 
     def _loop(self, ep: Episode, trace: Trace) -> AgentResult:

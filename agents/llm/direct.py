@@ -7,8 +7,8 @@ Gather the reference information through the lookup tools, make ONE model call w
 instructions, a one-shot example and that information, and parse the JSON plan. If the reply
 cannot be parsed, one repair call shows the model the parse error; if that also fails, the plan
 is not delivered (AgentResult with plan None and the error). A model call that fails for good
-(after the retries of `RetryingModel`) is recorded in the trace and raised as `ModelCallError`,
-which the run records as `agent_error`.
+(after the retries of `RetryingModel`) is recorded in the trace and ends the run with the reason
+`agent_error` (plan None, the error and the trace so far, so the calls made are counted and billed).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pydantic import Field
 
 from utp_env.agents.base import AgentResult, Toolkit, Trace
 from utp_env.agents.llm import prompts
-from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession, message_text
+from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelSession, describe_failure, message_text
 from utp_env.agents.llm.reference_info import ReferenceLimits, gather_reference_info
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Plan
@@ -74,7 +74,7 @@ class DirectAgent(ChatAgent[DirectSettings]):
 
     def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
         trace: Trace = toolkit.trace
-        session = ModelSession(self.model, trace, self.settings.price)
+        session = ModelSession(self.model, trace, self.settings.billed_price)
         info = gather_reference_info(query, toolkit, self.settings.reference)
         trace.note(f"gathered reference information for {', '.join(info.cities)}: {len(info.text)} characters, "
                    f"{len(info.errors)} tool errors")
@@ -86,7 +86,8 @@ class DirectAgent(ChatAgent[DirectSettings]):
             try:
                 reply = session.invoke("planner" if attempt == 0 else "repair", messages)
             except Exception as exc:
-                raise ModelCallError(f"model call failed: {type(exc).__name__}: {exc}") from exc
+                return AgentResult(plan=None, raw_output=raw, trace=trace, termination_reason="agent_error",
+                                   error=f"model call failed: {describe_failure(exc)}")
             raw = message_text(reply)
             try:
                 return AgentResult(plan=parse_reply(raw, query, toolkit), raw_output=raw, trace=trace)

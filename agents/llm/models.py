@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,8 @@ PROVIDERS: dict[str, tuple[str, str, str, str | None]] = {
     "ollama": ("langchain-ollama", "langchain_ollama", "ChatOllama", None),
     "huggingface": ("langchain-huggingface", "langchain_huggingface", "ChatHuggingFace", None),
 }
-# HTTP statuses and exception class names that mean "try again later", not "your request is wrong".
+# HTTP statuses and exception class names that mean "try again later", not "your request is wrong"
+# (a refused connection excepted: `connection_refused`).
 # A name matches anywhere in the exception's MRO, so subclasses count: langchain-openai 1.x raises
 # OpenAIConnectionError / OpenAIRateLimitError / OpenAIAPIError, subclasses of openai's
 # APIConnectionError (APITimeoutError is one too), RateLimitError and InternalServerError.
@@ -45,6 +47,7 @@ TRANSIENT_NAMES = frozenset({
     "ServiceUnavailableError", "OverloadedError",
     "TimeoutException", "NetworkError", "RemoteProtocolError",  # httpx (ConnectError, ReadTimeout, ... subclass these)
     "Timeout", "ConnectionError",  # requests
+    "JSONDecodeError",  # a 200 whose body is cut short: the openai client parses it unguarded
 })
 
 
@@ -52,19 +55,17 @@ class ModelConfigError(ValueError):
     """The model cannot be built as configured (missing package, missing key, bad spec)."""
 
 
-class ModelCallError(RuntimeError):
-    """A model call failed for good: a permanent error, or a transient one after every retry.
-
-    The LLM agents raise it from `run` when no plan can be delivered, so the run records the
-    episode as `agent_error` with this message (utp_env/runs/episode.py), not as `not_delivered`.
-    """
-
-
 class Price(BaseModel):
-    """USD per million tokens; used for `cost_usd` in traces."""
+    """USD per million tokens; used for `cost_usd` in traces.
+
+    `model` names the model the price is for (as the spec's `model` is written, e.g.
+    `openai:gpt-4o-mini`): a config's price then bills only that model, and `--set model=...`
+    of another model leaves the cost unknown (None) instead of billing it at the wrong price.
+    Without `model` the price applies to whatever model the spec names."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    model: str | None = Field(default=None, description="The model this price is for; None: any model")
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
 
@@ -95,6 +96,20 @@ class ModelSpec(BaseModel):
             raise ValueError(f"model {self.model!r} needs a provider prefix such as 'openai:{self.model}', "
                              "or set base_url for an OpenAI-compatible server")
         return self
+
+    @property
+    def billed_price(self) -> Price | None:
+        """The price that applies to this spec's model: `price` unless it names another model."""
+        if self.price is None or self.price.model in (None, self.model):
+            return self.price
+        return None
+
+    def price_note(self) -> str | None:
+        """Why the cost is unknown though a price is configured (None when it is not the case)."""
+        if self.price is not None and self.billed_price is None:
+            return (f"cost unknown: the configured price is for {self.price.model}, the model is {self.model} "
+                    f"(set price={{model: {self.model}, input_per_mtok: ..., output_per_mtok: ...}} to bill it)")
+        return None
 
     @property
     def provider(self) -> str:
@@ -171,10 +186,55 @@ def make_chat_model(model: str | dict[str, Any] | ModelSpec) -> Any:
     return getattr(module, cls_name)(model=spec.model_name, **common)
 
 
+def _causes(exc: BaseException) -> list[BaseException]:
+    """`exc` and the exceptions it was raised from or during, innermost last (cycles cut)."""
+    chain: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and all(cur is not seen for seen in chain):
+        chain.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return chain
+
+
+def connection_refused(exc: BaseException) -> bool:
+    """Whether a model call failed because nothing listens at the address (a dead or mistyped
+    `base_url`): `ConnectionRefusedError` anywhere in the exception's chain (openai wraps httpx's
+    ConnectError, which wraps it). Not retried: a server that is not running stays so for the
+    seconds a backoff waits, and every episode would wait the whole ladder."""
+    return any(isinstance(e, ConnectionRefusedError) for e in _causes(exc))
+
+
+def request_url(exc: BaseException) -> str | None:
+    """The URL of the request a model call failed on, when its error carries one (openai's
+    APIError and httpx's RequestError have a `request`)."""
+    for e in _causes(exc):
+        try:
+            url = getattr(getattr(e, "request", None), "url", None)
+        except RuntimeError:  # httpx: an error raised without its request
+            url = None
+        if url is not None:
+            return str(url)
+    return None
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line for a model call that failed for good: `Type: message`, then the URL it was sent to
+    (so "Connection error." names the server) and, when nothing listens there, that the
+    connection was refused and what to check."""
+    text = f"{type(exc).__name__}: {exc}"
+    url = request_url(exc)
+    if connection_refused(exc):
+        return f"{text} (connection refused at {url or 'the server'}: is the server running, and is base_url right?)"
+    return f"{text} ({url})" if url and url not in text else text
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether an exception from a model call is worth retrying (timeouts, connection errors, rate
-    limits, 5xx). Decided by type, along the MRO, so provider subclasses count; then by the HTTP
-    status an API error carries."""
+    limits, 5xx, a truncated body). Decided by type, along the MRO, so provider subclasses count;
+    then by the HTTP status an API error carries. A refused connection is not transient
+    (`connection_refused`)."""
+    if connection_refused(exc):
+        return False
     if isinstance(exc, TimeoutError | ConnectionError):
         return True
     if any(cls.__name__ in TRANSIENT_NAMES for cls in type(exc).__mro__):
@@ -291,6 +351,28 @@ def message_text(message: Any) -> str:
     return text.strip()
 
 
+def invalid_call_id(call: dict[str, Any], i: int) -> str:
+    """The id of the i-th invalid tool call of a reply (its own, else one made up), under which it
+    is answered and sent back in the history."""
+    return str(call.get("id") or f"invalid_call_{i}")
+
+
+def history_reply(reply: Any) -> Any:
+    """A model reply as it goes back into the conversation: a tool call whose arguments were not JSON
+    (LangChain's `invalid_tool_calls`) is sent back with `{}` as its arguments (its tool message says
+    what was wrong and quotes them), so a server that re-parses the history, as vLLM does, does not
+    refuse every later request over the model's broken JSON. Other replies are returned as they are."""
+    invalid = list(getattr(reply, "invalid_tool_calls", None) or [])
+    if not invalid:
+        return reply
+    fixed: list[dict[str, Any]] = [
+        {"name": bad.get("name") or "unknown_tool", "args": {}, "id": invalid_call_id(bad, i), "type": "tool_call"}
+        for i, bad in enumerate(invalid)]
+    extra = {k: v for k, v in (reply.additional_kwargs or {}).items() if k != "tool_calls"}
+    return reply.model_copy(update={"tool_calls": [*(reply.tool_calls or []), *fixed], "invalid_tool_calls": [],
+                                    "additional_kwargs": extra})
+
+
 class ModelSession:
     """Calls one chat model on behalf of an agent and records each call in the agent's trace.
 
@@ -352,4 +434,7 @@ class ChatAgent(Generic[SettingsT]):
 
         self.settings = self.Settings.model_validate(settings)
         self.model = build_model(self.settings, chat_model, sleep)
+        note = self.settings.price_note()
+        if note:  # one line where the agent is built (the run's records carry cost_usd None)
+            print(f"utp-env: note: agent {self.name}: {note}", file=sys.stderr)
         self.config = uncertainty_config or load_uncertainty()

@@ -25,9 +25,10 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from utp_env.query import Query, house_rule_requirement
+from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 from utp_env.tools.schema import HOUSE_RULE_FORBIDS
 
-MODE_OF_TOOL = {"search_flights": "flight", "search_trains": "train", "search_buses": "bus"}
+MODE_OF_TOOL = {tool: mode for mode, tool in SEARCH_TOOL_OF_MODE.items()}
 
 
 class ToolCaller(Protocol):

@@ -4,7 +4,8 @@ Messages are a system prompt plus the env's first observation. Each model reply'
 become ONE env step (sent as OpenAI-style `tool_calls` entries), and each call is answered with a
 ToolMessage carrying its part of the observation. Calls whose arguments are not valid JSON
 (LangChain's `invalid_tool_calls`) go to the env with their raw arguments too: the env answers
-each with what was wrong, so every call id gets its tool message and the trace records the call.
+each with what was wrong, so every call id gets its tool message and the trace records the call;
+the history sends them back with `{}` as arguments (`history_reply`), which a strict server accepts.
 A reply without tool calls gets a reminder and counts toward `max_steps`. The episode ends when
 the model submits, when the env's step limit truncates it (the accumulated plan is still scored),
 when a `TimeLimit` wrapper cuts it (the agent then ends the episode with `step_limit` through
@@ -16,7 +17,7 @@ the env's final info (termination reason, evaluation, reward); it never raises f
 `run(query, toolkit)` (the agent protocol) builds a UTPEnv over the toolkit's database; when the
 model call failed after a plan was begun it returns that partial plan with the reason `agent_error`
 and the error (the run scores it as it scores a step-limit cut), and when no plan was built it
-raises `ModelCallError`, which the run records as `agent_error`.
+returns no plan with the reason `agent_error`, the error and the trace so far.
 """
 
 from __future__ import annotations
@@ -31,7 +32,14 @@ from pydantic import Field
 
 from utp_env.agents.base import AgentResult, Toolkit, Trace, TraceStep
 from utp_env.agents.llm import prompts
-from utp_env.agents.llm.models import ChatAgent, LLMSettings, ModelCallError, ModelSession
+from utp_env.agents.llm.models import (
+    ChatAgent,
+    LLMSettings,
+    ModelSession,
+    describe_failure,
+    history_reply,
+    invalid_call_id,
+)
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 
@@ -99,7 +107,7 @@ def reply_calls(reply: Any) -> list[dict[str, Any]]:
     calls = list(getattr(reply, "tool_calls", None) or [])
     for i, bad in enumerate(getattr(reply, "invalid_tool_calls", None) or []):
         calls.append({"name": bad.get("name") or "", "args": bad.get("args") or "", "invalid": True,
-                      "id": bad.get("id") or f"invalid_call_{i}", "error": bad.get("error")})
+                      "id": invalid_call_id(bad, i), "error": bad.get("error")})
     return calls
 
 
@@ -126,12 +134,10 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
 
         When a model call fails for good mid-episode and the env holds a plan, the result carries that
         partial plan with `termination_reason="agent_error"` and the error: the run scores it the way a
-        step-limit cut is scored and records the reason and the error. With no plan built it raises
-        `ModelCallError` (the run records `agent_error` with the message)."""
+        step-limit cut is scored and records the reason and the error. With no plan built the result
+        has no plan, the reason `agent_error`, the error and the trace (the run records all three)."""
         env = self.make_env(toolkit)
         outcome = self.run_env(env, {"query": query}, trace=toolkit.trace, seed=seed)
-        if outcome.info.get("termination_reason") == "agent_error" and outcome.result.plan is None:
-            raise ModelCallError(outcome.result.error or "the model call failed")
         return outcome.result
 
     def run_env(self, env: Any, options: dict[str, Any], trace: Trace | None = None,
@@ -141,7 +147,7 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
         base = env.unwrapped  # end_episode and openai_tools live on UTPEnv, under any wrappers
         observation, info = env.reset(seed=seed, options=options)
         query = Query.model_validate(info["query"])
-        session = ModelSession(self.model, trace, self.settings.price)
+        session = ModelSession(self.model, trace, self.settings.billed_price)
         messages: list[Any] = [SystemMessage(self.system_prompt(query)), HumanMessage(observation)]
         final: dict[str, Any] | None = None
         reward, error = 0.0, None
@@ -155,10 +161,10 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
             try:
                 reply = session.invoke("agent", messages, model=bound)
             except Exception as exc:
-                error = f"model call failed at turn {turn + 1}: {type(exc).__name__}: {exc}"
+                error = f"model call failed at turn {turn + 1}: {describe_failure(exc)}"
                 reward, final = base.end_episode("agent_error", message=error)
                 break
-            messages.append(reply)
+            messages.append(history_reply(reply))
             calls = reply_calls(reply)
             if not calls:
                 messages.append(HumanMessage(NUDGE.format(left=self.settings.max_steps - turn - 1)))

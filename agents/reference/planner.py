@@ -59,8 +59,9 @@ from utp_env.queries.options import LegOption, buffer_multiplier, has_category, 
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 
-SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses"}
+SEARCH_TOOL = SEARCH_TOOL_OF_MODE
 ATTRACTIONS_PER_DAY = {"adventure": 3, "laidback": 2, "other": 2}
 MAX_EVENT_TRIES = 12  # other event bookings tried when the plan misses a required attraction category
 

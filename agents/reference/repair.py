@@ -69,9 +69,10 @@ from utp_env.resolve import VenueName, find_venue
 from utp_env.simulation.compile import is_journey_item
 from utp_env.tools.clock import MINUTES_PER_DAY, format_stamp
 from utp_env.tools.database import Database, normalize
+from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE, cab_route
 from utp_env.tools.schema import VENUE_TABLE
 
-SEARCH_TOOL = {"flight": "search_flights", "train": "search_trains", "bus": "search_buses", "cab": "cab_route"}
+SEARCH_TOOL = SEARCH_TOOL_OF_MODE | {"cab": cab_route.__name__}
 REQUIRED_VALUE = 100.0  # an item that alone covers a required cuisine or category
 EVENT_VALUE = 1000.0  # a booked event outranks every visit
 EVENT_SLACK_MIN = 15  # an event reached later than this (its lateness costs punctuality) makes a visit give way

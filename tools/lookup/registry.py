@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
@@ -64,12 +64,16 @@ class ToolError(ValueError):
 
 @dataclass(frozen=True)
 class ToolSpec(Generic[Ctx]):
-    """One registered tool: its name, LLM-facing description, argument model and function."""
+    """One registered tool: its name, LLM-facing description, argument model and function.
+
+    `peers` are the tools of its registry (itself included): an unknown argument that another of
+    them takes is named with that tool (`submit` given `plan` points to `submit_plan`)."""
 
     name: str
     description: str
     args_model: type[BaseModel]
     fn: Callable[[Ctx, Any], ToolResult]
+    peers: Mapping[str, ToolSpec[Ctx]] = field(default_factory=dict, repr=False, compare=False)
 
     def parameters_schema(self) -> dict[str, Any]:
         """JSON schema of the arguments with `$ref`s inlined, titles and null branches dropped
@@ -105,7 +109,7 @@ class ToolSpec(Generic[Ctx]):
         try:
             return self.args_model.model_validate(raw_args)
         except ValidationError as exc:
-            return format_validation_error(exc, self.args_model)
+            return format_validation_error(exc, self.args_model, self.peers)
 
     def invoke(self, ctx: Ctx, raw_args: dict[str, Any] | str | None) -> ToolResult:
         """Validate the arguments and run the tool; bad input yields an error result, never raises.
@@ -133,7 +137,7 @@ class ToolSpec(Generic[Ctx]):
             return self.invoke(ctx, kwargs).text
 
         def on_invalid(exc: ValidationError) -> str:
-            return ToolResult.failure(f"{self.name}: {format_validation_error(exc, self.args_model)}").text
+            return ToolResult.failure(f"{self.name}: {format_validation_error(exc, self.args_model, self.peers)}").text
 
         return StructuredTool.from_function(func=run, name=self.name, description=self.description,
                                             args_schema=self.args_model, infer_schema=False,
@@ -168,7 +172,7 @@ class Registry(Generic[Ctx]):
             raise TypeError(f"tool {fn.__name__} needs a docstring: it is the description the model reads")
         if fn.__name__ in self.tools:
             raise ValueError(f"tool {fn.__name__!r} is already registered in {self.name}")
-        self.tools[fn.__name__] = ToolSpec(fn.__name__, inspect.cleandoc(fn.__doc__), model, fn)
+        self.tools[fn.__name__] = ToolSpec(fn.__name__, inspect.cleandoc(fn.__doc__), model, fn, self.tools)
         return fn
 
     def __getitem__(self, name: str) -> ToolSpec[Ctx]:
@@ -301,8 +305,11 @@ def provider_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return walk(schema)
 
 
-def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> str:
-    """One line per problem, naming the argument, what was wrong and what it expects."""
+def format_validation_error(exc: ValidationError, model: type[BaseModel],
+                            peers: Mapping[str, ToolSpec[Any]] | None = None) -> str:
+    """One line per problem, naming the argument, what was wrong and what it expects; an unknown
+    argument lists the valid ones (or says the tool takes none) and names the `peers` (the other
+    tools of the registry) that take an argument of that name."""
     fields = model.model_fields
     parts = []
     for err in exc.errors(include_url=False):
@@ -314,7 +321,11 @@ def format_validation_error(exc: ValidationError, model: type[BaseModel]) -> str
         if err["type"] == "missing":
             parts.append(f"missing required argument '{name}'{expects}")
         elif err["type"] == "extra_forbidden":
-            parts.append(f"unknown argument '{where}'; valid arguments: {', '.join(fields)}")
+            valid = f"valid arguments: {', '.join(fields)}" if fields else "this tool takes no arguments (send {})"
+            takers = [tool for tool, spec in (peers or {}).items()
+                      if spec.args_model is not model and name in spec.args_model.model_fields]
+            elsewhere = f"; '{name}' is an argument of {', '.join(takers)}" if takers else ""
+            parts.append(f"unknown argument '{where}'; {valid}{elsewhere}")
         else:
             got = json.dumps(err.get("input"), default=str)
             if len(got) > 80:

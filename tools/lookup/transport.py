@@ -171,6 +171,12 @@ def search_buses(db: Database, args: BusSearch) -> ToolResult:
     return _search(db, "buses", args)
 
 
+# The lookup tool that lists each scheduled mode's services, keyed by mode (a tool's name is its
+# function's name): the one place messages and agents take a mode's search tool from.
+SEARCH_TOOL_OF_MODE: dict[str, str] = {"flight": search_flights.__name__, "train": search_trains.__name__,
+                                       "bus": search_buses.__name__}
+
+
 class CabRoute(Args):
     origin: Name = Field(description="Start city, e.g. 'Pune'")
     destination: Name = Field(description="End city, e.g. 'Mumbai'")

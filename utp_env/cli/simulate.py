@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="embedded sandbox: full or mini (default: full)")
     p.add_argument("--rollouts", type=int, default=10_000, metavar="N",
                    help="number of rollouts, 1 to 100,000,000 (utp_env.simulation.MAX_ROLLOUTS; default: 10000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same report (default: 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed, a non-negative integer; the same seed gives the same report (default: 0)")
     p.add_argument("--config", type=Path, metavar="YAML",
                    help="uncertainty parameters YAML (default: the shipped configs/uncertainty.yaml)")
     p.add_argument("--plot", type=Path, metavar="PNG", help="also write a timeline with lateness bands to PNG")
@@ -86,13 +87,28 @@ def find_query(query_id: str | None, queries_path: Path | None, db: Database) ->
     raise LookupError(f"query {query_id!r} is not in {where}; closest: {hint}")
 
 
+def unknown_warning(unknown: list[str], no_query: bool) -> str | None:
+    """One line about the plan's legs and visits this database does not know (a plan made on another
+    database, or with invented names): their hold rate uses the mode's median delay and no crowd
+    overrun, so it says little. None when every leg and visit is known."""
+    if not unknown:
+        return None
+    hint = ("give --query-id to check the plan against its query, and " if no_query else "") + \
+        "check --profile/--db"
+    return (f"{len(unknown)} leg(s)/visit(s) of the plan are not in this database (first: {unknown[0]}); "
+            f"their delays are guessed, so the hold rate says little (was the plan made on another database? "
+            f"{hint})")
+
+
 def handle(args: argparse.Namespace) -> int:
     from utp_env.config import load_uncertainty
-    from utp_env.simulation import check_rollouts, compile_for, simulate
+    from utp_env.simulation import check_rollouts, compile_for, simulate_compiled
     from utp_env.simulation.report import render_table
     from utp_env.tools.database import Database
 
     check_rollouts(args.rollouts, "--rollouts")  # before opening anything: a bad count fails fast
+    if args.seed < 0:  # numpy's generators take non-negative seeds ("expected non-negative integer")
+        raise ValueError(f"--seed {args.seed}: must be a non-negative integer; e.g. --seed 0")
     if args.db is not None:
         db = Database.open(args.db)
     else:
@@ -111,13 +127,16 @@ def handle(args: argparse.Namespace) -> int:
             print(f"utp-env simulate: warning: the plan does not match query {query.query_id}: {'; '.join(wrong)} "
                   "(was it made for another query, or on another database? check --query-id and --profile/--db)",
                   file=sys.stderr)
-    report = simulate(plan, query, db, n=args.rollouts, seed=args.seed, config=config)
+    compiled, config = compile_for(plan, query, db, config)
+    warning = unknown_warning(compiled.unknown, query is None)
+    if warning:
+        print(f"utp-env simulate: warning: {warning}", file=sys.stderr)
+    report = simulate_compiled(compiled, config, args.rollouts, args.seed)
     print(report.model_dump_json(indent=2) if args.json else render_table(report))
     if args.plot is not None:
         from utp_env.simulation.plot import plot_timeline
 
-        compiled, _ = compile_for(plan, query, db, config)
-        title = f"{query.query_id if query else args.plan.name}: hold rate {report.hold_rate:.1%} ({report.n} rollouts)"
+        title = query.query_id if query else args.plan.name  # the plot adds the hold rate and rollouts
         from utp_env.tools.atomic import write_with_atomic
 
         write_with_atomic(args.plot, lambda tmp: plot_timeline(compiled, report, tmp, title))

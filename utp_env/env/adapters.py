@@ -61,7 +61,8 @@ def langchain_tools(env: gym.Env[Any, Any]) -> list[StructuredTool]:
             return _step_text(unwrapped, _name, _jsonable(kwargs))
 
         def on_invalid(exc: ValidationError, _spec: ToolSpec[Any] = spec) -> str:
-            return ToolResult.failure(f"{_spec.name}: {format_validation_error(exc, _spec.args_model)}").text
+            problem = format_validation_error(exc, _spec.args_model, _spec.peers)
+            return ToolResult.failure(f"{_spec.name}: {problem}").text
 
         tools.append(StructuredTool.from_function(
             func=functools.partial(run, name), name=name, description=spec.description,

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from pathlib import Path
 from typing import Any
 
@@ -60,9 +61,9 @@ class EnvConfig(BaseModel):
 
     @model_validator(mode="after")
     def _weights(self) -> EnvConfig:
-        bad = {k: w for k, w in self.reward_weights.items() if not w >= 0}
+        bad = {k: w for k, w in self.reward_weights.items() if not (math.isfinite(w) and w >= 0)}
         if bad:
-            raise ValueError(f"reward_weights must be >= 0; got {bad}")
+            raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
         unknown = set(self.reward_weights) - set(DEFAULT_REWARD_WEIGHTS)
         if unknown:
             raise ValueError(f"reward_weights: unknown metric(s) {sorted(unknown)}; "

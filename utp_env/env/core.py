@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import reprlib
 import traceback
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+from pydantic import ValidationError
 
 from utp_env.env.config import EnvConfig, load_env_config, open_database, query_pool, reference_plan, split_pool
 from utp_env.env.episode import (
@@ -33,14 +35,16 @@ from utp_env.env.episode import (
 )
 from utp_env.env.itinerary_tools import ITINERARY_TOOLS
 from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
-from utp_env.itinerary import Plan
+from utp_env.itinerary import MAX_ITEMS_PER_DAY, Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
+from utp_env.tools.json_depth import check_depth
 from utp_env.tools.lookup import LOOKUP_TOOLS
 from utp_env.tools.lookup.registry import ToolResult, ToolSpec
 from utp_env.tools.seeding import stable_int
 
 RESET_OPTIONS = frozenset({"query_id", "query", "split", "stochastic"})
+"""The options `UTPEnv.reset` takes (`UTPEnv.RESET_OPTIONS`; the closed-loop env adds its own)."""
 METADATA: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # `UTPEnv.metadata`
 
 
@@ -68,6 +72,7 @@ class UTPEnv(gym.Env[str, Any]):
     metadata: dict[str, Any] = METADATA
     RESETS_FROM_PLAN: ClassVar[bool] = False
     """Whether `reset(options={"plan": ...})` starts from a given plan (the closed-loop env does)."""
+    RESET_OPTIONS: ClassVar[frozenset[str]] = RESET_OPTIONS
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,
@@ -94,18 +99,37 @@ class UTPEnv(gym.Env[str, Any]):
         self._schemas: list[dict[str, Any]] | None = None
         self.stochastic = self.config.stochastic
         self.seed_value: int | None = None
+        self._reset_error: str | None = None
 
     # ------------------------------------------------------------ gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         """Start an episode on a query: `options` may name `query_id` (or give a `query`), the `split`
-        to draw from, and `stochastic`. Without a query the env's generator picks one of the split."""
+        to draw from, and `stochastic`. Without a query the env's generator picks one of the split.
+
+        Every bad input (an unknown option, a wrong type, an unknown query id or split, an option
+        nested deeper than `MAX_JSON_DEPTH`, ...) is a one-line `ValueError` naming the option or
+        argument. A reset that fails ends the previous episode and starts none: `step` then raises
+        `ResetNeeded` saying why; the generator, seed and `stochastic` are as before the call."""
+        saved = self._reset_state()
+        self.episode = None  # whatever follows, the previous episode is over
+        self._reset_error = None
+        try:
+            return self._reset(_reset_seed(seed), self._reset_options(options))
+        except (ValueError, TypeError, RecursionError, gym.error.Error) as exc:
+            message = _reset_message(exc)
+            self._restore_reset_state(saved, message)
+            raise ValueError(message) from None
+        except BaseException:
+            self._restore_reset_state(saved, "reset() raised")
+            raise
+
+    def _reset(self, seed: int | None, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """The work of `reset` on checked options (`_reset_options`); a subclass extends this one."""
+        query = self._choose_query(options)  # before seeding: an unknown query id leaves the generator as it was
         super().reset(seed=seed)
-        options = dict(options or {})
-        unknown = set(options) - RESET_OPTIONS
-        if unknown:
-            raise ValueError(f"reset: unknown option(s) {sorted(unknown)}; valid: {sorted(RESET_OPTIONS)}")
-        query = self._choose_query(options)
+        if query is None:
+            query = self._draw_query(options)
         self.stochastic = bool(options.get("stochastic", self.config.stochastic))
         self.seed_value = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
         episode_id = f"{stable_int(self.seed_value, query.query_id):016x}"
@@ -216,30 +240,106 @@ class UTPEnv(gym.Env[str, Any]):
             "",
             "HOW TO ACT: each step, send one tool call or a JSON list of them:",
             f"  {ACTION_FORMAT}",
+            f"A day holds at most {MAX_ITEMS_PER_DAY} point-of-interest items; a plan with more is refused.",
             f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
             f"submit_plan). You have {self.config.step_limit} steps.",
             "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
             *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
+            "REWARD: the two pass rates and the metrics; each metric counts the distinct venues and services "
+            "found in the database that it scores, against what the query calls for (a repeated or invented "
+            "venue adds nothing), and is scaled by the commonsense pass rate; an item without a start and an "
+            "end time counts as missing information.",
             "TOOLS:", *tool_lines,
         ])
 
     # ------------------------------------------------------------ internals
 
-    def _choose_query(self, options: dict[str, Any]) -> Query:
+    def _reset_options(self, options: Any) -> dict[str, Any]:
+        """`reset`'s options as a new dict, each checked for its type and depth; `ValueError` naming
+        the first bad one."""
+        if options is None:
+            return {}
+        if not isinstance(options, Mapping):
+            raise ValueError(f"reset: options must be a dict (option name -> value) or None, not "
+                             f"{type(options).__name__}; valid options: {sorted(self.RESET_OPTIONS)}")
+        bad_key = next((k for k in options if not isinstance(k, str)), None)
+        if bad_key is not None:
+            raise ValueError(f"reset: option names are strings; got {_preview(bad_key, 60)} "
+                             f"({type(bad_key).__name__}); valid options: {sorted(self.RESET_OPTIONS)}")
+        unknown = set(options) - self.RESET_OPTIONS
+        if unknown:
+            raise ValueError(f"reset: unknown option(s) {sorted(unknown)}; valid: {sorted(self.RESET_OPTIONS)}")
+        out = dict(options)
+        for name, value in out.items():
+            if isinstance(value, dict | list | tuple):
+                check_depth(value, f"reset: options[{name!r}]")
+        for name in ("query_id", "split"):
+            value = out.get(name)
+            if value is not None and not isinstance(value, str):
+                raise ValueError(f"reset: options[{name!r}] must be a string, not {type(value).__name__} "
+                                 f"({_preview(value, 60)})")
+        stochastic = out.get("stochastic")
+        if stochastic is not None and not isinstance(stochastic, bool | np.bool_):
+            raise ValueError(f"reset: options['stochastic'] must be True or False, not {type(stochastic).__name__} "
+                             f"({_preview(stochastic, 60)})")
+        query = out.get("query")
+        if query is not None and not isinstance(query, Query | Mapping):
+            raise ValueError(f"reset: options['query'] must be a Query or a dict of its fields, not "
+                             f"{type(query).__name__}")
+        return out
+
+    def _reset_state(self) -> tuple[Any, ...]:
+        """What a failed `reset` puts back: the generator (and its state), its seed, the seed value
+        and `stochastic`."""
+        rng = self._np_random
+        return (rng, None if rng is None else rng.bit_generator.state, getattr(self, "_np_random_seed", None),
+                self.seed_value, self.stochastic)
+
+    def _restore_reset_state(self, saved: tuple[Any, ...], why: str) -> None:
+        rng, state, rng_seed, self.seed_value, self.stochastic = saved
+        self._np_random = rng
+        if rng is not None:
+            rng.bit_generator.state = state
+        if hasattr(self, "_np_random_seed"):
+            self._np_random_seed = rng_seed
+        self.episode = None
+        self._reset_error = why
+
+    def _choose_query(self, options: dict[str, Any]) -> Query | None:
+        """The query `options` name or give; None when the split's pool is to be drawn from."""
         if options.get("query") is not None:
             q = options["query"]
-            return q if isinstance(q, Query) else Query.model_validate(q)
+            if isinstance(q, Query):
+                return q
+            try:
+                return Query.model_validate(q)
+            except ValidationError as exc:
+                why = first_validation_error(exc)
+                raise ValueError(f"reset: options['query'] is not a valid query: {why}") from None
         if options.get("query_id") is not None:
-            wanted = str(options["query_id"])
+            wanted = options["query_id"]
             for q in query_pool(self.db):
                 if q.query_id == wanted:
                     return q
-            raise ValueError(f"reset: no query with query_id {wanted!r} in this database's query set")
-        pool = split_pool(self.db, str(options.get("split") or self.split))
+            raise ValueError(f"reset: options['query_id']: no query with query_id {wanted!r} in this database's "
+                             "query set")
+        split = options.get("split") or self.split
+        try:
+            split_pool(self.db, split)
+        except ValueError as exc:
+            raise ValueError(f"reset: options['split']: {exc}") from None
+        return None
+
+    def _draw_query(self, options: dict[str, Any]) -> Query:
+        """A query drawn with the env's generator from the split of `options` (or the env's)."""
+        pool = split_pool(self.db, options.get("split") or self.split)
         return pool[int(self.np_random.integers(0, len(pool)))]
 
     def _require_episode(self) -> Episode:
         if self.episode is None:
+            if self._reset_error is not None:
+                raise gym.error.ResetNeeded(f"the last reset() failed and started no episode ({self._reset_error}); "
+                                            "call reset() again with valid arguments")
             raise gym.error.ResetNeeded("call reset() before step()")
         if self.episode.done:
             raise gym.error.ResetNeeded(f"the episode has ended ({self.episode.status}); call reset()")
@@ -316,6 +416,37 @@ class UTPEnv(gym.Env[str, Any]):
                                    trace=[TraceEntry(**t) for t in saved["trace"]],
                                    check_plan_enabled=self.config.check_plan,
                                    reference=reference_plan(self.db, query.query_id))
+
+
+def first_validation_error(exc: ValidationError) -> str:
+    """The first error of a pydantic `ValidationError` on one line: `field.path: message`."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where + ': ' if where else ''}{first['msg']}"
+
+
+def _reset_seed(seed: Any) -> int | None:
+    """`reset`'s seed as an int (numpy integers accepted), or None; `ValueError` for anything else."""
+    if seed is None:
+        return None
+    if isinstance(seed, np.integer):
+        seed = int(seed)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"reset: seed must be a non-negative int or None, not {type(seed).__name__} "
+                         f"({_preview(seed, 60)})")
+    return seed
+
+
+def _reset_message(exc: BaseException) -> str:
+    """The one-line `ValueError` message of a failed `reset`: the error's own when it is ours
+    ('reset: ...'), else what it is, prefixed."""
+    if isinstance(exc, ValidationError):
+        text = first_validation_error(exc)
+    elif isinstance(exc, RecursionError):
+        text = "an argument nests too deeply to read"
+    else:
+        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text if text.startswith("reset") else f"reset: {text}"
 
 
 def _summary(description: str) -> str:

@@ -19,12 +19,13 @@ from typing import Annotated, Any, Literal, Protocol, TypeVar
 from pydantic import Field
 
 from utp_env.env.episode import Episode, TerminationReason
-from utp_env.itinerary import Activity, Day, Meal, Mode, PlanItem, TransportLeg, VenueType
+from utp_env.itinerary import Activity, Day, Meal, Mode, PlanItem, TransportLeg, VenueType, too_many_items
 from utp_env.resolve import VenueName, find_service, find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, parse_hhmm, parse_stamp
 from utp_env.tools.database import Database, suggest
 from utp_env.tools.lookup.common import Args, Name, city_of
 from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, ToolSpec, make_registry
+from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 from utp_env.tools.schema import (
     NUMBER_COLUMN,
     SERVICE_TABLE,
@@ -337,11 +338,11 @@ def add_leg(ep: Episode, args: AddLeg) -> ToolResult:
         dep, arr, number = dep_given, dep_given + drive, None
     else:
         if not args.number:
-            raise ToolError(f"give the {args.mode}'s number (see search_{args.mode}s)", "number")
+            raise ToolError(f"give the {args.mode}'s number (see {SEARCH_TOOL_OF_MODE[args.mode]})", "number")
         row = find_service(db, args.mode, args.number, origin, dest)
         if row is None:
             raise ToolError(f"no {args.mode} {args.number!r} from {origin} to {dest}; list them with "
-                            f"search_{args.mode}s", "number")
+                            f"{SEARCH_TOOL_OF_MODE[args.mode]}", "number")
         table = db.tables[SERVICE_TABLE[args.mode]]
         if runs_on(table.columns["run_days"][row], date) is False:
             raise ToolError(f"{args.mode} {args.number} does not run on {date} (run_days "
@@ -456,6 +457,16 @@ def _make_item(ep: Episode, day_no: int, name: str, activity: Activity, start: i
                     meal=meal, transit_stop=stop, transit_distance_m=metres, note=note)
 
 
+def _room_for_one_more(ep: Episode, day_no: int, argument: str) -> None:
+    """A `ToolError` when day `day_no` already holds `MAX_ITEMS_PER_DAY` items (checked before the
+    plan is touched)."""
+    if day_no > len(ep.plan.days):
+        return
+    why = too_many_items(len(ep.plan.days[day_no - 1].items) + 1)
+    if why is not None:
+        raise ToolError(f"day {day_no} is full: {why.replace('this one has', 'it would have')}", argument)
+
+
 @itinerary_tool
 def add_item(ep: Episode, args: AddItem) -> ToolResult:
     """Add a point of interest to a day: a visit, a meal, the stay, a check-in/checkout, an event,
@@ -468,6 +479,7 @@ def add_item(ep: Episode, args: AddItem) -> ToolResult:
     "start": "13:00", "end": "14:00"}
     """
     day_no = _day_number(ep, args.day)
+    _room_for_one_more(ep, day_no, "day")
     _unlocked(ep, "start", day=day_no, what=args.name, minute=minutes(args.start, "start"))
     item = _make_item(ep, day_no, args.name, args.activity, minutes(args.start, "start"), minutes(args.end, "end"),
                       args.kind, args.meal)
@@ -503,6 +515,8 @@ def move_item(ep: Episode, args: MoveItem) -> ToolResult:
     item = _pick(day.items, args.index, "item", args.day, "index")
     _unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
     target_no = _day_number(ep, args.to_day or args.day, "to_day")
+    if target_no != args.day:
+        _room_for_one_more(ep, target_no, "to_day")
     start = minutes(args.start, "start") if args.start else item.start
     end = minutes(args.end, "end") if args.end else None
     if end is None and item.end is not None and start is not None and item.start is not None:

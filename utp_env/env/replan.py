@@ -18,6 +18,7 @@ code paths) with a second phase:
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -25,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from utp_env.config import CONFIG_DIR, load_model, load_uncertainty
 from utp_env.env.config import EnvConfig
-from utp_env.env.core import UTPEnv
+from utp_env.env.core import RESET_OPTIONS, UTPEnv, first_validation_error
 from utp_env.env.episode import (
     Episode,
     EpisodeOutcome,
@@ -52,6 +53,7 @@ from utp_env.simulation.realise import (
 )
 from utp_env.tools.clock import MINUTES_PER_DAY
 from utp_env.tools.database import Database
+from utp_env.tools.json_depth import JSONDepthError, loads_bounded
 from utp_env.tools.lookup.registry import ToolResult
 from utp_env.tools.schema import is_venue_kind
 from utp_env.tools.seeding import stable_int
@@ -100,9 +102,9 @@ class ReplanConfig(BaseModel):
 
     @model_validator(mode="after")
     def _weights(self) -> ReplanConfig:
-        bad = {k: w for k, w in self.reward_weights.items() if not w >= 0}
+        bad = {k: w for k, w in self.reward_weights.items() if not (math.isfinite(w) and w >= 0)}
         if bad:
-            raise ValueError(f"reward_weights must be >= 0; got {bad}")
+            raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
         if not any(w > 0 for w in self.reward_weights.values()):
             raise ValueError(f"reward_weights: at least one of {', '.join(REWARD_TERMS)} needs a positive weight "
                              f"(else every trip scores 0); got {self.reward_weights}")
@@ -170,12 +172,13 @@ def lived_plan(plan: Plan, query: Query, db: Database) -> Plan:
 
 def _decoded_plan_json(given: Any) -> Any:
     """`given` decoded when it is a JSON object as text (`Plan.model_dump_json()`, a JSON file's
-    text); otherwise `given` as it is (a list as text is left to `parse_plan`)."""
+    text); otherwise `given` as it is (a list as text is left to `parse_plan`). Text nested deeper
+    than `MAX_JSON_DEPTH` is a `ValueError` naming the option."""
     if isinstance(given, str | bytes) and given.lstrip()[:1] in ("{", b"{"):
-        import json
-
         try:
-            return json.loads(given)
+            return loads_bounded(given, "reset: options['plan']")
+        except JSONDepthError:
+            raise
         except ValueError:
             return given
     return given
@@ -385,7 +388,8 @@ class ExecutionPhase:
         airline = sum(1 for s in r.steps if s.cancelled)  # cancelled flights the airline rebooked
         terms = realised_terms(self.submitted, realised, report, r.steps, query, ep.db, extra_cost=extra,
                                rebookings=len(repaid) + len(added_legs) + airline, submitted_end=self.submitted_end,
-                               punctuality_scale=config.punctuality_scale_min, final_city=r.location() or None)
+                               punctuality_scale=config.punctuality_scale_min, final_city=r.location() or None,
+                               submitted_report=self.plan_outcome.report, reference=reference)
         weighted = {k: terms[k] for k in REWARD_TERMS}
         reward = weighted_reward(weighted, config.reward_weights) if self.submitted.days else 0.0
         info = {"realised": {"plan": realised.model_dump(mode="json"), **r.to_json()},
@@ -403,6 +407,7 @@ class UTPReplanEnv(UTPEnv):
     """
 
     RESETS_FROM_PLAN: ClassVar[bool] = True
+    RESET_OPTIONS: ClassVar[frozenset[str]] = RESET_OPTIONS | {"plan", "plan_outcome"}
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None, render_mode: str | None = None,
@@ -427,12 +432,15 @@ class UTPReplanEnv(UTPEnv):
     # ------------------------------------------------------------ gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """As `UTPEnv.reset`; `options["plan"]` (a `Plan`, a plan in the paper's format as text or
-        JSON, or a `Plan` JSON dict) starts at the trip's start with that plan, in the execution phase.
+        """As `UTPEnv.reset` (a failed reset is a one-line `ValueError` naming the option and leaves
+        no episode); `options["plan"]` (a `Plan`, a plan in the paper's format as text or JSON, or a
+        `Plan` JSON dict) starts at the trip's start with that plan, in the execution phase.
         `options["plan_outcome"]`, with a `Plan`, is that plan's `EpisodeOutcome` already computed by
         the caller (`finish`, as the run worker does, utp_env/runs/replan_episode.py): it becomes
         `info["plan_evaluation"]` and the plan is not evaluated a second time."""
-        options = dict(options or {})
+        return super().reset(seed=seed, options=options)
+
+    def _reset(self, seed: int | None, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         if "stochastic" in options:
             raise ValueError("reset: options['stochastic'] does not apply to utp_env/UTP-Replan-v0: the trip is "
                              "always lived through one realisation drawn from the reset seed; drop the option")
@@ -445,14 +453,13 @@ class UTPReplanEnv(UTPEnv):
         decoded = _decoded_plan_json(given)
         named = (decoded.query_id if isinstance(decoded, Plan)
                  else decoded.get("query_id") if isinstance(decoded, dict) else None) if given is not None else None
-        if named and options.get("query_id") is None and options.get("query") is None:
+        if isinstance(named, str) and named and options.get("query_id") is None and options.get("query") is None:
             options["query_id"] = named  # the query the plan names, rather than a random one
-        observation, info = super().reset(seed=seed, options=options)
+        observation, info = super()._reset(seed, options)
         ep = self._require_episode()
         if given is not None:
             ep.plan = self._read_plan(decoded, ep.query)
             if ep.plan.query_id and ep.plan.query_id != ep.query.query_id:
-                self.episode = None
                 raise ValueError(f"reset: options['plan'] is a plan for {ep.plan.query_id}, not for the episode's "
                                  f"query {ep.query.query_id}; give that query's plan, or drop options['query_id']")
             self._begin_execution(ep, evaluated)
@@ -521,17 +528,20 @@ class UTPReplanEnv(UTPEnv):
 
     def _read_plan(self, given: Any, query: Query) -> Plan:
         """The plan of reset's options['plan'], given as a Plan or as `_decoded_plan_json` left it."""
-        if isinstance(given, Plan):
-            return copy_plan(given)
         from utp_env.plan_format import PlanFormatError, parse_plan
 
         try:
+            if isinstance(given, Plan):
+                return copy_plan(given)  # validated again on the way: a Plan built in code meets the caps too
             if isinstance(given, dict) and isinstance(given.get("days"), list) and all(
                     isinstance(d, dict) and "cities" in d for d in given["days"]):
                 return Plan.model_validate(given)  # the canonical Plan JSON (info["plan"], Plan.model_dump)
             return parse_plan(given, query=query, db=self.db)
+        except ValidationError as exc:
+            raise ValueError(f"reset: options['plan'] is not a valid Plan ({first_validation_error(exc)}); give a "
+                             "Plan, its JSON, or a plan in the paper's JSON day format (docs/PLAN_FORMAT.md)") from None
         except (PlanFormatError, ValueError) as exc:
-            first = str(exc).splitlines()[0]
+            first = (str(exc).splitlines() or [type(exc).__name__])[0]
             raise ValueError(f"reset: options['plan'] could not be read ({first}); give a Plan, its JSON, or a "
                              "plan in the paper's JSON day format (docs/PLAN_FORMAT.md)") from None
 

@@ -16,22 +16,34 @@ allows only a small alphabet). `ToolCallSpace` accepts what `parse_action` accep
 call naming a known tool and carrying arguments its model validates; its `sample()` draws a
 valid, harmless call (view the plan, or a lookup about random cities of the database) from the
 space's own generator. Both register with gymnasium's vector utilities, so `make_vec` works in
-`sync` and `async` mode (observations travel through shared memory as code points).
+`sync` and `async` mode (observations travel through shared memory as code points). A vector env's
+action space is a `ToolCallBatch`: an action too large or nested deeper than `MAX_ACTION_DEPTH` is
+replaced by a `RefusedAction` in the parent, before an async worker is sent it (pickling a
+100,000-deep list raises `RecursionError`), and answered with the same error as in a single env.
 """
 
 from __future__ import annotations
 
 import json
 import multiprocessing as mp
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Sequence as SequenceABC
+from copy import deepcopy
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from gymnasium.spaces import Space
-from gymnasium.vector.utils import create_shared_memory, read_from_shared_memory, write_to_shared_memory
+from gymnasium.spaces import Space, Tuple
+from gymnasium.vector.utils import (
+    batch_space,
+    create_shared_memory,
+    iterate,
+    read_from_shared_memory,
+    write_to_shared_memory,
+)
+
+from utp_env.tools.json_depth import MAX_JSON_DEPTH
 
 if TYPE_CHECKING:
     from utp_env.tools.lookup.registry import ToolSpec
@@ -56,9 +68,19 @@ class ToolCall:
     call_id: str | None = None
 
 
-MAX_ACTION_DEPTH = 32
-"""How deeply an action may nest (objects and lists, counting the action itself as level 1); a
-whole plan in the paper's format nests about 8 deep inside an OpenAI tool_calls message."""
+MAX_ACTION_DEPTH = MAX_JSON_DEPTH
+"""How deeply an action may nest (objects and lists, counting the action itself as level 1): the
+one bound of untrusted JSON (tools/json_depth.py); a whole plan in the paper's format nests about 8
+deep inside an OpenAI tool_calls message."""
+
+
+@dataclass(frozen=True, slots=True)
+class RefusedAction:
+    """What a vector env sends its sub-env in place of an action refused before it could travel:
+    too deep or too large to be pickled to an async worker (`_iterate_tool_calls`). The env answers
+    it as it answers the action itself: an error observation with `reason`, and a step counted."""
+
+    reason: str
 
 
 MAX_INT_BITS = 14_284  # about 4,300 decimal digits: Python's limit for turning an int into text
@@ -129,17 +151,26 @@ def action_size(action: Any, max_bytes: int = 2**62) -> int:
         return max_bytes + 1
 
 
+def check_action_size(action: Any, max_bytes: int) -> None:
+    """`ActionError` when `action` is larger than `max_bytes` or nests deeper than `MAX_ACTION_DEPTH`,
+    measured before anything is parsed (or pickled: `_iterate_tool_calls`); a `RefusedAction`
+    raises its reason."""
+    if isinstance(action, RefusedAction):
+        raise ActionError(action.reason)
+    size = measure_action(action, max_bytes)
+    if size > max_bytes:
+        what = str(size) if isinstance(action, str | bytes | bytearray) else f"more than {max_bytes}"
+        raise ActionError(f"the action is {what} bytes; the limit is {max_bytes}. Send fewer or shorter "
+                          "tool calls per step.")
+
+
 def parse_action(action: Any, max_bytes: int = 65_536, max_calls: int = 32) -> list[ToolCall]:
     """The tool calls of `action`, in order; `ActionError` if it is oversized, too deep or malformed.
 
     The size (and, for objects, the depth) is measured before anything is parsed; JSON text is
     checked for depth after parsing, and so are arguments given as a JSON string.
     """
-    size = measure_action(action, max_bytes)
-    if size > max_bytes:
-        what = str(size) if isinstance(action, str | bytes | bytearray) else f"more than {max_bytes}"
-        raise ActionError(f"the action is {what} bytes; the limit is {max_bytes}. Send fewer or shorter "
-                          "tool calls per step.")
+    check_action_size(action, max_bytes)
     if isinstance(action, bytes | bytearray):
         try:
             action = bytes(action).decode("utf-8")
@@ -304,6 +335,41 @@ class ToolCallSpace(Space[Any]):
 
     def __hash__(self) -> int:
         return len(self.tools)
+
+
+# ---------------------------------------------------------------- vector envs: actions
+
+
+class ToolCallBatch(Tuple):
+    """The action space of a vector env over `ToolCallSpace`s: gymnasium's batch of a custom space (a
+    `Tuple` of n seeded copies), whose `iterate` checks every action before a sub-env receives it."""
+
+
+@batch_space.register(ToolCallSpace)
+def _batch_tool_calls(space: ToolCallSpace, n: int = 1) -> ToolCallBatch:
+    """As gymnasium batches any custom space (`_batch_space_custom`: n deep copies, seeded from the
+    space's generator, so sampling is unchanged), as a `ToolCallBatch`."""
+    batched = ToolCallBatch(tuple(deepcopy(space) for _ in range(n)), seed=deepcopy(space.np_random))
+    rng = deepcopy(space.np_random)
+    batched.seed(list(map(int, rng.integers(0, int(1e8), n))))
+    return batched
+
+
+@iterate.register(ToolCallBatch)
+def _iterate_tool_calls(space: ToolCallBatch, items: Any) -> Iterator[Any]:  # type: ignore[misc]  # Space[_T]
+    """Each sub-env's action, with the ones too large or too deep replaced by a `RefusedAction`.
+
+    An async vector env pickles each action to its worker: a 100,000-deep list would raise
+    `RecursionError` in the parent, mid-send, and leave the vector env unusable. Checked here (the
+    same size and depth bounds as `parse_action`, without recursion), such an action never travels;
+    its sub-env answers the `RefusedAction` as it answers the action in a single env."""
+    for sub, action in zip(space.spaces, items, strict=True):
+        assert isinstance(sub, ToolCallSpace)
+        try:
+            check_action_size(action, sub.max_bytes)
+        except ActionError as exc:
+            action = RefusedAction(str(exc))
+        yield action
 
 
 # ---------------------------------------------------------------- async vector env: shared memory

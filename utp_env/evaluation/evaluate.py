@@ -6,6 +6,8 @@ formulas of `commonsense`, `hard`, `uncertainty` and `tripcraft` then read that 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from utp_env.config import EvaluationReadings, UncertaintyConfig
 from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
@@ -15,7 +17,8 @@ from utp_env.evaluation.commonsense import (
     extra_checks,
     valid_poi_list_parts,
 )
-from utp_env.evaluation.context import PlanContext, build_context
+from utp_env.evaluation.context import PlanContext, Visit, build_context
+from utp_env.evaluation.coverage import ScoredItems, content_units
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
 from utp_env.itinerary import Plan
@@ -24,6 +27,13 @@ from utp_env.tools.database import Database
 from utp_env.tools.schema import VENUE_TABLE
 
 DEFAULT_CONFIG = UncertaintyConfig()
+
+
+def scored_visits(ctx: PlanContext) -> list[tuple[Visit, int, int]]:
+    """(visit, start, end) of the timed visits BAS scores, in plan order: restaurants (even when
+    not found) and attractions found in the database."""
+    return [(visit, start, end) for day in ctx.days for visit, start, end in day.timed
+            if visit.kind == "restaurant" or (visit.kind == "attraction" and visit.ref is not None)]
 
 
 def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]:
@@ -36,21 +46,19 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
     db, crowd_profile = ctx.db, ctx.index.crowd
     meals, factors, intensities = config.restaurant_meals, config.congestion_factor, config.crowd_intensity
     out: list[PoiDetail] = []
-    for day in ctx.days:
-        for visit, start, end in day.timed:
-            kind, ref = visit.kind, visit.ref
-            if kind != "restaurant" and (kind != "attraction" or ref is None):
-                continue
-            v = un.base_visit_minutes(db, VENUE_TABLE[kind], ref.row if ref is not None else None, start, meals)
-            profile = crowd_profile(visit.crowd_row) if visit.crowd_row is not None else None
-            cf, tier = un.congestion(profile, start, factors)
-            buffer = (end - start) - v
-            low, high = un.bas_range(v, cf, risk)
-            crowd = un.crowd_timing_score(profile, start, end, intensities) if profile is not None else None
-            out.append(build(PoiDetail,
-                day=visit.day + 1, name=visit.name, venue_type=kind, start=start, end=end, v=v, cf=cf,
-                tier=tier, buffer=buffer, range_low=low, range_high=high, q=un.deviation(buffer, low, high),
-                crowd_score=crowd[0] if crowd else None, crowd_intensity=crowd[1] if crowd else None))
+    for visit, start, end in scored_visits(ctx):
+        kind: Literal["attraction", "restaurant"] = "restaurant" if visit.kind == "restaurant" else "attraction"
+        ref = visit.ref
+        v = un.base_visit_minutes(db, VENUE_TABLE[kind], ref.row if ref is not None else None, start, meals)
+        profile = crowd_profile(visit.crowd_row) if visit.crowd_row is not None else None
+        cf, tier = un.congestion(profile, start, factors)
+        buffer = (end - start) - v
+        low, high = un.bas_range(v, cf, risk)
+        crowd = un.crowd_timing_score(profile, start, end, intensities) if profile is not None else None
+        out.append(build(PoiDetail,
+            day=visit.day + 1, name=visit.name, venue_type=kind, start=start, end=end, v=v, cf=cf,
+            tier=tier, buffer=buffer, range_low=low, range_high=high, q=un.deviation(buffer, low, high),
+            crowd_score=crowd[0] if crowd else None, crowd_intensity=crowd[1] if crowd else None))
     return out
 
 
@@ -73,8 +81,8 @@ def _leg_details(ctx: PlanContext, config: UncertaintyConfig) -> list[LegDetail]
     return out
 
 
-def temporal_meal(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
-    """Mean TripCraft meal score over timed restaurant visits of positive duration."""
+def meal_scores(ctx: PlanContext, config: UncertaintyConfig) -> list[tuple[Visit, float]]:
+    """TripCraft's meal score of each timed restaurant visit of positive duration."""
     scores = []
     gaussians, meals = config.tripcraft.meals, config.restaurant_meals
     for day in ctx.days:
@@ -83,7 +91,13 @@ def temporal_meal(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
                 label = v.meal or un.meal_of_hour(start // 60, meals)  # the stated meal, else the start hour's
                 gaussian = gaussians.get(label) if label else None
                 if gaussian is not None:
-                    scores.append(tc.meal_score((start + end) / 120.0, float(end - start), gaussian))
+                    scores.append((v, tc.meal_score((start + end) / 120.0, float(end - start), gaussian)))
+    return scores
+
+
+def temporal_meal(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
+    """Mean TripCraft meal score over timed restaurant visits of positive duration (`meal_scores`)."""
+    scores = [score for _, score in meal_scores(ctx, config)]
     return sum(scores) / len(scores) if scores else None
 
 
@@ -106,16 +120,19 @@ def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | 
     return sum(days) / len(days) if days else None
 
 
-def spatial(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
-    """S_spatial: mean over days of the mean item score of the day's venue items (not journeys)
-    that state a transit distance (`tc.mean_of_day_means`)."""
+def spatial_scores(ctx: PlanContext, config: UncertaintyConfig) -> list[list[tuple[Visit, float]]]:
+    """Each day's venue items (not journeys) that state a transit distance, with their item score."""
     p = config.tripcraft
     near, decay = p.spatial_near_m, p.spatial_decay_per_m
-    days = []
-    for day in ctx.days:
-        distances = [v.item.transit_distance_m for v in day.items if v.item is not None and v.kind != "transport"]
-        days.append([tc.spatial_item_score(d, near, decay) for d in distances if d is not None])
-    return tc.mean_of_day_means(days)
+    return [[(v, tc.spatial_item_score(v.item.transit_distance_m, near, decay)) for v in day.items
+             if v.item is not None and v.kind != "transport" and v.item.transit_distance_m is not None]
+            for day in ctx.days]
+
+
+def spatial(ctx: PlanContext, config: UncertaintyConfig) -> float | None:
+    """S_spatial: mean over days of the mean item score of the day's venue items (not journeys)
+    that state a transit distance (`spatial_scores`, `tc.mean_of_day_means`)."""
+    return tc.mean_of_day_means([[score for _, score in day] for day in spatial_scores(ctx, config)])
 
 
 def type_sequences(ctx: PlanContext) -> list[list[str]]:
@@ -123,19 +140,31 @@ def type_sequences(ctx: PlanContext) -> list[list[str]]:
     return [[tc.ordering_token(v.kind) for v in day.items] for day in ctx.days]
 
 
-def persona(ctx: PlanContext, readings: EvaluationReadings) -> float | None:
-    """The keyword backend: share of known attraction/restaurant visits matching the persona's
-    keyword tables. None when the persona names no favoured category or tier (it cannot be judged);
-    a persona that can be judged and a plan that gives nothing to judge: `zero_if_empty`."""
+def persona_matches(ctx: PlanContext) -> tuple[int, int] | None:
+    """(matched, judged) known attraction/restaurant visits of the keyword backend
+    (`tc.persona_counts`); None when the persona names no favoured category or tier."""
     pe = ctx.query.persona
     categories = tc.preferred_categories(pe.location_preference, pe.purpose, pe.traveler_type)
     tiers = tc.preferred_tiers(pe.spending)
+    if not categories and not tiers:
+        return None
     att = ctx.db.tables["attractions"].columns["categories"]
     res = ctx.db.tables["restaurants"].columns["price_tier"]
-    score = tc.persona_score([att[v.ref.row] for v in ctx.of_kind("attraction") if v.ref is not None],
+    return tc.persona_counts([att[v.ref.row] for v in ctx.of_kind("attraction") if v.ref is not None],
                              [res[v.ref.row] for v in ctx.of_kind("restaurant") if v.ref is not None],
                              categories, tiers)
-    return zero_if_empty(score, readings, bool(ctx.days)) if categories or tiers else score
+
+
+def persona(ctx: PlanContext, readings: EvaluationReadings) -> float | None:
+    """The keyword backend: share of known attraction/restaurant visits matching the persona's
+    keyword tables (`persona_matches`). None when the persona names no favoured category or tier (it
+    cannot be judged); a persona that can be judged and a plan that gives nothing to judge:
+    `zero_if_empty`."""
+    counts = persona_matches(ctx)
+    if counts is None:
+        return None
+    matched, judged = counts
+    return zero_if_empty(matched / judged if judged else None, readings, bool(ctx.days))
 
 
 PERSONA_FIELDS = ("traveler_type", "purpose", "spending", "location_preference")  # TripCraft's four components
@@ -166,6 +195,26 @@ def zero_if_empty(value: float | None, readings: EvaluationReadings, delivered: 
     return 0.0 if value is None and delivered and readings.empty_metrics == "zero" else value
 
 
+def scored_items(ctx: PlanContext, config: UncertaintyConfig, pois: list[PoiDetail] | None = None,
+                 legs: list[LegDetail] | None = None) -> ScoredItems:
+    """The per-item scores of a plan that `coverage.content_units` counts (the details computed
+    when not given)."""
+    pois = _poi_details(ctx, config) if pois is None else pois
+    legs = _leg_details(ctx, config) if legs is None else legs
+    return ScoredItems(pois=[(visit, detail) for (visit, _, _), detail in zip(scored_visits(ctx), pois, strict=True)],
+                       legs=list(zip(ctx.legs, legs, strict=True)), meals=meal_scores(ctx, config),
+                       spatial=spatial_scores(ctx, config),
+                       persona=persona_matches(ctx) if config.readings.persona == "keyword" else None)
+
+
+def plan_units(plan: Plan, query: Query, db: Database, config: UncertaintyConfig | None = None) -> dict[str, int]:
+    """`EvaluationReport.units` of `plan` without running its checks: what a reference plan holds,
+    the content its query calls for (`coverage.expected_units`)."""
+    config = config or DEFAULT_CONFIG
+    ctx = build_context(plan, query, db)
+    return content_units(ctx, scored_items(ctx, config))[0]
+
+
 def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig | None = None,
              reference: Plan | None = None) -> EvaluationReport:
     """Score `plan` for `query` on `db`: the paper's commonsense checks (with the parts of
@@ -190,6 +239,7 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
         persona_value = zero_if_empty(persona_bert(ctx, readings.persona_model), readings, delivered)
     else:
         persona_value = persona(ctx, readings)
+    units, unit_sums = content_units(ctx, scored_items(ctx, config, pois, legs))
     subchecks = {f"valid_poi_list/{name}": check for name, check in poi_parts.items()}
     subchecks.update({f"complete_information/{name}": check for name, check in information_parts.items()})
     return build(EvaluationReport,
@@ -206,4 +256,4 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
         spatial=zero_if_empty(spatial(ctx, config), readings, delivered),
         ordering=order,
         persona=persona_value,
-        pois=pois, legs=legs, cost=cost)
+        pois=pois, legs=legs, cost=cost, units=units, unit_sums=unit_sums)

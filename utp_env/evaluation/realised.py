@@ -4,15 +4,17 @@
 The plan scored here is the trip as it happened (`utp_env.simulation.realise.Realiser.realised_plan`:
 lost items removed, executed items at their actual times). The terms, each in [0, 1]:
 
-- `completion`: the share of the submitted plan's visits, meals and events actually done;
-- `realised_hard`: the hard constraints of the realised trip, the budget including the extra costs
+- `completion`: the share of the commitments the query calls for (the submitted plan's timed,
+  known visits, meals and events, at least as many as the reference plan's) actually done;
+- `realised_hard`: the hard constraints of the realised trip (0 when the submitted plan fails the
+  reward's complete information or within sandbox, as in the plan reward), the budget including the extra costs
   (`extra_fares`: fares paid again for missed legs and fares of booked legs not taken;
   `booked_nights_cost`: submitted nights changed by a repair) and `returns_home` (the traveller
   ends the trip in the query's origin);
 - `punctuality`: 1 - min(1, late minutes at fixed commitments / scale) (`late_minutes`), 0 when a
   commitment was missed altogether (`unreplaced_legs`: a submitted leg whose destination no taken
-  leg reached instead);
-- `realised_commonsense`: the commonsense pass rate of the realised itinerary.
+  leg reached instead), weighed by the plan's coverage of the commitments the query calls for;
+- `realised_commonsense`: the commonsense pass rate of the realised itinerary (`reward_checks`).
 
 `realised_terms` gathers them with the reported counts (`rebookings`, `extra_cost`, `late_minutes`,
 `items_kept`); the env weighs the four terms with `configs/replan.yaml` (`weighted_reward` of
@@ -26,6 +28,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from utp_env.evaluation.context import PlanContext, Visit, build_context
+from utp_env.evaluation.coverage import required_units, reward_checks, reward_gate
 from utp_env.evaluation.hard import budget, hard_checks, trip_cost
 from utp_env.evaluation.report import CheckResult, CostBreakdown, EvaluationReport, build, pass_rate
 from utp_env.itinerary import Day, Plan, TransportLeg
@@ -43,20 +46,35 @@ ACTIVITY_KINDS = ("attraction", "restaurant", "event")
 
 
 def planned_activities(ctx: PlanContext) -> list[Visit]:
-    """The visits, meals and events of a plan as the evaluator reads it (`context.build_context`:
-    POI items and summary fields, each venue once per day): what `completion` counts."""
-    return [v for v in ctx.visits if v.kind in ACTIVITY_KINDS]
+    """The commitments `completion` counts: the timed visits, meals and events of venues found in
+    the database (`context.build_context`), each venue once per trip and each meal once per day. A
+    visit without a time commits to nothing, an invented venue cannot be done, a repeated one is
+    done once (utp_env/evaluation/coverage.py: the reward's guard against plans that leave content
+    out, copy or invent)."""
+    seen: set[tuple[Any, ...]] = set()
+    out: list[Visit] = []
+    for v in ctx.visits:
+        if v.kind not in ACTIVITY_KINDS or not v.timed or v.ref is None:
+            continue
+        key = _done_key(v)
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
 
 
-def completion(submitted: PlanContext, realised: PlanContext) -> float | None:
-    """Share of the submitted plan's visits, meals and events done in the realised trip.
+def completion(submitted: PlanContext, realised: PlanContext, expected: int = 0) -> float | None:
+    """Share of what the query calls for that the traveller did: the submitted plan's commitments
+    (`planned_activities`) done in the realised trip over the larger of their number and
+    `expected` (the commitments of the query's reference plan), so a plan that commits to little
+    cannot complete all of it.
 
     A meal counts as done when the same meal of the same day was eaten (at any restaurant: a repair
     may change the place); a visit or an event when the same venue was visited on any day (a repair
-    may move it). None when the submitted plan has none.
+    may move it). None only when neither the plan nor the query calls for anything.
     """
     wanted = planned_activities(submitted)
-    if not wanted:
+    if not wanted and expected <= 0:
         return None
     pool: Counter[Any] = Counter(_done_key(v) for v in planned_activities(realised))
     done = 0
@@ -65,7 +83,7 @@ def completion(submitted: PlanContext, realised: PlanContext) -> float | None:
         if pool[key] > 0:
             pool[key] -= 1
             done += 1
-    return done / len(wanted)
+    return done / max(len(wanted), expected)
 
 
 def _done_key(v: Visit) -> tuple[Any, ...]:
@@ -158,29 +176,51 @@ def punctuality(late: float, scale: float, missed_commitments: int = 0) -> float
     return 1.0 - min(1.0, max(0.0, late) / scale)
 
 
+def expected_commitments(query: Query, db: Database, reference: Plan | None) -> int:
+    """How many commitments (`planned_activities`) the query calls for: its reference plan's, else
+    the least Complete Information asks (`coverage.required_units`: an attraction and three meals a
+    day without a journey)."""
+    if reference is not None and reference.days:
+        return len(planned_activities(build_context(reference, query, db)))
+    return required_units(query)["bas"]
+
+
 def realised_commonsense(report: EvaluationReport) -> float | None:
-    """The commonsense pass rate (`utp_env.evaluation.report.pass_rate`) of the realised plan's report."""
-    return pass_rate(report.commonsense)
+    """The commonsense pass rate of the realised plan's report, on the reward's checks
+    (`coverage.reward_checks`: an untimed item fails complete information)."""
+    return pass_rate(reward_checks(report))
 
 
 def realised_terms(submitted: Plan, realised: Plan, report: EvaluationReport, steps: list[ExecutedStep],
                    query: Query, db: Database, *, extra_cost: float, rebookings: int,
-                   submitted_end: float | None, punctuality_scale: float, final_city: str | None = None
+                   submitted_end: float | None, punctuality_scale: float, final_city: str | None = None,
+                   submitted_report: EvaluationReport | None = None, reference: Plan | None = None
                    ) -> dict[str, Any]:
     """Every term of the realised outcome: the four weighted ones (`REWARD_TERMS`) and the reported
     `rebookings`, `extra_cost` (INR), `late_minutes`, `missed_commitments` (`unreplaced_legs`),
     `items_kept` (done / planned visits, meals and events) and `hard_checks`. `final_city`: where
-    the traveller ended the trip (`returns_home`; None skips that check)."""
+    the traveller ended the trip (`returns_home`; None skips that check).
+
+    The guards of the plan reward (utp_env/evaluation/coverage.py) hold here too: completion is
+    over what the query calls for (`reference`'s commitments, else the least Complete Information
+    asks), the hard term counts only when the submitted plan (`submitted_report`) passes the
+    reward's complete information and within sandbox, and punctuality is weighed by completion's
+    coverage (a plan with no commitments cannot be late for them)."""
     realised_ctx = build_context(realised, query, db)
     home = returns_home(final_city, query) if final_city is not None else None
     hard, detail = realised_hard(realised_ctx, extra_cost, home)
+    if submitted_report is not None and not reward_gate(reward_checks(submitted_report)):
+        hard = 0.0
     submitted_ctx = build_context(submitted, query, db)
     late = late_minutes(steps, event_items(realised_ctx), submitted_end)
     missed = unreplaced_legs((leg for day in submitted.days for leg in day.transport),
                              (leg for day in realised.days for leg in day.transport))
-    kept = completion(submitted_ctx, realised_ctx)
+    expected = expected_commitments(query, db, reference)
+    kept = completion(submitted_ctx, realised_ctx, expected)
     wanted = len(planned_activities(submitted_ctx))
-    return {"completion": kept, "hard": hard, "punctuality": punctuality(late, punctuality_scale, missed),
+    covered = min(1.0, wanted / expected) if expected > 0 else 1.0
+    on_time = punctuality(late, punctuality_scale, missed) * covered
+    return {"completion": kept, "hard": hard, "punctuality": on_time,
             "commonsense": realised_commonsense(report), "rebookings": rebookings, "extra_cost": extra_cost,
             "late_minutes": late, "missed_commitments": missed,
             "items_kept": None if kept is None else round(kept * wanted),

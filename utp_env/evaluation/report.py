@@ -152,6 +152,12 @@ class EvaluationReport(BaseModel):
     pois: list[PoiDetail] = Field(default_factory=list)
     legs: list[LegDetail] = Field(default_factory=list)
     cost: CostBreakdown = Field(default_factory=CostBreakdown)
+    units: dict[str, int] = Field(
+        default_factory=dict,
+        description="Per metric, the distinct known items of the plan it scores (utp_env/evaluation/coverage.py); "
+                    "the reward weighs each metric by these against what the query calls for")
+    unit_sums: dict[str, float] = Field(
+        default_factory=dict, description="For the metrics that are a plain mean, the sum of the counted items' scores")
 
     @property
     def commonsense_pass(self) -> bool:

@@ -244,10 +244,10 @@ def preferred_tiers(spending: str) -> frozenset[str]:
     return _matches(spending, SPENDING_TIERS)
 
 
-def persona_score(attraction_categories: Sequence[Sequence[str]], restaurant_tiers: Sequence[str],
-                  categories: frozenset[str], tiers: frozenset[str]) -> float | None:
-    """Fraction of judged visits matching the persona: attractions sharing a favoured category,
-    restaurants in a favoured price tier. Only sides with favoured values are judged; None if none."""
+def persona_counts(attraction_categories: Sequence[Sequence[str]], restaurant_tiers: Sequence[str],
+                   categories: frozenset[str], tiers: frozenset[str]) -> tuple[int, int]:
+    """(matched, judged) visits: attractions sharing a favoured category, restaurants in a favoured
+    price tier. Only sides with favoured values are judged."""
     judged = matched = 0
     if categories:
         judged += len(attraction_categories)
@@ -255,6 +255,13 @@ def persona_score(attraction_categories: Sequence[Sequence[str]], restaurant_tie
     if tiers:
         judged += len(restaurant_tiers)
         matched += sum(1 for tier in restaurant_tiers if tier in tiers)
+    return matched, judged
+
+
+def persona_score(attraction_categories: Sequence[Sequence[str]], restaurant_tiers: Sequence[str],
+                  categories: frozenset[str], tiers: frozenset[str]) -> float | None:
+    """Fraction of judged visits matching the persona (`persona_counts`); None if none is judged."""
+    matched, judged = persona_counts(attraction_categories, restaurant_tiers, categories, tiers)
     return matched / judged if judged else None
 
 

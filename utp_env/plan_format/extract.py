@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from utp_env.plan_format.errors import PlanFormatError, shorten
+from utp_env.tools.json_depth import depth_message, exceeds_depth
 
 MAX_CANDIDATES = 200  # JSON starts tried in free text before giving up (bounds the work)
 _FENCE_RE = re.compile(r"```[ \t]*(?:jsonl?|javascript|js)?[ \t]*\r?\n?(.*?)```", re.IGNORECASE | re.DOTALL)
@@ -26,7 +27,14 @@ def day_objects(data: Any) -> list[dict[str, Any]]:
             raise PlanFormatError(f"plan bytes are not UTF-8 (byte {exc.start})") from None
     if isinstance(data, str):
         data = _decode_text(data)
+    _check_depth(data)
     return _days_of(data)
+
+
+def _check_depth(value: Any) -> None:
+    """Plans are shallow: deeper than `MAX_JSON_DEPTH` is refused before anything recurses into it."""
+    if exceeds_depth(value):
+        raise PlanFormatError(depth_message("the plan"))
 
 
 def _days_of(value: Any, depth: int = 0) -> list[dict[str, Any]]:
@@ -48,7 +56,9 @@ def _days_of(value: Any, depth: int = 0) -> list[dict[str, Any]]:
             if isinstance(inner, list | dict) and (wrapper != "days" or isinstance(inner, list)):
                 return _days_of(inner, depth + 1)
             if wrapper != "days" and isinstance(inner, str):
-                return _days_of(_decode_text(inner), depth + 1)
+                decoded = _decode_text(inner)
+                _check_depth(decoded)
+                return _days_of(decoded, depth + 1)
         if _DAY_KEYS & set(keys):
             return [value]
         raise PlanFormatError("no plan found: expected a list of day objects, {\"plan\": [...]} or a day "
@@ -85,7 +95,9 @@ _FAIL = object()
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        raise PlanFormatError(depth_message("the plan")) from None
+    except ValueError:
         return _FAIL
 
 

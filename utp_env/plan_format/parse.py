@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from utp_env.itinerary import MEALS, Meal, Mode, Plan, TransportLeg, VenueType
+from utp_env.itinerary import MEALS, Meal, Mode, Plan, TransportLeg, VenueType, too_many_items
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
@@ -172,8 +172,11 @@ def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database 
     summary = {k: _text(fields.get(k), number, k) for k in _SUMMARY_FIELDS}
     attractions = _list(fields.get("attraction"), number, "attraction")
     events = _list(fields.get("event"), number, "event")
-    raw_items = [parse_entry(e, number) for e in _list(fields.get("point_of_interest_list"), number,
-                                                        "point_of_interest_list")]
+    entries = _list(fields.get("point_of_interest_list"), number, "point_of_interest_list")
+    too_many = too_many_items(len(entries))  # counted before any entry is parsed
+    if too_many is not None:
+        raise PlanFormatError(too_many, day=number, field="point_of_interest_list")
+    raw_items = [parse_entry(e, number) for e in entries]
     items = _items(raw_items, summary, attractions, events, cities, date, db)
     return {"day": number, "date": date, "cities": cities, "transport": legs, "breakfast": summary["breakfast"],
             "lunch": summary["lunch"], "dinner": summary["dinner"], "attractions": attractions,

@@ -126,6 +126,23 @@ def require_rl_extra() -> None:
                          "pip install 'utp-env[rl]' (or pip install -e \".[rl]\" in a checkout)")
 
 
+def load_pretrained(name: str) -> tuple[Any, Any]:
+    """The tokenizer and causal LM of `--model` (a hub name or a local directory); a model that
+    cannot be loaded (offline and not cached, a misspelt name, a folder without the model's files)
+    exits with one line naming it and what to do, instead of transformers' traceback."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(name, padding_side="left")
+        model = AutoModelForCausalLM.from_pretrained(name, dtype="auto")
+    except (OSError, ValueError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise SystemExit(f"--model {name!r}: cannot load it ({first}); give a local directory holding the "
+                         "model's files, or a Hugging Face hub name on a machine that can download it "
+                         "(offline, it must be in the hub cache)") from None
+    return tokenizer, model
+
+
 def env_config(chosen: dict[str, Any]) -> dict[str, Any]:
     """The env config overrides of the run."""
     return {"step_limit": chosen["step_limit"], "max_observation_chars": chosen["max_observation_chars"]}
@@ -147,6 +164,10 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     from trl import GRPOConfig, GRPOTrainer
 
     chosen = settings(args)
+    tokenizer: Any = None
+    model: Any = None
+    if not args.tiny:  # before anything is built: a model that cannot be loaded fails at once
+        tokenizer, model = load_pretrained(args.model)
     if args.tiny:
         torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
     env_class = rl_env_class(tools=TINY_TOOLS if args.tiny else None, db_path=args.db_path,
@@ -168,10 +189,6 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
             summary.warm_up_losses = tiny.warm_up(model, tokenizer, conversations, steps=args.warm_up_steps)
         summary.seconds_warm_up = time.perf_counter() - warm_started
     else:
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(args.model, padding_side="left")
-        model = AutoModelForCausalLM.from_pretrained(args.model, dtype="auto")
         summary.seconds_setup = time.perf_counter() - started
     # A copy of the weights to measure how far training moved them: always for the tiny model, for a
     # real one only when a summary is asked for (kept on the CPU, it costs the model's size in RAM).

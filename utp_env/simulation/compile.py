@@ -71,6 +71,10 @@ class CompiledPlan:
     delays: DelayArrays
     models: list[DelayModel]
     skipped: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    """Labels of the legs and visits the database does not know (a leg without its service or road
+    route, a visit without its venue): simulated with the mode's median delay or no crowd overrun,
+    so a plan made on another database still gets a hold rate; callers warn about them."""
     source: list[tuple[int, int, int]] = field(default_factory=list)
     """Where step j comes from: (day index, 0 for a leg / 1 for an item, index in that day's list)."""
 
@@ -103,6 +107,7 @@ class _Step:
     day: int
     day_index: int
     arrive: bool = False
+    found: bool = True  # a leg's service or a visit's venue is in the database
 
 
 def is_journey_item(item: PlanItem, day: Day) -> bool:
@@ -149,6 +154,7 @@ def compile_plan(plan_days: list[Day], db: Database, config: UncertaintyConfig,
         draw=arr(draw, np.int64), gap=arr(gap), labels=[s.label for s in steps], names=[s.name for s in steps],
         day=[s.day for s in steps], day_index=[s.day_index for s in steps],
         arrive=arr([s.arrive for s in steps], bool), delays=DelayArrays.of(models), models=models, skipped=skipped,
+        unknown=[s.label for s in steps if not s.found],
         source=[(s.day_index, s.order[1], s.order[2]) for s in steps])
 
 
@@ -171,7 +177,7 @@ def _leg_step(db: Database, config: UncertaintyConfig, leg: TransportLeg, day: D
         model = lateness_model(label, res.expected_delay, log_sd)
     return _Step((offset + dep, 0, i), CAB if leg.mode == "cab" else LEG, offset + dep, offset + planned_arr,
                  0.0, offset + sched_arr, float(sim.boarding_margin_min.get(leg.mode, 0.0)), model, label,
-                 what, day.day, d)
+                 what, day.day, d, found=res.found)
 
 
 def _item_step(db: Database, config: UncertaintyConfig, item: PlanItem, start: int, end: int, day: Day, d: int,
@@ -179,30 +185,31 @@ def _item_step(db: Database, config: UncertaintyConfig, item: PlanItem, start: i
     if end < start:  # an end written as a clock time past midnight
         end += MINUTES_PER_DAY
     label = f"day {day.day}: {item.name} ({item.activity} {format_hhmm(start)}-{format_hhmm(end)})"
-    model, base = None, float(end - start)
+    model, base, found = None, float(end - start), True
     if item.activity == "visit" and item.venue_type not in ("event", "accommodation", "transit", "transport"):
         kind = VISIT
-        base, model = _visit_model(db, config, item, day, start, end, label, date)
+        base, model, found = _visit_model(db, config, item, day, start, end, label, date)
     elif item.activity in ELASTIC_ACTIVITIES or item.venue_type == "event":
         kind = ELASTIC
     else:
         kind = FIXED
     return _Step((offset + start, 1, i), kind, offset + start, offset + end, base, 0, 0.0, model, label,
-                 item.name, day.day, d, item.activity == "arrive")
+                 item.name, day.day, d, item.activity == "arrive", found)
 
 
 def _visit_model(db: Database, config: UncertaintyConfig, item: PlanItem, day: Day, start: int, end: int,
-                 label: str, date: str | None) -> tuple[float, DelayModel]:
-    """Base duration v and the overrun element of a visit; unknown venues keep their planned length."""
+                 label: str, date: str | None) -> tuple[float, DelayModel, bool]:
+    """Base duration v, the overrun element of a visit and whether its venue is in the database;
+    unknown venues keep their planned length."""
     sim = config.simulation
     kind = item.venue_type
     tables = (VENUE_TABLE[kind],) if is_venue_kind(kind) and kind in CROWD_KINDS else CROWD_TABLES
     venue = find_venue(db, VenueName.of(item.name), day.cities, tables, date)
     planned = float(end - start)
     if venue is None:
-        return planned, lateness_model(label, 0.0, sim.overrun_lognormal_sigma)
+        return planned, lateness_model(label, 0.0, sim.overrun_lognormal_sigma), False
     base = base_visit_minutes(db, venue.table, venue.row, start, config.restaurant_meals) or planned
     crowd = crowd_of(db, venue)
     tier = (eval_index(db).crowd(crowd).level_at((start // 60) % 24) if crowd is not None else None) or "L"
     fraction = sim.overrun_fraction_by_tier.get(tier, 0.0)
-    return base, lateness_model(label, fraction * base, sim.overrun_lognormal_sigma)
+    return base, lateness_model(label, fraction * base, sim.overrun_lognormal_sigma), True

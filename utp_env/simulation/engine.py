@@ -84,7 +84,9 @@ def advance(plan: CompiledPlan, j: int, d: np.ndarray, t: np.ndarray, reach: np.
     else:  # FIXED
         e = np.maximum(pe, s + (pe - ps))
     lost = no
-    if skip_passed_items and plan.skippable[j]:
+    # `plan.skippable[j]` for this one step: the property builds the whole (S,) mask, which would make
+    # each step O(S) and a walk over S steps quadratic
+    if skip_passed_items and kind in (VISIT, ELASTIC) and pe > ps:
         lost = s >= pe
         e = np.where(lost, s, e)
     return s, e, lost, no, e, (s if plan.arrive[j] else e)

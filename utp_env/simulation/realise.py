@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
 from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Any
 
@@ -445,14 +446,18 @@ class Realiser:
                     else None)
             if kind is None or kind not in self.kinds or not self.t > compiled.end[j]:
                 continue
-            ahead = self.look_ahead(plan, compiled, todo[pos + 1:], self.slack.get(kind, 0.0), cancelled)
+            # whether the next step taken is late or impossible decides the pause: look ahead only up to
+            # it (the steps before it are unreachable, and `run` skips them next without looking ahead
+            # again), so the walk stays linear in the plan; the whole look-ahead only for a pause's report
+            slack = self.slack.get(kind, 0.0)
+            ahead = self.look_ahead(plan, compiled, _tail(todo, pos + 1), slack, cancelled, first_taken=True)
             unreachable = {k for k, a in ahead if a.status == "unreachable"}
-            nxt = next((k for k in todo[pos + 1:] if k not in unreachable), None)  # the next step taken
+            nxt = next((k for k in _tail(todo, pos + 1) if k not in unreachable), None)  # the next step taken
             if nxt is None or compiled.labels[nxt] in self.warned:
                 continue
             if any(k == nxt for k, _ in ahead):
                 return self._pause(plan, compiled, todo[pos + 1:], kind, j, at=self.t, cancelled=cancelled,
-                                   ahead=ahead)
+                                   ahead=self.look_ahead(plan, compiled, todo[pos + 1:], slack, cancelled))
         self.finished = True
         self.clock = max(self.clock, self.t)
         return None
@@ -512,12 +517,14 @@ class Realiser:
             self.city = _canonical_city(self.db, leg.destination)
         self.clock = max(self.clock, self.t if is_leg else float(e[0]))
 
-    def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: list[int], slack: float,
-                   cancelled: set[int] | frozenset[int] = frozenset()) -> list[tuple[int, Affected]]:
+    def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: Iterable[int], slack: float,
+                   cancelled: set[int] | frozenset[int] = frozenset(),
+                   first_taken: bool = False) -> list[tuple[int, Affected]]:
         """The steps of `rest` that start more than `slack` minutes late (`late`), are lost or are
         missed or cancelled (`impossible`), or are in (a leg: leave from) a city the traveller will not
         be in (`unreachable`: it would be recorded as such, taking no time) when the trip is played on
-        from now with no further delay."""
+        from now with no further delay. With `first_taken`, only up to the first step the traveller
+        can reach (the same entries as the whole look-ahead's up to there)."""
         t, reach = np.array([self.t]), np.array([self.reach])
         zero = np.zeros(1)
         skip = self.config.simulation.skip_passed_items
@@ -536,6 +543,8 @@ class Realiser:
                     city = _canonical_city(self.db, element.destination)
                 late = float(s[0]) - compiled.start[j]
                 status = "impossible" if (lost[0] or missed[0]) else "late" if late > slack else None
+                if first_taken and status is None:
+                    break
             if status is None:
                 continue
             day_index, what, index = compiled.source[j]
@@ -544,6 +553,8 @@ class Realiser:
                                     what="leg" if what == LEG_ELEMENT else "item", name=name, status=status,
                                     planned_start=float(compiled.start[j]), expected_start=float(s[0]),
                                     day_index=day_index)))
+            if first_taken and status != "unreachable":
+                break
         return out
 
     def _pause(self, plan: Plan, compiled: CompiledPlan, rest: list[int], kind: str, j: int, at: float,
@@ -601,14 +612,14 @@ class Realiser:
         traveller was in when it happened, so the evaluator reads each venue where it was visited
         (a travel day has two cities, and a name may exist in both)."""
         out = copy_plan(plan)
-        by_key: dict[str, list[ExecutedStep]] = {}
+        by_key: dict[str, deque[ExecutedStep]] = {}
         for s in self.steps:
-            by_key.setdefault(s.key, []).append(s)
+            by_key.setdefault(s.key, deque()).append(s)
         for d, (day, new_day) in enumerate(zip(plan.days, out.days, strict=True)):
             legs = []
             for leg in day.transport:
                 queue = by_key.get(element_key(d, leg))
-                if queue and queue.pop(0).unreachable:
+                if queue and queue.popleft().unreachable:
                     continue
                 legs.append(leg)
             new_day.transport = legs
@@ -621,7 +632,7 @@ class Realiser:
                     items.append(item.model_copy())
                     kept_names.add(item.name)
                     continue
-                step = queue.pop(0)
+                step = queue.popleft()
                 if step.lost:
                     lost_names.add(item.name)
                     continue
@@ -640,6 +651,11 @@ class Realiser:
         """The realised steps and pauses as JSON-ready values."""
         return {"steps": [s.to_json() for s in self.steps], "disruptions": [d.to_json() for d in self.disruptions],
                 "clock": clock_text(self.clock), "finished": self.finished}
+
+
+def _tail(seq: list[int], start: int) -> Iterator[int]:
+    """`seq[start:]` read lazily: no copy, so a walk that looks a few steps ahead stays linear."""
+    return (seq[i] for i in range(start, len(seq)))
 
 
 REALISER_STATE = tuple(f.name for f in fields(Realiser) if not f.name.startswith("_")

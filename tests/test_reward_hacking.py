@@ -1,0 +1,200 @@
+"""The reward cannot be gamed (issue 26): degenerate policies, a mutation search, extreme weights.
+
+Degenerate policies (`tests/degenerate_policies.py`: no times, the point-of-interest list left
+out, legs only, one item per day, copies of one venue, everything invented, another query's plan,
+maximal items, submitting at once) score below the reference planner on every query and below the
+honest deterministic baseline on average, on UTP-v0 and in the closed loop (UTP-Replan-v0, where
+the traveller then does nothing but continue). A hypothesis search over mutations of reference
+plans that remove content finds none that raises the reward.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import gymnasium as gym
+import pytest
+from degenerate_policies import POLICIES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from utp_env.agents.base import Toolkit
+from utp_env.agents.reference import ReferencePlanner
+from utp_env.dataset import Dataset, open_dataset
+from utp_env.env.config import DEFAULT_REWARD_WEIGHTS, EnvConfig, split_pool
+from utp_env.env.episode import TerminationReason, finish, weighted_reward
+from utp_env.env.replan import ReplanConfig
+from utp_env.itinerary import Day, Plan
+from utp_env.query import Query
+
+
+@functools.cache
+def mini() -> Dataset:
+    return open_dataset(profile="mini", progress=False)
+
+
+@pytest.fixture(scope="module")
+def dataset() -> Dataset:
+    return mini()
+
+
+def plan_reward(plan: Plan | None, query: Query, dataset: Dataset) -> float:
+    reference = dataset.references.get(query.query_id)
+    return finish(TerminationReason.SUBMITTED, plan, query, dataset.db, weights=DEFAULT_REWARD_WEIGHTS,
+                  reference=reference).reward
+
+
+def check_policies(dataset: Dataset, queries: list[Query]) -> dict[str, float]:
+    """Mean reward of each policy over `queries`; fails on any query where a policy reaches the reference."""
+    deterministic = ReferencePlanner(buffers=False)
+    sums = dict.fromkeys(["reference", "deterministic", *POLICIES], 0.0)
+    beaten: list[tuple[str, str, float, float]] = []
+    for n, query in enumerate(queries):
+        honest_plan = dataset.references[query.query_id]
+        other = dataset.references[queries[(n + 1) % len(queries)].query_id]
+        honest = plan_reward(honest_plan, query, dataset)
+        sums["reference"] += honest
+        sums["deterministic"] += plan_reward(deterministic.run(query, Toolkit(dataset.db)).plan, query, dataset)
+        for name, policy in POLICIES.items():
+            value = plan_reward(policy(honest_plan, query, dataset.db, other), query, dataset)
+            sums[name] += value
+            if value >= honest:
+                beaten.append((name, query.query_id, value, honest))
+    assert beaten == [], beaten[:10]
+    means = {name: total / len(queries) for name, total in sums.items()}
+    assert all(means[name] < means["deterministic"] for name in POLICIES), means
+    return means
+
+
+def passing_queries(dataset: Dataset, limit: int | None = None) -> list[Query]:
+    return [q for q in dataset.queries if q.query_id in dataset.references][:limit]
+
+
+def test_degenerate_policies_score_below_honest_plans(dataset: Dataset) -> None:
+    means = check_policies(dataset, passing_queries(dataset, 120))
+    assert means["reference"] > means["deterministic"] > means["submit at once"] == 0.0
+
+
+@pytest.mark.slow
+def test_degenerate_policies_score_below_honest_plans_on_every_mini_query(dataset: Dataset) -> None:
+    check_policies(dataset, passing_queries(dataset))
+
+
+# ---------------------------------------------------------------- the closed loop
+
+
+def lived_reward(env: Any, query_id: str, plan: Plan, seed: int) -> float:
+    """Submit `plan` to UTP-Replan-v0 and live through the trip without repairing anything."""
+    env.reset(seed=seed, options={"query_id": query_id, "plan": plan})
+    while True:
+        _, reward, terminated, truncated, _ = env.step({"tool": "continue_trip"})
+        if terminated or truncated:
+            return float(reward)
+
+
+def test_doing_nothing_in_the_closed_loop_scores_below_living_an_honest_plan(dataset: Dataset) -> None:
+    env = gym.make("utp_env/UTP-Replan-v0", profile="mini").unwrapped
+    queries = [q for q in split_pool(env.db, "validation") if q.query_id in dataset.references][:30]
+    deterministic = ReferencePlanner(buffers=False)
+    sums = dict.fromkeys(["reference", "deterministic", *POLICIES], 0.0)
+    for n, query in enumerate(queries):
+        honest_plan = dataset.references[query.query_id]
+        other = dataset.references[queries[(n + 1) % len(queries)].query_id]
+        honest = lived_reward(env, query.query_id, honest_plan, n)
+        sums["reference"] += honest
+        det_plan = deterministic.run(query, Toolkit(dataset.db)).plan
+        assert det_plan is not None
+        sums["deterministic"] += lived_reward(env, query.query_id, det_plan, n)
+        for name, policy in POLICIES.items():
+            plan = policy(honest_plan, query, dataset.db, other)
+            value = lived_reward(env, query.query_id, plan, n) if plan.days else 0.0
+            sums[name] += value
+            assert value < honest, (name, query.query_id, value, honest)
+    assert all(sums[name] < sums["deterministic"] for name in POLICIES), sums
+
+
+# ---------------------------------------------------------------- the mutation search
+
+
+def _remove(plan: Plan, day_index: int, change: str, pick: int) -> Plan:
+    """One mutation that removes content from day `day_index` of `plan`."""
+    days = [d.model_copy(deep=True) for d in plan.days]
+    day: Day = days[day_index % len(days)]
+    items = day.items
+    if change == "item" and items:
+        del items[pick % len(items)]
+    elif change == "times" and items:
+        i = pick % len(items)
+        items[i] = items[i].model_copy(update={"start": None, "end": None})
+    elif change == "transit" and items:
+        i = pick % len(items)
+        items[i] = items[i].model_copy(update={"transit_distance_m": None, "transit_stop": None})
+    elif change == "leg" and day.transport:
+        del day.transport[pick % len(day.transport)]
+    elif change == "meal_field":
+        setattr(day, ("breakfast", "lunch", "dinner")[pick % 3], None)
+    elif change == "attraction_field" and day.attractions:
+        del day.attractions[pick % len(day.attractions)]
+    elif change == "stay":
+        day.accommodation = None
+    elif change == "event_field" and day.events:
+        del day.events[pick % len(day.events)]
+    elif change == "day" and len(days) > 1:
+        del days[day_index % len(days)]
+        days = [d.model_copy(update={"day": n}) for n, d in enumerate(days, 1)]
+    return plan.model_copy(update={"days": days})
+
+
+REMOVALS = ("item", "times", "transit", "leg", "meal_field", "attraction_field", "stay", "event_field", "day")
+
+
+@settings(max_examples=150, deadline=None)
+@given(which=st.integers(0, 39),
+       mutations=st.lists(st.tuples(st.integers(0, 8), st.sampled_from(REMOVALS), st.integers(0, 50)),
+                          min_size=1, max_size=4))
+def test_no_mutation_that_removes_content_raises_the_reward(which: int, mutations: list[tuple[int, str, int]]) -> None:
+    dataset = mini()
+    queries = passing_queries(dataset, 40)
+    query = queries[which % len(queries)]
+    plan = dataset.references[query.query_id]
+    honest = plan_reward(plan, query, dataset)
+    for day_index, change, pick in mutations:
+        plan = _remove(plan, day_index, change, pick)
+    assert plan_reward(plan, query, dataset) <= honest + 1e-12, mutations
+
+
+# ---------------------------------------------------------------- weights
+
+
+@pytest.mark.parametrize("weights", [{"commonsense_pass_rate": math.inf}, {"bas": math.nan}, {"tdas": -1.0},
+                                     {"cats": -math.inf}])
+def test_weights_that_are_not_finite_non_negative_numbers_are_refused(weights: dict[str, float]) -> None:
+    with pytest.raises(ValueError, match="finite numbers >= 0"):
+        EnvConfig(reward_weights={**DEFAULT_REWARD_WEIGHTS, **weights})
+
+
+@pytest.mark.parametrize("term", ["completion", "hard"])
+def test_realised_weights_that_are_not_finite_are_refused(term: str) -> None:
+    with pytest.raises(ValueError, match="finite numbers >= 0"):
+        ReplanConfig(reward_weights={term: math.inf})
+
+
+def test_huge_finite_weights_give_the_same_mean_as_their_ratios() -> None:
+    values = {"bas": 0.9, "cats": 0.5, "tdas": None, "persona": 0.2}
+    huge = weighted_reward(values, {"bas": 1e308, "cats": 1e308, "tdas": 1e308, "persona": 0.0})
+    assert huge == pytest.approx(0.7) and math.isfinite(huge)
+    assert weighted_reward(values, {"bas": 1e-320, "cats": 1e-320}) == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="finite"):
+        weighted_reward(values, {"bas": math.inf})
+
+
+def test_the_env_scores_the_reference_plan_with_huge_weights_as_with_equal_ones(dataset: Dataset) -> None:
+    query = passing_queries(dataset, 1)[0]
+    plan = dataset.references[query.query_id]
+    equal = {name: 1.0 for name in ("bas", "cats")}
+    huge = {name: 1e308 for name in ("bas", "cats")}
+    rewards = [finish(TerminationReason.SUBMITTED, plan, query, dataset.db, weights=w, reference=plan).reward
+               for w in (equal, huge)]
+    assert rewards[0] == pytest.approx(rewards[1]) and rewards[1] > 0.5
