@@ -36,6 +36,7 @@ import gymnasium as gym
 
 from utp_env.env.core import UTPEnv
 from utp_env.env.episode import TerminationReason
+from utp_env.serve.session import holds_plan
 
 STRICT_DROPPED_KEYWORDS = frozenset({"default", "minLength", "maxLength", "title"})
 """Keywords OpenAI's strict mode does not take; the env checks them itself (its own error text)."""
@@ -209,8 +210,8 @@ class AgentsEpisode:
                message: str = STOPPED_MESSAGE) -> EpisodeResult:
         """End the episode if the agent did not: a final reply holding a plan is submitted with
         `submit_plan`; otherwise the plan built so far is scored (`end_episode(reason)`)."""
-        if self._final is None and not self.done and isinstance(final_output, str) and _holds_plan(self.env,
-                                                                                                   final_output):
+        open_ = self._final is None and not self.done
+        if open_ and isinstance(final_output, str) and holds_plan(self.env, final_output):
             self.call("submit_plan", {"plan": final_output})
         if self._final is None and not self.done:
             reward, info = self.env.end_episode(reason, message)
@@ -235,16 +236,3 @@ class AgentsEpisode:
             raise
         return self.finish(result.final_output)
 
-
-def _holds_plan(env: UTPEnv, text: str) -> bool:
-    """Whether `text` holds a plan `parse_plan` reads for the episode's query."""
-    from utp_env.plan_format import parse_plan
-
-    ep = env.episode
-    if ep is None:
-        return False
-    try:
-        parse_plan(text, query=ep.query, db=env.db)
-    except (ValueError, RecursionError):
-        return False
-    return True

@@ -126,6 +126,7 @@ class EpisodeSession:
         self.defaults = defaults or EpisodeDefaults()
         self.task: str | None = None
         self.reset_info: dict[str, Any] = {}
+        self.last: ToolAnswer | None = None  # the answer that ended the episode
 
     @property
     def replan(self) -> bool:
@@ -149,7 +150,7 @@ class EpisodeSession:
         if "query_id" not in given and self.defaults.query_id is not None:
             given["query_id"] = self.defaults.query_id
         observation, info = self.env.reset(seed=seed, options=given or None)
-        self.task, self.reset_info = observation, info
+        self.task, self.reset_info, self.last = observation, info, None
         return observation, info
 
     def call(self, name: str, args: Any = None) -> ToolAnswer:
@@ -163,17 +164,48 @@ class EpisodeSession:
             return ToolAnswer(f"Error: {exc} (call {NEW_EPISODE})", ok=False, done=True)
         ok = all(c.get("ok") for c in info.get("calls", [])) and bool(info.get("calls"))
         if terminated or truncated:
-            return ToolAnswer(observation, ok=ok, done=True, reward=float(reward), info=info)
+            self.last = ToolAnswer(observation, ok=ok, done=True, reward=float(reward), info=info)
+            return self.last
         return ToolAnswer(observation, ok=ok, info={"steps": info.get("steps"), **(
             {"phase": info["phase"]} if "phase" in info else {})})
 
     def end(self, reason: str = "step_limit", message: str | None = None) -> ToolAnswer:
         """End the running episode from outside (the client stopped): the plan so far is scored."""
         reward, info = self.env.end_episode(reason, message)
-        return ToolAnswer(f"Episode ended ({reason}); reward {reward:.4f}.", ok=True, done=True,
-                          reward=float(reward), info=info)
+        self.last = ToolAnswer(f"Episode ended ({reason}); reward {reward:.4f}.", ok=True, done=True,
+                               reward=float(reward), info=info)
+        return self.last
+
+    def finish(self, final_text: str | None, message: str) -> ToolAnswer:
+        """The episode's ending answer, ending it first if the agent did not: a final reply that holds a
+        plan (`holds_plan`) is submitted with `submit_plan`, otherwise the plan built so far is scored as at
+        the step limit (`message` says why). `RuntimeError` when no episode was started."""
+        ep = self.env.episode
+        if ep is None:
+            raise RuntimeError("finish: no episode was started")
+        if not ep.done and final_text and holds_plan(self.env, final_text):
+            self.call("submit_plan", {"plan": final_text})
+        ep = self.env.episode
+        if ep is not None and not ep.done:
+            return self.end("step_limit", message)
+        assert self.last is not None
+        return self.last
 
     def close(self) -> None:
         """Drop the episode (the database stays open for the other sessions)."""
         self.env.episode = None
         self.env.close()
+
+
+def holds_plan(env: UTPEnv, text: str) -> bool:
+    """Whether `text` (an agent's last reply) holds a plan `parse_plan` reads for the episode's query."""
+    from utp_env.plan_format import parse_plan
+
+    ep = env.episode
+    if ep is None:
+        return False
+    try:
+        parse_plan(text, query=ep.query, db=env.db)
+    except (ValueError, RecursionError):
+        return False
+    return True
