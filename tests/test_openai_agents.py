@@ -9,41 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from fault_server import FaultServer, Reply
 from hypothesis import given
 from hypothesis import strategies as st
+from sdk_import import openai_agents_sdk
 from serve_script import query_ids
 
 from utp_env.env.config import open_database, reference_plan
 from utp_env.env.core import UTPEnv
-from utp_env.env.openai_agents import AgentsEpisode, sdk, strict_arguments, strict_schema
+from utp_env.env.openai_agents import AgentsEpisode, strict_arguments, strict_schema
 from utp_env.env.replan import UTPReplanEnv
 from utp_env.plan_format.write import format_plan
 
-ROOT = Path(__file__).resolve().parent.parent
-
-
-def _sdk() -> ModuleType:
-    """The installed openai-agents SDK, imported with the repository root off `sys.path`."""
-    loaded = sys.modules.get("agents")
-    if loaded is not None and not hasattr(loaded, "FunctionTool"):
-        del sys.modules["agents"]  # the repository's folder, imported by mistake
-    saved = sys.path[:]
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.getcwd()) != str(ROOT)]
-    try:
-        return sdk()
-    finally:
-        sys.path[:] = saved
-
-
-agents = _sdk()
+agents = openai_agents_sdk()
 
 
 @pytest.mark.parametrize("env_cls", [UTPEnv, UTPReplanEnv])

@@ -224,3 +224,27 @@ def test_an_unknown_default_query_is_one_line_before_serving(mini_db_path: Path,
     err = capsys.readouterr().err.strip()
     assert err == ("utp-env serve: error: reset: options['query_id']: no query with query_id 'nope' in this "
                    "database's query set")
+
+
+def test_the_episode_resource_follows_the_episode(mini_db_path: Path, qids: list[str]) -> None:
+    local = in_process(mini_db_path, qids[0], 2, [("view_plan", {}), ("submit", {})])
+
+    async def go() -> None:
+        async with create_connected_server_and_client_session(build_server(SessionFactory(db_path=mini_db_path))) \
+                as session:
+            async def episode() -> dict[str, Any]:
+                return dict(json.loads((await session.read_resource("utp://episode")).contents[0].text))  # type: ignore[union-attr]
+
+            assert [str(r.uri) for r in (await session.list_resources()).resources] == ["utp://episode"]
+            assert await episode() == {"started": False, "done": False, "reward": 0.0}
+            await session.call_tool(NEW_EPISODE, {"seed": 2, "query_id": qids[0]})
+            await session.call_tool("view_plan", {})
+            assert (await episode())["steps"] == 1 and not (await episode())["done"]
+            await session.call_tool("submit", {})
+            final = await episode()
+            assert final["done"] and final["reward"] == local[1] and final["termination_reason"] == "submitted"
+            assert final["report"] == json.loads(json.dumps(local[2]["report"]))
+            with pytest.raises(Exception, match="unknown resource 'utp://nope'"):
+                await session.read_resource("utp://nope")  # type: ignore[arg-type]
+
+    asyncio.run(go())

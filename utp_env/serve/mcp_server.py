@@ -9,8 +9,10 @@ Each MCP session is one `EpisodeSession`: the server's lifespan runs once per se
 process; streamable HTTP: each `Mcp-Session-Id`), so it builds the session's env on open and drops
 it on close. The tools: every tool of the env (lookup, itinerary, submit; `continue_trip` in the
 closed loop) and `new_episode` (seed, query id, split, ...: the env's `reset`). A tool's text answer
-is the env's observation; its structured content says `done`, `reward` and, at the end, the
-evaluation (`termination_reason`, `final_pass`, `metrics`, `report`, ...).
+is the env's observation (what the model reads); its structured content says `done`, `reward` and,
+at the end, the evaluation (`termination_reason`, `final_pass`, `metrics`, `report`, ...). The
+resource `utp://episode` is the same for the harness, whatever its client hands the model: the
+session's episode as JSON (`EpisodeSession.state`).
 
 Calls run on the event loop, one at a time per process: the env is pure Python under the GIL, so
 threads would not add throughput; run more processes for more cores (docs/SERVE.md "Scale").
@@ -20,12 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 from utp_env.serve.session import NEW_EPISODE, EpisodeSession, SessionFactory, ToolAnswer
 
 SERVER_NAME = "utp-env"
+EPISODE_RESOURCE = "utp://episode"
 INSTRUCTIONS = (f"Travel planning in India (utp-env). Call {NEW_EPISODE} first (optional seed, query_id): it "
                 "answers the task. Then plan with the lookup and itinerary tools and end with submit or "
                 "submit_plan; the answer of the ending call carries the reward and the evaluation.")
@@ -111,6 +115,17 @@ def build_server(factory: SessionFactory) -> Any:
             return result
         result = answer_result(session.call(name, arguments))
         return result
+
+    @server.list_resources()  # type: ignore[untyped-decorator]
+    async def list_resources() -> list[types.Resource]:
+        return [types.Resource(uri=EPISODE_RESOURCE, name="episode", mimeType="application/json",  # type: ignore[arg-type]
+                               description="This session's episode: query, steps, done, reward, evaluation")]
+
+    @server.read_resource()  # type: ignore[untyped-decorator]
+    async def read_resource(uri: Any) -> str:
+        if str(uri) != EPISODE_RESOURCE:
+            raise ValueError(f"unknown resource {str(uri)!r}; this server has {EPISODE_RESOURCE}")
+        return json.dumps(current().state())
 
     return server
 

@@ -169,6 +169,20 @@ class EpisodeSession:
         return ToolAnswer(observation, ok=ok, info={"steps": info.get("steps"), **(
             {"phase": info["phase"]} if "phase" in info else {})})
 
+    def state(self) -> dict[str, Any]:
+        """The episode as JSON for a harness (not the model): query, seed, steps, done, reward, and at
+        the end the evaluation (`termination_reason`, `final_pass`, `metrics`, `report`, ...)."""
+        ep = self.env.episode
+        if ep is None:
+            return {"started": False, "done": False, "reward": 0.0}
+        out: dict[str, Any] = {"started": True, "query_id": ep.query.query_id, "seed": self.env.seed_value,
+                               "episode_id": ep.episode_id, "steps": ep.steps}
+        if self.last is not None and ep.done:
+            out.update(self.last.structured())
+        else:
+            out.update({"done": ep.done, "reward": 0.0})
+        return out
+
     def end(self, reason: str = "step_limit", message: str | None = None) -> ToolAnswer:
         """End the running episode from outside (the client stopped): the plan so far is scored."""
         reward, info = self.env.end_episode(reason, message)
