@@ -116,5 +116,6 @@ def serve_socket(app: Any, sock: socket.socket) -> None:
     """Run `app` under uvicorn on the already listening `sock` until interrupted."""
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", ws_max_size=16 * 2**20)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", ws_max_size=16 * 2**20,
+                            ws_per_message_deflate=False)  # compressing every message cost ~1 ms of CPU each
     asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))

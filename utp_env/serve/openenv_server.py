@@ -11,12 +11,16 @@ Actions are OpenEnv's MCP-shaped ones: `CallToolAction(tool_name=..., arguments=
 tool of the env (exactly one `env.step`, so the same answers, errors and rewards as in-process) and
 `ListToolsAction()` lists the tools with their JSON schemas. `reset(seed=..., query_id=..., split=...,
 stochastic=...)` (the closed loop: `plan=...` instead of `stochastic`) starts an episode; its
-observation's text is the task, its metadata the query id, seed, episode id and the tools' OpenAI
-schemas. A step's observation: `text` (the env's answer), `ok`, `done`, `reward`, and at the end the
+observation's text is the task, its metadata the query id, seed and episode id (not the tools'
+schemas: 40 KB of JSON per episode would cost more than the episode's steps; `ListToolsAction` gives
+them once). A step's observation: `text` (the env's answer), `ok`, `done`, `reward`, and at the end the
 evaluation in `metadata` (`termination_reason`, `final_pass`, `metrics`, `report`, ...).
 
-Every session's env calls run on one shared thread (`REQUIRES_SINGLE_THREAD_EXECUTOR`): the env is
-pure Python under the GIL, so more threads would add no throughput, only contention; run more server
+Every session's `reset` and `step` run on the server's event loop (`reset_async`, `step_async`), one
+at a time; building and closing a session's env run on one shared thread
+(`REQUIRES_SINGLE_THREAD_EXECUTOR`). The env is pure Python under the GIL, so threads would add no
+throughput, only hand-offs (a step is about a millisecond; a long one, e.g. `check_plan` on a big
+plan or an evaluation with Monte Carlo robustness, holds the others that long); run more server
 processes for more cores.
 """
 
@@ -79,7 +83,7 @@ class UTPOpenEnv(Environment[Any, Any, UTPState]):
         self._last = None
         return UTPObservation(text=text, metadata=json_safe({
             "query_id": info["query"]["query_id"], "seed": info["seed"], "episode_id": info["episode_id"],
-            "step_limit": info["step_limit"], "db_hash": info["db_hash"], "tools": info["tools"]}))
+            "step_limit": info["step_limit"], "db_hash": info["db_hash"]}))
 
     def step(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Observation:
         """One tool call (`CallToolAction`) as one env step, or the tool list (`ListToolsAction`)."""
@@ -93,6 +97,15 @@ class UTPOpenEnv(Environment[Any, Any, UTPState]):
         meta = answer.structured()
         meta.pop("done"), meta.pop("reward")
         return UTPObservation(text=answer.text, ok=answer.ok, done=answer.done, reward=answer.reward, metadata=meta)
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
+                          **kwargs: Any) -> UTPObservation:
+        """`reset` on the server's event loop (no hop to a thread: module docstring)."""
+        return self.reset(seed=seed, episode_id=episode_id, **kwargs)
+
+    async def step_async(self, action: Any, timeout_s: float | None = None, **kwargs: Any) -> Observation:
+        """`step` on the server's event loop (no hop to a thread: module docstring)."""
+        return self.step(action, timeout_s=timeout_s, **kwargs)
 
     def tools(self) -> list[Tool]:
         """The env's tools as OpenEnv `Tool`s (name, description, input schema: the in-process schemas)."""
