@@ -165,7 +165,7 @@ def rows(b: dict[str, Bench]) -> list[tuple[str, str, str, str]]:
          cmd["sandbox"]),
         ("`utp-env serve` (OpenEnv): 200 scripted episodes, 50 concurrent WebSocket sessions, one server process",
          f"{f['serve_rate']} sessions/s ({f['serve_vs_local']}× in-process); tool call p99 {f['serve_paced_p99']} ms "
-         f"paced (200 ms between calls), {f['serve_p99']} ms back to back (the queue of a saturated core); "
+         f"paced (200 ms on average between calls), {f['serve_p99']} ms back to back (the queue of a saturated core); "
          f"rewards equal to in-process: {f['serve_same']}", "p99 < 50 ms", cmd["serve"]),
         ("`utp-env serve`: idle sessions held / memory per idle session / 2 server processes vs 1",
          f"{f['serve_held']} / {f['serve_idle_mb']} MB / {f['serve_scale']}×", "200 / < 2 MB / ≥ 1.6×",
