@@ -136,3 +136,17 @@ def test_a_session_env_answers_as_the_env(mini_db_path: Path, qids: list[str]) -
     assert not unsupported.ok  # type: ignore[attr-defined]
     session_env.close()
     assert session_env.session.env.episode is None
+
+
+def test_sessions_beyond_the_limit_are_refused(mini_db_path: Path, qids: list[str]) -> None:
+    async def go(url: str) -> None:
+        async with UTPEnvClient(base_url=url) as first:
+            await first.reset(seed=0, query_id=qids[0])
+            async with UTPEnvClient(base_url=url) as second:
+                with pytest.raises(RuntimeError, match="CAPACITY_REACHED"):
+                    await second.reset(seed=0, query_id=qids[0])
+            result = await first.step(CallToolAction(tool_name="view_plan", arguments={}))
+            assert result.observation.ok  # the refused one took nothing from the held one
+
+    with openenv_server("--db", str(mini_db_path), "--max-sessions", "1") as url:
+        asyncio.run(go(url))
