@@ -44,7 +44,12 @@ from pydantic import Field
 
 from utp_env.serve.session import EpisodeSession, SessionFactory, ToolAnswer, json_safe
 
-__all__ = ["UTPEnvClient", "UTPObservation", "UTPOpenEnv", "UTPState", "openenv_app"]
+__all__ = ["END_EPISODE", "UTPEnvClient", "UTPObservation", "UTPOpenEnv", "UTPState", "openenv_app"]
+
+END_EPISODE = "end_episode"
+"""A `CallToolAction` name for the harness, not the model (never listed): ends the running episode as at
+the step limit (`arguments`: optional `message`), scoring the plan so far, as `get_reward` does for a
+rollout the trainer cut (docs/RL.md)."""
 
 
 class UTPObservation(Observation):
@@ -92,7 +97,14 @@ class UTPOpenEnv(Environment[Any, Any, UTPState]):
         if not isinstance(action, CallToolAction):
             return UTPObservation(text=f"Error: unsupported action {type(action).__name__}; send a call_tool "
                                   "action (tool_name, arguments) or list_tools", ok=False)
-        answer = self.session.call(action.tool_name, action.arguments)
+        if action.tool_name == END_EPISODE:
+            ep = self.session.env.episode
+            if ep is None or ep.done:
+                answer = self.session.last or ToolAnswer("Error: no running episode to end; call reset", ok=False)
+            else:
+                answer = self.session.end("step_limit", str(action.arguments.get("message") or "ended by the client"))
+        else:
+            answer = self.session.call(action.tool_name, action.arguments)
         self._last = answer
         meta = answer.structured()
         meta.pop("done"), meta.pop("reward")
