@@ -86,3 +86,24 @@ def test_an_env_episode_loads_no_agent(mini_db_path: Path) -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=300)
+
+
+def test_the_env_core_imports_no_adapter() -> None:
+    """Issue 24: no adapters <-> core <-> replan circle; the core reaches LangChain tools through lc_tools.py,
+    which imports nothing of core, adapters or replan at run time."""
+    for rel, banned in (("utp_env/env/core.py", ("utp_env.env.adapters", "utp_env.env.replan")),
+                        ("utp_env/env/lc_tools.py", ("utp_env.env.adapters", "utp_env.env.replan")),
+                        ("utp_env/env/replan.py", ("utp_env.env.adapters",))):
+        named = [m for m in _runtime_imports(ROOT / rel) if m.startswith(banned)]
+        assert not named, f"{rel} imports {named}"
+
+
+def _runtime_imports(path: Path) -> list[str]:
+    """The modules a file imports outside `if TYPE_CHECKING:` blocks (function-level imports included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+               and getattr(node.test, "id", None) == "TYPE_CHECKING" for n in ast.walk(node)}
+    return [node.module for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and id(node) not in skipped] + \
+           [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) and id(node) not in skipped
+            for alias in node.names]
