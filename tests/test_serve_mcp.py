@@ -248,3 +248,11 @@ def test_the_episode_resource_follows_the_episode(mini_db_path: Path, qids: list
                 await session.read_resource("utp://nope")  # type: ignore[arg-type]
 
     asyncio.run(go())
+
+
+def test_a_missing_serve_extra_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if the serve extra were not installed
+    assert main(["serve", "--mcp", "stdio"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("utp-env serve: error: needs the serve extra (") and "pip install 'utp-env[serve]'" in err
+    assert "\n" not in err

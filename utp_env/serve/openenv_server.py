@@ -106,8 +106,7 @@ class UTPOpenEnv(Environment[Any, Any, UTPState]):
         else:
             answer = self.session.call(action.tool_name, action.arguments)
         self._last = answer
-        meta = answer.structured()
-        meta.pop("done"), meta.pop("reward")
+        meta = {k: v for k, v in answer.structured().items() if k not in ("done", "reward")}
         return UTPObservation(text=answer.text, ok=answer.ok, done=answer.done, reward=answer.reward, metadata=meta)
 
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
