@@ -59,3 +59,27 @@ def test_single_turn_grpo_scores_plans(tmp_path: Path, mini_db_path: Path) -> No
     rollouts = 2 * summary["queries"] * 8
     assert summary["rollouts"] == 0 and summary["tool_calls"] == 0  # no env episodes: PlanReward scores text
     assert_trained(summary, rollouts)
+
+
+def test_multi_turn_grpo_against_a_server(tmp_path: Path, mini_db_path: Path) -> None:
+    """Two GRPO steps of the tiny model whose episodes run on `utp-env serve` (OpenEnv) on 127.0.0.1: the
+    same rollouts and rewards as the same run with the env in this process."""
+    import importlib
+
+    from test_serve_openenv import openenv_server
+
+    config = tmp_path / "env.yaml"
+    config.write_text("step_limit: 8\nmax_observation_chars: 1000\n", encoding="utf-8")  # the --tiny settings
+    summary_path = tmp_path / "remote.json"
+    module = importlib.import_module("utp_env.rl.grpo_multi_turn")
+    with openenv_server("--db", str(mini_db_path), "--config", str(config)) as url:
+        module.main(["--tiny", "--max-steps", "2", "--db-path", str(mini_db_path), "--server", url,
+                     "--output-dir", str(tmp_path / "out"), "--summary", str(summary_path)])
+    summary = json.loads(summary_path.read_text())
+    rollouts = 2 * summary["queries"] * 8
+    assert summary["rollouts"] == rollouts and sum(summary["terminations"].values()) == rollouts
+    assert summary["tool_calls"] > 0 and set(summary["tools_called"]) <= {"add_leg", "view_plan", "submit"}
+    assert summary["tools_called"].get("add_leg", 0) > 0  # a plan-changing call reached the server's env
+    assert_trained(summary, rollouts)
+    local = run("grpo_multi_turn", tmp_path / "local", mini_db_path)  # the same run with the env in-process
+    assert summary["rewards"] == local["rewards"] and summary["tools_called"] == local["tools_called"]

@@ -1,7 +1,8 @@
 """The env's tools for other frameworks: LangChain, OpenAI, TRL (GRPO) — all from the same specs.
 
 - `langchain_tools(env)`: `StructuredTool`s whose calls are env steps on the live episode (the
-  database and episode are bound, never exposed as arguments).
+  database and episode are bound, never exposed as arguments); defined in `lc_tools.py`, which the
+  env core can use without importing this module.
 - `openai_tools(env)`: the OpenAI function schemas (the same ones `reset` puts in `info`).
 - `UTPToolEnv`: a class for TRL's `GRPOTrainer(environment_factory=UTPToolEnv)`: `reset(**row)`
   returns the task text; its public methods are exactly the tools, each with type hints and a
@@ -19,27 +20,16 @@ import inspect
 import json
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import gymnasium as gym
-from pydantic import BaseModel, ValidationError
 
 from utp_env.env.config import EnvConfig, load_env_config
 from utp_env.env.core import UTPEnv, episode_tools
 from utp_env.env.episode import plan_mismatch
-from utp_env.tools.lookup.registry import ToolResult, ToolSpec, format_validation_error
-
-if TYPE_CHECKING:
-    from langchain_core.tools import StructuredTool
-
-
-def _step_text(env: UTPEnv, name: str, args: dict[str, Any]) -> str:
-    """Run one tool call as an env step and return its observation (or why it could not run)."""
-    try:
-        observation, *_ = env.step({"tool": name, "args": args})
-    except gym.error.ResetNeeded as exc:
-        return f"Error: {exc}"
-    return observation
+from utp_env.env.lc_tools import jsonable
+from utp_env.env.lc_tools import langchain_tools as langchain_tools  # re-exported: adapters' public API
+from utp_env.tools.lookup.registry import ToolSpec
 
 
 def unwrap(env: gym.Env[Any, Any]) -> UTPEnv:
@@ -50,39 +40,12 @@ def unwrap(env: gym.Env[Any, Any]) -> UTPEnv:
     return inner
 
 
-def langchain_tools(env: gym.Env[Any, Any]) -> list[StructuredTool]:
-    """The env's tools as LangChain StructuredTools; each call is one step of `env`'s episode."""
-    from langchain_core.tools import StructuredTool
-
-    unwrapped = unwrap(env)
-    tools = []
-    for name, spec in unwrapped.tools.items():
-        def run(_name: str = name, **kwargs: Any) -> str:
-            return _step_text(unwrapped, _name, _jsonable(kwargs))
-
-        def on_invalid(exc: ValidationError, _spec: ToolSpec[Any] = spec) -> str:
-            problem = format_validation_error(exc, _spec.args_model, _spec.peers)
-            return ToolResult.failure(f"{_spec.name}: {problem}").text
-
-        tools.append(StructuredTool.from_function(
-            func=functools.partial(run, name), name=name, description=spec.description,
-            args_schema=spec.args_model, infer_schema=False, handle_validation_error=on_invalid))
-    return tools
-
-
 def openai_tools(env: gym.Env[Any, Any]) -> list[dict[str, Any]]:
     """The env's tools as OpenAI function-calling schemas."""
     return unwrap(env).openai_tools()
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return value
+_jsonable = jsonable  # the name the TRL classes (and utp_env.rl.remote) use
 
 
 # ---------------------------------------------------------------- TRL environment class

@@ -203,8 +203,8 @@ class UTPEnv(gym.Env[str, Any]):
         return list(self._schemas)
 
     def langchain_tools(self) -> list[Any]:
-        """The tools as LangChain StructuredTools bound to this env's live episode (see adapters)."""
-        from utp_env.env.adapters import langchain_tools
+        """The tools as LangChain StructuredTools bound to this env's live episode (`lc_tools.py`)."""
+        from utp_env.env.lc_tools import langchain_tools
 
         return langchain_tools(self)
 

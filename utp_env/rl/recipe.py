@@ -76,6 +76,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("full", "mini"),
                    help="embedded sandbox (default: mini with --tiny, else full)")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
+    p.add_argument("--server", metavar="URL", help="multi-turn: play the episodes on a `utp-env serve` (OpenEnv) "
+                   "server at URL instead of in this process (its env config must match: --config there)")
     p.add_argument("--split", default="validation", help="query split to train on (default validation)")
     p.add_argument("--limit", type=int, help="first N queries of the split (default: 1 with --tiny, else all)")
     p.add_argument("--num-generations", type=int, help="rollouts per query, G of GRPO (tiny 4, else 8)")
@@ -172,6 +174,11 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
     env_class = rl_env_class(tools=TINY_TOOLS if args.tiny else None, db_path=args.db_path,
                              profile=chosen["profile"], config=env_config(chosen))
+    local_class = env_class  # the tiny model's scripted warm-up runs in this process either way
+    if getattr(args, "server", None) and use_environment:
+        from utp_env.rl.remote import remote_env_class
+
+        env_class = remote_env_class(args.server, tools=TINY_TOOLS if args.tiny else None)
     dataset = query_dataset(style, split=args.split, limit=chosen["limit"], db_path=args.db_path,
                             profile=chosen["profile"], config=env_config(chosen))
     rows = [dict(r) for r in dataset]
@@ -180,7 +187,7 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     if args.tiny:
         from utp_env.rl import tiny
 
-        conversations = list(warm_up_data(rows, env_class)) if warm_up_data else []
+        conversations = list(warm_up_data(rows, local_class)) if warm_up_data else []
         tokenizer = tiny.train_tokenizer(_corpus(conversations), words=TINY_TOOLS)
         model = tiny.build_model(tokenizer, seed=args.seed)
         summary.seconds_setup = time.perf_counter() - started

@@ -1,0 +1,238 @@
+"""The env for the openai-agents SDK: strict tools and an end that scores the episode (docs/SERVE.md).
+
+Wiring the env into an openai-agents `Agent` by hand has two traps:
+
+- the SDK's tools default to strict JSON schemas (`FunctionTool(strict_json_schema=True)`), whose
+  rules the env's schemas do not all meet: `submit_plan`'s `plan` may be an object of any keys, an
+  array or a string, and strict mode wants every object closed and every property required;
+- `Runner.run` stops at the model's first plain-text reply, which leaves the episode open: no
+  submission, no reward.
+
+`AgentsEpisode(env)` answers both. Its `tools` are `FunctionTool`s with `strict_schema(...)` of each
+tool's schema (optional arguments become required-but-nullable, and a null is dropped before the env
+sees it, so the env's default applies; unconstrained alternatives such as the plan as an object are
+dropped where a string alternative remains: the plan is sent as JSON text, which the env reads the
+same); each call is one `env.step`, so answers and errors are the env's. `run(agent)` runs the agent
+on the episode's task and then ends the episode if the agent did not: a final reply that holds a plan
+is submitted with `submit_plan`, anything else is scored as the plan built so far
+(`end_episode("step_limit")`, as `get_reward` does for RL, docs/RL.md); `MaxTurnsExceeded` is the
+step limit too; any other error ends it as `agent_error` and is raised again.
+
+The SDK's import name is `agents` (the distribution `openai-agents`), which in a source checkout of
+this repository is also the name of the repository's `agents/` folder: from the repository root,
+`import agents` finds the folder. `sdk()` says so in one line instead of failing later; run from
+another directory (or install the wheel). tests/test_layering.py allows this one module to name it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import gymnasium as gym
+
+from utp_env.env.core import UTPEnv
+from utp_env.env.episode import TerminationReason
+from utp_env.serve.session import holds_plan
+
+STRICT_DROPPED_KEYWORDS = frozenset({"default", "minLength", "maxLength", "title"})
+"""Keywords OpenAI's strict mode does not take; the env checks them itself (its own error text)."""
+
+STOPPED_MESSAGE = "the agent stopped without submit; the plan built so far is scored as at the step limit"
+
+
+def sdk() -> ModuleType:
+    """The openai-agents SDK module (`agents`); one-line `ImportError` when it is missing or shadowed."""
+    try:
+        import agents
+    except ImportError:
+        raise ImportError("the openai-agents SDK is not installed: pip install 'openai-agents'") from None
+    if not hasattr(agents, "FunctionTool"):
+        raise ImportError(f"`import agents` found {getattr(agents, '__file__', agents)!r}, not the openai-agents "
+                          "SDK: this repository's agents/ folder shadows it; run from another directory")
+    return agents
+
+
+def _strictable(schema: Any) -> bool:
+    """Whether strict mode can express `schema` without loosening it: no open objects, no untyped items."""
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("type") == "object" and (schema.get("additionalProperties") is not False
+                                           or not schema.get("properties")):
+        return False
+    return not (schema.get("type") == "array" and not schema.get("items"))
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` that also accepts null (strict mode's way of saying an argument may be left out)."""
+    if "anyOf" in schema:
+        if not any(s.get("type") == "null" for s in schema["anyOf"]):
+            schema["anyOf"] = [*schema["anyOf"], {"type": "null"}]
+        return schema
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind != "null":
+        schema["type"] = [kind, "null"]
+        if "enum" in schema and None not in schema["enum"]:
+            schema["enum"] = [*schema["enum"], None]
+        return schema
+    if isinstance(kind, list) and "null" not in kind:
+        schema["type"] = [*kind, "null"]
+        return schema
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _strict(schema: Any, name: str) -> Any:
+    if isinstance(schema, list):
+        return [_strict(s, name) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _strict(v, name) for k, v in schema.items() if k not in STRICT_DROPPED_KEYWORDS and k != "properties"}
+    if "anyOf" in out:
+        kept = [s for s in out["anyOf"] if _strictable(s)]
+        if not kept:
+            raise ValueError(f"{name}: no alternative of {schema['anyOf']} can be written in strict mode")
+        if len(kept) < len(out["anyOf"]) and "description" in out:
+            out["description"] = f"{out['description']}. Send it as JSON text."
+        if len(kept) == 1:
+            del out["anyOf"]
+            out = {**kept[0], **out}
+        else:
+            out["anyOf"] = kept
+    if "properties" in schema:
+        required = set(schema.get("required", []))
+        props = {}
+        for key, sub in schema["properties"].items():
+            converted = _strict(sub, f"{name}.{key}")
+            props[key] = converted if key in required else _nullable(converted)
+        out["properties"] = props
+        out["required"] = list(props)
+        out["additionalProperties"] = False
+    return out
+
+
+def strict_schema(parameters: dict[str, Any], name: str = "tool") -> dict[str, Any]:
+    """The strict-mode form of a tool's argument schema: every object closed, every property required,
+    optional ones nullable, keywords strict mode lacks removed, open alternatives dropped where a closed
+    one remains (`plan`: the JSON text). `ValueError` naming the argument when that is impossible."""
+    result: dict[str, Any] = _strict(copy.deepcopy(dict(parameters)), name)
+    return result
+
+
+def strict_arguments(raw: str, parameters: dict[str, Any]) -> dict[str, Any] | str:
+    """The arguments of a strict-mode call for the env: nulls of optional arguments dropped (the env's
+    default applies). Text that is not a JSON object is passed on as it is: the env answers it."""
+    try:
+        args = json.loads(raw) if raw else {}
+    except (json.JSONDecodeError, RecursionError):
+        return raw
+    if not isinstance(args, dict):
+        return raw
+    required = set(parameters.get("required", []))
+    return {k: v for k, v in args.items() if not (v is None and k not in required)}
+
+
+@dataclass
+class EpisodeResult:
+    """How an agent's episode ended: its reward, the env's end-of-episode info, the agent's last reply."""
+
+    reward: float
+    termination_reason: str
+    info: dict[str, Any] = field(default_factory=dict)
+    final_output: Any = None
+
+
+class AgentsEpisode:
+    """Episodes of a UTP env played by an openai-agents `Agent` (module docstring).
+
+    ```python
+    from agents import Agent
+    episode = AgentsEpisode(gym.make("utp_env/UTP-v0", profile="mini"))
+    task = episode.reset(seed=0)
+    agent = Agent(name="planner", instructions="Plan the trip with the tools.", tools=episode.tools, model=...)
+    result = await episode.run(agent)          # result.reward, result.info["report"]
+    ```
+    """
+
+    def __init__(self, env: gym.Env[Any, Any]) -> None:
+        inner = env.unwrapped
+        if not isinstance(inner, UTPEnv):
+            raise TypeError(f"expected a UTPEnv (or a wrapper of one), got {type(inner).__name__}")
+        self.env = inner
+        self.task: str | None = None
+        self.result: EpisodeResult | None = None
+        self._final: tuple[float, dict[str, Any]] | None = None
+        self._tools: list[Any] | None = None
+
+    def reset(self, seed: int | None = None, **options: Any) -> str:
+        """Start an episode (`env.reset(seed=seed, options=options)`); returns the task text for the agent."""
+        self.task, _ = self.env.reset(seed=seed, options=options or None)
+        self.result, self._final = None, None
+        return self.task
+
+    @property
+    def tools(self) -> list[Any]:
+        """The env's tools as strict `FunctionTool`s of the SDK; each call is one step of the live episode."""
+        if self._tools is None:
+            function_tool = sdk().FunctionTool
+            self._tools = [function_tool(name=fn["name"], description=fn["description"],
+                                         params_json_schema=strict_schema(fn["parameters"], fn["name"]),
+                                         on_invoke_tool=self._invoker(fn["name"], fn["parameters"]),
+                                         strict_json_schema=True)
+                           for fn in (copy.deepcopy(s["function"]) for s in self.env.openai_tools())]
+        return self._tools
+
+    def _invoker(self, name: str, parameters: dict[str, Any]) -> Any:
+        async def invoke(_context: Any, raw: str) -> str:
+            return self.call(name, strict_arguments(raw, parameters))
+
+        return invoke
+
+    def call(self, name: str, args: dict[str, Any] | str) -> str:
+        """One tool call as one env step: the env's answer (after the end: an error saying so)."""
+        try:
+            observation, reward, terminated, truncated, info = self.env.step({"tool": name, "args": args})
+        except gym.error.ResetNeeded as exc:
+            return f"Error: {exc}"
+        if terminated or truncated:
+            self._final = (float(reward), info)
+        return observation
+
+    @property
+    def done(self) -> bool:
+        """Whether the episode has ended (submitted, step limit, or ended by `finish`)."""
+        ep = self.env.episode
+        return ep is None or ep.done
+
+    def finish(self, final_output: Any = None, reason: TerminationReason | str = TerminationReason.STEP_LIMIT,
+               message: str = STOPPED_MESSAGE) -> EpisodeResult:
+        """End the episode if the agent did not: a final reply holding a plan is submitted with
+        `submit_plan`; otherwise the plan built so far is scored (`end_episode(reason)`)."""
+        open_ = self._final is None and not self.done
+        if open_ and isinstance(final_output, str) and holds_plan(self.env, final_output):
+            self.call("submit_plan", {"plan": final_output})
+        if self._final is None and not self.done:
+            reward, info = self.env.end_episode(reason, message)
+            self._final = (float(reward), info)
+        if self._final is None:
+            raise RuntimeError("finish: no episode was started; call reset first")
+        reward, info = self._final
+        self.result = EpisodeResult(reward, str(info.get("termination_reason")), info, final_output)
+        return self.result
+
+    async def run(self, agent: Any, max_turns: int = 50, **runner_kwargs: Any) -> EpisodeResult:
+        """`Runner.run(agent, task, max_turns=...)` on the episode's task (call `reset` first), then `finish`."""
+        if self.task is None:
+            raise RuntimeError("run: no episode was started; call reset first")
+        agents = sdk()
+        try:
+            result = await agents.Runner.run(agent, self.task, max_turns=max_turns, **runner_kwargs)
+        except agents.MaxTurnsExceeded as exc:
+            return self.finish(None, TerminationReason.STEP_LIMIT, f"MaxTurnsExceeded: {exc}")
+        except Exception as exc:
+            self.finish(None, TerminationReason.AGENT_ERROR, f"{type(exc).__name__}: {exc}")
+            raise
+        return self.finish(result.final_output)
+

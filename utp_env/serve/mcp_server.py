@@ -1,0 +1,163 @@
+"""The env's tools over MCP: `utp-env serve --mcp stdio` and `utp-env serve --mcp http` (docs/SERVE.md).
+
+Built on the official `mcp` library's low-level `Server`, so the tools keep the env's own JSON
+schemas (the ones `info["tools"]` gives in-process) and a bad call gets the env's own one-line
+error, not a schema validator's: arguments are not validated by the transport (`validate_input=False`)
+but by the env, exactly as in-process.
+
+Each MCP session is one `EpisodeSession`: the server's lifespan runs once per session (stdio: the
+process; streamable HTTP: each `Mcp-Session-Id`), so it builds the session's env on open and drops
+it on close. The tools: every tool of the env (lookup, itinerary, submit; `continue_trip` in the
+closed loop) and `new_episode` (seed, query id, split, ...: the env's `reset`). A tool's text answer
+is the env's observation (what the model reads); its structured content says `done`, `reward` and,
+at the end, the evaluation (`termination_reason`, `final_pass`, `metrics`, `report`, ...). The
+resource `utp://episode` is the same for the harness, whatever its client hands the model: the
+session's episode as JSON (`EpisodeSession.state`).
+
+Calls run on the event loop, one at a time per process: the env is pure Python under the GIL, so
+threads would not add throughput; run more processes for more cores (docs/SERVE.md "Scale").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from utp_env.serve.session import NEW_EPISODE, EpisodeSession, SessionFactory, ToolAnswer
+
+SERVER_NAME = "utp-env"
+EPISODE_RESOURCE = "utp://episode"
+INSTRUCTIONS = (f"Travel planning in India (utp-env). Call {NEW_EPISODE} first (optional seed, query_id): it "
+                "answers the task. Then plan with the lookup and itinerary tools and end with submit or "
+                "submit_plan; the answer of the ending call carries the reward and the evaluation.")
+
+
+def new_episode_schema(session: EpisodeSession) -> dict[str, Any]:
+    """The JSON schema of `new_episode`'s arguments for this session's env."""
+    props: dict[str, Any] = {
+        "seed": {"type": "integer", "minimum": 0,
+                 "description": "Episode seed (same seed and same calls: same answers and reward)."},
+        "query_id": {"type": "string", "description": "The query to plan for (else drawn from the split)."},
+        "split": {"type": "string", "description": "Split to draw the query from: validation or test."},
+    }
+    if session.replan:
+        props["plan"] = {"description": "Start the trip from this plan (paper JSON day format, text or object)."}
+    else:
+        props["stochastic"] = {"type": "boolean", "description": "Draw one delay realisation at the end."}
+    return {"type": "object", "properties": props}
+
+
+def tool_list(session: EpisodeSession) -> list[Any]:
+    """The session's MCP tools: `new_episode`, then the env's tools with their in-process schemas."""
+    from mcp import types
+
+    tools = [types.Tool(name=NEW_EPISODE, description=f"Start a new episode and return its task text. "
+                        f"{INSTRUCTIONS}", inputSchema=new_episode_schema(session))]
+    for schema in session.env.openai_tools():
+        fn = copy.deepcopy(schema["function"])  # deepcopy thaws the shared frozen schema
+        tools.append(types.Tool(name=fn["name"], description=fn["description"], inputSchema=fn["parameters"]))
+    return tools
+
+
+def answer_result(answer: ToolAnswer) -> Any:
+    """A tool answer as an MCP `CallToolResult`: the env's text, `isError` for a failed call, and the
+    structured part (done, reward, evaluation at the end)."""
+    from mcp import types
+
+    return types.CallToolResult(content=[types.TextContent(type="text", text=answer.text)],
+                                structuredContent=answer.structured(), isError=not answer.ok)
+
+
+def start_result(session: EpisodeSession, arguments: dict[str, Any]) -> Any:
+    """`new_episode`: the env's reset with the client's arguments; its one-line error when they are bad."""
+    seed = arguments.get("seed")
+    options = {k: v for k, v in arguments.items() if k != "seed"}
+    try:
+        text, info = session.start(seed=seed, **options)
+    except ValueError as exc:
+        return answer_result(ToolAnswer(f"Error: {exc}", ok=False))
+    return answer_result(ToolAnswer(text, ok=True, info={
+        "query_id": info["query"]["query_id"], "seed": info["seed"], "episode_id": info["episode_id"],
+        "step_limit": info["step_limit"], "db_hash": info["db_hash"]}))
+
+
+def build_server(factory: SessionFactory) -> Any:
+    """An `mcp` low-level `Server` whose every session is one episode of `factory`'s env."""
+    from mcp import types
+    from mcp.server.lowlevel import Server
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[EpisodeSession]:
+        session = factory.new()
+        try:
+            yield session
+        finally:
+            session.close()
+
+    server: Any = Server(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
+
+    def current() -> EpisodeSession:
+        session: EpisodeSession = server.request_context.lifespan_context
+        return session
+
+    @server.list_tools()  # type: ignore[untyped-decorator]
+    async def list_tools() -> list[types.Tool]:
+        return tool_list(current())
+
+    @server.call_tool(validate_input=False)  # type: ignore[untyped-decorator]
+    async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        session = current()
+        if name == NEW_EPISODE:
+            result: types.CallToolResult = start_result(session, arguments)
+            return result
+        result = answer_result(session.call(name, arguments))
+        return result
+
+    @server.list_resources()  # type: ignore[untyped-decorator]
+    async def list_resources() -> list[types.Resource]:
+        return [types.Resource(uri=EPISODE_RESOURCE, name="episode", mimeType="application/json",  # type: ignore[arg-type]
+                               description="This session's episode: query, steps, done, reward, evaluation")]
+
+    @server.read_resource()  # type: ignore[untyped-decorator]
+    async def read_resource(uri: Any) -> str:
+        if str(uri) != EPISODE_RESOURCE:
+            raise ValueError(f"unknown resource {str(uri)!r}; this server has {EPISODE_RESOURCE}")
+        return json.dumps(current().state())
+
+    return server
+
+
+async def serve_stdio(factory: SessionFactory) -> None:
+    """Serve one MCP session over this process's stdin/stdout (a local agent spawns the server)."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(factory)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def http_app(factory: SessionFactory, session_timeout: float | None = 1800.0,
+             max_sessions: int | None = 10_000) -> Any:
+    """A Starlette app serving MCP's streamable HTTP transport at `/mcp`: one episode per MCP session,
+    sessions idle for `session_timeout` seconds closed and their episodes dropped."""
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+    from starlette.types import Receive, Scope, Send
+
+    manager = StreamableHTTPSessionManager(app=build_server(factory), session_idle_timeout=session_timeout,
+                                           max_sessions=max_sessions)
+
+    class Endpoint:
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+            await manager.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        async with manager.run():
+            yield
+
+    return Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan)
