@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from utp_env.dataset import TRAIN_SIZE
 from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
@@ -31,6 +32,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="output directory (default: the embedded sandbox cache used by the env)")
     build.add_argument("--queries", type=_count, default=1000, metavar="N",
                        help="also build N queries with reference plans beside the tables (default: 1000; 0 skips)")
+    build.add_argument("--train", nargs="?", type=_count, const=TRAIN_SIZE, default=0, metavar="N",
+                       help=f"also build the train split: N queries (default {TRAIN_SIZE}) with reference plans, "
+                       "disjoint from validation and test (docs/RL.md); otherwise it is built when first asked for")
     build.set_defaults(handler=cmd_build)
     validate = sub.add_parser("validate", help="open a database directory and check every file",
                               description="Open a database directory and check every file against the table "
@@ -63,7 +67,7 @@ def _count(text: str) -> int:
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"--queries must be a non-negative integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
     return value
 
 
@@ -71,6 +75,10 @@ def cmd_build(args: argparse.Namespace) -> int:
     """Build (or find) the sandbox and its query set, then print, once, the content hash that the
     manifest check, `data validate`, the env's `db_hash` and run records use (`Database.content_hash`,
     which covers the query set, so it is read after the query set is built)."""
+    if args.train and not args.queries:
+        print("utp-env data build: error: --train needs the query set it is held apart from; drop --queries 0",
+              file=sys.stderr)
+        return 2
     started = time.perf_counter()
     if args.out is None:
         target = sandbox_path(args.profile, args.seed)
@@ -95,6 +103,17 @@ def cmd_build(args: argparse.Namespace) -> int:
         else:
             kept = build_query_set(path, n=args.queries, seed=args.seed, progress=True)
             print(f"query set: {kept} of {args.queries} queries kept with reference plans in {path / QUERIES_FILE}")
+    if args.train:
+        from utp_env.dataset import TRAIN_QUERIES_FILE, build_train_set, train_set_state
+
+        state = train_set_state(path)
+        if state is not None and state.get("queries") == args.train:
+            print(f"train split already built: {state['queries']} queries in {path / TRAIN_QUERIES_FILE}")
+        else:
+            started = time.perf_counter()
+            kept = build_train_set(path, n=args.train, seed=args.seed, progress=True)
+            print(f"train split: {kept} queries with reference plans in {path / TRAIN_QUERIES_FILE} "
+                  f"[{time.perf_counter() - started:.1f} s]")
     print(f"content hash: {Database.open(path).content_hash}")
     return 0
 

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from utp_env.config import CONFIG_DIR, load_model
 from utp_env.dataset import dataset_of, open_dataset
+from utp_env.queries.generate import TRAIN_SPLIT
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
@@ -109,15 +110,25 @@ def query_pool(db: Database) -> tuple[Query, ...]:
 
 
 def split_pool(db: Database, split: str) -> list[Query]:
-    """The queries of one split, in query-id order; ValueError naming the known splits otherwise."""
-    pool = query_pool(db)
-    chosen = sorted((q for q in pool if q.split == split), key=lambda q: q.query_id)
+    """The queries of one split, in query-id order; ValueError naming the known splits otherwise.
+    `train` is built next to the query set when first asked for (`Dataset.train`)."""
+    dataset = dataset_of(db)
+    pool = dataset.split(TRAIN_SPLIT) if split == TRAIN_SPLIT else [q for q in dataset.queries if q.split == split]
+    chosen = sorted(pool, key=lambda q: q.query_id)
     if not chosen:
-        known = sorted({str(q.split) for q in pool})
-        raise ValueError(f"split {split!r} has no queries; known splits: {', '.join(known) or 'none'}")
+        known = sorted({str(q.split) for q in dataset.queries} | {TRAIN_SPLIT})
+        raise ValueError(f"split {split!r} has no queries; known splits: {', '.join(known)}")
     return chosen
 
 
+def find_query(db: Database, query_id: str) -> Query | None:
+    """The query of any split (the train split's is read, or built, when a train id is asked for)."""
+    try:
+        return dataset_of(db).query(query_id)
+    except LookupError:
+        return None
+
+
 def reference_plan(db: Database, query_id: str) -> Plan | None:
-    """The dataset's reference plan of a query, or None."""
-    return dataset_of(db).references.get(query_id)
+    """The dataset's reference plan of a query of any split, or None."""
+    return dataset_of(db).reference(query_id)

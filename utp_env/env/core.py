@@ -24,7 +24,14 @@ import gymnasium as gym
 import numpy as np
 from pydantic import ValidationError
 
-from utp_env.env.config import EnvConfig, load_env_config, open_database, query_pool, reference_plan, split_pool
+from utp_env.env.config import (
+    EnvConfig,
+    find_query,
+    load_env_config,
+    open_database,
+    reference_plan,
+    split_pool,
+)
 from utp_env.env.episode import (
     Episode,
     TerminationReason,
@@ -318,9 +325,9 @@ class UTPEnv(gym.Env[str, Any]):
                 raise ValueError(f"reset: options['query'] is not a valid query: {why}") from None
         if options.get("query_id") is not None:
             wanted = options["query_id"]
-            for q in query_pool(self.db):
-                if q.query_id == wanted:
-                    return q
+            found = find_query(self.db, wanted) if isinstance(wanted, str) else None
+            if found is not None:
+                return found
             raise ValueError(f"reset: options['query_id']: no query with query_id {wanted!r} in this database's "
                              "query set")
         split = options.get("split") or self.split
