@@ -21,8 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from utp_env.config import CONFIG_DIR, load_model
 from utp_env.dataset import dataset_of, open_dataset
-from utp_env.queries.generate import TRAIN_SPLIT
 from utp_env.itinerary import Plan
+from utp_env.queries.generate import TRAIN_SPLIT
 from utp_env.query import Query
 from utp_env.tools.database import Database
 
