@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from utp_env.cli import main
-from utp_env.dataset import build_query_set, dataset_of
+from utp_env.dataset import dataset_of
 from utp_env.env.core import UTPEnv
 from utp_env.rl.demos import (
     DEMO_SYSTEM,
@@ -151,10 +151,9 @@ def test_read_demos_names_the_bad_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_every_transcript_of_the_mini_validation_split_replays(mini_db_path: Path, tmp_path: Path) -> None:
+def test_every_transcript_of_the_mini_validation_split_replays(mini_full_set_path: Path) -> None:
     """The 1,000-query mini set's validation split (about 190 transcripts), every one replayed."""
-    path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
-    build_query_set(path, n=1000, seed=0, progress=False)
+    path = mini_full_set_path
     records = list(demonstrations("validation", db_path=path))
     assert len(records) > 150
     _check_replays(records, path)

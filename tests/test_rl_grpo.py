@@ -31,8 +31,10 @@ def run(script: str, tmp_path: Path, mini_db_path: Path) -> dict:
 
     summary_path = tmp_path / f"{script}.json"
     module = importlib.import_module(f"utp_env.rl.{script}")
-    module.main(["--tiny", "--max-steps", "2", "--db-path", str(mini_db_path), "--output-dir", str(tmp_path / "out"),
-                 "--summary", str(summary_path)])
+    # --split validation: the smoke test checks the mechanics on the session's small query set (the
+    # default, train, would build a 5,000-query split into the shared fixture)
+    module.main(["--tiny", "--max-steps", "2", "--db-path", str(mini_db_path), "--split", "validation",
+                 "--output-dir", str(tmp_path / "out"), "--summary", str(summary_path)])
     return json.loads(summary_path.read_text())
 
 

@@ -156,3 +156,23 @@ def test_data_build_train_refuses_bad_values(argv: list[str], tmp_path: Path,
     assert code == 2
     last = err.strip().splitlines()[-1]  # argparse prints its usage first
     assert last.startswith("utp-env data build: error:") and ("non-negative integer" in last or "--queries 0" in last)
+
+
+@pytest.mark.slow
+def test_the_real_size_train_split_on_the_mini_sandbox(mini_full_set_path: Path, tmp_path: Path) -> None:
+    """TRAIN_SIZE queries beside the real 1,000-query set: disjoint, balanced, every one planned."""
+    from utp_env.dataset import TRAIN_SIZE
+
+    path = Path(shutil.copytree(mini_full_set_path, tmp_path / "db"))
+    train = open_dataset(path, progress=False, split="train").split("train")
+    benchmark = read_queries(path / QUERIES_FILE)
+    assert len(train) == TRAIN_SIZE >= 5000 and len(benchmark) == 1000
+    assert not {trip_key(q) for q in train} & {trip_key(q) for q in benchmark}
+    assert len({q.query_id for q in train} | {q.query_id for q in benchmark}) == TRAIN_SIZE + 1000
+    record = json.loads((path / TRAIN_MANIFEST).read_text())
+    dropped = record["drawn"] - record["queries"]
+    for key in ("days", "level", "risk_profile"):
+        counts = Counter(getattr(q, key) for q in train)
+        assert max(counts.values()) - min(counts.values()) <= 1 + dropped, (key, counts)
+    cells = Counter((q.days, q.level, q.risk_profile) for q in train)
+    assert len(cells) == 27 and max(cells.values()) - min(cells.values()) <= 1 + dropped

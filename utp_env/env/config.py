@@ -88,15 +88,21 @@ def load_env_config(config: EnvConfig | dict[str, Any] | str | Path | None = Non
 
 
 @functools.lru_cache(maxsize=8)
-def _open(path: str | None, profile: str) -> Database:
+def _open(path: str | None, profile: str, world: int = 0) -> Database:
     # progress=True: only a first-use build says anything (one line each when stderr is not a terminal).
-    return open_dataset(path, profile=profile, progress=True).db
+    return open_dataset(path, profile=profile, seed=world, progress=True).db
 
 
-def open_database(db_path: str | Path | None = None, profile: str = "full") -> Database:
-    """The database at `db_path`, else the embedded sandbox of `profile` (cached per process)."""
+def open_database(db_path: str | Path | None = None, profile: str = "full", world: int = 0) -> Database:
+    """The database at `db_path`, else the embedded sandbox of `profile` built from seed `world`
+    (another world: same cities and statistics, other services, venues and names; cached per process)."""
+    if isinstance(world, bool) or not isinstance(world, int) or world < 0:
+        raise ValueError(f"world must be a non-negative int (the sandbox seed), not {world!r}")
     if db_path is None:
-        return _open(None, profile)
+        return _open(None, profile, world)
+    if world:
+        raise ValueError(f"world={world} names an embedded sandbox, and db_path {str(db_path)!r} was given too; "
+                         "pass one of them (a world's directory is `utp-env data build --profile P --seed WORLD`)")
     resolved = Path(db_path).expanduser().resolve()
     if not resolved.is_dir():
         raise FileNotFoundError(f"db_path {str(db_path)!r} is not a directory holding the database CSV files; "

@@ -74,6 +74,9 @@ class UTPEnv(gym.Env[str, Any]):
         split: Query split sampled by `reset` ('validation' or 'test'); default from the config.
         config: An `EnvConfig`, a dict of overrides, or a YAML path; default `configs/env.yaml`.
         render_mode: None or 'ansi' (`render()` returns the plan as text).
+        world: The seed of the embedded sandbox when no `db_path` is given: another seed is another
+            world (same cities and statistics, other services, venues and names) with its own
+            query set (docs/RL.md "Worlds"); default 0.
     """
 
     metadata: dict[str, Any] = METADATA
@@ -83,21 +86,22 @@ class UTPEnv(gym.Env[str, Any]):
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,
-                 render_mode: str | None = None) -> None:
-        self._setup(db_path, profile, split, config, render_mode)
+                 render_mode: str | None = None, world: int = 0) -> None:
+        self._setup(db_path, profile, split, config, render_mode, world=world)
 
     def _setup(self, db_path: str | Path | None, profile: str, split: str | None,
-               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None) -> None:
+               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None,
+               world: int = 0) -> None:
         """The constructor's work (also run by `__setstate__`, which rebuilds from these arguments)."""
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
         self._init_args = {"db_path": None if db_path is None else str(db_path), "profile": profile,
                            "split": split, "config": config if not isinstance(config, Path) else str(config),
-                           "render_mode": render_mode}
+                           "render_mode": render_mode, "world": world}
         self.config = load_env_config(config)
         self.split = split or self.config.split
         self.render_mode = render_mode
-        self.db: Database = open_database(db_path, profile)
+        self.db: Database = open_database(db_path, profile, world)
         self.tools = episode_tools(self.config)
         self.observation_space = TextObservation(self.config.max_observation_chars)
         self.action_space = ToolCallSpace(self.tools, self.db.cities, self.config.max_action_bytes,

@@ -76,7 +76,10 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("full", "mini"),
                    help="embedded sandbox (default: mini with --tiny, else full)")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
-    p.add_argument("--split", default="validation", help="query split to train on (default validation)")
+    p.add_argument("--split", default="train", help="query split to train on (default train: built on first use; "
+                   "validation and test are held out, docs/RL.md)")
+    p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed: another seed is another "
+                   "world with its own queries (default 0; docs/RL.md \"Worlds\")")
     p.add_argument("--limit", type=int, help="first N queries of the split (default: 1 with --tiny, else all)")
     p.add_argument("--num-generations", type=int, help="rollouts per query, G of GRPO (tiny 4, else 8)")
     p.add_argument("--max-completion-length", type=int, help="tokens per completion, tool answers included "
@@ -170,10 +173,11 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         tokenizer, model = load_pretrained(args.model)
     if args.tiny:
         torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
+    world = {"world": args.world} if args.world else {}
     env_class = rl_env_class(tools=TINY_TOOLS if args.tiny else None, db_path=args.db_path,
-                             profile=chosen["profile"], config=env_config(chosen))
+                             profile=chosen["profile"], config=env_config(chosen), **world)
     dataset = query_dataset(style, split=args.split, limit=chosen["limit"], db_path=args.db_path,
-                            profile=chosen["profile"], config=env_config(chosen))
+                            profile=chosen["profile"], config=env_config(chosen), world=args.world)
     rows = [dict(r) for r in dataset]
     summary = Summary(style=style, model="tiny" if args.tiny else str(args.model), steps=args.max_steps,
                       queries=len(rows))
