@@ -201,13 +201,13 @@ def build_train_set(db_path: str | Path, n: int = TRAIN_SIZE, seed: int = 0, pro
                 bar.update(1)
     write_text_atomic(db_path / TRAIN_QUERIES_FILE, dumps_queries(kept))
     write_text_atomic(db_path / TRAIN_REFERENCES_FILE, "\n".join(lines) + "\n")
-    record = {"version": TRAIN_SET_VERSION, "seed": seed, "queries": len(kept), "drawn": index,
+    state = {"version": TRAIN_SET_VERSION, "seed": seed, "queries": len(kept), "drawn": index,
               "reference_source": REFERENCE_SOURCE,
               "benchmark_sha256": _sha256(db_path / QUERIES_FILE),
               "queries_sha256": _sha256(db_path / TRAIN_QUERIES_FILE),
               "references_sha256": _sha256(db_path / TRAIN_REFERENCES_FILE),
               "build_seconds": round(time.perf_counter() - started, 1)}
-    write_text_atomic(db_path / TRAIN_MANIFEST, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(db_path / TRAIN_MANIFEST, json.dumps(state, indent=2, sort_keys=True) + "\n")
     return len(kept)
 
 

@@ -90,7 +90,7 @@ class UTPEnv(gym.Env[str, Any]):
         self._setup(db_path, profile, split, config, render_mode, world=world)
 
     def _setup(self, db_path: str | Path | None, profile: str, split: str | None,
-               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None,
+               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None, *,
                world: int = 0) -> None:
         """The constructor's work (also run by `__setstate__`, which rebuilds from these arguments)."""
         if render_mode not in (None, "ansi"):

@@ -416,7 +416,7 @@ class UTPReplanEnv(UTPEnv):
 
     def _setup(self, db_path: str | Path | None, profile: str, split: str | None,
                config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None,
-               replan: ReplanConfig | dict[str, Any] | str | Path | None = None, world: int = 0) -> None:
+               replan: ReplanConfig | dict[str, Any] | str | Path | None = None, *, world: int = 0) -> None:
         super()._setup(db_path, profile, split, config, render_mode, world=world)
         if self.config.stochastic:
             raise ValueError("config: stochastic does not apply to utp_env/UTP-Replan-v0 (the trip is always lived "

@@ -117,12 +117,19 @@ def _call_message(call_id: str, name: str, args: dict[str, Any]) -> dict[str, An
 
 
 def transcript(env: UTPEnv, query: Query, lookups: Sequence[tuple[str, dict[str, Any]]], reference: Plan,
-               seed: int = 0) -> dict[str, Any]:
+               seed: int = 0, *, calls: Sequence[tuple[str, dict[str, Any]]] | None = None,
+               system: str = DEMO_SYSTEM, request: str = "", tools: Sequence[str] | None = None) -> dict[str, Any]:
     """One demonstration: run `lookups` then `submit_plan` of `reference` in `env` on `query` and
-    record the conversation with the env's answers, the reward and the report."""
+    record the conversation with the env's answers, the reward and the report.
+
+    `calls` replaces the lookups and the submission (the tiny recipe's `add_leg` ... `submit`);
+    `system` and `request` (put before the task text) set the prompt; `tools` keeps only those
+    schemas in the record (the tools the model is offered)."""
     task, _ = env.reset(seed=seed, options={"query_id": query.query_id})
-    messages: list[dict[str, Any]] = [{"role": "system", "content": DEMO_SYSTEM}, {"role": "user", "content": task}]
-    calls = [*lookups, ("submit_plan", {"plan": format_plan(reference)})]
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                      {"role": "user", "content": request + task}]
+    if calls is None:
+        calls = [*lookups, ("submit_plan", {"plan": format_plan(reference)})]
     info: dict[str, Any] = {}
     reward = 0.0
     for k, (name, args) in enumerate(calls, start=1):
@@ -131,7 +138,8 @@ def transcript(env: UTPEnv, query: Query, lookups: Sequence[tuple[str, dict[str,
         messages += [message, {"role": "tool", "tool_call_id": f"call_{k}", "content": observation}]
         if terminated or truncated:
             break
-    return {"messages": messages, "tools": env.openai_tools(), "query_id": query.query_id, "split": query.split,
+    schemas = [t for t in env.openai_tools() if tools is None or t["function"]["name"] in tools]
+    return {"messages": messages, "tools": schemas, "query_id": query.query_id, "split": query.split,
             "seed": seed, "reward": float(reward), "termination_reason": info.get("termination_reason"),
             "report": info.get("report"), "lookups": len(lookups), "db_hash": env.db.content_hash,
             "env_config": {k: getattr(env.config, k) for k in demo_env_config()}}
@@ -293,8 +301,8 @@ def replay(record: dict[str, Any], *, db_path: str | Path | None = None, profile
         env = UTPEnv(db_path=db_path, profile=profile, config=dict(record["env_config"]))
     messages = record["messages"]
     task, _ = env.reset(seed=int(record.get("seed", 0)), options={"query_id": record["query_id"]})
-    mismatch = None if task == messages[1]["content"] else 1
-    reward, info = 0.0, {}
+    mismatch = None if messages[1]["content"].endswith(task) else 1
+    reward, info = 0.0, dict[str, Any]()
     for i, message in enumerate(messages):
         if message["role"] != "assistant" or not message.get("tool_calls"):
             continue

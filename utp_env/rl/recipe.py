@@ -92,6 +92,9 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference model)")
     p.add_argument("--warm-up-steps", type=int, default=40, help="--tiny: supervised format steps")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tools", help="comma-separated tools offered to the model (default: the tiny run's three with "
+                   "--tiny, else all)")
+    p.add_argument("--save", action="store_true", help="save the trained model and tokenizer to --output-dir")
     p.add_argument("--output-dir", help="checkpoints and logs (default: a temporary directory)")
     p.add_argument("--summary", help="write the run's summary as JSON to this path")
     return p
@@ -174,7 +177,9 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     if args.tiny:
         torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
     world = {"world": args.world} if args.world else {}
-    env_class = rl_env_class(tools=TINY_TOOLS if args.tiny else None, db_path=args.db_path,
+    tools = tuple(t.strip() for t in args.tools.split(",") if t.strip()) if args.tools else (
+        TINY_TOOLS if args.tiny else None)
+    env_class = rl_env_class(tools=tools, db_path=args.db_path,
                              profile=chosen["profile"], config=env_config(chosen), **world)
     dataset = query_dataset(style, split=args.split, limit=chosen["limit"], db_path=args.db_path,
                             profile=chosen["profile"], config=env_config(chosen), world=args.world)
@@ -217,6 +222,9 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     trainer.train()
     summary.seconds_per_step = (time.perf_counter() - trained) / max(args.max_steps, 1)
     _fill(summary, trainer, before, env_class)
+    if args.save:
+        trainer.save_model(output_dir)
+        tokenizer.save_pretrained(output_dir)
     if reward_log is not None:
         summary.rewards = list(reward_log)
     if args.summary:
