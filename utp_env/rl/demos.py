@@ -38,7 +38,7 @@ from utp_env.env.episode import TerminationReason, finish
 from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.query import Query
-from utp_env.tools.atomic import write_text_atomic
+from utp_env.tools.atomic import write_with_atomic
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -209,18 +209,21 @@ def write_demos(out: str | Path, split: str = "train", *, fmt: DemoFormat = "trl
         raise ValueError(f"format must be 'trl' or 'openai', not {fmt!r}")
     started = time.perf_counter()
     summary = DemoSummary(split, 0)
-    lines: list[str] = []
     tokens: list[int] = []
     rewards: list[float] = []
     records = demonstrations(split, summary=summary, **kwargs)
-    with progress_bar(None, f"demonstrations of {split}", "transcript", enabled=progress) as bar:
-        for record in records:
-            tokens.append(record["approx_tokens"])
-            rewards.append(record["reward"])
-            lines.append(json.dumps(record if fmt == "trl" else openai_record(record), ensure_ascii=False))
-            bar.update(1)
-    write_text_atomic(Path(out), "".join(line + "\n" for line in lines))
-    summary.written = len(lines)
+
+    def write(path: Path) -> None:  # streamed: 5,000 full-sandbox transcripts are 370 MB
+        with path.open("w", encoding="utf-8", errors="backslashreplace") as fh, \
+                progress_bar(None, f"demonstrations of {split}", "transcript", enabled=progress) as bar:
+            for record in records:
+                tokens.append(record["approx_tokens"])
+                rewards.append(record["reward"])
+                fh.write(json.dumps(record if fmt == "trl" else openai_record(record), ensure_ascii=False) + "\n")
+                bar.update(1)
+
+    write_with_atomic(Path(out), write)
+    summary.written = len(tokens)
     summary.tokens_mean = round(sum(tokens) / len(tokens), 1) if tokens else 0.0
     summary.tokens_max = max(tokens, default=0)
     summary.reward_mean = round(sum(rewards) / len(rewards), 4) if rewards else 0.0
