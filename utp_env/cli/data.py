@@ -53,6 +53,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        "lookups are dropped from the end until it fits, else the transcript is left out")
     demos.add_argument("--max-observation-chars", type=_positive, default=None, metavar="N",
                        help="the env's cap on each tool answer (default: 8000)")
+    demos.add_argument("--compact", action="store_true",
+                       help="the env's compact mode: short tool schemas and task text (docs/RL.md \"Prompt length\")")
     demos.add_argument("--format", dest="fmt", default="trl", choices=["trl", "openai"],
                        help="trl: messages, tools, reward, report and the replay keys; openai: messages and tools "
                        "only (the fine-tuning upload format) (default: trl)")
@@ -158,7 +160,8 @@ def cmd_demos(args: argparse.Namespace) -> int:
         return 2
     summary = write_demos(args.out, args.split, fmt=args.fmt, db_path=args.db, profile=args.profile,
                           limit=args.limit, max_tokens=args.max_tokens,
-                          max_observation_chars=args.max_observation_chars or DEFAULT_OBSERVATION_CHARS)
+                          max_observation_chars=args.max_observation_chars or DEFAULT_OBSERVATION_CHARS,
+                          compact=args.compact)
     print(f"{summary.written} transcripts of {summary.queries} {args.split} queries in {args.out} "
           f"[{summary.seconds:.1f} s]: approx. tokens mean {summary.tokens_mean:,.0f}, max {summary.tokens_max:,}; "
           f"reward mean {summary.reward_mean:.3f}")

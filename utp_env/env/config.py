@@ -59,12 +59,17 @@ class EnvConfig(BaseModel):
     robustness: bool = Field(default=False, description="Run Monte Carlo robustness on the final plan")
     robustness_rollouts: int = Field(default=1000, ge=1, description="Rollouts of the robustness report")
     split: str = Field(default="validation", description="Query split sampled when reset names none")
+    tools: list[str] | None = Field(default=None, description="Tools offered (None: all); others are unknown tools")
+    compact: bool = Field(default=False, description="Short tool schemas and task text, for small models "
+                          "(docs/RL.md \"Prompt length\")")
 
     @model_validator(mode="after")
     def _weights(self) -> EnvConfig:
         bad = {k: w for k, w in self.reward_weights.items() if not (math.isfinite(w) and w >= 0)}
         if bad:
             raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
+        if self.tools is not None and not ({"submit", "submit_plan"} & set(self.tools)):
+            raise ValueError(f"tools {self.tools} offer no way to end the episode: add submit or submit_plan")
         unknown = set(self.reward_weights) - set(DEFAULT_REWARD_WEIGHTS)
         if unknown:
             raise ValueError(f"reward_weights: unknown metric(s) {sorted(unknown)}; "

@@ -56,13 +56,40 @@ METADATA: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # `UTPEn
 
 
 def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:
-    """The tools an episode exposes: every lookup tool, then the itinerary tools (check_plan if enabled)."""
+    """The tools an episode exposes: every lookup tool, then the itinerary tools (check_plan if
+    enabled); only those of `config.tools` when it names some (ValueError naming an unknown one)."""
     tools: dict[str, ToolSpec[Any]] = dict(LOOKUP_TOOLS)
     for name, spec in ITINERARY_TOOLS.items():
         if name == "check_plan" and not config.check_plan:
             continue
         tools[name] = spec
+    if config.tools is not None:
+        unknown = [t for t in config.tools if t not in tools]
+        if unknown:
+            raise ValueError(f"config tools: unknown tool(s) {unknown}; known: {', '.join(tools)}")
+        tools = {name: spec for name, spec in tools.items() if name in config.tools}
     return tools
+
+
+_SCHEMA_DETAIL = frozenset({"description", "maxLength", "minLength", "maximum", "minimum", "pattern", "default",
+                            "additionalProperties", "title", "examples", "maxItems", "minItems"})
+
+
+def compact_schema(schema: Any, *, in_properties: bool = False) -> Any:
+    """A tool's OpenAI schema in the compact mode: the description's first paragraph on one line, and
+    the parameters' types, enums and required lists without their descriptions, bounds and defaults
+    (the env checks them and its error messages say what is wrong)."""
+    if isinstance(schema, Mapping):
+        if "function" in schema and "type" in schema and not in_properties:
+            function = schema["function"]
+            return {"type": schema["type"], "function": {
+                "name": function["name"], "description": _summary(function["description"]),
+                "parameters": compact_schema(function["parameters"])}}
+        return {k: compact_schema(v, in_properties=(k == "properties" and not in_properties))
+                for k, v in schema.items() if in_properties or k not in _SCHEMA_DETAIL}
+    if isinstance(schema, list | tuple):
+        return [compact_schema(v) for v in schema]
+    return schema
 
 
 class UTPEnv(gym.Env[str, Any]):
@@ -210,7 +237,8 @@ class UTPEnv(gym.Env[str, Any]):
         """The episode's tools as OpenAI function schemas (lookup and itinerary): a new list of the shared,
         immutable per-tool schemas (tools/lookup/registry.py `FrozenDict`; `copy.deepcopy` thaws one)."""
         if self._schemas is None:
-            self._schemas = [spec.openai_schema() for spec in self.tools.values()]
+            self._schemas = [compact_schema(spec.openai_schema()) if self.config.compact else spec.openai_schema()
+                             for spec in self.tools.values()]
         return list(self._schemas)
 
     def langchain_tools(self) -> list[Any]:
@@ -254,6 +282,16 @@ class UTPEnv(gym.Env[str, Any]):
             f"A day holds at most {MAX_ITEMS_PER_DAY} point-of-interest items; a plan with more is refused.",
             f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
             f"submit_plan). You have {self.config.step_limit} steps.",
+            *self._rules_and_tools(tool_lines),
+        ])
+
+    def _rules_and_tools(self, tool_lines: list[str]) -> list[str]:
+        """The task text's rules, reward note and tool list; in the compact mode one line (the tools'
+        schemas name the tools, and check_plan or the final report names a failed rule)."""
+        if self.config.compact:
+            return ["Every plan is checked on commonsense rules (complete days, meals, stays, transport, budget); "
+                    "times on every item."]
+        return [
             "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
             *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
             "REWARD: the two pass rates and the metrics; each metric counts the distinct venues and services "
@@ -261,7 +299,7 @@ class UTPEnv(gym.Env[str, Any]):
             "venue adds nothing), and is scaled by the commonsense pass rate; an item without a start and an "
             "end time counts as missing information.",
             "TOOLS:", *tool_lines,
-        ])
+        ]
 
     # ------------------------------------------------------------ internals
 

@@ -86,9 +86,10 @@ def _chars(messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] =
     return chars
 
 
-def demo_env_config(max_observation_chars: int = DEFAULT_OBSERVATION_CHARS) -> dict[str, Any]:
-    """The env config overrides demonstrations are recorded and replayed under."""
-    return {"max_observation_chars": max_observation_chars, "step_limit": DEMO_STEP_LIMIT}
+def demo_env_config(max_observation_chars: int = DEFAULT_OBSERVATION_CHARS, compact: bool = False) -> dict[str, Any]:
+    """The env config overrides demonstrations are recorded and replayed under (`compact`: the env's
+    compact mode, short schemas and task text)."""
+    return {"max_observation_chars": max_observation_chars, "step_limit": DEMO_STEP_LIMIT, "compact": compact}
 
 
 def planner_lookups(query: Query, env: UTPEnv) -> list[tuple[str, dict[str, Any]]]:
@@ -153,7 +154,7 @@ def reference_reward(env: UTPEnv, query: Query, reference: Plan) -> float:
 
 def demonstrations(split: str = "train", *, db_path: str | Path | None = None, profile: str = "full",
                    limit: int | None = None, max_tokens: int | None = None,
-                   max_observation_chars: int = DEFAULT_OBSERVATION_CHARS,
+                   max_observation_chars: int = DEFAULT_OBSERVATION_CHARS, compact: bool = False,
                    summary: DemoSummary | None = None) -> Iterator[dict[str, Any]]:
     """Transcripts of the first `limit` queries of `split` (all by default), in query-id order."""
     from utp_env.dataset import dataset_of
@@ -163,7 +164,8 @@ def demonstrations(split: str = "train", *, db_path: str | Path | None = None, p
         raise ValueError(f"max_tokens must be at least 1 (or None for no cap), not {max_tokens}")
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1 (or None for the whole split), not {limit}")
-    env = UTPEnv(db_path=db_path, profile=profile, split=split, config=demo_env_config(max_observation_chars))
+    env = UTPEnv(db_path=db_path, profile=profile, split=split,
+                 config=demo_env_config(max_observation_chars, compact))
     queries = split_pool(env.db, split)[:limit]
     dataset = dataset_of(env.db)
     summary = summary if summary is not None else DemoSummary(split, len(queries))

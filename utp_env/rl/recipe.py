@@ -94,6 +94,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tools", help="comma-separated tools offered to the model (default: the tiny run's three with "
                    "--tiny, else all)")
+    p.add_argument("--compact", action="store_true", help="the env's compact mode: short tool schemas and task "
+                   "text, for small models (docs/RL.md \"Prompt length\")")
     p.add_argument("--save", action="store_true", help="save the trained model and tokenizer to --output-dir")
     p.add_argument("--output-dir", help="checkpoints and logs (default: a temporary directory)")
     p.add_argument("--summary", help="write the run's summary as JSON to this path")
@@ -149,9 +151,10 @@ def load_pretrained(name: str) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-def env_config(chosen: dict[str, Any]) -> dict[str, Any]:
+def env_config(chosen: dict[str, Any], compact: bool = False) -> dict[str, Any]:
     """The env config overrides of the run."""
-    return {"step_limit": chosen["step_limit"], "max_observation_chars": chosen["max_observation_chars"]}
+    out = {"step_limit": chosen["step_limit"], "max_observation_chars": chosen["max_observation_chars"]}
+    return {**out, "compact": True} if compact else out
 
 
 def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list[Any] | None = None,
@@ -180,9 +183,9 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     tools = tuple(t.strip() for t in args.tools.split(",") if t.strip()) if args.tools else (
         TINY_TOOLS if args.tiny else None)
     env_class = rl_env_class(tools=tools, db_path=args.db_path,
-                             profile=chosen["profile"], config=env_config(chosen), **world)
+                             profile=chosen["profile"], config=env_config(chosen, args.compact), **world)
     dataset = query_dataset(style, split=args.split, limit=chosen["limit"], db_path=args.db_path,
-                            profile=chosen["profile"], config=env_config(chosen), world=args.world)
+                            profile=chosen["profile"], config=env_config(chosen, args.compact), world=args.world)
     rows = [dict(r) for r in dataset]
     summary = Summary(style=style, model="tiny" if args.tiny else str(args.model), steps=args.max_steps,
                       queries=len(rows))
