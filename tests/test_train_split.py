@@ -121,9 +121,10 @@ def test_an_unwritable_database_names_the_fix(mini_db_path: Path, tmp_path: Path
     path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
 
     def refuse(*args: object, **kwargs: object) -> int:
-        raise PermissionError(13, "Permission denied")
+        raise AssertionError("no build may start in a read-only folder")
 
     monkeypatch.setattr(dataset_module, "build_train_set", refuse)
+    monkeypatch.setattr(dataset_module.os, "access", lambda *args: False)
     with pytest.raises(PermissionError, match=r"utp-env data build --out DIR --train"):
         dataset_of(Database.open(path)).train(progress=False)
 

@@ -11,6 +11,7 @@ points from the agents layer to the core, and a user can register a planner of t
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -222,11 +223,10 @@ def load_train_set(db: Database, progress: bool = True) -> Dataset:
         if progress:
             print(f"utp-env: building the train split ({TRAIN_SIZE} queries with reference plans) once into "
                   f"{path}", file=sys.stderr)
-        try:
-            build_train_set(path, n=TRAIN_SIZE, seed=seed, progress=progress)
-        except PermissionError as exc:
-            raise PermissionError(f"cannot write the train split into {path} ({exc.strerror}); build it where "
-                                  "the database is writable: `utp-env data build --out DIR --train`") from None
+        if not os.access(path, os.W_OK):  # before minutes of planning, not after
+            raise PermissionError(f"cannot write the train split into {path} (the folder is read-only); build it "
+                                  "where the database is writable: `utp-env data build --out DIR --train`")
+        build_train_set(path, n=TRAIN_SIZE, seed=seed, progress=progress)
     queries = read_queries(path / TRAIN_QUERIES_FILE)
     by_id = {q.query_id: q for q in queries}
     return Dataset(db, queries, read_references(path / TRAIN_REFERENCES_FILE, by_id, db))
