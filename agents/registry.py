@@ -25,10 +25,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from utp_env.config import CONFIG_DIR
+from utp_env.tools.yamlfile import YamlFileError, load_yaml_file
 
 AGENT_CONFIG_DIR = CONFIG_DIR / "agents"
 NAMES = ("reference", "deterministic", "no_repair", "direct", "direct_no_uncertainty", "direct_metric_aware", "atlas",
@@ -85,9 +85,9 @@ def read_config(source: str | Path) -> tuple[dict[str, Any], str]:
         raise AgentConfigError(f"unknown agent {str(source)!r}: give one of {', '.join(NAMES)}, a YAML config "
                                "file, or an import path 'package.module:ClassName'")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise AgentConfigError(f"{path}: invalid YAML: {exc}") from exc
+        data = load_yaml_file(path)
+    except YamlFileError as exc:
+        raise AgentConfigError(str(exc)) from None
     if not isinstance(data, dict) or "agent" not in data:
         raise AgentConfigError(f"{path}: expected a mapping with an 'agent: package.module:ClassName' key")
     return data, str(path)

@@ -76,11 +76,12 @@ def config_for(args: argparse.Namespace, **changes: Any) -> Any:
 def episodes_through(config: Any) -> tuple[float, list[str]]:
     """Seconds to run every episode of `config` through its backend, and the records without their
     durations, sorted."""
-    from utp_env.runs.runner import BACKENDS, plan_episodes
+    from utp_env.runs.runner import BACKENDS, plan_episodes, worker_count
 
     todo = plan_episodes(config)
+    processes, _ = worker_count(config, len(todo), len(todo))  # as `run` sizes the pool
     start = time.perf_counter()
-    records = list(BACKENDS[config.backend](config, todo))
+    records = list(BACKENDS[config.backend](config, todo, processes))
     seconds = time.perf_counter() - start
     return seconds, sorted(json.dumps({k: v for k, v in r.items() if k != "duration_s"}, sort_keys=True)
                            for r in records)

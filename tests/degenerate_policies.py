@@ -106,6 +106,35 @@ def stuffed(plan: Plan, *_: object) -> Plan:
     return _days(plan, stuff)
 
 
+def zero_distances(plan: Plan, *_: object) -> Plan:
+    """Every item claims its transit stop is 0 m away (a lie the database can refute)."""
+    return _days(plan, lambda d: d.model_copy(update={"items": [
+        i.model_copy(update={"transit_distance_m": 0.0}) if i.transit_distance_m is not None else i
+        for i in d.items]}))
+
+
+def night_visits(plan: Plan, *_: object) -> Plan:
+    """Every attraction visit moved to 01:00-05:30, when crowds are lowest and most places are shut."""
+    def move(d: Day) -> Day:
+        items = [i.model_copy(update={"start": 60, "end": 330}) if i.activity == "visit" and
+                 i.venue_type == "attraction" else i for i in d.items]
+        return d.model_copy(update={"items": sorted(items, key=lambda i: i.start if i.start is not None else 0)})
+    return _days(plan, move)
+
+
+def zero_length_visits(plan: Plan, *_: object) -> Plan:
+    """Every visit keeps its start and ends there (nothing is really done)."""
+    return _days(plan, lambda d: d.model_copy(update={"items": [
+        i.model_copy(update={"end": i.start}) if i.activity == "visit" and i.start is not None else i
+        for i in d.items]}))
+
+
+def padded_legs(plan: Plan, *_: object) -> Plan:
+    """Every leg's planned arrival 10 hours after its scheduled one (never late, by construction)."""
+    return _days(plan, lambda d: d.model_copy(update={"transport": [
+        leg.model_copy(update={"planned_arr": leg.arr + 600}) for leg in d.transport]}))
+
+
 def nothing(plan: Plan, *_: object) -> Plan:
     """Submitting at once: a plan with no days."""
     return Plan(query_id=plan.query_id, days=[])
@@ -122,6 +151,17 @@ POLICIES: dict[str, PolicyFn] = {
     "maximal items": stuffed,
     "submit at once": nothing,
 }
+"""Issue 26's degenerate policies: each below the honest plan on every query, and below the honest
+deterministic baseline on average."""
+
+VARIANTS: dict[str, PolicyFn] = {
+    "transit distances claimed 0 m": zero_distances,
+    "attractions at 01:00-05:30": night_visits,
+    "zero-length visits": zero_length_visits,
+    "legs padded by 10 h": padded_legs,
+}
+"""Worse variants of the honest plan a red team tried (a lie, closed hours, empty visits, padding):
+each below the honest plan on every query."""
 
 
 def main() -> None:  # pragma: no cover - a measurement script
@@ -141,8 +181,9 @@ def main() -> None:  # pragma: no cover - a measurement script
     args = parser.parse_args()
     ds = open_dataset(profile=args.profile, progress=False)
     queries = [q for q in ds.queries if q.query_id in ds.references][:args.limit]
-    rows: dict[str, list[float]] = {"reference": [], "deterministic": [], **{k: [] for k in POLICIES}}
-    wins: dict[str, int] = dict.fromkeys(POLICIES, 0)
+    every = {**POLICIES, **VARIANTS}
+    rows: dict[str, list[float]] = {"reference": [], "deterministic": [], **{k: [] for k in every}}
+    wins: dict[str, int] = dict.fromkeys(every, 0)
     det = ReferencePlanner(buffers=False)
     for n, q in enumerate(queries):
         ref = ds.references[q.query_id]
@@ -154,7 +195,7 @@ def main() -> None:  # pragma: no cover - a measurement script
         honest = reward(ref)
         rows["reference"].append(honest)
         rows["deterministic"].append(reward(det.run(q, Toolkit(ds.db)).plan))
-        for name, policy in POLICIES.items():
+        for name, policy in every.items():
             value = reward(policy(ref, q, ds.db, other))
             rows[name].append(value)
             wins[name] += value >= honest

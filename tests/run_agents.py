@@ -39,3 +39,16 @@ class CutShortAgent(ReferencePlanner):
         result = super().run(query, toolkit)
         bogus = int(query.query_id.rsplit("-", 1)[-1]) % 3 == 0
         return result.model_copy(update={"termination_reason": "exploded" if bogus else "step_limit"})
+
+
+class CountingReference(ReferencePlanner):
+    """The reference planner, slowed down, appending a line to $UTP_TEST_STARTED per episode it starts
+    (from any worker process), so a test can count the episodes a run began."""
+
+    def run(self, query: Query, toolkit: Toolkit) -> AgentResult:
+        import os
+
+        with open(os.environ["UTP_TEST_STARTED"], "a", encoding="utf-8") as fh:
+            fh.write(f"{query.query_id}\n")
+        time.sleep(0.2)
+        return super().run(query, toolkit)

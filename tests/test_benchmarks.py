@@ -17,6 +17,7 @@ def small_runs(db: Path) -> dict[str, list[str]]:
     return {
         "env_steps.py": ["--db", str(db), "--n", "300"],
         "evaluate.py": ["--db", str(db), "--plans", "5", "--seconds", "0.2"],
+        "evaluate_memory.py": ["--db", str(db), "--mb", "0.3"],
         "lookup.py": ["--db", str(db), "--n", "12", "--repeat", "1"],
         "simulate.py": ["--db", str(db), "--rollouts", "200", "--loop-rollouts", "50", "--repeat", "1"],
         "plan_format.py": ["--k", "500", "--repeat", "1"],

@@ -128,7 +128,12 @@ TINY: dict[str, list[dict[str, Any]]] = {
              surge_in_hour=None, surge_out_hour=None, windows=[[7, 9, "L"], [10, 12, "A"]], quiet_hours=[7, 8],
              peak_window=None),
     ],
-    "transit_stops": [],
+    "transit_stops": [
+        dict(poi_name="Maharaja Fatesingh Museum", poi_type="attraction", city="Vadodara", stop_name="Museum Gate",
+             stop_latitude=22.31, stop_longitude=73.19, distance_m=2500.0),
+        dict(poi_name="Sayaji Garden", poi_type="attraction", city="Vadodara", stop_name="Kala Ghoda",
+             stop_latitude=22.32, stop_longitude=73.18, distance_m=10000.0),
+    ],
 }
 
 

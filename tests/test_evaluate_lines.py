@@ -36,7 +36,7 @@ def test_every_bad_line_costs_only_itself_and_the_report_is_written(mini_db_path
         b"[" * 5000 + b"]" * 5000,                                               # 2: nested 5,000 deep
         b'{"query_id": "' + refs[0]["query_id"].encode() + b'", "plan": "caf\xe9"}',  # 3: not UTF-8
         b'{"query_id": "x", "plan": ' + b"7" * 5000 + b"}",                     # 4: 5,000-digit integer
-        json.dumps({"query_id": refs[1]["query_id"], "plan": "\ud800 no plan"}).encode(),  # 5: lone surrogate
+        json.dumps({"query_id": refs[2]["query_id"], "plan": "\ud800 no plan"}).encode(),  # 5: lone surrogate
         b"",
         good[1],                                                                 # 7
         b"{}",                                                                   # 8: wrong shape
@@ -50,7 +50,7 @@ def test_every_bad_line_costs_only_itself_and_the_report_is_written(mini_db_path
     for number, reason in ((2, "invalid JSON (nested too deeply"), (3, "not UTF-8"), (4, "invalid JSON (an integer"),
                            (8, "expected an object")):
         assert f"skipped: plans.jsonl line {number}: {reason}" in err, err
-    assert f"not delivered: {refs[1]['query_id']} (line 5)" in err
+    assert f"not delivered: {refs[2]['query_id']} (line 5)" in err
     report = json.loads(out.read_text(encoding="utf-8"))  # written, whole, despite the surrogate
     assert [s["line"] for s in report["skipped"]] == [2, 3, 4, 8]
     assert [(r["line"], r["delivered"]) for r in report["results"]] == [(1, True), (5, False), (7, True)]

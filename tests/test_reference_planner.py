@@ -120,12 +120,17 @@ def test_plans_cover_every_horizon_and_parse_back(mini_db: Database, queries: li
         assert again.bas == pytest.approx(report.bas) and again.tdas == pytest.approx(report.tdas)
 
 
-def test_reference_plans_pass_and_score_high(reports: dict) -> None:
+def test_reference_plans_pass_and_score_high(reports: dict, queries: list[Query]) -> None:
     ref = reports["reference"]
     failed = [(r.query_id, {k: c.reason for k, c in {**r.commonsense, **r.hard}.items() if c.passed is False})
               for r in ref if not r.final_pass]
     assert len(failed) <= 0.05 * len(ref), failed
-    assert _mean([r.bas for r in ref]) >= 0.9
+    # BAS: the tolerant and optimized ranges fit a day of an attraction and three meals 4 h apart;
+    # the averse range (>= 2.25 x v) often does not where every attraction of a city lasts 3 h or more
+    # (mini's Nagpur and Vadodara), so it gets a lower bar (docs/PAPER.md, Table 3 after issue 22).
+    risk = {q.query_id: q.risk_profile for q in queries}
+    assert _mean([r.bas for r in ref if risk[r.query_id] != "averse"]) >= 0.9
+    assert _mean([r.bas for r in ref if risk[r.query_id] == "averse"]) >= 0.75
     assert _mean([r.tdas for r in ref]) >= 0.9
     assert _mean([r.cats for r in ref]) >= 0.7
 

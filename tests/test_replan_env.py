@@ -52,6 +52,42 @@ def reference(env: UTPReplanEnv, i: int = 0) -> tuple[str, Plan]:
     return query.query_id, plan
 
 
+def next_day_reference(env: UTPReplanEnv) -> tuple[str, Plan]:
+    """The first validation reference plan whose day-1 leg (not a cab) runs on day 2 too: the same
+    service can be booked again the next day (a flight row is one weekly departure, docs/DATA.md)."""
+    from utp_env.resolve import find_service
+    from utp_env.tools.schema import SERVICE_TABLE, runs_on
+
+    for i in range(len(split_pool(env.db, "validation"))):
+        query_id, plan = reference(env, i)
+        legs = plan.days[0].transport
+        if not legs or legs[0].mode == "cab" or len(plan.days) < 2:
+            continue
+        leg = legs[0]
+        row = find_service(env.db, leg.mode, leg.number, leg.origin, leg.destination)
+        days = env.db.tables[SERVICE_TABLE[leg.mode]].columns["run_days"]
+        if row is not None and runs_on(days[row], plan.days[1].date):
+            return query_id, plan
+    raise AssertionError("no validation reference plan's day-1 leg runs on day 2 too")
+
+
+def cancelled_day_one_flight(on: UTPReplanEnv) -> tuple[str, Plan, int]:
+    """The first (reference plan of the query pool, seed) whose first pause is the cancellation of
+    its day-1 flight (cancellations on)."""
+    from utp_env.env.config import query_pool
+
+    for query in sorted(query_pool(on.db), key=lambda q: q.query_id):
+        query_id, plan = query.query_id, reference_plan(on.db, query.query_id)
+        if plan is None or not plan.days[0].transport or plan.days[0].transport[0].mode != "flight":
+            continue
+        for seed in range(200):
+            on.reset(seed=seed, options={"query_id": query_id, "plan": plan})
+            info = on.step(CONTINUE)[4]
+            if "disruption" in info and info["disruption"]["kind"] == "cancellation" and info["disruption"]["day"] == 1:
+                return query_id, plan, seed
+    raise AssertionError("no day-1 flight of the mini query pool is ever cancelled")
+
+
 def tight(plan: Plan) -> Plan:
     """The plan with its first day's arrival at the station or airport moved to 5 minutes before
     the first leg: the traveller arrives after boarding closes, so the leg is missed."""
@@ -298,15 +334,16 @@ def test_a_missed_leg_is_taken_the_next_day_and_its_fare_is_paid_again(env: UTPR
     assert terms["completion"] is not None and terms["completion"] < 1.0
 
 
-def rebook_next_day(env: UTPReplanEnv) -> dict[str, Any]:
-    """At the missed flight of `tight` (day 1, Rajkot -> Pune): drop it and book the same flight on
-    day 2, then continue to the end; the final info."""
+def rebook_next_day(env: UTPReplanEnv, plan: Plan) -> dict[str, Any]:
+    """At the missed day-1 leg of `tight(plan)`: drop it and book the same service on day 2, then
+    continue to the end; the final info."""
+    leg = plan.days[0].transport[0]
     _, _, _, _, info = env.step(CONTINUE)
     assert info["disruption"]["kind"] == "missed_departure"
     obs, *_ = env.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})
     assert obs.startswith("Removed"), obs
-    obs, *_ = env.step({"tool": "add_leg", "args": {"day": 2, "mode": "flight", "number": "6E-7559",
-                                                    "origin": "Rajkot", "destination": "Pune"}})
+    obs, *_ = env.step({"tool": "add_leg", "args": {"day": 2, "mode": leg.mode, "number": leg.number,
+                                                    "origin": leg.origin, "destination": leg.destination}})
     assert obs.startswith("Added"), obs
     done = False
     while not done:
@@ -316,9 +353,9 @@ def rebook_next_day(env: UTPReplanEnv) -> dict[str, Any]:
 
 
 def test_rebooking_by_the_agent_keeps_the_missed_fare_spent(env: UTPReplanEnv) -> None:
-    query_id, plan = reference(env)
+    query_id, plan = next_day_reference(env)
     env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
-    info = rebook_next_day(env)
+    info = rebook_next_day(env, plan)
     query = env.episode.query  # type: ignore[union-attr]
     from utp_env.evaluation.realised import extra_fares
 
@@ -327,10 +364,11 @@ def test_rebooking_by_the_agent_keeps_the_missed_fare_spent(env: UTPReplanEnv) -
     assert terms["extra_cost"] == extra_fares([(0, missed)], query, env.db) > 0
     assert terms["rebookings"] == 1 and terms["missed_commitments"] == 0
     assert not any(s["missed"] for s in info["realised"]["steps"])
-    # the traveller reaches Pune on day 2 at 19:05: what the plan had there on day 1 and day 2 before then is lost
-    flight = next(s for s in info["realised"]["steps"] if s["element"] == "leg" and s["day"] == 2)
+    # the traveller reaches the next city on day 2: what the plan had there on day 1 and day 2
+    # before then is lost
+    taken = next(s for s in info["realised"]["steps"] if s["element"] == "leg" and s["day"] == 2)
     before = [s for s in info["realised"]["steps"] if s["element"] == "item" and s["day"] <= 2
-              and s["planned_start"] > 1075 and s["planned_start"] < flight["actual_start"]]
+              and s["planned_start"] > missed.dep and s["planned_start"] < taken["actual_start"]]
     assert before and all(s["status"] == "unreachable" for s in before)
     assert terms["completion"] < 1.0
 
@@ -437,12 +475,12 @@ def test_pickled_env_in_execution_continues_identically(env: UTPReplanEnv) -> No
 
 
 def test_pickled_env_keeps_a_cancelled_flight_refunded(mini_db_path: Path) -> None:
-    """Seed 18: the day-1 flight is cancelled; dropped before pickling, it stays refunded in the clone."""
+    """A day-1 flight cancelled; dropped before pickling, it stays refunded in the clone."""
     import pickle
 
     on = gym.make(REPLAN, db_path=mini_db_path, replan=WITH_CANCELLATION).unwrapped
-    query_id, plan = reference(on)
-    on.reset(seed=18, options={"query_id": query_id, "plan": plan})
+    query_id, plan, seed = cancelled_day_one_flight(on)
+    on.reset(seed=seed, options={"query_id": query_id, "plan": plan})
     assert on.step(CONTINUE)[4]["disruption"]["kind"] == "cancellation"
     assert on.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})[0].startswith("Removed")
     clone = pickle.loads(pickle.dumps(on))
@@ -670,11 +708,11 @@ def test_a_cancelled_flight_is_the_draw_of_the_disruption_branch(env: UTPReplanE
 
 def test_cancellation_is_off_by_default_and_when_on_the_airline_rebooks_at_no_cost(mini_db_path: Path,
                                                                                    env: UTPReplanEnv) -> None:
-    query_id, plan = reference(env)  # seed 18: its day-1 flight falls in the disruption branch
-    *_, off = play(env, query_id, plan, seed=18)
-    assert not any(s["status"] == "cancelled" for s in off["realised"]["steps"])
     on = gym.make(REPLAN, db_path=mini_db_path, replan=WITH_CANCELLATION).unwrapped
-    observations, disruptions, _, info = play(on, query_id, plan, seed=18)
+    query_id, plan, seed = cancelled_day_one_flight(on)  # its day-1 flight falls in the disruption branch
+    *_, off = play(env, query_id, plan, seed=seed)
+    assert not any(s["status"] == "cancelled" for s in off["realised"]["steps"])
+    observations, disruptions, _, info = play(on, query_id, plan, seed=seed)
     assert disruptions[0]["kind"] == "cancellation" and "is cancelled" in observations[1]
     flight = next(s for s in info["realised"]["steps"] if s["status"] == "cancelled")
     assert flight["wait_days"] == 1 and flight["delay"] == 0.0
@@ -683,17 +721,17 @@ def test_cancellation_is_off_by_default_and_when_on_the_airline_rebooks_at_no_co
 
 
 def test_a_dropped_cancelled_flight_is_refunded(mini_db_path: Path, env: UTPReplanEnv) -> None:
-    query_id, plan = reference(env)
     on = gym.make(REPLAN, db_path=mini_db_path, replan=WITH_CANCELLATION).unwrapped
-    on.reset(seed=18, options={"query_id": query_id, "plan": plan})
+    query_id, plan, seed = cancelled_day_one_flight(on)
+    on.reset(seed=seed, options={"query_id": query_id, "plan": plan})
     assert on.step(CONTINUE)[4]["disruption"]["kind"] == "cancellation"
     assert on.step({"tool": "remove_leg", "args": {"day": 1, "index": 1}})[0].startswith("Removed")
     done = False
     while not done:
         _, _, terminated, truncated, info = on.step(CONTINUE)
         done = terminated or truncated
-    # the cancelled flight is refunded; the traveller stays in Rajkot, so the later legs (booked, paid)
-    # cannot be taken and what the plan had in Pune and Mumbai is lost
+    # the cancelled flight is refunded; the traveller stays at home, so the later legs (booked, paid)
+    # cannot be taken and what the plan had in the cities visited is lost
     from utp_env.evaluation.realised import extra_fares
 
     query = on.episode.query  # type: ignore[union-attr]
@@ -702,7 +740,8 @@ def test_a_dropped_cancelled_flight_is_refunded(mini_db_path: Path, env: UTPRepl
     steps = info["realised"]["steps"]
     assert not any(s["element"] == "leg" and s["day"] == 1 and s["status"] != "unreachable" for s in steps)
     assert all(s["status"] == "unreachable" for s in steps if s["planned_start"] > plan.days[0].transport[0].dep)
-    assert info["realised_terms"]["completion"] == 0.0 and info["realised_terms"]["missed_commitments"] == 3
+    legs = sum(len(day.transport) for day in plan.days)  # no leg is taken: every one is a missed commitment
+    assert info["realised_terms"]["completion"] == 0.0 and info["realised_terms"]["missed_commitments"] == legs
 
 
 def test_the_task_says_how_the_loop_goes_on_and_utp_v0_is_unchanged(env: UTPReplanEnv, mini_db_path: Path) -> None:
@@ -833,13 +872,13 @@ def test_common_random_numbers_do_not_depend_on_how_the_plan_spells_a_service(en
 
 
 def test_a_missed_leg_meets_the_delay_of_the_day_it_is_taken(env: UTPReplanEnv) -> None:
-    """The missed day-1 flight taken on day 2 (no repair) and the same flight booked by the agent on
-    day 2 are one physical flight: the same delay, the day-2 draw of that service."""
-    query_id, plan = reference(env)
+    """The missed day-1 leg taken on day 2 (no repair) and the same service booked by the agent on
+    day 2 are one physical journey: the same delay, the day-2 draw of that service."""
+    query_id, plan = next_day_reference(env)
     *_, passive = play(env, query_id, tight(plan), seed=0)
     missed = next(s for s in passive["realised"]["steps"] if s["missed"])
     env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
-    rebooked = rebook_next_day(env)
+    rebooked = rebook_next_day(env, plan)
     taken = next(s for s in rebooked["realised"]["steps"] if s["element"] == "leg" and s["day"] == 2)
     assert missed["wait_days"] == 1 and taken["wait_days"] == 0
     assert missed["actual_start"] == taken["actual_start"] and missed["delay"] == taken["delay"]
@@ -936,8 +975,9 @@ def test_a_late_evening_item_may_be_repaired_after_midnight(mini_db_path: Path) 
 
 
 def overrun_plan(env: UTPReplanEnv) -> tuple[str, Plan]:
-    """utp-q-0014's lived reference plan with every visit planned at its base length, and day 3's
-    dinner moved to 17:30: at seed 3 the visit before it overruns into it."""
+    """The first validation query's lived reference plan with every visit planned at its base length,
+    and day 3's dinner moved to 6 minutes after the visit before it ends: an overrun of that visit
+    makes the dinner late."""
     import math
 
     query_id, reference_ = reference(env)
@@ -949,22 +989,46 @@ def overrun_plan(env: UTPReplanEnv) -> tuple[str, Plan]:
             d, _, i = compiled.source[j]
             item = plan.days[d].items[i]
             item.end = item.start + math.ceil(compiled.base[j])  # type: ignore[operator]
-    dinner = next(item for item in plan.days[2].items if item.name.startswith("Sagar"))
-    dinner.start, dinner.end = 17 * 60 + 30, 18 * 60 + 45
-    plan.days[2].items.sort(key=lambda item: item.start or 0)
+    items = plan.days[2].items
+    dinner = next(item for item in items if item.meal == "dinner")
+    before = [item for item in items if item.activity == "visit" and item.meal is None and item.end is not None
+              and item.start is not None and item.start < (dinner.start or 0)]
+    visit = max(before, key=lambda item: item.start or 0)
+    dinner.start = (visit.end or 0) + 6
+    dinner.end = dinner.start + 75
+    items.sort(key=lambda item: item.start or 0)
     return query_id, plan
 
 
-def test_a_visit_that_overruns_into_the_next_item_pauses(env: UTPReplanEnv) -> None:
+def overrun_case(env: UTPReplanEnv) -> tuple[str, Plan, int]:
+    """`overrun_plan` and the first seed whose first pause is the overrun of day 3's visit into the
+    dinner after it."""
     query_id, plan = overrun_plan(env)
-    observations, disruptions, _, _ = play(env, query_id, plan, seed=3)
+    dinner = next(item for item in plan.days[2].items if item.meal == "dinner")
+    for seed in range(60):
+        _, disruptions, _, _ = play(env, query_id, plan, seed=seed)
+        if disruptions and disruptions[0]["kind"] == "overrun" and [
+                a["name"] for a in disruptions[0]["affected"]] == [dinner.name]:
+            return query_id, plan, seed
+    raise AssertionError("no seed overruns day 3's visit into its dinner")
+
+
+def test_a_visit_that_overruns_into_the_next_item_pauses(env: UTPReplanEnv) -> None:
+    from utp_env.tools.clock import format_hhmm, parse_hhmm
+
+    query_id, plan, seed = overrun_case(env)
+    items = plan.days[2].items
+    dinner = next(item for item in items if item.meal == "dinner")
+    visit = items[items.index(dinner) - 1]
+    observations, disruptions, _, _ = play(env, query_id, plan, seed=seed)
     d = disruptions[0]
+    actual = d["cause"]["actual"]
     # the lived plan names each venue with its city (replan.lived_plan)
-    assert (d["kind"], d["clock"], d["cause"]["name"]) == ("overrun", "day 3 18:04", "Colaba Causeway, Mumbai")
-    assert d["cause"]["planned"] == "17:24" and d["cause"]["actual"] == "18:04"
-    assert [(a["name"], a["status"], a["expected_start"]) for a in d["affected"]] == [
-        ("Sagar Continental, Mumbai", "late", "18:04")]
-    assert "overran" in observations[1] and "late by 34 min" in observations[1]
+    assert (d["kind"], d["clock"], d["cause"]["name"]) == ("overrun", f"day 3 {actual}", visit.name)
+    assert d["cause"]["planned"] == format_hhmm(visit.end or 0) and parse_hhmm(actual) > (visit.end or 0)
+    assert [(a["name"], a["status"], a["expected_start"]) for a in d["affected"]] == [(dinner.name, "late", actual)]
+    late = parse_hhmm(actual) - (dinner.start or 0)
+    assert late > 0 and "overran" in observations[1] and f"late by {late} min" in observations[1]
 
 
 def test_realised_delays_refuse_steps_of_another_plan(env: UTPReplanEnv) -> None:
@@ -981,13 +1045,13 @@ def test_inactive_kinds_pause_neither_for_a_missed_departure_nor_an_overrun(env:
                                                                            mini_db_path: Path) -> None:
     query_id, plan = reference(env)
     assert play(env, query_id, tight(plan), seed=0)[1][0]["kind"] == "missed_departure"
-    overrun_id, overrun = overrun_plan(env)
-    assert "overrun" in [d["kind"] for d in play(env, overrun_id, overrun, seed=3)[1]]
+    overrun_id, overrun, seed = overrun_case(env)
+    assert "overrun" in [d["kind"] for d in play(env, overrun_id, overrun, seed=seed)[1]]
     only_overrun = gym.make(REPLAN, db_path=mini_db_path, replan={"disruptions": ["overrun"]}).unwrapped
     assert not any(d["kind"] != "overrun" for d in play(only_overrun, query_id, tight(plan), seed=0)[1])
     no_overrun = gym.make(REPLAN, db_path=mini_db_path,
                           replan={"disruptions": ["late_arrival", "missed_departure"]}).unwrapped
-    assert not any(d["kind"] == "overrun" for d in play(no_overrun, overrun_id, overrun, seed=3)[1])
+    assert not any(d["kind"] == "overrun" for d in play(no_overrun, overrun_id, overrun, seed=seed)[1])
 
 
 # ---------------------------------------------------------------- venues bound to their city (issue 15 fixes)

@@ -141,6 +141,7 @@ def runs(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     records[0]["error"] = "</script><script>document.title='PWNED'</script>"
     # An LLM agent's episode: a failed budget check, tool calls with a failure, tokens.
     records[2]["report"]["hard"]["budget"] = {"passed": False, "reason": "total cost 91,000 exceeds the budget 90,000"}
+    records[2]["final_pass"] = False  # as its report now says (a record that disagrees with it is skipped)
     records[2]["trace"] = {"steps": 9, "by_name": {"tool_call:search_flights": 3, "tool_call:search_stays": 2},
                            "failed": {"tool_call:search_flights": 1}}
     records[2]["usage"] = {"tool_calls": 5, "model_calls": 4, "input_tokens": 12345, "output_tokens": 678,

@@ -177,3 +177,16 @@ def test_a_run_record_keeps_the_reason_the_agents_env_episode_ended(mini_db_path
     cut = [r for r in records if r not in bogus]
     assert cut and all(r["termination_reason"] == "step_limit" and r["report"] is not None for r in cut)
     assert all(r["termination_reason"] == "agent_error" and "'exploded'" in r["error"] for r in bogus)
+
+
+def test_the_summary_says_the_cost_of_model_calls_or_that_it_is_unknown(mini_db_path: Path, tmp_path: Path) -> None:
+    """An LLM run names its model usage; a run whose price is for another model says its cost is unknown."""
+    from utp_env.runs.summary import load_summary, summary_notes
+
+    summary = load_summary(run(_config(mini_db_path, tmp_path / "r", limit=1), progress=False))
+    assert not any(n.startswith("model usage") for n in summary_notes(summary))  # no model, no line
+    priced = summary.model_copy(update={"usage": {"model_calls": 3.0, "input_tokens": 1200.0,
+                                                  "output_tokens": 80.0, "cost_usd": 0.0021}})
+    assert "model usage: 3 calls, tokens in 1,200 / out 80, cost $0.0021" in summary_notes(priced)
+    unpriced = priced.model_copy(update={"usage": {**priced.usage, "cost_usd": None}})
+    assert any("cost unknown" in n for n in summary_notes(unpriced))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_records import minimal_record
 
 from utp_env.agents.base import AgentResult, Toolkit
 from utp_env.agents.reference import ReferencePlanner
@@ -55,7 +56,7 @@ def _lines(path: Path) -> list[str]:
 
 
 def _record(qid: str, trial: int = 0) -> dict[str, Any]:
-    return {"query_id": qid, "trial": trial, "x": 1}
+    return minimal_record(qid, trial, x=1)
 
 
 def test_bad_lines_anywhere_are_moved_aside_and_every_valid_record_is_kept(tmp_path: Path) -> None:

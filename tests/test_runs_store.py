@@ -5,6 +5,8 @@ import math
 import subprocess
 import sys
 
+from run_records import minimal_record
+
 from utp_env.runs.episode import episode_seed
 from utp_env.runs.store import ResultsStore
 from utp_env.runs.summary import pass_hat_k
@@ -12,14 +14,14 @@ from utp_env.runs.summary import pass_hat_k
 
 def test_torn_last_line_is_dropped_and_redone(tmp_path) -> None:
     store = ResultsStore(tmp_path)
-    store.append({"query_id": "q1", "trial": 0, "x": 1})
-    store.append({"query_id": "q2", "trial": 0, "x": 2})
+    store.append(minimal_record("q1", x=1))
+    store.append(minimal_record("q2", x=2))
     with (tmp_path / "results.jsonl").open("a") as fh:
         fh.write('{"query_id": "q3", "trial": 0, "x"')  # killed mid-write
     again = ResultsStore(tmp_path)
     assert again.torn_lines == 1
     assert again.done("q1", 0) and again.done("q2", 0) and not again.done("q3", 0)
-    again.append({"query_id": "q3", "trial": 0, "x": 3})
+    again.append(minimal_record("q3", x=3))
     lines = (tmp_path / "results.jsonl").read_text().splitlines()
     assert [json.loads(line)["query_id"] for line in lines] == ["q1", "q2", "q3"]
 

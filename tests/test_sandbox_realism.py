@@ -3,17 +3,32 @@ named after their ends, intercity buses, flights where people fly (tools/sandbox
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from utp_env.tools.database import Database
+from utp_env.tools.lookup import LOOKUP
 from utp_env.tools.sandbox import build_sandbox
-from utp_env.tools.sandbox.geography import SEPARATE_MUNICIPALITIES, select_cities
+from utp_env.tools.sandbox.geography import (
+    GEONAMES_CORRECTIONS,
+    SEPARATE_MUNICIPALITIES,
+    airport_city,
+    match_airports,
+    select_cities,
+)
 from utp_env.tools.sandbox.profiles import PROFILES
-from utp_env.tools.sandbox.realism import realism
+from utp_env.tools.sandbox.rail import NO_RAILWAY, TRAIN_TYPES, rail_network, train_fare
+from utp_env.tools.sandbox.realism import (
+    delay_spread,
+    flights_on_day,
+    realism,
+    run_day_contradictions,
+    train_kind,
+)
+from utp_env.tools.schema import fare_class, runs_on, shift_run_days
 
 
 def _check(db: Database, prefix: str):
@@ -69,5 +84,218 @@ def test_full_sandbox_realism_targets(tmp_path: Path) -> None:
     checks = realism(Database.open(tmp_path / "full"))
     for c in checks:
         print(f"  {c.name}: {c.value} (target {c.target}) {'pass' if c.passed else 'FAIL'}")
-    assert len(checks) == 12
+    assert len(checks) == 23
     assert all(c.passed for c in checks), [c for c in checks if not c.passed]
+
+
+# ------------------------------------------------ issue 23: timetables that agree with themselves
+
+
+def test_shift_run_days() -> None:
+    assert shift_run_days("1000000", 1) == "0100000"  # Monday's departure boards there on Tuesday
+    assert shift_run_days("0000001", 1) == "1000000"  # Sunday -> Monday
+    assert shift_run_days("1100111", 2) == "1111001"
+    assert shift_run_days("1100111", 0) == shift_run_days("1100111", 7) == "1100111"
+
+
+def _runs_after_midnight(t: dict) -> list[int]:
+    """Rows of non-daily trains boarding at a stop left on a later day than the first stop."""
+    first_dep: dict[str, int] = {}
+    origins, dests = defaultdict(set), defaultdict(set)
+    for num, o, d in zip(t["train_number"], t["origin_city"], t["dest_city"], strict=True):
+        origins[num].add(o)
+        dests[num].add(d)
+    first = {num: (origins[num] - dests[num]).pop() for num in origins}
+    reach: dict[tuple[str, str], int] = {}
+    for num, o, d, dep, dur in zip(t["train_number"], t["origin_city"], t["dest_city"], t["dep_time"],
+                                   t["duration_min"], strict=True):
+        if first[num] == o:
+            first_dep[num] = int(dep[:2]) * 60 + int(dep[3:])
+            reach[(num, d)] = first_dep[num] + int(dur)
+    return [i for i, (num, o, days) in enumerate(zip(t["train_number"], t["origin_city"], t["run_days"],
+                                                       strict=True))
+            if days != "1111111" and reach.get((num, o), 0) >= 1440]
+
+
+def test_mini_run_days_are_shifted_past_midnight(mini_db: Database) -> None:
+    """Issue 23: a row boarding after midnight runs on the days the train reaches that stop
+    (was: the first stop's days on every row); the search tool and the timetable check agree."""
+    t = mini_db.tables["trains"].columns
+    late = _runs_after_midnight(t)
+    assert late, "the mini sandbox has no non-daily train boarding after midnight: the test measures nothing"
+    assert run_day_contradictions(t) == 0
+    # the search tool lists such a row on the boarding date and the timetable check accepts it
+
+    i = late[0]
+    day = t["run_days"][i].index("1")
+    date = f"2025-11-{3 + day:02d}"  # 2025-11-03 is a Monday
+    assert runs_on(t["run_days"][i], date)
+    found = LOOKUP.invoke(mini_db, "search_trains", {"origin": t["origin_city"][i], "destination": t["dest_city"][i],
+                                                   "date": date, "limit": 100})
+    assert any(r["train_number"] == t["train_number"][i] for r in found.rows)
+
+
+def test_run_day_contradictions_counts_an_unshifted_row() -> None:
+    """The measure itself: a copy of a train whose after-midnight row keeps the first stop's days is counted."""
+    t = {"train_number": ["12951"] * 3, "origin_city": ["Delhi", "Delhi", "Vadodara"],
+         "dest_city": ["Vadodara", "Mumbai", "Mumbai"], "dep_time": ["20:40", "20:40", "08:30"],
+         "duration_min": [700, 1000, 290], "run_days": ["1100111", "1100111", "1100111"]}
+    assert run_day_contradictions(t) == 1
+    t["run_days"][2] = shift_run_days("1100111", 1)
+    assert run_day_contradictions(t) == 0
+
+
+def test_mini_one_delay_per_train_and_alighting_stop(mini_db: Database) -> None:
+    """Issue 23: every row of a train alighting at one city carries the same delay statistics."""
+    t = mini_db.tables["trains"].columns
+    spread, pairs = delay_spread(t)
+    assert pairs > 100 and spread == 0
+    boarded = Counter(zip(t["train_number"], t["dest_city"], strict=True))
+    assert max(boarded.values()) > 2  # pairs boarded from several stops exist
+
+
+def test_train_fares_follow_type_and_class(mini_db: Database) -> None:
+    """Issue 23: fares depend on the train type (Passenger < Express < Superfast < premium on one
+    route) and are quoted for a class the train offers."""
+    km = np.array([200.0])
+    fares = {kind: float(train_fare(kind, km)[0]) for kind in TRAIN_TYPES}
+    assert fares["Passenger"] < fares["Express"] < fares["Superfast Express"]
+    assert fares["Superfast Express"] < min(fares[k] for k in ("Shatabdi Express", "Rajdhani Express",
+                                                               "Vande Bharat Express"))
+    t = mini_db.tables["trains"].columns
+    assert all(fare_class(c) in c for c in t["classes"])
+    assert all(fare_class(c) == "CC" for c, name in zip(t["classes"], t["train_name"], strict=True)
+               if name.endswith(("Shatabdi Express", "Vande Bharat Express")))
+    check = _check(mini_db, "train fare per 100 km")
+    assert check.passed, check
+    day = t["run_days"][0].index("1")
+    shown = LOOKUP.invoke(mini_db, "search_trains", {"origin": t["origin_city"][0], "destination": t["dest_city"][0],
+                                                  "date": f"2025-11-{3 + day:02d}"})
+    assert "fare_class" in shown.text and "fare_3A" not in shown.text
+
+
+@pytest.mark.slow
+def test_full_delhi_agra_fares_differ_by_train_type(tmp_path: Path) -> None:
+    """Issue 23 measured Delhi-Agra at 438 for a Passenger, a Rajdhani and a Shatabdi alike."""
+    build_sandbox("full", 0, tmp_path / "full")
+    t = Database.open(tmp_path / "full").tables["trains"].columns
+    by_kind: dict[str, set[float]] = defaultdict(set)
+    for name, o, d, fare in zip(t["train_name"], t["origin_city"], t["dest_city"], t["fare_inr"], strict=True):
+        if (o, d) == ("Delhi", "Agra"):
+            by_kind[train_kind(name)].add(float(fare))
+    assert len(by_kind) >= 4
+    assert all(len(v) == 1 for v in by_kind.values())
+    fare = {k: v.pop() for k, v in by_kind.items()}
+    assert len(set(fare.values())) >= 4
+    if {"Passenger", "Express"} <= set(fare):
+        assert fare["Passenger"] < fare["Express"]
+    assert run_day_contradictions(t) == 0 and delay_spread(t)[0] == 0
+
+
+# ------------------------------------------------ issue 23: the right cities and airports
+
+
+def test_geonames_errors_are_corrected() -> None:
+    """Gorakhpur is the one in Uttar Pradesh; the inflated small towns no longer outweigh cities."""
+    cities = select_cities(PROFILES["full"])
+    where = {n: (s, int(p)) for n, s, p in zip(cities.name, cities.state, cities.population.tolist(), strict=True)}
+    assert where["Gorakhpur"][0] == "Uttar Pradesh" and 600_000 < where["Gorakhpur"][1] < 800_000
+    assert where["Greater Noida"][1] < where["Noida"][1]
+    assert where["Tirunelveli"][1] < 600_000
+    for town in ("Punasa", "Gyanpur", "Bilimora"):
+        assert town not in where or where[town][1] < 100_000, (town, where.get(town))
+    for geonameid, population in GEONAMES_CORRECTIONS.items():  # each correction names a real entry
+        assert population is None or population > 0, geonameid
+
+
+def test_airports_serve_the_city_they_are_named_for() -> None:
+    """Bilimora does not get Daman's airport, Tirunelveli not Thoothukudi's, Faridabad not Jewar's,
+    Sangli not Kolhapur's; every airport's city is the one airportsdata (or its name) gives."""
+    import airportsdata
+
+    cities = select_cities(PROFILES["full"])
+    airports = match_airports(cities, PROFILES["full"].airport_radius_km, 504)
+    records = airportsdata.load("IATA")
+    served = {cities.name[i]: a.iata for i, a in airports.items()}
+    for i, a in airports.items():
+        assert airport_city(records[a.iata]) == cities.name[i], (a.iata, cities.name[i])
+    assert served.get("Gorakhpur") == "GOP" and served.get("Kolhapur") == "KLH" and served.get("Thoothukudi") == "TCR"
+    for city in ("Bilimora", "Tirunelveli", "Faridabad", "Sangli"):
+        assert city not in served, (city, served.get(city))
+    assert airport_city(records["NMB"]) == "Daman" and airport_city(records["DXN"]) == "Jewar"
+
+
+def test_no_railway_where_there_is_none() -> None:
+    cities = select_cities(PROFILES["full"])
+    assert "Shillong" in cities.name
+    graph = rail_network(cities, cities.distances_km()).graph
+    assert all(cities.name[v] not in NO_RAILWAY for v in graph)
+    assert graph.number_of_nodes() == cities.n - sum(c in NO_RAILWAY for c in cities.name)
+
+
+@pytest.mark.slow
+def test_full_cities_airports_and_rail(tmp_path: Path) -> None:
+    """On the full sandbox: no train calls at Shillong, Gorakhpur (UP) flies from GOP, Bilimora has no flights."""
+    build_sandbox("full", 0, tmp_path / "full")
+    db = Database.open(tmp_path / "full")
+    t, f = db.tables["trains"].columns, db.tables["flights"].columns
+    assert not {c for c in t["origin_city"] + t["dest_city"] if c in NO_RAILWAY}
+    airports = dict(zip(f["origin_city"], f["origin_airport"], strict=True))
+    assert airports.get("Gorakhpur") == "GOP" and "Bilimora" not in airports and "Faridabad" not in airports
+    c = db.tables["cities"].columns
+    assert dict(zip(c["city"], c["state"], strict=True))["Gorakhpur"] == "Uttar Pradesh"
+
+
+# ------------------------------------------------ issue 23: the places travellers go to, flights like India's
+
+
+def test_tourist_places_are_chosen_with_their_states() -> None:
+    """Goa's Panaji, Leh, Manali, Rishikesh, Darjeeling, Jaisalmer and Khajuraho are cities of the full
+    profile (none was), with Table 1's 504 cities and 33 states kept."""
+    cities = select_cities(PROFILES["full"])
+    state = dict(zip(cities.name, cities.state, strict=True))
+    expected = {"Panaji": "Goa", "Leh": "Ladakh", "Manali": "Himachal Pradesh", "Rishikesh": "Uttarakhand",
+                "Darjeeling": "West Bengal", "Jaisalmer": "Rajasthan", "Khajuraho": "Madhya Pradesh"}
+    assert {c: state.get(c) for c in expected} == expected
+    assert cities.n == 504 and len(set(cities.state)) == 33
+    draw = dict(zip(cities.name, cities.draw.tolist(), strict=True))
+    assert draw["Panaji"] > 1_000_000 and draw["Mumbai"] == int(cities.population[cities.name.index("Mumbai")])
+
+
+def test_goa_has_both_airports_and_tourist_airports_are_kept() -> None:
+    cities = select_cities(PROFILES["full"])
+    airports = match_airports(cities, PROFILES["full"].airport_radius_km, PROFILES["full"].airport_cities)
+    by_city = {cities.name[i]: a for i, a in airports.items()}
+    assert by_city["Panaji"].iata == "GOI" and by_city["Panaji"].others == ("GOX",)
+    for city, code in (("Leh", "IXL"), ("Manali", "KUU"), ("Jaisalmer", "JSA"), ("Khajuraho", "HJR"),
+                       ("Udaipur", "UDR")):
+        assert by_city[city].iata == code
+    assert len(airports) == PROFILES["full"].airport_cities
+
+
+def test_mini_flights_trains_like_india(mini_db: Database) -> None:
+    """No two flights of a route leave at the same minute on one day (was up to 10); no Vistara;
+    on-time shares differ by airline (were all 75 %); premium trains are less late than Passengers."""
+    for prefix in ("most flights of one route", "airlines (on-time share", "train mean delay, premium"):
+        check = _check(mini_db, prefix)
+        assert check.passed, check
+    f = mini_db.tables["flights"].columns
+    assert "Vistara" not in set(f["airline"])
+    assert all(days.count("1") == 1 for days in f["run_days"])  # a row is one weekly departure
+
+
+@pytest.mark.slow
+def test_full_flights_and_tourist_places(tmp_path: Path) -> None:
+    """Issue 23's targets on the full sandbox: Delhi -> Mumbai 30-70 flights a day (was 385),
+    Mumbai -> Goa >= 10 (was 0), Delhi -> Udaipur >= 3 services (was 0), the tourist places served."""
+    build_sandbox("full", 0, tmp_path / "full")
+    db = Database.open(tmp_path / "full")
+    for prefix in ("Delhi -> Mumbai flights on a Wednesday", "Mumbai -> Panaji", "Delhi -> Udaipur",
+                   "tourist places present", "Delhi -> Mumbai distinct block times"):
+        check = _check(db, prefix)
+        assert check.passed, check
+    f = db.tables["flights"].columns
+    assert 30 <= flights_on_day(f, "Delhi", "Mumbai") <= 70
+    t = db.tables["trains"].columns
+    for a, b in (("Delhi", "Jammu"), ("Delhi", "Dehradun"), ("Kolkata", "Puri"), ("Chennai", "Puducherry")):
+        assert any((o, d) == (a, b) for o, d in zip(t["origin_city"], t["dest_city"], strict=True)), (a, b)

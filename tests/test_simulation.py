@@ -428,6 +428,9 @@ def test_cli_bad_input_names_the_problem(tiny_db: Database, tmp_path: Path,
     assert "--rollouts" in capsys.readouterr().err
     assert _cli([*base, "--rollouts", "1000000000"]) == 2
     assert "--rollouts must be <= 100,000,000" in capsys.readouterr().err
+    assert _cli([*base, "--seed", "-1"]) == 2
+    assert capsys.readouterr().err.strip() == ("utp-env simulate: error: --seed -1: must be a non-negative integer; "
+                                               "e.g. --seed 0")
     assert _cli(["simulate", "--plan", str(tmp_path / "nope.json"), "--db", str(tiny_db.path)]) == 2
     assert "nope.json" in capsys.readouterr().err
 

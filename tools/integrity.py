@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from utp_env.configs import CONFIG_DIR
 from utp_env.tools.errors import DataError
 from utp_env.tools.names import normalize, suggest
 from utp_env.tools.schema import TABLES, VENUE_TABLE
+from utp_env.tools.yamlfile import YamlFileError, load_yaml_file
 
 BOUNDS_FILE = CONFIG_DIR / "data_bounds.yaml"
 
@@ -83,9 +83,9 @@ RULES: tuple[str, ...] = (
 @cache
 def _load_bounds(path: str) -> DataBounds:
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        data = load_yaml_file(path) or {}
         return DataBounds.model_validate(data)
-    except (OSError, yaml.YAMLError, ValidationError) as exc:
+    except (OSError, YamlFileError, ValidationError) as exc:
         raise DataError(f"bad data bounds: {' '.join(str(exc).split())}", file=str(path)) from exc
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeGuard
 
@@ -79,7 +79,7 @@ PRICE_TIERS: tuple[str, ...] = typing.get_args(PriceTier)
 EventSegment = Literal["Concerts", "Sports", "Arts & Theatre", "Music", "Film", "Comedy"]
 EVENT_SEGMENTS: tuple[str, ...] = typing.get_args(EventSegment)
 AIRLINES = {"6E": "IndiGo", "AI": "Air India", "IX": "Air India Express", "SG": "SpiceJet",
-            "QP": "Akasa Air", "UK": "Vistara"}
+            "QP": "Akasa Air"}
 
 
 def unwrap_optional(annotation: Any) -> tuple[Any, bool]:
@@ -143,7 +143,8 @@ class Train(Row):
     duration_min: int = Field(gt=0, description="Scheduled journey time, minutes")
     run_days: str = Field(pattern=RUN_DAYS, description="Mon..Sun operating days as 7 chars of 1/0")
     classes: list[str] = Field(description="Travel classes offered, e.g. [\"SL\", \"3A\", \"2A\"]")
-    fare_inr: float = Field(ge=0, description="AC three-tier (3A) fare per person, INR")
+    fare_inr: float = Field(ge=0, description="Fare per person, INR, in the train's fare class: 3A where offered, "
+                            "else CC, else SL, else 2S (`fare_class` in tools/schema.py)")
     avg_delay_1w: float | None = Field(default=None, ge=0, description="Mean delay over 1 week, min")
     avg_delay_1m: float | None = Field(default=None, ge=0, description="Mean delay over 1 month, min")
     avg_delay_3m: float | None = Field(default=None, ge=0, description="Mean delay over 3 months, min")
@@ -299,6 +300,28 @@ def scheduled_arrival(columns: Mapping[str, Any], row: int) -> int:
     """Scheduled arrival of service `row` (a flights/trains/buses row), in minutes from its
     departure day's midnight: `arr_time` plus 1440 per `arr_day_offset`."""
     return parse_hhmm(columns["arr_time"][row]) + MINUTES_PER_DAY * int(columns["arr_day_offset"][row])
+
+
+# The class a train's `fare_inr` is quoted for: the first of these the train offers (3A on sleeper
+# trains, CC on chair-car day trains, SL or 2S on trains without AC).
+FARE_CLASS_ORDER = ("3A", "CC", "SL", "2S")
+
+
+def fare_class(classes: Sequence[str]) -> str:
+    """The travel class of a train's `fare_inr`: the first of `FARE_CLASS_ORDER` in `classes`
+    (else the first class listed)."""
+    for c in FARE_CLASS_ORDER:
+        if c in classes:
+            return c
+    return classes[0] if classes else ""
+
+
+def shift_run_days(run_days: str, offset: int) -> str:
+    """Mon..Sun `run_days` of a service seen `offset` days later: a train leaving its first stop
+    on the days `run_days` leaves a stop it reaches after `offset` midnights on the days shifted
+    by `offset` (Tuesday's departure boards there on Wednesday)."""
+    k = offset % 7
+    return run_days[-k:] + run_days[:-k] if k else run_days
 
 
 def runs_on(run_days: str, date: str | None) -> bool | None:

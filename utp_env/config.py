@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, ValidationError
 
 from utp_env.configs import CONFIG_DIR as CONFIG_DIR  # re-exported
+from utp_env.tools.yamlfile import load_yaml_file
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -158,10 +158,7 @@ def _read_yaml(path: Path) -> tuple[dict[str, Any], tuple[int, int]]:
     hit = _RAW_CACHE.get(path)
     if hit is not None and hit[0] == stamp:
         return hit[1], stamp
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: invalid YAML: {exc}") from exc
+    data = load_yaml_file(path) or {}
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping at the top level")
     _RAW_CACHE[path] = (stamp, data)

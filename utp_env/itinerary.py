@@ -20,6 +20,9 @@ VenueType = Literal["accommodation", "attraction", "restaurant", "event", "trans
 Meal = Literal["breakfast", "lunch", "dinner"]
 MEALS: tuple[Meal, ...] = typing.get_args(Meal)  # in the order of the day, as the summary fields
 MAX_ITEMS_PER_DAY = 60
+MAX_CLOCK_MINUTES = 10 * 1440
+"""The latest minute a plan may state (ten days after the day's midnight): the longest journey
+arrives within three days; a bound keeps a stated 10**400 from overflowing the evaluator."""
 """Most point-of-interest items one day of a plan may hold. An honest day holds about 10 (the
 reference plans: at most 10 on the full sandbox); a plan over the cap is refused where plans come
 in (the `Day` model: `parse_plan`, `reset(options={"plan": ...})`, submit_plan, plan files) and
@@ -46,9 +49,11 @@ class TransportLeg(BaseModel):
     number: str | None = Field(default=None, description="Flight/train number or bus id; None for a cab")
     origin: str
     destination: str
-    dep: int = Field(ge=0, description="Scheduled departure, minutes from the day's midnight")
-    arr: int = Field(ge=0, description="Scheduled arrival, minutes from the departure day's midnight")
-    planned_arr: int | None = Field(default=None, description="Arrival the planner counts on (>= arr)")
+    dep: int = Field(ge=0, le=MAX_CLOCK_MINUTES, description="Scheduled departure, minutes from the day's midnight")
+    arr: int = Field(ge=0, le=MAX_CLOCK_MINUTES,
+                     description="Scheduled arrival, minutes from the departure day's midnight")
+    planned_arr: int | None = Field(default=None, ge=0, le=MAX_CLOCK_MINUTES,
+                                    description="Arrival the planner counts on (>= arr)")
 
     @property
     def planned_arrival(self) -> int:
@@ -68,12 +73,13 @@ class PlanItem(BaseModel):
 
     name: str
     activity: Activity
-    start: int | None = Field(default=None, ge=0, description="Minutes from the day's midnight; None if unstated")
-    end: int | None = Field(default=None, ge=0, description="May exceed 1440 (past midnight)")
+    start: int | None = Field(default=None, ge=0, le=MAX_CLOCK_MINUTES,
+                              description="Minutes from the day's midnight; None if unstated")
+    end: int | None = Field(default=None, ge=0, le=MAX_CLOCK_MINUTES, description="May exceed 1440 (past midnight)")
     venue_type: VenueType | None = Field(default=None, description="Which table the name belongs to, if known")
     meal: Meal | None = None
     transit_stop: str | None = None
-    transit_distance_m: float | None = Field(default=None, ge=0)
+    transit_distance_m: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     note: str | None = Field(default=None, description="Free remark the planner attached, kept verbatim")
 
     @property

@@ -14,13 +14,14 @@ from utp_env.queries.feasibility import Skeleton, TripQuote, cheapest_events
 from utp_env.queries.options import (
     LegOption,
     attractions_by_fee,
+    events_on,
     leg_options,
     restaurants_by_cost,
     stay_cost,
     stay_options,
 )
 from utp_env.query import Query
-from utp_env.tools.database import Database
+from utp_env.tools.database import Database, normalize
 
 Policy = Literal["preferred", "cheapest"]
 # INR per traveller-minute of journey (duration plus expected delay) and per rating point of a stay-night.
@@ -88,3 +89,45 @@ def choose_events(query: Query, db: Database, sk: Skeleton) -> dict[int, int]:
     """Day index -> event row: for each required segment, the cheapest event on a free full day
     (the events the quote prices, `utp_env.queries.feasibility.cheapest_events`)."""
     return cheapest_events(query, db, sk)
+
+
+def other_events(query: Query, db: Database, sk: Skeleton, chosen: dict[int, int]) -> list[dict[int, int]]:
+    """Other event bookings than `chosen` (`choose_events`), each moving one required segment's event
+    to another free full day, cheapest first: the fallback when the chosen event takes the only
+    evening a required attraction category is open in its city."""
+    cols = db.tables["events"].columns
+    out: list[tuple[float, int, dict[int, int]]] = []
+    for day, row in chosen.items():
+        rest = {d: e for d, e in chosen.items() if d != day}
+        segments = [s for s in query.local_constraint.event_types if normalize(s) == normalize(cols["segment"][row])]
+        for j, city in enumerate(sk.cities):
+            for d in sk.full_days(j):
+                if d == day or d in rest:
+                    continue
+                for segment in segments:
+                    for e in events_on(db, city, query.dates[d], segment):
+                        out.append((float(cols["price_inr"][e]), len(out), {**rest, d: e}))
+    return [events for _, _, events in sorted(out)]
+
+
+def roomier_legs(query: Query, db: Database, quote: TripQuote, multiplier: float, legs: list[LegOption],
+                 cities: set[str]) -> list[LegOption]:
+    """`legs` with the legs into a city of `cities` replaced by the earliest planned arrival and the
+    legs out of one by the latest departure (cheapest among equals; modes as `choose_legs` allows):
+    the fallback that gives a required attraction open only in some hours more time in its city."""
+    sk = quote.skeleton
+    banned = "cab" if any(leg.mode == "flight" for leg in legs) else "flight"
+    stops = (query.org, *sk.cities, query.org)
+    last = len(sk.leg_days) - 1
+    out = list(legs)
+    for j, day in enumerate(sk.leg_days):
+        into, out_of = j < last and stops[j + 1] in cities, j > 0 and stops[j] in cities
+        if not (into or out_of):
+            continue
+        opts = [o for o in leg_options(db, stops[j], stops[j + 1], query.dates[day], query.people_number,
+                                       query.local_constraint, first=j == 0, last=j == last, multiplier=multiplier)
+                if o.mode != banned]
+        if opts:
+            out[j] = (min(opts, key=lambda o: (o.planned_arrival(multiplier), o.fare, o.number or "")) if into
+                      else min(opts, key=lambda o: (-o.dep, o.fare, o.number or "")))
+    return out

@@ -32,7 +32,9 @@ from utp_env.agents.reference.choose import (
     choose_events,
     choose_legs,
     choose_stays,
+    other_events,
     restaurant_order,
+    roomier_legs,
     spending_style,
 )
 from utp_env.agents.reference.repair import RepairPolicy
@@ -61,6 +63,7 @@ from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 
 SEARCH_TOOL = SEARCH_TOOL_OF_MODE
 ATTRACTIONS_PER_DAY = {"adventure": 3, "laidback": 2, "other": 2}
+MAX_EVENT_TRIES = 12  # other event bookings tried when the plan misses a required attraction category
 
 
 @dataclass(frozen=True)
@@ -105,21 +108,49 @@ class ReferencePlanner:
         # The policy (preferred, or cheapest when the preferred plan is over budget, then cheapest
         # under a falling price cap) is decided on the buffered plan, so that the deterministic
         # baseline makes the reference's choices and differs only in its timing.
-        plan, policy, cap = self._within_budget(query, db, quote, transit, toolkit, buffers=True)
+        events = choose_events(query, db, quote.skeleton)
+        plan, policy, cap = self._within_budget(query, db, quote, transit, toolkit, buffers=True, events=events)
+        if _categories_missing(plan, query, db) and events:
+            # The booked event may take the only evening a required category is open in its city:
+            # book the segment's event on another free full day instead (cheapest first).
+            for other in other_events(query, db, quote.skeleton, events)[:MAX_EVENT_TRIES]:
+                trial = self._within_budget(query, db, quote, transit, toolkit, buffers=True, events=other)
+                if not _categories_missing(trial[0], query, db) and self._affordable(trial[0], query, db, toolkit,
+                                                                                     "event moved"):
+                    toolkit.trace.note("a required event moved to another day to free a required attraction's hours")
+                    (plan, policy, cap), events = trial, other
+                    break
+        legs: list[LegOption] | None = None
+        if _categories_missing(plan, query, db):
+            # Or the legs leave too little of the hours a required category is open: arrive early in
+            # and leave late from the cities that offer a missing category.
+            wanted = _missing_category_cities(plan, query, db, quote.skeleton.cities)
+            chosen = choose_legs(query, db, quote, buffer_multiplier(self.config, query.risk_profile), policy)
+            legs = roomier_legs(query, db, quote, buffer_multiplier(self.config, query.risk_profile), chosen, wanted)
+            trial = self._within_budget(query, db, quote, transit, toolkit, buffers=True, events=events, legs=legs)
+            if not _categories_missing(trial[0], query, db) and self._affordable(trial[0], query, db, toolkit,
+                                                                                 "roomier legs"):
+                toolkit.trace.note("legs chosen to arrive early in and leave late from a required category's city")
+                plan, policy, cap = trial
+            else:
+                legs = None
         if not self.buffers:
             # Same policy, as many attractions and the same meals per day as the buffered plan: only
             # the timing differs.
             shape = DayShape.of(plan)
-            plan = self.build(query, db, quote, policy, transit, buffers=False, shape=shape, price_cap=cap)
+            plan = self.build(query, db, quote, policy, transit, buffers=False, shape=shape, price_cap=cap,
+                              events=events, legs=legs)
             if not self._affordable(plan, query, db, toolkit, policy):
                 plan, _, _ = self._within_budget(query, db, quote, transit, toolkit, buffers=False, shape=shape,
-                                                 policies=("cheapest",), cap=cap)
+                                                 policies=("cheapest",), cap=cap, events=events, legs=legs)
         return AgentResult(plan=plan, trace=toolkit.trace)
 
     def _within_budget(self, query: Query, db: Database, quote: TripQuote, transit: TransitLookup,
                        toolkit: Toolkit, buffers: bool, shape: DayShape | None = None,
                        policies: tuple[Policy, ...] = ("preferred", "cheapest"),
-                       cap: float | None = None) -> tuple[Plan, Policy, float | None]:
+                       cap: float | None = None,
+                       events: dict[int, int] | None = None,
+                       legs: list[LegOption] | None = None) -> tuple[Plan, Policy, float | None]:
         """The first plan of `policies` (under `cap`) that fits the budget; if none does, the
         cheapest plan rebuilt under a per-person price cap on the restaurants and attractions the
         query does not require, lowered below the dearest such visit until the plan fits (a person
@@ -127,23 +158,37 @@ class ReferencePlanner:
         stays and events are the quote's, which the budget covers; only optional visits give way.
         Returns the plan, its policy and the cap (None: no cap)."""
         policy = policies[0]
-        plan = self.build(query, db, quote, policy, transit, buffers=buffers, shape=shape, price_cap=cap)
+        plan = self.build(query, db, quote, policy, transit, buffers=buffers, shape=shape, price_cap=cap,
+                              events=events, legs=legs)
         for later in (None, *policies[1:]):
             if later is not None:
                 policy = later
-                plan = self.build(query, db, quote, policy, transit, buffers=buffers, shape=shape, price_cap=cap)
+                plan = self.build(query, db, quote, policy, transit, buffers=buffers, shape=shape, price_cap=cap,
+                              events=events, legs=legs)
             if self._affordable(plan, query, db, toolkit, policy):
                 return plan, policy, cap
         previous = math.inf
+        uncapped = plan
         while True:
             dearest = _dearest_optional_visit(plan, query, db)
             if dearest is None or dearest <= 0 or dearest >= previous:
                 toolkit.trace.note("no optional visit left to give way: the plan stays over budget")
                 return plan, policy, cap
             previous, cap = dearest, math.nextafter(dearest, -math.inf)
-            plan = self.build(query, db, quote, "cheapest", transit, buffers=buffers, shape=shape, price_cap=cap)
+            plan = self.build(query, db, quote, "cheapest", transit, buffers=buffers, shape=shape, price_cap=cap,
+                              events=events, legs=legs)
             policy = "cheapest"
             if self._affordable(plan, query, db, toolkit, f"cheapest (optional visits under INR {dearest:.0f} pp)"):
+                if _full_days_complete(plan) or not _full_days_complete(uncapped):
+                    return plan, policy, cap
+                # The cap left a day in one city without a meal (no cheaper restaurant is left for it):
+                # skip the meals of the travel days instead, which Complete Information does not ask for.
+                lean = _without_travel_day_meals(uncapped if shape is None else shape, uncapped)
+                trial = self.build(query, db, quote, "cheapest", transit, buffers=buffers, shape=lean,
+                                   events=events, legs=legs)
+                if _full_days_complete(trial) and self._affordable(trial, query, db, toolkit,
+                                                                   "cheapest without travel-day meals"):
+                    return trial, "cheapest", None
                 return plan, policy, cap
 
     @staticmethod
@@ -155,17 +200,21 @@ class ReferencePlanner:
     # -- the plan
 
     def build(self, query: Query, db: Database, quote: TripQuote, policy: Policy, transit: TransitLookup,
-              buffers: bool | None = None, shape: DayShape | None = None, price_cap: float | None = None) -> Plan:
+              buffers: bool | None = None, shape: DayShape | None = None, price_cap: float | None = None,
+              events: dict[int, int] | None = None, legs: list[LegOption] | None = None) -> Plan:
         """The whole plan for one policy along the quoted route (buffered unless `buffers` is False;
         by default the planner's own setting); `shape` limits each day's attractions and meals;
         `price_cap` (INR per person) leaves out the restaurants and attractions dearer than it, except
-        one that covers a cuisine or category the query still needs (`DayScheduler`)."""
+        one that covers a cuisine or category the query still needs (`DayScheduler`); `events` (day
+        index -> event row) are the events to book, by default `choose_events`'s; `legs` the legs to
+        take, by default `choose_legs`'s for the policy."""
         buffers = self.buffers if buffers is None else buffers
         sk = quote.skeleton
         timing = Timing(db, self.config, query.risk_profile, buffers)
-        legs = choose_legs(query, db, quote, buffer_multiplier(self.config, query.risk_profile), policy)
+        if legs is None:
+            legs = choose_legs(query, db, quote, buffer_multiplier(self.config, query.risk_profile), policy)
         stays = choose_stays(query, db, sk, policy)
-        events = choose_events(query, db, sk)
+        events = choose_events(query, db, sk) if events is None else events
         lc = query.local_constraint
         state = TripState(cuisines_left=list(lc.cuisine), categories_left=list(lc.attraction_categories))
         r_order = {c: restaurant_order(db, c, policy) for c in sk.cities}
@@ -293,6 +342,37 @@ def _dearest_optional_visit(plan: Plan, query: Query, db: Database) -> float | N
         if not covered:
             prices.append(price)
     return max(prices, default=None)
+
+
+def _full_days_complete(plan: Plan) -> bool:
+    """Whether every day without a leg has breakfast, lunch and dinner (Complete Information)."""
+    return all(day.breakfast and day.lunch and day.dinner for day in plan.days if not day.transport)
+
+
+def _without_travel_day_meals(shape_or_plan: DayShape | Plan, plan: Plan) -> DayShape:
+    """The day shape of `shape_or_plan` with no meals on the days `plan` travels."""
+    shape = shape_or_plan if isinstance(shape_or_plan, DayShape) else DayShape.of(shape_or_plan)
+    return DayShape(list(shape.attractions), [frozenset() if day.transport else meals
+                                              for day, meals in zip(plan.days, shape.meals, strict=True)])
+
+
+def _categories_missing(plan: Plan, query: Query, db: Database) -> bool:
+    """Whether `plan` leaves out an attraction category the query requires."""
+    left = list(query.local_constraint.attraction_categories)
+    for visit in build_context(plan, query, db).visits:
+        if visit.kind == "attraction" and visit.ref is not None:
+            left = [c for c in left if not has_category(db, visit.ref.row, c)]
+    return bool(left)
+
+
+def _missing_category_cities(plan: Plan, query: Query, db: Database, cities: tuple[str, ...]) -> set[str]:
+    """The cities of the route with an attraction of a required category `plan` leaves out."""
+    left = list(query.local_constraint.attraction_categories)
+    for visit in build_context(plan, query, db).visits:
+        if visit.kind == "attraction" and visit.ref is not None:
+            left = [c for c in left if not has_category(db, visit.ref.row, c)]
+    return {city for city in cities for a in db.city_rows("attractions", city)
+            if any(has_category(db, int(a), c) for c in left)}
 
 
 def _traveler_kind(query: Query) -> str:

@@ -19,7 +19,7 @@ from utp_env.tools.lookup.common import Args, DateStr, Name, Paged, in_calendar,
 from utp_env.tools.lookup.index import lookup_index
 from utp_env.tools.lookup.registry import ToolResult
 from utp_env.tools.lookup.render import page, row_memo, table_of_lines, table_text
-from utp_env.tools.schema import FARE_COLUMN, SERVICE_MODE
+from utp_env.tools.schema import FARE_COLUMN, SERVICE_MODE, fare_class
 
 ServiceTable = Literal["flights", "trains", "buses"]
 SortBy = Literal["departure", "price", "duration"]
@@ -101,8 +101,8 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
                               _delay_cell(ed, measured)])
             elif table == "trains":
                 lines.append([r["train_number"], r["train_name"], f"{r['origin_station']} - {r['dest_station']}",
-                              r["dep_time"], _arrival(r), r["duration_min"], r["classes"], r["fare_inr"],
-                              _delay_cell(ed, measured)])
+                              r["dep_time"], _arrival(r), r["duration_min"], r["classes"], fare_class(r["classes"]),
+                              r["fare_inr"], _delay_cell(ed, measured)])
             else:
                 lines.append([r["bus_id"], r["operator"], r["bus_type"], r["dep_time"], _arrival(r),
                               r["duration_min"], r["fare_inr"], _delay_cell(ed, measured)])
@@ -115,8 +115,8 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
         unmeasured = bool(np.isnan((index.flight if table == "flights" else index.train)[shown]).any())
     header = {
         "flights": ["flight", "airline", "airports", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
-        "trains": ["train", "name", "stations", "dep", "arr", "duration_min", "classes", "fare_3A_inr",
-                   "exp_delay_min"],
+        "trains": ["train", "name", "stations", "dep", "arr", "duration_min", "classes", "fare_class",
+                   "fare_inr", "exp_delay_min"],
         "buses": ["bus_id", "operator", "type", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
     }[table]
     any_on_pair = db.pair_rows(table, origin, dest).size > 0
@@ -151,8 +151,9 @@ def search_trains(db: Database, args: TrainSearch) -> ToolResult:
     """Find direct trains between two cities on a date.
 
     Returns one line per train: 5-digit number, name, stations, departure and arrival (`+1 day` =
-    next day), duration, classes, AC three-tier fare per person (INR) and the expected delay E[D]
-    in minutes from the train's 1-week..1-year delay history. Only trains running that weekday are
+    next day), duration, classes, the fare class (3A where offered, else CC, SL or 2S) and the
+    fare per person in it (INR), and the expected delay E[D] in minutes from the train's
+    1-week..1-year delay history. Only trains running that weekday (from this boarding city) are
     listed. Example: {"origin": "Bhopal", "destination": "Kanpur", "date": "2025-11-06"}
     """
     return _search(db, "trains", args)

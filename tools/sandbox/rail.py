@@ -5,8 +5,9 @@ The rail graph (`rail_network`) joins every city to its nearest neighbours (at m
 corridors over it (`TRUNK_LINES`: Delhi-Kota-Vadodara-Mumbai, Delhi-Kanpur-Varanasi-Kolkata,
 Mumbai-Nagpur-Kolkata, Kolkata-Visakhapatnam-Chennai, Delhi-Bhopal-Nagpur-Vijayawada,
 Mumbai-Pune-Chennai, Chennai-Bengaluru ...). The edges on the shortest paths between the
-`HUB_COUNT` largest cities are trunk lines too; routing counts trunk km `TRUNK_DISCOUNT` less, so
-trains keep to the corridors.
+`HUB_COUNT` largest cities (at most a quarter of the cities) are trunk lines too; routing
+counts trunk km `TRUNK_DISCOUNT` less, so trains keep to the corridors. Cities without a
+railway (`NO_RAILWAY`: Shillong, Gangtok ...) are not on the graph.
 
 A train runs along a shortest path of that graph and calls at a subset of the cities it passes:
 always its two ends, then the largest cities on the way, as many as its type allows (a Rajdhani
@@ -16,14 +17,19 @@ one timetable per train (arrival and departure at each stop), so every row of a 
 the times at each stop. Every train has a return working (odd/even numbers) with the same name
 with the ends swapped: "{first stop} {last stop} {type}".
 
-Which trains run: (1) one train between every two crowd-data cities within `CORE_PAIR_KM`,
+Which trains run: (0) the named trains travellers know on their routes (`NAMED_TRAINS`: Delhi-Udaipur,
+Delhi-Jammu, Kolkata-Puri, Mumbai-Goa ...), (1) one train between every two crowd-data cities within `CORE_PAIR_KM`,
 (2) trains between the hubs, as many per pair as a gravity model gives, (3) trains between any
 city pairs drawn by a gravity model (population product over distance), so that the metros are
 the best connected, (4) branch-line Passenger trains that reach every other city, from it
 towards the nearest hub until a city already served, so trains alone connect every city. The
-row budget of the profile is met exactly (the last trains are shortened to fit). Delay
-statistics: one right-skewed base delay per train, growing along the route with the distance
-to the alighting stop.
+row budget of the profile is met exactly (the last trains are shortened to fit). Run days are
+drawn per train at its first stop and shifted at each later stop by the midnights passed before
+leaving it (`shift_run_days`). Delay statistics: one right-skewed base delay per train, scaled
+by its type (`KIND_DELAY`: Vande Bharat, Shatabdi and Rajdhani less late than Passengers),
+growing along the route with the distance to the alighting stop, drawn once per (train,
+alighting stop). Fares by the train's fare class and type (`CLASS_FARE`, `TYPE_FARE`). Run
+times from the type's speed over the rail km, slower on ghat and hill sections (`SLOW_SECTIONS`).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from utp_env.tools.clock import format_hhmm
 from utp_env.tools.sandbox.common import Columns, lognormal_with_mean, mst_edges, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
+from utp_env.tools.schema import fare_class, shift_run_days
 
 RAIL_FACTOR = 1.2
 TRUNK_RAIL_FACTOR = 1.1
@@ -53,19 +60,42 @@ MAX_STOPS = 20
 BRANCH_MAX_STOPS = 10
 DWELL_MIN = 5
 HUB_DWELL_MIN = 10
-# type -> (speed km/h, km between stops, classes)
+# type -> (average speed km/h on level track, km between stops, classes); a train's fare is quoted for its
+# `fare_class` (tools/schema.py): 3A on sleeper trains, CC on chair-car day trains, 2S on Passengers.
 TRAIN_TYPES: dict[str, tuple[float, float, list[str]]] = {
-    "Express": (58.0, 130.0, ["SL", "3A", "2A"]),
-    "Superfast Express": (66.0, 180.0, ["SL", "3A", "2A", "1A"]),
-    "Mail": (58.0, 130.0, ["SL", "3A", "2A"]),
-    "Intercity Express": (58.0, 70.0, ["2S", "CC", "3A"]),
-    "Passenger": (38.0, 0.0, ["2S", "SL", "3A"]),
-    "Shatabdi Express": (85.0, 160.0, ["CC", "EC"]),
-    "Rajdhani Express": (85.0, 300.0, ["3A", "2A", "1A"]),
-    "Vande Bharat Express": (90.0, 160.0, ["CC", "EC"]),
-    "Duronto Express": (80.0, 400.0, ["SL", "3A", "2A"]),
-    "Humsafar Express": (68.0, 220.0, ["3A", "3E"]),
-    "Garib Rath Express": (66.0, 200.0, ["3A", "CC"]),
+    "Express": (52.0, 130.0, ["SL", "3A", "2A"]),
+    "Superfast Express": (60.0, 180.0, ["SL", "3A", "2A", "1A"]),
+    "Mail": (52.0, 130.0, ["SL", "3A", "2A"]),
+    "Intercity Express": (52.0, 70.0, ["2S", "CC"]),
+    "Passenger": (35.0, 0.0, ["2S"]),
+    "Shatabdi Express": (80.0, 160.0, ["CC", "EC"]),
+    "Rajdhani Express": (80.0, 300.0, ["3A", "2A", "1A"]),
+    "Vande Bharat Express": (84.0, 160.0, ["CC", "EC"]),
+    "Duronto Express": (74.0, 400.0, ["SL", "3A", "2A"]),
+    "Humsafar Express": (62.0, 220.0, ["3A", "3E"]),
+    "Garib Rath Express": (60.0, 200.0, ["3A", "CC"]),
+}
+# Fare of one class on a Mail/Express: (base INR incl. reservation, INR per km), after Indian
+# Railways' published fare tables (rounded): Delhi-Mumbai (1,384 km) 3A about 1,770, SL about 690.
+CLASS_FARE: dict[str, tuple[float, float]] = {
+    "2S": (15.0, 0.36), "SL": (20.0, 0.48), "CC": (40.0, 1.05), "3E": (40.0, 1.15), "3A": (40.0, 1.25),
+    "2A": (50.0, 1.8), "EC": (60.0, 2.1), "1A": (60.0, 3.0),
+}
+# Train type -> (factor on the class fare, supplement INR): Passenger trains at ordinary fares,
+# the superfast charge, and the premium trains' dynamic fares with catering (Rajdhani, Shatabdi,
+# Vande Bharat), so Passenger < Express < Superfast < premium on one route and class.
+TYPE_FARE: dict[str, tuple[float, float]] = {
+    "Passenger": (0.55, 0.0), "Express": (1.0, 0.0), "Mail": (1.0, 0.0), "Intercity Express": (1.0, 0.0),
+    "Superfast Express": (1.0, 45.0), "Humsafar Express": (1.15, 45.0), "Garib Rath Express": (0.75, 25.0),
+    "Duronto Express": (1.2, 150.0), "Shatabdi Express": (1.5, 150.0), "Rajdhani Express": (1.5, 250.0),
+    "Vande Bharat Express": (1.7, 150.0),
+}
+# How late a train type runs relative to a Mail/Express (the premium trains have priority on the
+# line; Passenger trains wait for them): Indian Railways' punctuality by train category, rounded.
+KIND_DELAY: dict[str, float] = {
+    "Vande Bharat Express": 0.45, "Shatabdi Express": 0.55, "Rajdhani Express": 0.6, "Duronto Express": 0.7,
+    "Humsafar Express": 0.85, "Superfast Express": 0.9, "Garib Rath Express": 0.95, "Express": 1.0,
+    "Intercity Express": 1.0, "Mail": 1.05, "Passenger": 1.35,
 }
 STATIONS = {  # real main stations of major cities
     "Mumbai": "Chhatrapati Shivaji Maharaj Terminus", "Delhi": "New Delhi", "Kolkata": "Howrah Junction",
@@ -76,9 +106,12 @@ STATIONS = {  # real main stations of major cities
     "Nagpur": "Nagpur Junction", "Bhopal": "Bhopal Junction", "Indore": "Indore Junction",
     "Ahmedabad": "Ahmedabad Junction", "Pune": "Pune Junction", "Jaipur": "Jaipur Junction",
     "Howrah": "Howrah Junction", "Agra": "Agra Cantt", "Surat": "Surat", "Vadodara": "Vadodara Junction",
+    "Panaji": "Karmali", "Madgaon": "Madgaon Junction", "Darjeeling": "Darjeeling", "Rishikesh": "Yog Nagari Rishikesh",
 }
 STATION_SUFFIXES = ("Junction", "Railway Station", "Central", "City", "Cantonment", "Road")
 CAPITAL_OF_DELHI = "Delhi"
+# Cities without a railway station (Indian Railways' network, 2025): reached by road and air only.
+NO_RAILWAY = frozenset({"Shillong", "Gangtok", "Kohima", "Imphal", "Leh", "Manali"})
 
 
 # India's trunk railway corridors (Indian Railways' Golden Quadrilateral and diagonals, the Konkan
@@ -108,7 +141,7 @@ TRUNK_LINES: tuple[tuple[str, ...], ...] = (
     ("Chennai", "Vellore", "Salem", "Erode", "Tiruppur", "Coimbatore", "Palakkad", "Thrissur", "Kochi", "Alappuzha",
      "Kollam", "Thiruvananthapuram"),
     ("Chennai", "Villupuram", "Tiruchirappalli", "Madurai", "Tirunelveli", "Nagercoil"),
-    ("Mumbai", "Madgaon", "Udupi", "Mangaluru", "Kozhikode", "Thrissur"),
+    ("Mumbai", "Panaji", "Madgaon", "Udupi", "Mangaluru", "Kozhikode", "Thrissur"),
     ("Bengaluru", "Tumkur", "Davangere", "Hubballi", "Belagavi", "Sangli", "Pune"),
     ("Bengaluru", "Mysuru"),
     ("Jhansi", "Kanpur"),
@@ -120,6 +153,57 @@ TRUNK_LINES: tuple[tuple[str, ...], ...] = (
     ("Dhanbad", "Bokaro", "Ranchi", "Rourkela"),
     ("Raipur", "Vizianagaram"),
     ("Guwahati", "Dimapur", "Dibrugarh"),
+    # the lines to the places travellers go to (issue 23)
+    ("Ajmer", "Bhilwara", "Chittorgarh", "Udaipur"),
+    ("Delhi", "Meerut", "Muzaffarnagar", "Roorkee", "Haridwar", "Dehradun"),
+    ("Haridwar", "Rishikesh"),
+    ("Kharagpur", "Balasore", "Cuttack"),
+    ("Bhubaneswar", "Puri"),
+    ("Villupuram", "Puducherry"),
+    ("Siliguri", "Darjeeling"),
+    ("Ajmer", "Jodhpur", "Jaisalmer"),
+    ("Jhansi", "Mahoba", "Khajuraho"),
+)
+# Sections where trains run slower than on the plains (speed factor): the Western Ghats inclines
+# (Bhor Ghat Mumbai-Pune, Thal Ghat Mumbai-Nashik), the Konkan line, the Himalayan foothill lines
+# and the Darjeeling Himalayan Railway (a toy train at ~12 km/h).
+SLOW_SECTIONS: dict[frozenset[str], float] = {
+    frozenset(p): f for p, f in (
+        (("Mumbai", "Pune"), 0.45), (("Kalyan", "Pune"), 0.5), (("Mumbai", "Nashik"), 0.7), (("Kalyan", "Nashik"), 0.7),
+        (("Mumbai", "Panaji"), 0.8), (("Panaji", "Madgaon"), 0.8), (("Madgaon", "Udupi"), 0.8),
+        (("Haridwar", "Dehradun"), 0.7), (("Haridwar", "Rishikesh"), 0.7), (("Pathankot", "Jammu"), 0.8),
+        (("Siliguri", "Darjeeling"), 0.25), (("Guwahati", "Dimapur"), 0.8),
+    )
+}
+# Named long-distance trains of Indian Railways on the routes travellers take, each run both ways
+# with its real type: (first stop, last stop, type), kept when both ends are in the profile.
+NAMED_TRAINS: tuple[tuple[str, str, str], ...] = (
+    ("Delhi", "Udaipur", "Superfast Express"),  # Mewar Express
+    ("Delhi", "Udaipur", "Express"),  # Chetak Express
+    ("Delhi", "Udaipur", "Vande Bharat Express"),
+    ("Delhi", "Jammu", "Rajdhani Express"),
+    ("Delhi", "Jammu", "Superfast Express"),
+    ("Delhi", "Dehradun", "Shatabdi Express"),
+    ("Delhi", "Dehradun", "Vande Bharat Express"),
+    ("Delhi", "Rishikesh", "Express"),  # Yog Nagari Rishikesh
+    ("Kolkata", "Puri", "Shatabdi Express"),
+    ("Kolkata", "Puri", "Vande Bharat Express"),
+    ("Kolkata", "Puri", "Express"),
+    ("Chennai", "Puducherry", "Express"),
+    ("Chennai", "Puducherry", "Intercity Express"),
+    ("Delhi", "Guwahati", "Rajdhani Express"),
+    ("Kolkata", "Guwahati", "Superfast Express"),  # Saraighat Express
+    ("Guwahati", "Dibrugarh", "Superfast Express"),
+    ("Mumbai", "Panaji", "Vande Bharat Express"),
+    ("Mumbai", "Madgaon", "Superfast Express"),  # Konkan Kanya
+    ("Delhi", "Panaji", "Rajdhani Express"),
+    ("Delhi", "Jaisalmer", "Express"),
+    ("Jaipur", "Jaisalmer", "Express"),
+    ("Delhi", "Khajuraho", "Express"),
+    ("Kolkata", "Darjeeling", "Express"),  # to New Jalpaiguri, then the Darjeeling Himalayan Railway
+    ("Delhi", "Varanasi", "Vande Bharat Express"),
+    ("Delhi", "Amritsar", "Shatabdi Express"),
+    ("Chennai", "Kochi", "Superfast Express"),
 )
 
 
@@ -134,37 +218,51 @@ class RailNetwork:
 
 @dataclass
 class Service:
-    """One train: the cities it calls at (in order), the rail km to each stop, and its type."""
+    """One train: the cities it calls at (in order), the rail km to each stop, its type, and the
+    cumulative km each stop is away at plains speed (`SLOW_SECTIONS` count longer)."""
 
     stops: list[int]
     km: np.ndarray
     kind: str
+    hours_km: np.ndarray  # cumulative km weighted by 1 / section speed factor (for run times)
+
+
+def rail_cities(cities: Cities) -> np.ndarray:
+    """Indices of the cities with a railway station (all but `NO_RAILWAY`)."""
+    return np.array([i for i, name in enumerate(cities.name) if name not in NO_RAILWAY], dtype=np.int64)
 
 
 def rail_network(cities: Cities, gc: np.ndarray) -> RailNetwork:
     """Nearest-neighbour links plus a spanning tree, with the trunk corridors and the hub-to-hub shortest
-    paths marked trunk (edge attributes: `km`, routing `weight`, `trunk`)."""
-    n = cities.n
+    paths marked trunk (edge attributes: `km`, routing `weight`, `trunk`); cities without a
+    railway (`NO_RAILWAY`) are left out."""
+    rail = rail_cities(cities)
+    sub = gc[np.ix_(rail, rail)]
     tree: nx.Graph[int] = nx.Graph()
-    tree.add_nodes_from(range(n))
+    tree.add_nodes_from(rail.tolist())
     graph: nx.Graph[int] = nx.Graph()
-    graph.add_nodes_from(range(n))
-    for a, b in mst_edges(gc):
+    graph.add_nodes_from(rail.tolist())
+    for x, y in mst_edges(sub):
+        a, b = int(rail[x]), int(rail[y])
         km = float(gc[a, b] * RAIL_FACTOR)
         tree.add_edge(a, b, weight=km)
         graph.add_edge(a, b, km=km, weight=km, trunk=False)
-    for i in range(n):
-        for j in np.argsort(gc[i], kind="stable")[1 : NEIGHBOURS + 1].tolist():
+    for x in range(len(rail)):
+        i = int(rail[x])
+        for y in np.argsort(sub[x], kind="stable")[1 : NEIGHBOURS + 1].tolist():
+            j = int(rail[y])
             if gc[i, j] <= NEIGHBOUR_MAX_KM:
                 km = float(gc[i, j] * RAIL_FACTOR)
                 graph.add_edge(i, j, km=km, weight=km, trunk=False)
-    index = {name: i for i, name in enumerate(cities.name)}
+    index = {name: i for i, name in enumerate(cities.name) if name not in NO_RAILWAY}
     for line in TRUNK_LINES:
         present = [index[c] for c in line if c in index]
         for a, b in itertools.pairwise(present):
             km = float(gc[a, b] * TRUNK_RAIL_FACTOR)
             graph.add_edge(a, b, km=km, weight=km, trunk=True)
-    hubs = np.argsort(-cities.population, kind="stable")[: min(HUB_COUNT, n)].tolist()
+    # at most a quarter of the cities are hubs, so that a small profile keeps branch-line trains
+    # reaching its other cities
+    hubs = rail[np.argsort(-cities.population[rail], kind="stable")[: min(HUB_COUNT, len(rail) // 4)]].tolist()
     for h in hubs:
         paths = nx.single_source_dijkstra_path(graph, h, weight=_routing_km)
         for g in hubs:
@@ -174,6 +272,8 @@ def rail_network(cities: Cities, gc: np.ndarray) -> RailNetwork:
     for _, _, data in graph.edges(data=True):
         if data["trunk"]:
             data["weight"] = data["km"] * TRUNK_DISCOUNT
+    for a, b, data in graph.edges(data=True):
+        data["slow"] = SLOW_SECTIONS.get(frozenset((cities.name[a], cities.name[b])), 1.0)
     return RailNetwork(graph, tree, hubs)
 
 
@@ -197,6 +297,12 @@ class _Router:
     def km(self, path: list[int]) -> np.ndarray:
         """Cumulative rail km along a path."""
         seg = [self.graph.edges[a, b]["km"] for a, b in itertools.pairwise(path)]
+        return np.concatenate([[0.0], np.cumsum(seg)])
+
+    def hours_km(self, path: list[int]) -> np.ndarray:
+        """Cumulative km along a path, each section divided by its speed factor."""
+        edges = self.graph.edges
+        seg = [edges[a, b]["km"] / edges[a, b].get("slow", 1.0) for a, b in itertools.pairwise(path)]
         return np.concatenate([[0.0], np.cumsum(seg)])
 
 
@@ -233,13 +339,13 @@ def _make_service(cities: Cities, router: _Router, path: list[int], kind: str, m
         score = cities.population[np.asarray(path)[inner]] * rng.lognormal(0.0, 0.8, len(inner))
         inner = np.sort(inner[np.argsort(-score, kind="stable")[:want]])
     idx = np.concatenate([[0], inner, [len(path) - 1]]).astype(np.int64)
-    return Service([path[i] for i in idx.tolist()], cum[idx], kind)
+    return Service([path[i] for i in idx.tolist()], cum[idx], kind, router.hours_km(path)[idx])
 
 
 def _shortened(service: Service, k: int) -> Service:
     """Keep the ends and the first k - 2 intermediate stops."""
     idx = [*range(k - 1), len(service.stops) - 1]
-    return Service([service.stops[i] for i in idx], service.km[idx], service.kind)
+    return Service([service.stops[i] for i in idx], service.km[idx], service.kind, service.hours_km[idx])
 
 
 def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: np.random.Generator,
@@ -268,7 +374,14 @@ def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: 
         raise ValueError(f"profile {profile.name!r}: trains={profile.trains} is below the {reserve} rows "
                          "the branch-line trains need")
     budget -= reserve
+    # (0) the named trains
+    index = {name: i for i, name in enumerate(cities.name)}
+    for first, last, kind in NAMED_TRAINS:
+        a, b = index.get(first), index.get(last)
+        if a is not None and b is not None and a in network.graph and b in network.graph and budget > 0:
+            add(_make_service(cities, router, router.path(a, b), kind, MAX_STOPS, rng))
     # (1) one train between every two crowd-data cities within CORE_PAIR_KM
+    core = [c for c in core if c in network.graph]
     for x, a in enumerate(core):
         for b in core[x + 1 :]:
             if gc[a, b] <= CORE_PAIR_KM and budget > 0:
@@ -296,9 +409,12 @@ def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: 
     n = cities.n
     iu, ju = np.triu_indices(n, 1)
     d = gc[iu, ju]
-    ok = (d * RAIL_FACTOR >= MIN_ROUTE_KM) & (d * RAIL_FACTOR <= MAX_ROUTE_KM / 1.15)
+    on_rail = np.zeros(n, dtype=bool)
+    on_rail[rail_cities(cities)] = True
+    ok = (d * RAIL_FACTOR >= MIN_ROUTE_KM) & (d * RAIL_FACTOR <= MAX_ROUTE_KM / 1.15) & on_rail[iu] & on_rail[ju]
     iu, ju, d = iu[ok], ju[ok], d[ok]
-    weight = (pop[iu] * pop[ju]) ** 0.85 / d**0.9
+    draw = cities.draw.astype(float) / 1e6  # visitors count for tourist places (Goa, Rishikesh ...)
+    weight = (draw[iu] * draw[ju]) ** 0.85 / d**0.9
     weight /= weight.sum()
     while budget > 0:
         draws = rng.choice(len(iu), 512, p=weight)
@@ -337,8 +453,15 @@ def _branch_services(cities: Cities, router: _Router, network: RailNetwork,
         for start in range(0, len(path) - 1, BRANCH_MAX_STOPS - 1):
             piece = path[start : start + BRANCH_MAX_STOPS]
             if len(piece) >= 2:
-                out.append(Service(piece, router.km(piece), "Passenger"))
+                out.append(Service(piece, router.km(piece), "Passenger", router.hours_km(piece)))
     return out
+
+
+def train_fare(kind: str, km: np.ndarray) -> np.ndarray:
+    """Fare per person (INR, rounded to 5) of a `kind` train over `km` in its fare class."""
+    base, per_km = CLASS_FARE[fare_class(TRAIN_TYPES[kind][2])]
+    factor, extra = TYPE_FARE[kind]
+    return np.round(((base + per_km * np.asarray(km, float)) * factor + extra) / 5.0) * 5.0
 
 
 def _station_names(cities: Cities, rng: np.random.Generator) -> list[str]:
@@ -368,15 +491,17 @@ def trains_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile, seed: 
     names = np.array(cities.name, dtype=object)
     stations_arr = np.array(stations, dtype=object)
     parts: dict[str, list] = {k: [] for k in ("number", "name", "o", "d", "dep", "arr", "km", "days",
-                                             "kind", "delay")}
+                                             "kind", "delay", "stop", "fare")}
+    stop_key = 0  # one key per (train, alighting stop): its delay statistics are drawn once
     base_delays = lognormal_with_mean(rng, 1.0, profile.calibration.lognormal_sigma, 2 * len(services))
     for r, service in enumerate(services):
         for direction in (0, 1):
             stops = np.asarray(service.stops if direction == 0 else service.stops[::-1])
             cum = service.km if direction == 0 else service.km[-1] - service.km[::-1]
+            hours_km = service.hours_km if direction == 0 else service.hours_km[-1] - service.hours_km[::-1]
             k = len(stops)
             speed = TRAIN_TYPES[service.kind][0] * rng.uniform(0.9, 1.1)
-            run = np.round(np.diff(cum) / speed * 60.0 / 5.0).astype(np.int64) * 5 + 5
+            run = np.round(np.diff(hours_km) / speed * 60.0 / 5.0).astype(np.int64) * 5 + 5
             dwell = np.where(hub[stops], HUB_DWELL_MIN, DWELL_MIN)
             dwell[0] = dwell[-1] = 0
             start = _departure(service.kind, float(cum[-1]), rng)
@@ -391,10 +516,18 @@ def trains_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile, seed: 
             parts["dep"].append(depart[i])
             parts["arr"].append(arrive[j])
             parts["km"].append(cum[j] - cum[i])
-            parts["days"].append(np.full(len(i), run_days(rng, 1, 0.55)[0], dtype=object))
+            # run days at the first stop; a stop left after midnight is left on the following day(s)
+            days = run_days(rng, 1, 0.55)[0]
+            shifted = np.array([shift_run_days(days, int(m // 1440)) for m in depart.tolist()], dtype=object)
+            parts["days"].append(shifted[i])
             parts["kind"].append(np.full(len(i), service.kind, dtype=object))
-            # delays build up along the route: more at stops further from the start
-            parts["delay"].append(base_delays[2 * r + direction] * (0.5 + 1.0 * cum[j] / max(cum[-1], 1.0)))
+            parts["fare"].append(train_fare(service.kind, cum[j] - cum[i]))
+            # delays build up along the route: more at stops further from the start; one
+            # delay per alighting stop, whichever stop the traveller boarded at
+            parts["delay"].append(base_delays[2 * r + direction] * KIND_DELAY[service.kind]
+                                  * (0.5 + 1.0 * cum[j] / max(cum[-1], 1.0)))
+            parts["stop"].append(stop_key + j)
+            stop_key += k
     cat = {k: np.concatenate(v) for k, v in parts.items()}
     dep, arr = cat["dep"].astype(np.int64), cat["arr"].astype(np.int64)
     classes = {kind: spec[2] for kind, spec in TRAIN_TYPES.items()}
@@ -412,20 +545,22 @@ def trains_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile, seed: 
         "duration_min": (arr - dep).tolist(),
         "run_days": cat["days"].tolist(),
         "classes": [classes[k] for k in cat["kind"].tolist()],
-        "fare_inr": np.round(150.0 + 1.45 * cat["km"]).astype(np.int64).tolist(),
+        "fare_inr": cat["fare"].astype(np.int64).tolist(),
     }
-    cols.update(_delay_columns(cat["delay"], profile, rng))
+    cols.update(_delay_columns(cat["delay"], cat["stop"].astype(np.int64), stop_key, profile, rng))
     return cols
 
 
-def _delay_columns(base: np.ndarray, profile: SandboxProfile, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def _delay_columns(base: np.ndarray, stop: np.ndarray, n_stops: int, profile: SandboxProfile,
+                   rng: np.random.Generator) -> dict[str, np.ndarray]:
     """The five delay horizons: the row's base delay with horizon noise, each column calibrated
-    to its own target mean (spread over the paper's range); ~6% of rows carry no statistics."""
-    n = len(base)
-    missing = rng.random(n) < 0.06
+    to its own target mean (spread over the paper's range); ~6% of (train, alighting stop) pairs
+    carry no statistics. The noise and the gaps are drawn per (train, alighting stop) `stop`
+    key, so every row alighting at one stop of one train has the same statistics."""
+    missing = (rng.random(n_stops) < 0.06)[stop]
     out = {}
     for col, target in profile.calibration.train_horizon_means_min.items():
-        values = base * rng.lognormal(0.0, 0.25, n)
+        values = base * rng.lognormal(0.0, 0.25, n_stops)[stop]
         values[missing] = np.nan
         out[col] = np.round(rescale_to_mean(values, target), 1)
     return out

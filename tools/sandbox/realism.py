@@ -20,11 +20,28 @@ them (the mini profile). Definitions (also in docs/DATA.md):
 - top flight route: the unordered city pair with the most flight rows is Delhi-Mumbai, and the
   five busiest are among India's 16 busiest domestic routes (`BUSIEST_ROUTES`, from DGCA and AAI
   traffic statistics: Delhi-Mumbai, Delhi-Bengaluru, Mumbai-Bengaluru, Delhi-Kolkata ...);
-- neighbourhoods: cities within 15 km (great circle) of a more populous city, <= 15.
+- neighbourhoods: cities within 15 km (great circle) of a more populous city, <= 15;
+- train run days: rows whose `run_days` are not the train's run days at its first stop shifted by
+  the days between leaving the first stop and leaving the row's boarding stop, = 0;
+- train delays: (train number, alighting city) pairs whose rows carry more than one set of
+  `avg_delay_*` statistics (a train arrives once, whichever stop the traveller boarded at), = 0;
+- train fares by type: median fare per 100 km of each train type in its fare class, ordered
+  Passenger < Express < Superfast Express < Shatabdi, Rajdhani and Vande Bharat Express;
+- train punctuality by type: mean `avg_delay_1m` of Shatabdi, Rajdhani and Vande Bharat rows at
+  most 0.7 x that of Passenger rows;
+- flights on one day (a Wednesday): Delhi -> Mumbai 30-70 (a real day has about 45-50),
+  Mumbai -> Panaji (Goa) >= 10 (both where Delhi is in the database too: counts of an India-wide
+  flights table); most departures of one route on one day at the same minute = 1;
+  distinct Delhi -> Mumbai block times >= 3; airlines flying include no Vistara (merged into
+  Air India in November 2024); on-time shares differ by airline (largest - smallest >= 5 points);
+- tourist places: Panaji, Leh, Manali, Rishikesh, Darjeeling, Jaisalmer and Khajuraho are cities,
+  each with a train, bus or flight from Delhi or from its state's largest city, and Delhi ->
+  Udaipur has >= 3 direct services (all modes).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -32,6 +49,7 @@ import numpy as np
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox.calibration import Check
 from utp_env.tools.sandbox.common import haversine_km
+from utp_env.tools.schema import shift_run_days
 
 CORE_PAIR_KM = 1_500.0
 CORRIDORS = (("Delhi", "Mumbai"), ("Delhi", "Kolkata"), ("Chennai", "Bengaluru"))
@@ -45,6 +63,106 @@ BUSIEST_ROUTES = frozenset(frozenset(p) for p in (
     ("Mumbai", "Chennai"), ("Bengaluru", "Kolkata"), ("Mumbai", "Kolkata"), ("Delhi", "Pune"),
     ("Delhi", "Ahmedabad"), ("Bengaluru", "Chennai"), ("Kolkata", "Hyderabad"), ("Chennai", "Kolkata"),
 ))
+
+
+DELAY_COLUMNS = ("avg_delay_1w", "avg_delay_1m", "avg_delay_3m", "avg_delay_6m", "avg_delay_1y")
+FARE_ORDER = ("Passenger", "Express", "Superfast Express")
+PREMIUM_TRAINS = ("Shatabdi Express", "Rajdhani Express", "Vande Bharat Express")
+
+
+def _minute(hhmm: str) -> int:
+    return int(hhmm[:2]) * 60 + int(hhmm[3:5])
+
+
+def run_day_contradictions(t: dict) -> int:
+    """Train rows whose `run_days` differ from the run days at the train's first stop shifted by
+    the day offset of the row's boarding stop (from the row leaving the first stop that arrives there)."""
+    origins: dict[str, set[str]] = defaultdict(set)
+    dests: dict[str, set[str]] = defaultdict(set)
+    for num, o, d in zip(t["train_number"], t["origin_city"], t["dest_city"], strict=True):
+        origins[num].add(o)
+        dests[num].add(d)
+    first = {num: next(iter(origins[num] - dests[num])) for num in origins if len(origins[num] - dests[num]) == 1}
+    start: dict[str, str] = {}
+    arrive: dict[tuple[str, str], int] = {}  # minutes after midnight of the first stop's departure day
+    for num, o, d, dep, dur, days in zip(t["train_number"], t["origin_city"], t["dest_city"], t["dep_time"],
+                                         t["duration_min"], t["run_days"], strict=True):
+        if first.get(num) == o:
+            start[num] = days
+            arrive[(num, d)] = _minute(dep) + int(dur)
+    bad = 0
+    for num, o, dep, days in zip(t["train_number"], t["origin_city"], t["dep_time"], t["run_days"], strict=True):
+        if num not in start:
+            continue
+        days0 = start[num]
+        if o == first[num]:
+            expected = days0
+        else:
+            reached = arrive.get((num, o))
+            if reached is None:
+                bad += 1
+                continue
+            leave = reached + (_minute(dep) - reached) % 1440  # first departure at the stop's clock time
+            expected = shift_run_days(days0, leave // 1440)
+        bad += days != expected
+    return bad
+
+
+def delay_spread(t: dict) -> tuple[int, int]:
+    """(train number, alighting city) pairs with more than one set of delay statistics, and all pairs."""
+    seen: dict[tuple[str, str], set[tuple[float, ...]]] = defaultdict(set)
+    values = [np.asarray(t[c], float) for c in DELAY_COLUMNS]
+    for i, key in enumerate(zip(t["train_number"], t["dest_city"], strict=True)):
+        seen[key].add(tuple(-1.0 if np.isnan(v[i]) else float(v[i]) for v in values))
+    return sum(len(v) > 1 for v in seen.values()), len(seen)
+
+
+def train_kind(name: str) -> str:
+    """The train type a generated train name ends with ('Delhi Agra Shatabdi Express' -> 'Shatabdi Express')."""
+    from utp_env.tools.sandbox.rail import TRAIN_TYPES
+
+    return max((k for k in TRAIN_TYPES if name.endswith(" " + k)), key=len, default="")
+
+
+def fare_per_100km_by_kind(t: dict, road_km: dict[tuple[str, str], float]) -> dict[str, float]:
+    """Median train fare per 100 road km of the row's city pair, per train type."""
+    per: dict[str, list[float]] = defaultdict(list)
+    for name, o, d, fare in zip(t["train_name"], t["origin_city"], t["dest_city"], t["fare_inr"], strict=True):
+        km = road_km.get((o, d))
+        if km:
+            per[train_kind(name)].append(100.0 * float(fare) / km)
+    return {k: float(np.median(v)) for k, v in per.items() if v}
+
+
+TOURIST_PLACES = ("Panaji", "Leh", "Manali", "Rishikesh", "Darjeeling", "Jaisalmer", "Khajuraho")
+WEDNESDAY = 2
+
+
+def flights_on_day(f: dict, origin: str, dest: str, day: int = WEDNESDAY) -> int:
+    """Flight rows from `origin` to `dest` operating on weekday `day` (Mon = 0)."""
+    return sum(1 for o, d, days in zip(f["origin_city"], f["dest_city"], f["run_days"], strict=True)
+               if o == origin and d == dest and days[day] == "1")
+
+
+def same_minute_max(f: dict) -> int:
+    """The most flights of one route departing at the same minute on one weekday."""
+    seen: Counter[tuple[str, str, int, str]] = Counter()
+    for o, d, days, dep in zip(f["origin_city"], f["dest_city"], f["run_days"], f["dep_time"], strict=True):
+        for day in range(7):
+            if days[day] == "1":
+                seen[(o, d, day, dep)] += 1
+    return max(seen.values(), default=0)
+
+
+def on_time_by_airline(f: dict) -> dict[str, float]:
+    """Share of observed flights on time, per airline."""
+    on: dict[str, float] = defaultdict(float)
+    total: dict[str, float] = defaultdict(float)
+    for airline, t, n in zip(f["airline"], f["otp_on_time"], f["otp_total"], strict=True):
+        if not np.isnan(n):
+            on[airline] += float(t)
+            total[airline] += float(n)
+    return {a: on[a] / total[a] for a in total if total[a]}
 
 
 def _share(name: str, hits: int, total: int, low: float | None, high: float | None, target: str) -> Check:
@@ -129,4 +247,70 @@ def realism(db: Database) -> list[Check]:
     n_near = int(np.sum(near.any(axis=1)))
     checks.append(Check(name=f"cities within {NEIGHBOURHOOD_KM:.0f} km of a bigger city", value=n_near,
                         target="<= 15", passed=n_near <= 15))
+
+    bad_days = run_day_contradictions(t)
+    checks.append(Check(name="train rows whose run days contradict the first stop's", value=bad_days, target="= 0",
+                        passed=bad_days == 0))
+    spread, pairs_n = delay_spread(t)
+    checks.append(Check(name="(train, alighting stop) pairs with more than one delay", value=f"{spread}/{pairs_n}",
+                        target="= 0", passed=spread == 0))
+    dist = db.tables["distances"].columns
+    pair_km = dict(zip(zip(dist["origin_city"], dist["dest_city"], strict=True), dist["distance_km"], strict=True))
+    fares = fare_per_100km_by_kind(t, pair_km)
+    order = [k for k in FARE_ORDER if k in fares]
+    premium = [fares[k] for k in PREMIUM_TRAINS if k in fares]
+    ok = (all(fares[a] < fares[b] for a, b in itertools.pairwise(order))
+          and (not premium or not order or min(premium) > fares[order[-1]]))
+    text = " < ".join(f"{fares[k]:.0f}" for k in order) + (f" < {min(premium):.0f}" if premium else "")
+    checks.append(Check(name="train fare per 100 km: Passenger < Express < Superfast < premium", value=text,
+                        target="increasing", passed=bool(ok)))
+    late: dict[str, list[float]] = defaultdict(list)
+    for name, v in zip(t["train_name"], np.asarray(t["avg_delay_1m"], float).tolist(), strict=True):
+        if not np.isnan(v):
+            late["premium" if train_kind(name) in PREMIUM_TRAINS else train_kind(name)].append(v)
+    if late.get("premium") and late.get("Passenger"):
+        prem, slow = float(np.mean(late["premium"])), float(np.mean(late["Passenger"]))
+        checks.append(Check(name="train mean delay, premium / Passenger (min)", value=f"{prem:.0f} / {slow:.0f}",
+                            target="premium <= 0.7 x Passenger", passed=prem <= 0.7 * slow))
+
+    if "Delhi" in index and "Mumbai" in index:
+        n = flights_on_day(f, "Delhi", "Mumbai")
+        checks.append(Check(name="Delhi -> Mumbai flights on a Wednesday", value=n, target="30-70",
+                            passed=30 <= n <= 70))
+        blocks = {int(m) for o, d, m in zip(f["origin_city"], f["dest_city"], f["duration_min"], strict=True)
+                  if (o, d) == ("Delhi", "Mumbai")}
+        checks.append(Check(name="Delhi -> Mumbai distinct block times", value=len(blocks), target=">= 3",
+                            passed=len(blocks) >= 3))
+    if "Delhi" in index and "Mumbai" in index and "Panaji" in index:  # an India-wide flights table
+        n = flights_on_day(f, "Mumbai", "Panaji")
+        checks.append(Check(name="Mumbai -> Panaji (Goa) flights on a Wednesday", value=n, target=">= 10",
+                            passed=n >= 10))
+    same = same_minute_max(f)
+    checks.append(Check(name="most flights of one route and day at one minute", value=same, target="= 1",
+                        passed=same == 1))
+    shares = on_time_by_airline(f)
+    gap = 100 * (max(shares.values()) - min(shares.values())) if shares else 0.0
+    checks.append(Check(name="airlines (on-time share spread, points)", value=f"{len(shares)} ({gap:.0f})",
+                        target="no Vistara; spread >= 5", passed="Vistara" not in shares and gap >= 5))
+    if "Delhi" in index:
+        linked: set[tuple[str, str]] = set()
+        for table in ("trains", "buses", "flights"):
+            c = db.tables[table].columns
+            linked |= {(o, d) for o, d in zip(c["origin_city"], c["dest_city"], strict=True)}
+        largest: dict[str, tuple[str, int]] = {}
+        for name, state, p in zip(names, city["state"], np.asarray(city["population"]).tolist(), strict=True):
+            if state not in largest or p > largest[state][1]:
+                largest[state] = (name, p)
+        state_of = dict(zip(names, city["state"], strict=True))
+        present = [c for c in TOURIST_PLACES if c in index and (
+            ("Delhi", c) in linked or (largest[state_of[c]][0], c) in linked)]
+        checks.append(Check(name="tourist places present and served", value=f"{len(present)}/{len(TOURIST_PLACES)}",
+                            target="all", passed=len(present) == len(TOURIST_PLACES)))
+        if "Udaipur" in index:
+            n = 0
+            for table, key in (("trains", "train_number"), ("buses", "bus_id"), ("flights", "flight_number")):
+                c = db.tables[table].columns
+                n += len({k for k, o, d in zip(c[key], c["origin_city"], c["dest_city"], strict=True)
+                          if (o, d) == ("Delhi", "Udaipur")})
+            checks.append(Check(name="Delhi -> Udaipur direct services", value=n, target=">= 3", passed=n >= 3))
     return checks

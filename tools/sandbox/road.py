@@ -83,7 +83,7 @@ def road_pairs(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> np.nd
     if want < len(tree):
         raise ValueError(f"profile {profile.name!r}: road_routes={profile.road_routes} is below the "
                          f"{2 * len(tree)} a connected road network needs")
-    pop = cities.population.astype(float)
+    pop = cities.draw.astype(float)  # visitors count for tourist places (Goa, Manali ...)
     km = gc[iu, ju] * profile.road_factor
     score = -(pop[iu] * pop[ju]) ** 0.8 / np.maximum(km, 1.0) ** 1.6
     score[(km < BUS_MIN_KM) | (km > profile.bus_max_km)] = np.inf
@@ -128,7 +128,7 @@ def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, pr
     o, d, km = o[ok], d[ok], km[ok]
     if profile.buses < len(o):
         raise ValueError(f"profile {profile.name!r}: buses={profile.buses} is below one per bus pair ({len(o)})")
-    pop = cities.population.astype(float)
+    pop = cities.draw.astype(float)
     counts = apportion(profile.buses, (pop[o] * pop[d]) ** 0.5 / km**0.7, minimum=1)
     bo, bd, bkm = np.repeat(o, counts), np.repeat(d, counts), np.repeat(km, counts)
     n = len(bo)

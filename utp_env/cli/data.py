@@ -31,8 +31,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     build.add_argument("--out", type=Path, default=None,
                        help="output directory (default: the embedded sandbox cache used by the env)")
     build.add_argument("--queries", type=_count, default=1000, metavar="N",
-                       help="also build N queries with reference plans beside the tables (default: 1000; 0 skips)")
-    build.add_argument("--train", nargs="?", type=_count, const=TRAIN_SIZE, default=0, metavar="N",
+                       help="also build N queries with reference plans beside the tables, at most 100,000 "
+                       "(default: 1000; 0 skips)")
+    build.add_argument("--train", nargs="?", type=_train_count, const=TRAIN_SIZE, default=0, metavar="N",
                        help=f"also build the train split: N queries (default {TRAIN_SIZE}) with reference plans, "
                        "disjoint from validation and test (docs/RL.md); otherwise it is built when first asked for")
     build.set_defaults(handler=cmd_build)
@@ -84,13 +85,32 @@ def _seed(text: str) -> int:
     return value
 
 
+MAX_QUERIES = 100_000
+"""Upper bound on `data build --queries` (the shipped set has 1,000; every query is generated, planned
+and held in memory before the files are written)."""
+
+
 def _count(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+        raise argparse.ArgumentTypeError(f"--queries must be a non-negative integer, got {text!r}")
+    if value > MAX_QUERIES:
+        raise argparse.ArgumentTypeError(f"--queries must be at most {MAX_QUERIES:,}, got {value:,}")
+    return value
+
+
+def _train_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--train must be a non-negative integer, got {text!r}")
+    if value > MAX_QUERIES:
+        raise argparse.ArgumentTypeError(f"--train must be at most {MAX_QUERIES:,}, got {value:,}")
     return value
 
 

@@ -1,30 +1,41 @@
 """`utp-env evaluate`: score plans and print the Table 3 summary; one bad line costs one line.
 
-Each line of the plans file is decoded and parsed on its own: a line that is not UTF-8, not JSON
-(including nesting too deep or an integer too long to read), not an object with `query_id` and
-`plan`, for an unknown query, made on another database (its `db_hash`), or that fails while
-scored is skipped and reported with its number and the reason; every other line is scored. A
-plan is the paper's JSON day format (`parse_plan`) or the canonical `Plan` JSON that run records
-hold (`Plan.model_validate`), so a run's results.jsonl can be scored as it is. Exit status: 0
-when every line was scored, 3 when some were skipped (the report is still written), 2 when there
-was nothing to score or the plans belong to another database (docs/RUNS.md, "Scoring plans").
+The plans file is streamed: read line by line, each line decoded, parsed, scored and added to the
+summary (`utp_env.evaluation.streaming.SummaryAccumulator`), and its report appended to `--out`'s
+temporary file, so memory does not grow with the file (what is kept per line: the query and trial
+it answers, to refuse duplicates). A line that is not UTF-8, not JSON (including nesting too deep
+or an integer too long to read), not an object with `query_id` and `plan` (and an optional
+non-negative integer `trial`), for an unknown query, made on another database (its `db_hash`),
+or that fails while scored is skipped and reported with its number and the reason; every other
+line is scored. A plan is the paper's JSON day format (`parse_plan`) or the canonical `Plan` JSON
+that run records hold (`Plan.model_validate`), so a run's results.jsonl can be scored as it is.
+
+Two lines for the same query and trial (`trial` 0 when absent) are refused (exit 2, naming both
+line numbers): nine copies of one good plan would otherwise count nine times in the pass rates.
+Exit status: 0 when every line was scored, 3 when some were skipped (the report is still written),
+2 when no line could be scored, the plans belong to another database, a query repeats, or a file
+is missing (docs/RUNS.md, "Scoring plans").
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from utp_env.tools.jsonl import decode_json_line
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from utp_env.evaluation import EvaluationReport
+    from utp_env.evaluation.streaming import SummaryAccumulator
     from utp_env.itinerary import Plan
     from utp_env.query import Query
     from utp_env.tools.database import Database
@@ -40,11 +51,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "or text, or a run record's Plan JSON>}) with the commonsense and hard checks, "
                        "BAS/CATS/TDAS and the TripCraft metrics (docs/METRICS.md). A plan that does not "
                        "parse counts as not delivered; a line that cannot be read is skipped and reported "
-                       "with its number. Exit status 0: every line scored; 3: some lines skipped (the report "
-                       "is still written); 2: nothing to score, or plans made on another database.")
+                       "with its number; two lines for the same query and trial are refused. The file is read "
+                       "line by line (memory does not grow with it). Exit status 0: every line scored; 3: some "
+                       "lines skipped (the report is still written); 2: no line could be scored, a query and "
+                       "trial repeat, or plans made on another database.")
     p.add_argument("--plans", type=Path, required=True, metavar="PLANS.jsonl",
-                   help="the plans to score: one JSON object {query_id, plan} per line (a run's "
-                   "results.jsonl works too)")
+                   help="the plans to score: one JSON object {query_id, plan} per line, with an optional "
+                   "integer trial (a run's results.jsonl works too)")
     p.add_argument("--queries", type=Path, metavar="Q.jsonl",
                    help="JSONL of the queries the plans answer (default: the database's query set)")
     p.add_argument("--profile", choices=["full", "mini"], default="full",
@@ -72,21 +85,31 @@ class PlanLine:
     error: str | None = None
 
 
-def read_plan_lines(path: Path) -> list[PlanLine]:
-    """Every non-blank line of the plans file, each decoded and parsed on its own."""
+def iter_plan_lines(path: Path) -> Iterator[PlanLine]:
+    """Every non-blank line of the plans file, read one at a time, each decoded and parsed on its own."""
     if not path.is_file():
         raise FileNotFoundError(f"plans file {str(path)!r} does not exist or is not a file")
     try:
-        data = path.read_bytes()
+        fh = path.open("rb")
     except OSError as exc:
         raise FileNotFoundError(f"plans file {str(path)!r} cannot be read: {exc.strerror}") from None
-    out: list[PlanLine] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
-        record, error = parse_plan_line(raw)
-        out.append(PlanLine(number, record, None if error is None else f"{path.name} line {number}: {error}"))
-    return out
+    with fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            record, error = parse_plan_line(raw)
+            yield PlanLine(number, record, None if error is None else f"{path.name} line {number}: {error}")
+
+
+def count_lines(path: Path) -> int:
+    """How many lines the file has (for the progress bar), read in blocks."""
+    count = 0
+    last = b"\n"
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
 
 
 def parse_plan_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
@@ -98,6 +121,9 @@ def parse_plan_line(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
         return None, "expected an object with 'query_id' and 'plan'"
     if not isinstance(record["query_id"], str | int) or isinstance(record["query_id"], bool):
         return None, "'query_id' must be a string"
+    trial = record.get("trial", 0)
+    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+        return None, f"'trial' must be a non-negative integer, got {str(trial)[:40]!r}"
     return record, None
 
 
@@ -163,79 +189,175 @@ def recorded_db_hash(plans: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def check_database(plans: Path, lines: list[PlanLine], db: Database, where: str) -> None:
-    """Refuse plans made on another database: a ValueError when the run folder's config.json, or
-    every readable line (each recording a `db_hash`), names a database other than the one opened
-    (query ids mean different trips in another query set). A single such line among others is
-    skipped by `score_lines` instead."""
-    folder = recorded_db_hash(plans)
-    recorded = [line.record.get("db_hash") for line in lines if line.record is not None]
-    mismatch = folder if folder is not None and folder != db.content_hash else None
-    if mismatch is None and recorded and all(isinstance(h, str) and h != db.content_hash for h in recorded):
-        mismatch = sorted(str(h) for h in recorded)[0]
-    if mismatch is not None:
-        raise ValueError(f"{plans} holds plans made on database {mismatch[:12]}, but {where} is "
-                         f"{db.content_hash[:12]}: its query ids name other trips; score them with the --profile "
-                         "or --db they were made with")
+def foreign_database(plans: Path, mismatch: str, db: Database, where: str) -> ValueError:
+    """The one-line refusal of plans made on database `mismatch` rather than the one opened."""
+    return ValueError(f"{plans} holds plans made on database {mismatch[:12]}, but {where} is "
+                      f"{db.content_hash[:12]}: its query ids name other trips; score them with the --profile "
+                      "or --db they were made with")
+
+
+class DuplicatePlanError(ValueError):
+    """Two lines of the plans file hold plans for the same query and trial."""
+
+
+class ReportSink:
+    """The `--out` report, written as the lines are scored: `{"db_hash", "results": [...], "skipped":
+    [...], "warnings": [...], "summary": {...}}`. Results go straight to the (temporary) file,
+    skipped lines and warnings to anonymous temporary files copied in at the end, so nothing
+    grows in memory; `utp_env.tools.atomic.write_with_atomic` renames the file into place only
+    when everything was written."""
+
+    def __init__(self, fh: BinaryIO, db_hash: str) -> None:
+        self.fh = fh
+        self.parts = {name: tempfile.TemporaryFile() for name in ("skipped", "warnings")}  # noqa: SIM115 (closed by finish/close)
+        self.counts = {"results": 0, "skipped": 0, "warnings": 0}
+        fh.write(b'{"db_hash": ' + _json(db_hash) + b', "results": [')
+
+    def _item(self, part: str, out: BinaryIO, value: Any) -> None:
+        out.write((b",\n" if self.counts[part] else b"\n") + _json(value))
+        self.counts[part] += 1
+
+    def result(self, record: dict[str, Any]) -> None:
+        self._item("results", self.fh, record)
+
+    def skipped(self, entry: dict[str, Any]) -> None:
+        self._item("skipped", self.parts["skipped"], entry)
+
+    def warning(self, text: str) -> None:
+        self._item("warnings", self.parts["warnings"], text)
+
+    def finish(self, summary: dict[str, Any]) -> None:
+        """Close the arrays, copy the skipped lines and warnings in, add the summary."""
+        for name in ("skipped", "warnings"):
+            self.fh.write(b"\n], \"" + name.encode() + b"\": [")
+            part = self.parts[name]
+            part.seek(0)
+            shutil.copyfileobj(part, self.fh)
+            part.close()
+        self.fh.write(b"\n], \"summary\": " + _json(summary) + b"}\n")
+        self.fh.flush()
+        os.fsync(self.fh.fileno())
+
+    def close(self) -> None:
+        for part in self.parts.values():
+            part.close()
+
+
+def _json(value: Any) -> bytes:
+    """Compact JSON as UTF-8, a lone surrogate as its `\\udXXX` escape (as write_text_atomic does)."""
+    return json.dumps(value, ensure_ascii=False).encode("utf-8", errors="backslashreplace")
 
 
 @dataclass
-class Scores:
-    """What scoring the lines gave: (query, report or None) pairs, records, skipped lines, warnings."""
+class Tally:
+    """What scoring the file gave, in counts (the plans themselves are not kept)."""
 
-    results: list[tuple[Query, EvaluationReport | None]] = field(default_factory=list)
-    records: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    summary: SummaryAccumulator = field(default_factory=lambda: _accumulator())
+    lines: int = 0
+    scored: int = 0
+    skipped: int = 0
+    warnings: int = 0
+    readable: int = 0
+    foreign: int = 0
+    first_foreign: str | None = None
+    covered: set[str] = field(default_factory=set)
+    seen: dict[tuple[str, int], int] = field(default_factory=dict)
 
 
-def score_lines(lines: list[PlanLine], name: str, queries: dict[str, Query], references: Mapping[str, Plan],
-                db: Database, config: Any) -> Scores:
-    """Score every readable line; every other line is skipped with its reason."""
+def _accumulator() -> SummaryAccumulator:
+    from utp_env.evaluation.streaming import SummaryAccumulator
+
+    return SummaryAccumulator()
+
+
+def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, Plan], db: Database, config: Any,
+               sink: ReportSink | None = None) -> Tally:
+    """Score every readable line of the plans file, one at a time; every other line is skipped
+    with its reason. Skipped lines, undelivered plans and warnings are printed to stderr as they
+    come; each line's report goes to `sink`. A DuplicatePlanError at the second line for a query
+    and trial."""
     from utp_env.env.episode import plan_mismatch
     from utp_env.evaluation import evaluate
     from utp_env.plan_format import PlanFormatError
     from utp_env.tools.progress import progress_bar
 
-    out = Scores()
+    name = path.name
+    out = Tally()
+    total = count_lines(path)
+
+    def skip(number: int, reason: str) -> None:
+        out.skipped += 1
+        print(f"skipped: {reason}", file=sys.stderr)
+        if sink is not None:
+            sink.skipped({"line": number, "reason": reason})
+
+    def warn(text: str) -> None:
+        out.warnings += 1
+        print(f"warning: {text}", file=sys.stderr)
+        if sink is not None:
+            sink.warning(text)
+
     # A bar (or one notice line) only for files large enough to take a few seconds.
-    for line in progress_bar(len(lines), "scoring plans", "plan", enabled=len(lines) >= 500, iterable=lines):
-        record = line.record
-        if record is None:
-            out.skipped.append({"line": line.number, "reason": line.error or f"{name} line {line.number}: unreadable"})
-            continue
-        query = queries.get(str(record["query_id"]))
-        if query is None:
-            out.skipped.append({"line": line.number,
-                                "reason": f"{name} line {line.number}: unknown query_id {str(record['query_id'])!r} "
-                                          "(not in the query set, or not in --split)"})
-            continue
-        line_hash = record.get("db_hash")
-        if isinstance(line_hash, str) and line_hash != db.content_hash:
-            out.skipped.append({"line": line.number, "reason": f"{name} line {line.number}: made on database "
-                                f"{line_hash[:12]}, not the one opened ({db.content_hash[:12]})"})
-            continue
-        try:
-            try:
-                plan = read_plan(record["plan"], query, db)
-            except PlanFormatError as exc:
-                out.results.append((query, None))
-                out.records.append({"query_id": query.query_id, "line": line.number, "delivered": False,
-                                    "error": str(exc), "report": None})
+    with progress_bar(total, "scoring plans", "line", enabled=total >= 500) as bar:
+        for line in iter_plan_lines(path):
+            bar.update(line.number - bar.n)
+            out.lines += 1
+            record = line.record
+            if record is None:
+                skip(line.number, line.error or f"{name} line {line.number}: unreadable")
                 continue
-            wrong = plan_mismatch(plan, query, db)
-            if wrong:
-                out.warnings.append(f"{name} line {line.number}: the plan does not match query {query.query_id}: "
-                                    + "; ".join(wrong))
-            report = evaluate(plan, query, db, config, reference=references.get(query.query_id))
-            report_json = report.model_dump(mode="json")
-        except Exception as exc:  # one line's failure costs that line, never the file
-            out.skipped.append({"line": line.number, "reason": f"{name} line {line.number}: could not be scored "
-                                f"({type(exc).__name__}: {str(exc)[:200]})"})
-            continue
-        out.results.append((query, report))
-        out.records.append({"query_id": query.query_id, "line": line.number, "delivered": True, "error": None,
-                            "report": report_json})
+            out.readable += 1
+            given_hash = record.get("db_hash")
+            line_hash = given_hash if isinstance(given_hash, str) else db.content_hash
+            foreign = line_hash != db.content_hash
+            if foreign:
+                out.foreign += 1
+                out.first_foreign = min(out.first_foreign or line_hash, line_hash)
+            query = queries.get(str(record["query_id"]))
+            if query is None:
+                skip(line.number, f"{name} line {line.number}: unknown query_id {str(record['query_id'])!r} "
+                                  "(not in the query set, or not in --split)")
+                continue
+            if foreign:
+                skip(line.number, f"{name} line {line.number}: made on database {line_hash[:12]}, not the one "
+                                  f"opened ({db.content_hash[:12]})")
+                continue
+            trial = int(record.get("trial", 0))
+            first = out.seen.setdefault((query.query_id, trial), line.number)
+            if first != line.number:
+                raise DuplicatePlanError(
+                    f"{name} lines {first} and {line.number} both hold a plan for query {query.query_id} trial "
+                    f"{trial}: each query (and trial) is scored once, so a repeated plan would count several "
+                    "times in the rates; keep one line per query, or give repeated runs distinct 'trial' numbers")
+            try:
+                try:
+                    plan = read_plan(record["plan"], query, db)
+                except PlanFormatError as exc:
+                    result: dict[str, Any] = {"query_id": query.query_id, "line": line.number, "delivered": False,
+                                              "error": str(exc), "report": None}
+                    report = None
+                    print(f"not delivered: {query.query_id} (line {line.number}): {exc}", file=sys.stderr)
+                else:
+                    wrong = plan_mismatch(plan, query, db)
+                    if wrong:
+                        warn(f"{name} line {line.number}: the plan does not match query {query.query_id}: "
+                             + "; ".join(wrong))
+                    report = evaluate(plan, query, db, config, reference=references.get(query.query_id))
+                    result = {"query_id": query.query_id, "line": line.number, "delivered": True, "error": None,
+                              "report": report.model_dump(mode="json")}
+            except Exception as exc:  # one line's failure costs that line, never the file
+                del out.seen[(query.query_id, trial)]
+                skip(line.number, f"{name} line {line.number}: could not be scored "
+                                  f"({type(exc).__name__}: {str(exc)[:200]})")
+                continue
+            if "trial" in record:
+                result["trial"] = trial
+            out.scored += 1
+            out.covered.add(query.query_id)
+            out.summary.add(query, report)
+            if sink is not None:
+                sink.result(result)
+        bar.update(total - bar.n)
     return out
 
 
@@ -252,50 +374,65 @@ def open_database(args: argparse.Namespace) -> tuple[Database, str]:
 
 def handle(args: argparse.Namespace) -> int:
     from utp_env.config import load_uncertainty
-    from utp_env.evaluation.aggregate import summarize
-    from utp_env.tools.atomic import write_text_atomic
+    from utp_env.tools.atomic import write_with_atomic
 
     config = load_uncertainty(args.config)
-    lines = read_plan_lines(args.plans)
-    if not lines:
-        raise ValueError(f"plans file {str(args.plans)!r} holds no plans (every line is blank)")
+    if not args.plans.is_file():
+        raise FileNotFoundError(f"plans file {str(args.plans)!r} does not exist or is not a file")
     db, where = open_database(args)
-    check_database(args.plans, lines, db, where)
+    folder = recorded_db_hash(args.plans)
+    if folder is not None and folder != db.content_hash:
+        raise foreign_database(args.plans, folder, db, where)
     queries, references = load_queries(args.queries, db)
     if args.split is not None:
         queries = split_queries(queries, args.split)
-    scores = score_lines(lines, args.plans.name, queries, references, db, config)
-    covered = {q.query_id for q, _ in scores.results}
-    missing = [q for q in queries.values() if q.query_id not in covered]
-    if args.split is not None:
-        scores.results += [(q, None) for q in missing]  # undelivered: no plan for it
-    summary = summarize(scores.results, config.readings)
+    done: dict[str, Any] = {}
+
+    def score(sink: ReportSink | None) -> None:
+        tally = score_file(args.plans, queries, references, db, config, sink)
+        if not tally.lines:
+            raise ValueError(f"plans file {str(args.plans)!r} holds no plans (every line is blank)")
+        if tally.readable and tally.foreign == tally.readable and tally.first_foreign is not None:
+            raise foreign_database(args.plans, tally.first_foreign, db, where)
+        if not tally.scored:
+            raise ValueError(f"no line of {args.plans.name} could be scored: all {tally.lines} were skipped (the "
+                             "reasons above); nothing to summarise")
+        missing = [q for q in queries.values() if q.query_id not in tally.covered]
+        if args.split is not None:
+            for query in missing:  # undelivered: no plan for it
+                tally.summary.add(query, None)
+        summary = tally.summary.summary(config.readings)
+        if sink is not None:
+            sink.finish(summary.model_dump(mode="json"))
+        done.update(tally=tally, summary=summary, missing=missing)
+
+    if args.out is None:
+        score(None)
+    else:
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as fh:
+                sink = ReportSink(fh, db.content_hash)
+                try:
+                    score(sink)
+                finally:
+                    sink.close()
+
+        write_with_atomic(args.out, write)
+    tally, summary, missing = done["tally"], done["summary"], done["missing"]
     print(summary.to_markdown() if args.markdown else summary.to_text())
-    for r in scores.records:
-        if not r["delivered"]:
-            print(f"not delivered: {r['query_id']} (line {r['line']}): {r['error']}", file=sys.stderr)
     if args.split is not None:
         print(f"split {args.split}: {len(queries) - len(missing)} of {len(queries)} queries have a plan; "
               f"{len(missing)} without one count as undelivered", file=sys.stderr)
     else:
-        print(f"{len(covered)} of the {len(queries)} queries of the set have a plan; the rates are over those "
+        print(f"{len(tally.covered)} of the {len(queries)} queries of the set have a plan; the rates are over those "
               "(pass --split to count every query of a split)", file=sys.stderr)
-    for warning in scores.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    if scores.warnings and len(scores.warnings) == len(scores.records):
+    if tally.warnings and tally.warnings == tally.scored:
         print(f"warning: no plan matches its query: were they made for another query set? (opened: {where})",
               file=sys.stderr)
-    for skipped in scores.skipped:
-        print(f"skipped: {skipped['reason']}", file=sys.stderr)
     if args.out is not None:
-        payload = {"db_hash": db.content_hash, "summary": summary.model_dump(mode="json"),
-                   "results": scores.records, "skipped": scores.skipped, "warnings": scores.warnings}
-        if args.out.parent != Path(""):
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(args.out, json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
         print(f"report written to {args.out}", file=sys.stderr)
-    if scores.skipped:
-        print(f"{len(scores.skipped)} of {len(lines)} line(s) skipped, {len(lines) - len(scores.skipped)} scored "
+    if tally.skipped:
+        print(f"{tally.skipped} of {tally.lines} line(s) skipped, {tally.scored} scored "
               f"(exit status {EXIT_SKIPPED})", file=sys.stderr)
         return EXIT_SKIPPED
     return 0

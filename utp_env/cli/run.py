@@ -33,19 +33,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="only trips of these lengths in days, any of 3 5 7 (default: all)")
     p.add_argument("--limit", type=int, metavar="N", help="run at most N queries (default: all of the split)")
     p.add_argument("--trials", type=int, metavar="K",
-                   help="episodes per query, for pass^k (default: 1)")
+                   help="episodes per query, for pass^k, 1 to 1000 (default: 1)")
     p.add_argument("--seed", type=int,
                    help="seed of the episodes (sampled delays, agent randomness); the same seed "
                    "gives the same results (default: 0)")
     p.add_argument("--workers", type=int, metavar="N",
-                   help="episodes run in parallel, in N processes (default: 1)")
+                   help="episodes run in parallel, in N processes, 1 to 1024; local processes are at most "
+                   "the run's episodes and max(8, 4 x CPUs), fewer with a notice (default: 1)")
     p.add_argument("--backend", choices=["local", "ray"],
                    help="where the workers run: local processes, or a Ray cluster "
                    "(needs pip install 'utp-env[ray]') (default: local)")
     p.add_argument("--ray-address", dest="ray_address", metavar="ADDRESS",
                    help="Ray cluster address for --backend ray (default: start Ray locally)")
     p.add_argument("--rollouts", type=int, metavar="N",
-                   help="Monte Carlo rollouts per plan for the hold rate; 0 disables (default: 1000)")
+                   help="Monte Carlo rollouts per plan for the hold rate, 0 (disables) to 100,000,000 "
+                   "(default: 1000)")
     p.add_argument("--profile", choices=["full", "mini"],
                    help="embedded sandbox: full (504 cities) or mini (a small one for trying things) "
                    "(default: full)")
@@ -60,6 +62,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--adopt-results", dest="adopt_results", action="store_true",
                    help="accept a results.jsonl found in --out without its config.json as this run's "
                    "(only when you know it was made with the same options; refused otherwise)")
+    p.add_argument("--accept-agent-change", dest="accept_agent_change", action="store_true",
+                   help="resume --out although the agent's code or settings changed since its results were made "
+                   "(refused otherwise): keep the old episodes and run the rest with this agent")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(handler=handle)
 
@@ -67,8 +72,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def resolve_config(args: argparse.Namespace) -> RunConfig:
     """Merge defaults < --config file < flags into a validated RunConfig."""
     from utp_env.config import load_model
-    from utp_env.runs.config import RunConfig, parse_overrides
+    from utp_env.runs.config import RunConfig, check_bounds, parse_overrides
 
+    check_bounds(vars(args))  # flags first, named as flags, before a --config file is read
     base = load_model(RunConfig, args.config).model_dump() if args.config else {}
     for key in ("agent", "env", "split", "horizons", "limit", "trials", "seed", "workers", "backend", "ray_address",
                 "rollouts", "profile", "db", "out"):
@@ -96,11 +102,17 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
 
 
 def handle(args: argparse.Namespace) -> int:
-    from utp_env.runs.runner import run
+    """Run, print the summary; exit 1 when every episode failed or a worker process died."""
+    from utp_env.runs.runner import WorkerDiedError, run
     from utp_env.runs.summary import all_failed, load_summary, render_text
 
     config = resolve_config(args)
-    run_dir = run(config, progress=not args.quiet, adopt_results=args.adopt_results)
+    try:
+        run_dir = run(config, progress=not args.quiet, adopt_results=args.adopt_results,
+                      accept_agent_change=args.accept_agent_change)
+    except WorkerDiedError as exc:
+        print(f"utp-env run: error: {exc}", file=sys.stderr)
+        return 1
     summary = load_summary(run_dir)
     print(render_text(summary))
     print(f"\nresults in {run_dir}/ (results.jsonl, summary.json, summary.md, plots)", file=sys.stderr)

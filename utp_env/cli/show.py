@@ -48,9 +48,9 @@ def compare(left: RunSummary, right: RunSummary, names: tuple[str, str] | None =
     rows = compare_rows(left, right)
     width = max(len(label) for label, *_ in rows)
     name_l, name_r = names or (left.agent, right.agent)
-    head_l, head_r = name_l[:18], name_r[:18]
-    lines = [left.evaluation.caption(), f"{'':{width}}  {head_l:>18}  {head_r:>18}  {'diff':>8}"]
-    lines += [f"{label:{width}}  {a:>18}  {b:>18}  {diff:>8}" for label, a, b, diff in rows]
+    wl, wr = max(18, len(name_l)), max(18, len(name_r))  # whole names: a column is as wide as its head
+    lines = [left.evaluation.caption(), f"{'':{width}}  {name_l:>{wl}}  {name_r:>{wr}}  {'diff':>8}"]
+    lines += [f"{label:{width}}  {a:>{wl}}  {b:>{wr}}  {diff:>8}" for label, a, b, diff in rows]
     return "\n".join(lines)
 
 
@@ -89,12 +89,14 @@ def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir
 
 
 def handle(args: argparse.Namespace) -> int:
-    from utp_env.runs.summary import load_summary, render_markdown, render_text
+    from utp_env.runs.summary import check_run_folder, load_summary, render_markdown, render_text
 
     if len(args.runs) > 2:
         raise ValueError("show takes one run folder, or two to compare")
     if args.paired and len(args.runs) != 2:
         raise ValueError("--paired compares two run folders; give two")
+    for run_dir in args.runs:
+        check_run_folder(run_dir)
     if len(args.runs) == 2 and Path(args.runs[0]).resolve() == Path(args.runs[1]).resolve():
         raise ValueError(f"{args.runs[0]} is given twice: compare two different run folders")
     summaries = [load_summary(path) for path in args.runs]

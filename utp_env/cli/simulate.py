@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="embedded sandbox: full or mini (default: full)")
     p.add_argument("--rollouts", type=int, default=10_000, metavar="N",
                    help="number of rollouts, 1 to 100,000,000 (utp_env.simulation.MAX_ROLLOUTS; default: 10000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed; the same seed gives the same report (default: 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="random seed, a non-negative integer; the same seed gives the same report (default: 0)")
     p.add_argument("--config", type=Path, metavar="YAML",
                    help="uncertainty parameters YAML (default: the shipped configs/uncertainty.yaml)")
     p.add_argument("--plot", type=Path, metavar="PNG", help="also write a timeline with lateness bands to PNG")
@@ -106,6 +107,8 @@ def handle(args: argparse.Namespace) -> int:
     from utp_env.tools.database import Database
 
     check_rollouts(args.rollouts, "--rollouts")  # before opening anything: a bad count fails fast
+    if args.seed < 0:  # numpy's generators take non-negative seeds ("expected non-negative integer")
+        raise ValueError(f"--seed {args.seed}: must be a non-negative integer; e.g. --seed 0")
     if args.db is not None:
         db = Database.open(args.db)
     else:

@@ -225,6 +225,8 @@ def weighted_reward(values: Mapping[str, float | None], weights: Mapping[str, fl
         value = values.get(name)
         if value is None or weight <= 0:
             continue
+        if not math.isfinite(value):
+            raise ValueError(f"reward term {name} is {value}, not a finite number")
         scaled = math.ldexp(weight, shift)
         num += scaled * float(value)
         den += scaled
@@ -349,10 +351,10 @@ def finish(reason: TerminationReason, plan: Plan | None, query: Query, db: Datab
 
     try:
         report = evaluate(plan, query, db, reference=reference)
+        reward = plan_reward(plan, report, weights, expected_content(query, db, reference))
     except Exception as exc:  # the evaluator failing is the benchmark's fault, not the agent's
         return EpisodeOutcome(TerminationReason.INFRASTRUCTURE_ERROR, plan,
                               error=f"evaluation failed: {type(exc).__name__}: {exc}")
-    reward = plan_reward(plan, report, weights, expected_content(query, db, reference))
     robustness: RobustnessReport | None = None
     realisation: Realisation | None = None
     if plan.days and (rollouts > 0 or rng is not None):

@@ -37,7 +37,13 @@ from utp_env.env.episode import (
 )
 from utp_env.env.itinerary_tools import ENDING, EXECUTION_TOOLS, closed_loop_ending_tools, plan_text
 from utp_env.env.spaces import ToolCallSpace
-from utp_env.evaluation.realised import REWARD_TERMS, booked_nights_cost, extra_fares, realised_terms
+from utp_env.evaluation.realised import (
+    REWARD_TERMS,
+    booked_nights_cost,
+    extra_fares,
+    realised_terms,
+    within_leg_ranges,
+)
 from utp_env.itinerary import Plan, PlanItem, TransportLeg
 from utp_env.query import Query
 from utp_env.simulation.compile import is_journey_item
@@ -200,7 +206,10 @@ class ExecutionPhase:
         self.plan_outcome = plan_outcome
         self.config = config
         self.last: Disruption | None = None
-        compiled = realiser.compile(submitted)
+        # the trip's end lateness is measured from the submitted plan with its legs' buffers capped at
+        # their TDAS range (`realised.within_leg_ranges`): hours of padding on a leg buy no punctuality
+        report = plan_outcome.report
+        compiled = realiser.compile(submitted if report is None else within_leg_ranges(submitted, report))
         self.submitted_end: float | None = float(compiled.end.max()) if compiled.n_steps else None
 
     # ------------------------------------------------------------ locks (itinerary_tools.Execution)

@@ -14,6 +14,7 @@ from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visi
 from utp_env.evaluation.report import CheckResult, build
 from utp_env.itinerary import Day
 from utp_env.plan_format.text import is_absent
+from utp_env.queries.options import opening_hours
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import normalize
 from utp_env.tools.schema import VENUE_TABLE
@@ -230,6 +231,50 @@ def timed_items(ctx: PlanContext) -> CheckResult:
     point-of-interest item has a start and an end time."""
     problems = [p for day in ctx.days for p in untimed_items(day)]
     return verdict(problems, any(day.items for day in ctx.days), "no point-of-interest items")
+
+
+def open_hours(ctx: PlanContext) -> CheckResult:
+    """An extra check, not the parents': every timed attraction and restaurant visit of a venue in the
+    database lies within its opening hours (a close at or before the opening is past midnight; a
+    visit stated on the morning clock may fall in the previous evening's hours)."""
+    problems: list[str] = []
+    applicable = False
+    for day in ctx.days:
+        for visit, start, end in day.timed:
+            if visit.kind not in ("attraction", "restaurant") or visit.ref is None:
+                continue
+            applicable = True
+            cols = ctx.db.tables[VENUE_TABLE[visit.kind]].columns
+            opening, closing = opening_hours(cols["open_time"][visit.ref.row], cols["close_time"][visit.ref.row])
+            if not any(opening <= start + shift and end + shift <= closing for shift in (0, MINUTES_PER_DAY)):
+                problems.append(f"day {day.index + 1}: {visit.name!r} {format_hhmm(start)}-{format_hhmm(end)} is "
+                                f"outside its opening hours {format_hhmm(opening)}-{format_hhmm(closing)}")
+    return verdict(problems, applicable, "no timed visit of a venue in the database")
+
+
+DISTANCE_TOLERANCE = (100.0, 0.15)  # metres, share: a stated "0.5km" for 512 m is the same distance
+
+
+def transit_distances(ctx: PlanContext) -> CheckResult:
+    """An extra check, not the parents': a transit distance an item states agrees with the database's
+    distance from its venue to the nearest stop (within 100 m or 15%, whichever is more)."""
+    problems: list[str] = []
+    applicable = False
+    stops = ctx.db.tables["transit_stops"]
+    metres, share = DISTANCE_TOLERANCE
+    for day in ctx.days:
+        for v in day.items:
+            if v.item is None or v.item.transit_distance_m is None or v.ref is None:
+                continue
+            row = stops.find(v.ref.city_key, v.kind, v.ref.name_key)
+            if row is None:
+                continue
+            applicable = True
+            known = float(stops.columns["distance_m"][row])
+            if abs(v.item.transit_distance_m - known) > max(metres, share * known):
+                problems.append(f"day {day.index + 1}: {v.name!r} states its stop {v.item.transit_distance_m:.0f} m "
+                                f"away; the database says {known:.0f} m (nearest_transit)")
+    return verdict(problems, applicable, "no item states a transit distance of a venue with a recorded stop")
 
 
 def _timed_start(timed: tuple[Visit, int, int]) -> int:
@@ -530,4 +575,5 @@ def commonsense_checks(ctx: PlanContext, min_meal_gap: float,
 def extra_checks(ctx: PlanContext) -> dict[str, CheckResult]:
     """Rules beyond the paper's (`report.EXTRA_CHECKS`), reported but never counted in a pass rate."""
     return {"transit_before_departure": transit_before_departure(ctx), "service_schedule": service_schedule(ctx),
-            "overlapping_legs": overlapping_legs(ctx), "timed_items": timed_items(ctx)}
+            "overlapping_legs": overlapping_legs(ctx), "timed_items": timed_items(ctx), "open_hours": open_hours(ctx),
+            "transit_distances": transit_distances(ctx)}

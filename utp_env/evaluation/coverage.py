@@ -130,6 +130,10 @@ def covered_metrics(report: EvaluationReport, expected: Mapping[str, int]) -> di
 
 UNTIMED_IS_INCOMPLETE = "timed_items"
 """The extra check the reward folds into complete_information (`reward_checks`)."""
+REWARD_EXTRA_CHECKS = ("open_hours", "transit_distances")
+"""Extra checks the reward counts beside the paper's ten (`reward_checks`): a visit at an hour the
+venue is closed would otherwise buy quiet crowd hours (CATS) at 03:00, and a stated distance the
+database refutes is a forged fact (S_spatial reads the database's distance either way)."""
 
 
 def reward_checks(report: EvaluationReport) -> dict[str, CheckResult]:
@@ -137,8 +141,10 @@ def reward_checks(report: EvaluationReport) -> dict[str, CheckResult]:
     point-of-interest items state no times also fails complete_information (the extra check
     `timed_items`). The paper's pass rates leave the times out of that check (docs/PAPER.md); the
     reward cannot, or a plan that never commits to a time would escape BAS, CATS and the TripCraft
-    timing metrics, which are the benchmark's point. The task text says so."""
+    timing metrics, which are the benchmark's point. The extra checks of `REWARD_EXTRA_CHECKS`
+    count as checks of their own. The task text says so."""
     checks = dict(report.commonsense)
+    checks.update({name: report.extra[name] for name in REWARD_EXTRA_CHECKS if name in report.extra})
     timed = report.extra.get(UNTIMED_IS_INCOMPLETE)
     info = checks.get("complete_information")
     if timed is not None and timed.passed is False and info is not None and info.passed is not False:

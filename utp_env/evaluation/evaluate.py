@@ -120,13 +120,36 @@ def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | 
     return sum(days) / len(days) if days else None
 
 
+def transit_distance(ctx: PlanContext, visit: Visit) -> float | None:
+    """The database's walking distance (m) from `visit`'s venue to its nearest transit stop, or None
+    when the database records none (an event, an unknown venue)."""
+    ref = visit.ref
+    if ref is None:
+        return None
+    stops = ctx.db.tables["transit_stops"]
+    row = stops.find(ref.city_key, visit.kind, ref.name_key)
+    return None if row is None else float(stops.columns["distance_m"][row])
+
+
 def spatial_scores(ctx: PlanContext, config: UncertaintyConfig) -> list[list[tuple[Visit, float]]]:
-    """Each day's venue items (not journeys) that state a transit distance, with their item score."""
+    """Each day's venue items (not journeys) that state a transit distance, with their item score.
+
+    The score is of the database's distance (`transit_distance`), not of the number the plan
+    states: TripCraft's plans copy it from the database, and a plan that writes 0 m everywhere must
+    not earn a perfect S_spatial. An item whose venue has no recorded stop is not scored."""
     p = config.tripcraft
     near, decay = p.spatial_near_m, p.spatial_decay_per_m
-    return [[(v, tc.spatial_item_score(v.item.transit_distance_m, near, decay)) for v in day.items
-             if v.item is not None and v.kind != "transport" and v.item.transit_distance_m is not None]
-            for day in ctx.days]
+    out = []
+    for day in ctx.days:
+        scores = []
+        for v in day.items:
+            if v.item is None or v.kind == "transport" or v.item.transit_distance_m is None:
+                continue
+            distance = transit_distance(ctx, v)
+            if distance is not None:
+                scores.append((v, tc.spatial_item_score(distance, near, decay)))
+        out.append(scores)
+    return out
 
 
 def spatial(ctx: PlanContext, config: UncertaintyConfig) -> float | None:

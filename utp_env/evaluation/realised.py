@@ -23,21 +23,27 @@ utp_env/env/episode.py).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import PlanContext, Visit, build_context
 from utp_env.evaluation.coverage import required_units, reward_checks, reward_gate
 from utp_env.evaluation.hard import budget, hard_checks, trip_cost
 from utp_env.evaluation.report import CheckResult, CostBreakdown, EvaluationReport, build, pass_rate
+from utp_env.evaluation.uncertainty import base_visit_minutes
 from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.query import Query
 from utp_env.tools.database import Database, normalize
+from utp_env.tools.schema import VENUE_TABLE
 
 if TYPE_CHECKING:
     from utp_env.simulation.realise import ExecutedStep
 
+DEFAULT_MEALS = UncertaintyConfig()
+"""The meal windows that give a restaurant visit its base length (`uncertainty.base_visit_minutes`)."""
 REWARD_TERMS = ("completion", "hard", "punctuality", "commonsense")
 """The weighted terms of the realised reward (configs/replan.yaml `reward_weights`)."""
 
@@ -47,14 +53,22 @@ ACTIVITY_KINDS = ("attraction", "restaurant", "event")
 
 def planned_activities(ctx: PlanContext) -> list[Visit]:
     """The commitments `completion` counts: the timed visits, meals and events of venues found in
-    the database (`context.build_context`), each venue once per trip and each meal once per day. A
-    visit without a time commits to nothing, an invented venue cannot be done, a repeated one is
+    the database (`context.build_context`) that last at least half their base length v (an event:
+    a minute), each venue once per trip and each meal once per day. A visit without a time commits
+    to nothing, an invented venue cannot be done, a repeated one is
     done once (utp_env/evaluation/coverage.py: the reward's guard against plans that leave content
     out, copy or invent)."""
     seen: set[tuple[Any, ...]] = set()
     out: list[Visit] = []
+    meals = DEFAULT_MEALS.restaurant_meals
     for v in ctx.visits:
-        if v.kind not in ACTIVITY_KINDS or not v.timed or v.ref is None:
+        if v.kind not in ACTIVITY_KINDS or not v.timed or v.ref is None or v.item is None:
+            continue
+        start, end = v.item.start, v.item.end
+        assert start is not None and end is not None  # v.timed
+        table = VENUE_TABLE["restaurant" if v.kind == "restaurant" else "attraction"]
+        shortest = 1.0 if v.kind == "event" else base_visit_minutes(ctx.db, table, v.ref.row, start, meals) / 2
+        if end - start < shortest:  # a visit of a few minutes is not done (a 0-minute one least of all)
             continue
         key = _done_key(v)
         if key not in seen:
@@ -155,6 +169,26 @@ def event_items(ctx: PlanContext) -> set[tuple[int, str]]:
     return {(v.day, v.item.name) for v in ctx.visits if v.kind == "event" and v.item is not None}
 
 
+def within_leg_ranges(plan: Plan, report: EvaluationReport) -> Plan:
+    """`plan` with each leg's planned arrival no later than its TDAS range allows (departure +
+    historical duration + the range's high buffer, `report.legs`): what the trip's end lateness is
+    measured against (`late_minutes`), so padding a leg with hours of buffer cannot make a trip
+    punctual. The plan as given when the report's legs do not line up with it."""
+    legs = [leg for day in plan.days for leg in day.transport]
+    if len(legs) != len(report.legs):
+        return plan
+    details = iter(report.legs)
+    days = []
+    for day in plan.days:
+        bounded = []
+        for leg in day.transport:
+            detail = next(details)
+            latest = leg.dep + math.ceil(detail.hist_duration + detail.range_high)
+            bounded.append(leg.model_copy(update={"planned_arr": max(leg.arr, min(leg.planned_arrival, latest))}))
+        days.append(day.model_copy(update={"transport": bounded}))
+    return plan.model_copy(update={"days": days})
+
+
 def late_minutes(steps: Iterable[ExecutedStep], events: set[tuple[int, str]], submitted_end: float | None) -> float:
     """Lateness at fixed commitments, minutes: how late each attended event started (`events`: an
     event keeps its time), plus how much later than the submitted plan's last planned end the trip
@@ -204,8 +238,9 @@ def realised_terms(submitted: Plan, realised: Plan, report: EvaluationReport, st
     The guards of the plan reward (utp_env/evaluation/coverage.py) hold here too: completion is
     over what the query calls for (`reference`'s commitments, else the least Complete Information
     asks), the hard term counts only when the submitted plan (`submitted_report`) passes the
-    reward's complete information and within sandbox, and punctuality is weighed by completion's
-    coverage (a plan with no commitments cannot be late for them)."""
+    reward's complete information and within sandbox, punctuality is weighed by completion's
+    coverage (a plan with no commitments cannot be late for them), and completion and punctuality
+    are scaled by the submitted plan's commonsense pass rate on the reward's checks."""
     realised_ctx = build_context(realised, query, db)
     home = returns_home(final_city, query) if final_city is not None else None
     hard, detail = realised_hard(realised_ctx, extra_cost, home)
@@ -220,6 +255,10 @@ def realised_terms(submitted: Plan, realised: Plan, report: EvaluationReport, st
     wanted = len(planned_activities(submitted_ctx))
     covered = min(1.0, wanted / expected) if expected > 0 else 1.0
     on_time = punctuality(late, punctuality_scale, missed) * covered
+    if submitted_report is not None:  # as in the plan reward: a plan that breaks rules earns in their share
+        validity = pass_rate(reward_checks(submitted_report)) or 0.0
+        kept = None if kept is None else kept * validity
+        on_time *= validity
     return {"completion": kept, "hard": hard, "punctuality": on_time,
             "commonsense": realised_commonsense(report), "rebookings": rebookings, "extra_cost": extra_cost,
             "late_minutes": late, "missed_commitments": missed,

@@ -44,7 +44,8 @@ VALID_POI_LIST_PARTS: tuple[str, ...] = ("stays_and_transfers", "chronological_o
 # The parts of complete_information, reported as "complete_information/<part>" (which ones depends on
 # `EvaluationReadings.complete_information`; commonsense.complete_information_parts).
 # Rules the paper does not have: reported in EvaluationReport.extra, never counted in a pass rate.
-EXTRA_CHECKS: tuple[str, ...] = ("transit_before_departure", "service_schedule", "overlapping_legs", "timed_items")
+EXTRA_CHECKS: tuple[str, ...] = ("transit_before_departure", "service_schedule", "overlapping_legs", "timed_items",
+                                 "open_hours", "transit_distances")
 # The checks that gate the hard constraints (TravelPlanner evaluation/eval.py: hard constraints are
 # evaluated only for a plan whose "complete information" and "within sandbox" pass).
 HARD_GATE: tuple[str, ...] = ("complete_information", "within_sandbox")

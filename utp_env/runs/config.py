@@ -13,6 +13,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+MAX_TRIALS = 1000
+"""Upper bound on `trials` (episodes per query, for pass^k): pass^k is read for small k, and the run
+holds every record in memory for its summary."""
+MAX_WORKERS = 1024
+"""Upper bound on `workers` (local processes are further capped per machine: runner.worker_count)."""
+MAX_ROLLOUTS = 100_000_000
+"""Upper bound on `rollouts` per plan: `utp_env.simulation.MAX_ROLLOUTS` (a test keeps them equal;
+not imported, so that reading a run config does not import numpy)."""
+BOUNDS: dict[str, tuple[int, int]] = {"trials": (1, MAX_TRIALS), "workers": (1, MAX_WORKERS),
+                                      "rollouts": (0, MAX_ROLLOUTS)}
+"""(lowest, highest) of each run option that sizes work or memory; `check_bounds` and the fields use them."""
+
 Horizon = Literal[3, 5, 7]
 HORIZONS: tuple[Horizon, ...] = (3, 5, 7)
 EnvKind = Literal["plan", "replan"]
@@ -37,12 +49,14 @@ class RunConfig(BaseModel):
     split: Literal["validation", "test", "all"] = "validation"
     horizons: list[Horizon] = Field(default_factory=lambda: list(HORIZONS), description="Trip lengths (days) to run")
     limit: int | None = Field(default=None, ge=1, description="At most this many queries")
-    trials: int = Field(default=1, ge=1, description="Trials per query (pass^k)")
+    trials: int = Field(default=1, ge=1, le=MAX_TRIALS, description="Trials per query (pass^k), at most 1,000")
     seed: int = 0
-    workers: int = Field(default=1, ge=1)
+    workers: int = Field(default=1, ge=1, le=MAX_WORKERS,
+                         description="Worker processes (local) or Ray CPUs, at most 1,024; local processes are "
+                                     "also at most the episodes and max(8, 4 x CPUs)")
     backend: Literal["local", "ray"] = "local"
     ray_address: str | None = None
-    rollouts: int = Field(default=1000, ge=0, le=100_000_000,  # = utp_env.simulation.MAX_ROLLOUTS
+    rollouts: int = Field(default=1000, ge=0, le=MAX_ROLLOUTS,
                           description="Monte Carlo rollouts per plan (at most 100,000,000); 0 disables")
     out: str | None = Field(default=None, description="Run folder; default runs/<agent>[-replan]-<profile>-<split>"
                                                       "-seed<seed>[-limit<N>][-<hash>] (`default_run_name`)")
@@ -96,6 +110,18 @@ class RunConfig(BaseModel):
         return self.model_dump(exclude=exclude)
 
 
+def check_bounds(values: dict[str, Any], flags: bool = True) -> None:
+    """A ValueError in one line naming the option and its bound when a value of `BOUNDS` is outside
+    it (`--trials 1,000,000,000: must be between 1 and 1,000 ...`); `flags` names them as command-line
+    flags. A `--config` file's values are checked by the fields, whose errors name the file."""
+    for key, (low, high) in BOUNDS.items():
+        value = values.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
+            name = f"--{key}" if flags else key
+            raise ValueError(f"{name} {value:,}: must be between {low:,} and {high:,} (RunConfig.{key}, "
+                             "docs/RUNS.md); choose a value in that range")
+
+
 def identity_differences(here: dict[str, Any], there: dict[str, Any]) -> list[str]:
     """The fields where two `identity()` dicts differ, as 'field: <here> here, <there> in the folder'
     (a field missing from one side has its default: `identity` leaves out default `env`/`replan`)."""
@@ -116,15 +142,12 @@ def _short(value: Any) -> str:
 def parse_overrides(pairs: list[str], flag: str = "--set") -> dict[str, Any]:
     """`key=value` strings (of the option `flag`) into a dict; values parsed as YAML scalars
     (numbers, booleans, lists)."""
-    import yaml
+    from utp_env.tools.yamlfile import load_yaml_text
 
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"{flag} expects key=value, got {pair!r}")
-        try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{flag} {key}: cannot read value {value!r}: {exc}") from exc
+        out[key.strip()] = load_yaml_text(value, f"{flag} {key.strip()}", lines=False)
     return out

@@ -111,20 +111,10 @@ def _build_indices(db: Database) -> None:
         index.cities_with(table, "")
 
 
-def check_agent_settings(config: RunConfig) -> None:
-    """Refuse, before anything runs, agent settings the agent would not accept: unknown names,
-    and values of the wrong type for its `Settings` model or, without one, for its constructor's
-    annotated parameters (`--set buffers=flase`, `--set max_days=abc`). One-line
-    `AgentConfigError` (a ValueError) naming the setting, the value and the expected type."""
-    from pydantic import TypeAdapter, ValidationError
-
-    from utp_env.agents.registry import (
-        NAMES,
-        AgentConfigError,
-        check_settings,
-        import_agent_class,
-        read_config,
-    )
+def agent_spec(config: RunConfig) -> tuple[type, dict[str, Any], str]:
+    """The run's agent class, its resolved settings (config file values updated by `--set`) and
+    where they came from, as `load_agent` resolves them (without building the agent)."""
+    from utp_env.agents.registry import NAMES, import_agent_class, read_config
 
     source = config.agent
     if ":" in source and not Path(source).exists() and source not in NAMES:
@@ -134,6 +124,19 @@ def check_agent_settings(config: RunConfig) -> None:
         data, where = read_config(source)
     data.update(config.agent_settings)
     cls = import_agent_class(data.pop("agent"), where)
+    return cls, data, where
+
+
+def check_agent_settings(config: RunConfig) -> None:
+    """Refuse, before anything runs, agent settings the agent would not accept: unknown names,
+    and values of the wrong type for its `Settings` model or, without one, for its constructor's
+    annotated parameters (`--set buffers=flase`, `--set max_days=abc`). One-line
+    `AgentConfigError` (a ValueError) naming the setting, the value and the expected type."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from utp_env.agents.registry import AgentConfigError, check_settings
+
+    cls, data, where = agent_spec(config)
     check_settings(cls, data, where)  # names, and values when the agent has a Settings model
     if isinstance(getattr(cls, "Settings", None), type):
         return

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.store import RESULTS, episode_key, read_record
+from utp_env.runs.store import episode_key
 from utp_env.runs.summary import episode_score
 
 # Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom; above, the Cornish-Fisher
@@ -79,16 +79,10 @@ def paired_difference(label: str, a: list[float], b: list[float]) -> PairedStat:
 def read_records(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     """The valid episode records of a run folder by episode key, read without changing the folder
     (a bad line is skipped here; `utp-env run` on the folder moves it aside)."""
-    path = Path(run_dir) / RESULTS
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found: is {run_dir} a run folder made by `utp-env run`?")
-    out: dict[str, dict[str, Any]] = {}
-    with path.open("rb") as fh:
-        for raw in fh:
-            record, _ = read_record(raw)
-            if record is not None:
-                out.setdefault(episode_key(record["query_id"], record["trial"]), record)
-    return out
+    from utp_env.runs.records import read_checked_records
+
+    records, _ = read_checked_records(run_dir, "show")
+    return {episode_key(r["query_id"], r["trial"]): r for r in records}
 
 
 def pair_records(left: dict[str, dict[str, Any]], right: dict[str, dict[str, Any]],
@@ -175,7 +169,8 @@ def render_paired(stats: list[PairedStat], names: tuple[str, str], markdown: boo
         lines += [f"| {s.label} ({s.n}) | {s.mean_a:.4f} | {s.mean_b:.4f} | {s.diff:+.4f} | {ci(s)} |" for s in stats]
         return "\n".join(lines)
     width = max((len(s.label) + len(str(s.n)) + 3 for s in stats), default=10)
-    lines = [caption, f"{'':{width}}  {names[0][:12]:>12}  {names[1][:12]:>12}  {'B - A':>9}  95% CI"]
-    lines += [f"{f'{s.label} ({s.n})':{width}}  {s.mean_a:>12.4f}  {s.mean_b:>12.4f}  {s.diff:>+9.4f}  {ci(s)}"
+    wa, wb = max(12, len(names[0])), max(12, len(names[1]))  # whole names: a column is as wide as its head
+    lines = [caption, f"{'':{width}}  {names[0]:>{wa}}  {names[1]:>{wb}}  {'B - A':>9}  95% CI"]
+    lines += [f"{f'{s.label} ({s.n})':{width}}  {s.mean_a:>{wa}.4f}  {s.mean_b:>{wb}.4f}  {s.diff:>+9.4f}  {ci(s)}"
               for s in stats]
     return "\n".join(lines)

@@ -21,8 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.store import RESULTS, episode_key, read_record
-from utp_env.runs.summary import REPLAN_CAPTION, RunSummary, load_summary, replan_rows, summary_notes
+from utp_env.runs.records import read_checked_records, read_run_config
+from utp_env.runs.store import episode_key
+from utp_env.runs.summary import (
+    REPLAN_CAPTION,
+    RunSummary,
+    check_run_folder,
+    load_summary,
+    replan_rows,
+    summary_notes,
+)
 from utp_env.tools.atomic import write_text_atomic
 
 REPORT_HTML = "report.html"
@@ -46,50 +54,44 @@ class RunData:
         return f"{self.path.name} ({self.summary.agent})"
 
 
-def read_records(run_dir: Path) -> list[dict[str, Any]]:
-    """The valid episode records of `run_dir/results.jsonl` in file order, first per episode;
-    unlike `ResultsStore` this never rewrites the file (a report only reads)."""
-    path = run_dir / RESULTS
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found: is {run_dir} a run folder made by `utp-env run`?")
-    seen: set[str] = set()
-    out = []
-    for raw in path.read_bytes().splitlines():
-        if not raw.strip():
-            continue
-        record, _ = read_record(raw)
-        if record is None:
-            continue
-        key = episode_key(record["query_id"], record["trial"])
-        if key not in seen:
-            seen.add(key)
-            out.append(record)
-    return out
+def read_records(run_dir: Path, queries: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The valid episode records of `run_dir/results.jsonl` in file order, first per episode, each
+    checked (`utp_env/runs/records.py`: types, ranges, the run's query set, database, agent), and
+    the warnings about the lines skipped; unlike `ResultsStore` this never rewrites the file (a
+    report only reads)."""
+    return read_checked_records(run_dir, "report", queries)
 
 
 def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunData:
-    """Read a finished run folder: summary.json, config.json, results.jsonl, and the queries of
-    its dataset (given, or opened from the run's `--db`/`--profile`)."""
-    path = Path(run_dir)
+    """Read a finished run folder: summary.json, config.json, results.jsonl (bad records skipped
+    with a warning, shown on the page too), and the queries of its dataset (given, or opened from
+    the run's `--db`/`--profile`)."""
+    path = check_run_folder(run_dir)
     summary = load_summary(path)
-    config_path = path / CONFIG_FILE
-    config = json.loads(config_path.read_text(encoding="utf-8")) if config_path.exists() else {}
-    records = read_records(path)
+    config = read_run_config(path)
     notes: list[str] = []
     if queries is None:
         from utp_env.dataset import open_dataset
 
-        settings = config.get("config", {})
+        given = config.get("config")
+        settings: dict[str, Any] = given if isinstance(given, dict) else {}
         bars = sys.stderr.isatty()  # progress bars on a terminal; else one line, not hundreds of \r updates
         if not bars:
             print(f"utp-env report: opening the database of {path} for the query texts (built once if missing) ...",
                   file=sys.stderr, flush=True)
-        dataset = open_dataset(settings.get("db"), profile=settings.get("profile", "full"), progress=bars)
+        db_setting, profile = settings.get("db"), settings.get("profile", "full")
+        if not (db_setting is None or isinstance(db_setting, str)) or profile not in ("full", "mini"):
+            raise ValueError(f"{path / CONFIG_FILE}: config.db must be a folder path and config.profile full or "
+                             "mini; restore the file")
+        dataset = open_dataset(db_setting, profile=profile, progress=bars)
         queries = {q.query_id: q for q in dataset.queries}
-        if config.get("db_hash") and config["db_hash"] != dataset.db.content_hash:
-            notes.append(f"this run was made on database {config['db_hash'][:12]}; the query texts, horizons, "
+        recorded = config.get("db_hash")
+        if isinstance(recorded, str) and recorded != dataset.db.content_hash:
+            notes.append(f"this run was made on database {recorded[:12]}; the query texts, horizons, "
                          f"levels and risk profiles shown come from {dataset.db.content_hash[:12]} (rebuilt since?)")
             print(f"utp-env report: warning: {path}: {notes[-1]}", file=sys.stderr)
+    records, skipped = read_records(path, queries)
+    notes += skipped
     return RunData(path, summary, records, config, queries, notes)
 
 
@@ -181,7 +183,7 @@ def episode_view(record: dict[str, Any], query: Any | None) -> dict[str, Any]:
         "rl": _realised(record.get("replan")),
         "m": {k: _round(v) for k, v in metrics.items()},
         "fails": _failed_checks(report),
-        "days": _days(record.get("plan") or {}, report),
+        "days": _days(plan if isinstance(plan := record.get("plan"), dict) else {}, report),
         "mc": robustness, "hold": None if robustness is None else robustness["hold"],
         "trace": {"steps": trace.get("steps"), "by": trace.get("by_name") or {}, "failed": trace.get("failed") or {}},
         "usage": {k: v for k, v in usage.items() if v is not None},

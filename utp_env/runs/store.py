@@ -1,12 +1,14 @@
 """The run folder's `results.jsonl`: append one line per finished episode, flushed and synced,
 and on restart read back every valid record, wherever the bad lines are.
 
-A line is kept when it is UTF-8 JSON of an object with a string `query_id` and an integer
-`trial`, the first for its episode. Every other line (garbage, a line torn by a kill, the wrong
-shape such as `{}` or `[1, 2]`, nesting too deep to parse, bytes that are not UTF-8, a duplicate)
-is moved to `results.rejected.jsonl` with its line number and the reason, and `results.jsonl`
-is rewritten atomically with the valid lines only (the rejected ones are written first, so a
-kill in between loses nothing). The episodes of rejected lines are run again.
+A line is kept when it is UTF-8 JSON of a valid episode record (`utp_env/runs/records.py`: every
+field typed and in its range, consistent with itself and, given the run's `RecordContext`, of one
+of the run's episodes, database and agent), the first for its episode. Every other line
+(garbage, a line torn by a kill, the wrong shape such as `{}` or `[1, 2]`, nesting too deep to
+parse, bytes that are not UTF-8, a forged or foreign record, a duplicate) is moved to
+`results.rejected.jsonl` with its line number and the reason, and `results.jsonl` is rewritten
+atomically with the valid lines only (the rejected ones are written first, so a kill in between
+loses nothing). The episodes of rejected lines are run again.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from utp_env.runs.records import RecordContext, check_record
 from utp_env.tools.atomic import FileWriteError, write_bytes_atomic
 from utp_env.tools.jsonl import decode_json_line
 
@@ -46,8 +49,9 @@ class RejectedLine:
     text: str
 
 
-def read_record(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    """(record, None) for a valid results line, else (None, the reason it is not one)."""
+def read_record(raw: bytes, context: RecordContext | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, None) for a valid results line (of the run of `context`, when given), else
+    (None, the one-line reason it is not one)."""
     record, error = decode_json_line(raw)
     if error is not None:
         return None, error
@@ -58,15 +62,23 @@ def read_record(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     trial = record.get("trial")
     if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
         return None, "no non-negative integer 'trial'"
+    reason = check_record(record, context)
+    if reason is not None:
+        return None, reason
     return record, None
 
 
 class ResultsStore:
-    """Append-only JSONL of episode results that survives being killed at any instant."""
+    """Append-only JSONL of episode results that survives being killed at any instant.
 
-    def __init__(self, run_dir: Path) -> None:
+    `context`: the run the records must belong to (`RecordContext`; without it only the record's
+    own schema is checked). `agent_hash`: stamped on every record appended (the run's agent)."""
+
+    def __init__(self, run_dir: Path, context: RecordContext | None = None, agent_hash: str | None = None) -> None:
         self.path = Path(run_dir) / RESULTS
         self.rejected_path = Path(run_dir) / REJECTED
+        self.context = context
+        self.agent_hash = agent_hash
         self.records: dict[str, dict[str, Any]] = {}
         self.rejected: list[RejectedLine] = []
         self.torn_lines = 0  # of the rejected: a last line without its newline (a kill mid-write)
@@ -91,7 +103,7 @@ class ResultsStore:
                 self.torn_lines += 1
                 self._reject(number, "torn: no newline at the end (the run was killed while writing it)", raw)
                 continue
-            record, reason = read_record(raw)
+            record, reason = read_record(raw, self.context)
             if record is None:
                 self._reject(number, reason or "unreadable", raw)
                 continue
@@ -114,9 +126,10 @@ class ResultsStore:
             text = text[:MAX_PREVIEW] + f"... [{len(text) - MAX_PREVIEW} more characters]"
         self.rejected.append(RejectedLine(number, reason, text))
 
-    def _save_rejected(self) -> None:
+    def _save_rejected(self, rejected: list[RejectedLine] | None = None) -> None:
         """Append the rejected lines to results.rejected.jsonl (durably) before results.jsonl changes."""
-        lines = b"".join(encode_line({"line": r.line, "reason": r.reason, "text": r.text}) for r in self.rejected)
+        lines = b"".join(encode_line({"line": r.line, "reason": r.reason, "text": r.text})
+                         for r in (self.rejected if rejected is None else rejected))
         self._append_bytes(self.rejected_path, lines)
 
     def rejected_summary(self, limit: int = 3) -> str:
@@ -152,10 +165,24 @@ class ResultsStore:
         finally:
             os.close(fd)
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Write one finished episode durably before anything else happens."""
-        self._append_bytes(self.path, encode_line(record))
+    def append(self, record: dict[str, Any]) -> str | None:
+        """Write one finished episode durably before anything else happens (stamped with the run's
+        `agent_hash`). A record that fails its own checks (`check_record`; e.g. a NaN reward) is
+        written to results.rejected.jsonl instead, left out of the run, and the reason returned
+        (its episode is run again on resume); None when it was recorded."""
+        if self.agent_hash is not None:
+            record = {**record, "agent_hash": self.agent_hash}
+        line = encode_line(record)
+        reason = check_record(json.loads(line), self.context)
+        if reason is not None:
+            text = line.decode("utf-8", errors="backslashreplace").rstrip("\n")
+            if len(text) > MAX_PREVIEW:
+                text = text[:MAX_PREVIEW] + f"... [{len(text) - MAX_PREVIEW} more characters]"
+            self._save_rejected([RejectedLine(0, f"refused when recorded: {reason}", text)])
+            return reason
+        self._append_bytes(self.path, line)
         self.records[episode_key(record["query_id"], record["trial"])] = record
+        return None
 
     def ordered(self, keys: list[str]) -> list[dict[str, Any]]:
         """Records in the run's canonical episode order (independent of completion order)."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,13 @@ def summary_notes(summary: RunSummary) -> list[str]:
     if summary.trials > 1:
         notes.append("pass^k: " + ", ".join(f"k={k} {v:.1%}" for k, v in summary.pass_hat_k.items() if v is not None))
     notes.append("endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
+    usage = summary.usage
+    if usage.get("model_calls"):
+        cost = usage.get("cost_usd")
+        priced = (f"cost ${cost:,.4f}" if cost is not None else
+                  "cost unknown (the agent config's price is for another model, or it has none)")
+        notes.append(f"model usage: {usage['model_calls']:,.0f} calls, tokens in {usage.get('input_tokens') or 0:,.0f} "
+                     f"/ out {usage.get('output_tokens') or 0:,.0f}, {priced}")
     return notes
 
 
@@ -276,7 +284,13 @@ def write_summary(run_dir: Path, ctx: Any, records: list[dict[str, Any]], progre
     write_text_atomic(run_dir / SUMMARY_MD, render_markdown(summary))
     from utp_env.runs.plots import write_plots
 
-    write_plots(run_dir, summary, records, ctx, progress=progress)
+    try:
+        write_plots(run_dir, summary, records, ctx, progress=progress)
+    except OSError:
+        raise  # a file that cannot be written: the caller's one-line error naming it
+    except Exception as exc:  # a plan a plot cannot replay must not cost the run its summary
+        print(f"warning: the plots of {run_dir} were not all drawn ({type(exc).__name__}: {str(exc)[:200]}); "
+              "summary.json and summary.md are written", file=sys.stderr)
     return summary
 
 
@@ -293,10 +307,93 @@ def all_failed(summary: RunSummary) -> str | None:
             f"{reason} (all errors in summary.json)")
 
 
+def check_run_folder(run_dir: str | Path) -> Path:
+    """`run_dir` as a Path when it is an existing folder; else a one-line FileNotFoundError (a
+    missing path, or a file given where a run folder is expected) that says so."""
+    path = Path(run_dir)
+    if not path.exists():
+        raise FileNotFoundError(f"{run_dir} does not exist; give a run folder made by `utp-env run`")
+    if not path.is_dir():
+        raise FileNotFoundError(f"{run_dir} is a file, not a run folder; give the folder that holds it "
+                                "(made by `utp-env run`)")
+    return path
+
+
+def _unit_fields(summary: RunSummary) -> list[tuple[str, float | None]]:
+    """(where, value) of every share, rate or score of a summary: each must lie in [0, 1]."""
+    out: list[tuple[str, float | None]] = []
+    for name, group in summary.evaluation.groups.items():
+        where = f"evaluation.groups.{name}"
+        for field in ("delivery_rate", "commonsense_micro", "commonsense_macro", "hard_micro", "hard_macro",
+                      "final_pass_rate"):
+            out.append((f"{where}.{field}", getattr(group, field)))
+        for table in ("commonsense_checks", "hard_checks"):
+            out += [(f"{where}.{table}.{k}", v) for k, v in getattr(group, table).items()]
+        for table in ("extra_checks", "qualitative"):
+            out += [(f"{where}.{table}.{k}.mean", m.mean) for k, m in getattr(group, table).items()]
+        out += [(f"{where}.uncertainty.{metric}.{risk}.mean", m.mean)
+                for metric, by_risk in group.uncertainty.items() for risk, m in by_risk.items()]
+    out += [(f"pass_hat_k.{k}", v) for k, v in summary.pass_hat_k.items()]
+    out += [(f"hold_rate.{k}", v) for k, v in summary.hold_rate.items()]
+    if summary.replan is not None:
+        for h, by_risk in summary.replan.cells.items():
+            for risk, cell in by_risk.items():
+                out += [(f"replan.cells.{h}.{risk}.realised_score", cell.realised_score),
+                        (f"replan.cells.{h}.{risk}.items_kept", cell.items_kept)]
+    return out
+
+
+def summary_out_of_range(summary: RunSummary) -> str | None:
+    """The first value of a summary outside its range ('where: value'), or None. Shares, rates and
+    scores lie in [0, 1]; counts, means of minutes, costs, tokens and durations are not negative;
+    every number is finite."""
+    for where, value in _unit_fields(summary):
+        if value is not None and not (math.isfinite(value) and -1e-9 <= value <= 1 + 1e-9):
+            return f"{where} is {value!r}, outside [0, 1]"
+    others: list[tuple[str, float | None]] = [("episodes", summary.episodes), ("trials", summary.trials),
+                                              ("mean_duration_s", summary.mean_duration_s)]
+    others += [(f"usage.{k}", v) for k, v in summary.usage.items()]
+    others += [(f"termination.{k}", v) for k, v in summary.termination.items()]
+    for name, group in summary.evaluation.groups.items():
+        others += [(f"evaluation.groups.{name}.{f}", getattr(group, f)) for f in ("n_queries", "n_delivered")]
+    if summary.replan is not None:
+        for h, by_risk in summary.replan.cells.items():
+            for risk, cell in by_risk.items():
+                others += [(f"replan.cells.{h}.{risk}.{f}", getattr(cell, f))
+                           for f in ("episodes", "rebookings", "late_minutes", "extra_cost", "disruptions")]
+    for where, value in others:
+        if value is not None and not (math.isfinite(value) and value >= 0):
+            return f"{where} is {value!r}, not a finite number >= 0"
+    return None
+
+
 def load_summary(run_dir: str | Path) -> RunSummary:
-    """Read a run folder's summary.json, with a clear error when it is not a finished run."""
-    path = Path(run_dir) / SUMMARY_JSON
+    """Read a run folder's summary.json, with a one-line error naming the file when it is missing
+    (not a finished run), unreadable, not a summary, or holds a value outside its range."""
+    folder = check_run_folder(run_dir)
+    path = folder / SUMMARY_JSON
     if not path.exists():
         raise FileNotFoundError(f"{path} not found: is {run_dir} a finished run folder? "
                                 "(rerun `utp-env run --out` on it to finish it)")
-    return RunSummary.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    from pydantic import ValidationError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {str(exc)[:120]}); rerun `utp-env run "
+                         f"--out {run_dir}` with the run's options to write it again") from None
+    try:
+        summary = RunSummary.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"]) or "summary"
+        raise ValueError(f"{path} is not a run summary ({where}: {first['msg']}); rerun `utp-env run --out "
+                         f"{run_dir}` with the run's options to write it again") from None
+    except RecursionError:
+        raise ValueError(f"{path} is nested too deep to be a run summary") from None
+    wrong = summary_out_of_range(summary)
+    if wrong is not None:
+        raise ValueError(f"{path} holds a value outside its range ({wrong}); it was edited or is damaged: rerun "
+                         f"`utp-env run --out {run_dir}` with the run's options to write it again from the "
+                         "checked results")
+    return summary
