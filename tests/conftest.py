@@ -35,3 +35,16 @@ def mini_db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def mini_db(mini_db_path: Path) -> Database:
     """The mini sandbox (seed 0) opened as a Database."""
     return Database.open(mini_db_path)
+
+
+@pytest.fixture(scope="session")
+def mini_full_set_path(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the mini sandbox with the real query set (1,000 queries, as the embedded mini
+    sandbox has it); for slow tests only (building it takes about a minute)."""
+    import shutil
+
+    from utp_env.dataset import build_query_set
+
+    path = Path(shutil.copytree(mini_db_path, tmp_path_factory.mktemp("mini_full_set") / "db"))
+    build_query_set(path, n=1000, seed=0, progress=False)
+    return path

@@ -137,8 +137,8 @@ def test_reset_info_and_errors(env_id: str, mini_db_path: Path) -> None:
         env.reset(options={"querry_id": "x"})
     with pytest.raises(ValueError, match="no query with query_id"):
         env.reset(options={"query_id": "nope"})
-    with pytest.raises(ValueError, match="split 'train' has no queries"):
-        env.reset(options={"split": "train"})
+    with pytest.raises(ValueError, match="split 'training' has no queries"):
+        env.reset(options={"split": "training"})
 
 
 @pytest.mark.slow

@@ -105,7 +105,7 @@ BAD_OPTIONS: list[tuple[Any, str]] = [
     ({1: "x"}, r"option names are strings"),
     ({"query_id": 5}, r"options\['query_id'\] must be a string"),
     ({"query_id": "utp-q-9999"}, r"options\['query_id'\]: no query with query_id 'utp-q-9999'"),
-    ({"split": "train"}, r"options\['split'\]: split 'train' has no queries"),
+    ({"split": "training"}, r"options\['split'\]: split 'training' has no queries"),
     ({"split": ["validation"]}, r"options\['split'\] must be a string"),
     ({"query": 7}, r"options\['query'\] must be a Query"),
     ({"query": {"query_id": "x"}}, r"options\['query'\] is not a valid query: \w+"),

@@ -1,8 +1,9 @@
 """Imports point one way: utp_env.tools <- core utp_env <- utp_env.agents.
 
-Only the composition points (the CLI, the run worker) reach `utp_env.agents`; the dataset build
-finds its gold planner through an entry point. Checked on import statements *and* on any string
-that names a module (import_module paths, `module:Class` specs), and at run time.
+Only the composition points (the CLI, the run worker, the demonstration builder) reach
+`utp_env.agents`; the dataset build finds its gold planner through an entry point. Checked on
+import statements *and* on any string that names a module (import_module paths, `module:Class`
+specs), and at run time.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # Modules that compose the layers and so may import utp_env.agents.
-COMPOSITION_POINTS = ("utp_env/cli/", "utp_env/runs/episode.py")
+COMPOSITION_POINTS = ("utp_env/cli/", "utp_env/runs/episode.py", "utp_env/rl/demos.py")
 # The openai-agents SDK installs its package as top-level `agents`: its adapter names it, and checks at run
 # time that it got the SDK and not this repository's agents/ folder (utp_env/env/openai_agents.py, `sdk()`).
 SDK_ADAPTER = "utp_env/env/openai_agents.py"

@@ -31,8 +31,10 @@ def run(script: str, tmp_path: Path, mini_db_path: Path) -> dict:
 
     summary_path = tmp_path / f"{script}.json"
     module = importlib.import_module(f"utp_env.rl.{script}")
-    module.main(["--tiny", "--max-steps", "2", "--db-path", str(mini_db_path), "--output-dir", str(tmp_path / "out"),
-                 "--summary", str(summary_path)])
+    # --split validation: the smoke test checks the mechanics on the session's small query set (the
+    # default, train, would build a 5,000-query split into the shared fixture)
+    module.main(["--tiny", "--max-steps", "2", "--db-path", str(mini_db_path), "--split", "validation",
+                 "--output-dir", str(tmp_path / "out"), "--summary", str(summary_path)])
     return json.loads(summary_path.read_text())
 
 
@@ -73,7 +75,8 @@ def test_multi_turn_grpo_against_a_server(tmp_path: Path, mini_db_path: Path) ->
     summary_path = tmp_path / "remote.json"
     module = importlib.import_module("utp_env.rl.grpo_multi_turn")
     with openenv_server("--db", str(mini_db_path), "--config", str(config)) as url:
-        module.main(["--tiny", "--max-steps", "2", "--db-path", str(mini_db_path), "--server", url,
+        module.main(["--tiny", "--max-steps", "2", "--db-path", str(mini_db_path), "--split", "validation",
+                     "--server", url,
                      "--output-dir", str(tmp_path / "out"), "--summary", str(summary_path)])
     summary = json.loads(summary_path.read_text())
     rollouts = 2 * summary["queries"] * 8

@@ -11,6 +11,7 @@ points from the agents layer to the core, and a user can register a planner of t
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any
 
 from utp_env.itinerary import Plan
 from utp_env.plan_format.errors import PlanFormatError
+from utp_env.queries.generate import TRAIN_SPLIT
 from utp_env.query import Query
 from utp_env.tools.atomic import write_text_atomic
 from utp_env.tools.database import Database, collector_paused
@@ -32,24 +34,57 @@ REFERENCE_SOURCE = "planner-made"
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
 # the embedded sandboxes cached on users' machines rebuild their query set.
 QUERY_SET_VERSION = "8"
+# The train split (docs/RL.md): its own files, built when first asked for, not covered by the
+# content hash (the benchmark's hash, recorded by every run, does not move when it is built).
+TRAIN_QUERIES_FILE = "train_queries.jsonl"
+TRAIN_REFERENCES_FILE = "train_reference_plans.jsonl"
+TRAIN_MANIFEST = "train_set.json"
+TRAIN_SIZE = 5000
+# Bump when the train split's generation changes what a build writes (cached train splits rebuild).
+TRAIN_SET_VERSION = "1"
 
 
 @dataclass
 class Dataset:
-    """A database with its queries (in file order) and reference plans by query id."""
+    """A database with its queries (in file order) and reference plans by query id.
+
+    `queries` and `references` are the benchmark's (validation and test). The train split lives
+    in files of its own and is read, or built, when first asked for (`train()`, `split("train")`,
+    a train query id); `all` means validation and test.
+    """
 
     db: Database
     queries: list[Query]
     references: Mapping[str, Plan] = field(default_factory=dict)
+    _train: Dataset | None = field(default=None, repr=False, compare=False)
 
     def query(self, query_id: str) -> Query:
         for q in self.queries:
             if q.query_id == query_id:
                 return q
+        if is_train_id(query_id):
+            for q in self.train().queries:
+                if q.query_id == query_id:
+                    return q
         raise LookupError(f"unknown query id {query_id!r} (the query set has {len(self.queries)} queries)")
 
     def split(self, name: str) -> list[Query]:
+        if name == TRAIN_SPLIT:
+            return list(self.train().queries)
         return [q for q in self.queries if name == "all" or q.split == name]
+
+    def reference(self, query_id: str) -> Plan | None:
+        """The reference plan of a query of any split, or None."""
+        if is_train_id(query_id):
+            return self.train().references.get(query_id)
+        return self.references.get(query_id)
+
+    def train(self, progress: bool = True) -> Dataset:
+        """The train split (queries and reference plans), built next to the query set on first use
+        (`build_train_set`; minutes on the full sandbox) and read once per opened database."""
+        if self._train is None:
+            self._train = load_train_set(self.db, progress=progress)
+        return self._train
 
 
 GoldPlanner = Callable[[Query, Database], "Plan | None"]
@@ -90,6 +125,110 @@ def build_query_set(db_path: str | Path, n: int = 1000, seed: int = 0, progress:
     write_text_atomic(db_path / REFERENCES_FILE, "\n".join(lines) + ("\n" if lines else ""))
     _record_in_manifest(db_path, len(kept), seed)
     return len(kept)
+
+
+def is_train_id(query_id: str) -> bool:
+    """Whether `query_id` names a query of the train split (`utp-train-NNNNN`)."""
+    return query_id.startswith("utp-train-")
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else ""
+
+
+def train_set_state(db_path: str | Path) -> dict[str, Any] | None:
+    """The train split's record (`train_set.json`) when it is current for this query set, else None.
+
+    Current: written by this `TRAIN_SET_VERSION`, for the query set now on disk (its SHA-256), and
+    its two files are the ones recorded (their SHA-256)."""
+    db_path = Path(db_path)
+    try:
+        record = json.loads((db_path / TRAIN_MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not isinstance(record, dict) or record.get("version") != TRAIN_SET_VERSION:
+        return None
+    if record.get("benchmark_sha256") != _sha256(db_path / QUERIES_FILE):
+        return None
+    if (record.get("queries_sha256") != _sha256(db_path / TRAIN_QUERIES_FILE)
+            or record.get("references_sha256") != _sha256(db_path / TRAIN_REFERENCES_FILE)):
+        return None
+    return record
+
+
+def build_train_set(db_path: str | Path, n: int = TRAIN_SIZE, seed: int = 0, progress: bool = True) -> int:
+    """Draw the train split: `n` queries from the benchmark's generator and grid (per-query
+    generators of another stream, ids `utp-train-NNNNN`), none sharing (origin, dates, destination)
+    with a validation or test query or with another train query, each kept only when the
+    reference planner plans it (drawing on until `n` are kept), and write them with their
+    reference plans and `train_set.json`. Returns the number kept (`n`)."""
+    import time
+
+    from utp_env.plan_format import format_plan
+    from utp_env.queries import dumps_queries, generate_queries, read_queries
+    from utp_env.queries.generate import trip_key
+    from utp_env.tools.progress import progress_bar
+
+    if n < 1:
+        raise ValueError(f"the train split needs at least 1 query, not {n}")
+    db_path = Path(db_path)
+    if not (db_path / QUERIES_FILE).exists():
+        raise FileNotFoundError(f"no {QUERIES_FILE} in {db_path}: build the query set first "
+                                f"(`utp-env data build --out {db_path}`); the train split is drawn apart from it")
+    started = time.perf_counter()
+    db = Database.open(db_path)
+    held_out = {trip_key(q) for q in read_queries(db_path / QUERIES_FILE)}
+    exclude = set(held_out)
+    plan_gold = gold_planner()
+    kept: list[Query] = []
+    lines: list[str] = []
+    index = 0
+    bar = progress_bar(n, "train split", "query", enabled=progress)
+    with bar:
+        while len(kept) < n:
+            batch = generate_queries(db, n=n - len(kept), seed=seed, train=True, start=index, exclude=exclude)
+            index += len(batch)
+            for query in batch:
+                plan = plan_gold(query, db)
+                if plan is None:
+                    continue
+                record = {"query_id": query.query_id, "source": REFERENCE_SOURCE, "plan": format_plan(plan)}
+                lines.append(json.dumps(record, ensure_ascii=False, sort_keys=True))
+                _parse_reference(json.loads(lines[-1]), query, db)
+                kept.append(query)
+                bar.update(1)
+    write_text_atomic(db_path / TRAIN_QUERIES_FILE, dumps_queries(kept))
+    write_text_atomic(db_path / TRAIN_REFERENCES_FILE, "\n".join(lines) + "\n")
+    state = {"version": TRAIN_SET_VERSION, "seed": seed, "queries": len(kept), "drawn": index,
+              "reference_source": REFERENCE_SOURCE,
+              "benchmark_sha256": _sha256(db_path / QUERIES_FILE),
+              "queries_sha256": _sha256(db_path / TRAIN_QUERIES_FILE),
+              "references_sha256": _sha256(db_path / TRAIN_REFERENCES_FILE),
+              "build_seconds": round(time.perf_counter() - started, 1)}
+    write_text_atomic(db_path / TRAIN_MANIFEST, json.dumps(state, indent=2, sort_keys=True) + "\n")
+    return len(kept)
+
+
+def load_train_set(db: Database, progress: bool = True) -> Dataset:
+    """The train split next to `db` (queries and reference plans), built first when it is missing
+    or stale (`train_set_state`)."""
+    from utp_env.queries import read_queries
+
+    path = Path(db.path)
+    if train_set_state(path) is None:
+        seed = int((db.manifest.get("query_set") or {}).get("seed", db.manifest.get("seed", 0)) or 0)
+        if progress:
+            print(f"utp-env: building the train split ({TRAIN_SIZE} queries with reference plans) once into "
+                  f"{path}", file=sys.stderr)
+        if not os.access(path, os.W_OK):  # before minutes of planning, not after
+            raise PermissionError(f"cannot write the train split into {path} (the folder is read-only); build it "
+                                  "where the database is writable: `utp-env data build --out DIR --train`")
+        build_train_set(path, n=TRAIN_SIZE, seed=seed, progress=progress)
+    queries = read_queries(path / TRAIN_QUERIES_FILE)
+    by_id = {q.query_id: q for q in queries}
+    return Dataset(db, queries, read_references(path / TRAIN_REFERENCES_FILE, by_id, db))
 
 
 def _record_in_manifest(db_path: Path, n_queries: int, seed: int) -> None:
@@ -207,9 +346,11 @@ def load_dataset(db: Database) -> Dataset:
 
 
 def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed: int = 0,
-                 progress: bool = True) -> Dataset:
+                 progress: bool = True, split: str | None = None) -> Dataset:
     """The database at `db_path` (default: the embedded sandbox of `profile`) with its query set,
-    building the sandbox and the query set on first use."""
+    building the sandbox and the query set on first use. `split="train"` also reads the train
+    split, building it first when it is missing (`Dataset.train`); it is otherwise built only when
+    first asked for, so opening the benchmark never waits for it."""
     embedded = db_path is None
     if db_path is None:
         from utp_env.tools.sandbox.cache import ensure_sandbox
@@ -221,7 +362,10 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
             print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)
         build_query_set(db_path, seed=seed, progress=progress)
     with collector_paused():
-        return dataset_of(Database.open(db_path))
+        dataset = dataset_of(Database.open(db_path))
+        if split == TRAIN_SPLIT:
+            dataset.train(progress=progress)
+        return dataset
 
 
 def dataset_of(db: Database) -> Dataset:

@@ -88,4 +88,4 @@ class Query(BaseModel):
     risk_profile: RiskProfile
     local_constraint: LocalConstraint = Field(default_factory=LocalConstraint)
     text: str = Field(description="The natural-language request")
-    split: Literal["validation", "test"] | None = None
+    split: Literal["train", "validation", "test"] | None = None

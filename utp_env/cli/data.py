@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from utp_env.dataset import TRAIN_SIZE
 from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
@@ -32,7 +33,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     build.add_argument("--queries", type=_count, default=1000, metavar="N",
                        help="also build N queries with reference plans beside the tables, at most 100,000 "
                        "(default: 1000; 0 skips)")
+    build.add_argument("--train", nargs="?", type=_train_count, const=TRAIN_SIZE, default=0, metavar="N",
+                       help=f"also build the train split: N queries (default {TRAIN_SIZE}) with reference plans, "
+                       "disjoint from validation and test (docs/RL.md); otherwise it is built when first asked for")
     build.set_defaults(handler=cmd_build)
+    demos = sub.add_parser("demos", help="write the reference planner's episodes as tool-calling transcripts",
+                           description="Write one chat transcript per query of a split: the env's task, the "
+                           "reference planner's lookups and the submission of its plan as assistant tool calls, "
+                           "each answered by the env, with the final reward and report (docs/RL.md). The format "
+                           "is the one TRL's SFTTrainer and OpenAI fine-tuning read.")
+    demos.add_argument("--split", default="train", choices=["train", "validation", "test"],
+                       help="which queries (default: train, built first if it is missing)")
+    demos.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    demos.add_argument("--profile", default="full", choices=["full", "mini"],
+                       help="embedded sandbox when --db is not given (default: full)")
+    demos.add_argument("--db", type=Path, default=None, metavar="DIR", help="a database directory")
+    demos.add_argument("--limit", type=_positive, default=None, metavar="N", help="the first N queries of the split")
+    demos.add_argument("--max-tokens", type=_positive, default=None, metavar="N",
+                       help="cap on a transcript's approximate tokens (characters / 4 of messages and tool schemas): "
+                       "lookups are dropped from the end until it fits, else the transcript is left out")
+    demos.add_argument("--max-observation-chars", type=_positive, default=None, metavar="N",
+                       help="the env's cap on each tool answer (default: 8000)")
+    demos.add_argument("--compact", action="store_true",
+                       help="the env's compact mode: short tool schemas and task text (docs/RL.md \"Prompt length\")")
+    demos.add_argument("--format", dest="fmt", default="trl", choices=["trl", "openai"],
+                       help="trl: messages, tools, reward, report and the replay keys; openai: messages and tools "
+                       "only (the fine-tuning upload format) (default: trl)")
+    demos.set_defaults(handler=cmd_demos)
     validate = sub.add_parser("validate", help="open a database directory and check every file",
                               description="Open a database directory and check every file against the table "
                               "schemas (columns, types, keys, references); print the row counts and the content "
@@ -75,10 +102,26 @@ def _count(text: str) -> int:
     return value
 
 
+def _train_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"--train must be a non-negative integer, got {text!r}")
+    if value > MAX_QUERIES:
+        raise argparse.ArgumentTypeError(f"--train must be at most {MAX_QUERIES:,}, got {value:,}")
+    return value
+
+
 def cmd_build(args: argparse.Namespace) -> int:
     """Build (or find) the sandbox and its query set, then print, once, the content hash that the
     manifest check, `data validate`, the env's `db_hash` and run records use (`Database.content_hash`,
     which covers the query set, so it is read after the query set is built)."""
+    if args.train and not args.queries:
+        print("utp-env data build: error: --train needs the query set it is held apart from; drop --queries 0",
+              file=sys.stderr)
+        return 2
     started = time.perf_counter()
     if args.out is None:
         target = sandbox_path(args.profile, args.seed)
@@ -103,7 +146,48 @@ def cmd_build(args: argparse.Namespace) -> int:
         else:
             kept = build_query_set(path, n=args.queries, seed=args.seed, progress=True)
             print(f"query set: {kept} of {args.queries} queries kept with reference plans in {path / QUERIES_FILE}")
+    if args.train:
+        from utp_env.dataset import TRAIN_QUERIES_FILE, build_train_set, train_set_state
+
+        state = train_set_state(path)
+        if state is not None and state.get("queries") == args.train:
+            print(f"train split already built: {state['queries']} queries in {path / TRAIN_QUERIES_FILE}")
+        else:
+            started = time.perf_counter()
+            kept = build_train_set(path, n=args.train, seed=args.seed, progress=True)
+            print(f"train split: {kept} queries with reference plans in {path / TRAIN_QUERIES_FILE} "
+                  f"[{time.perf_counter() - started:.1f} s]")
     print(f"content hash: {Database.open(path).content_hash}")
+    return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
+def cmd_demos(args: argparse.Namespace) -> int:
+    """Write the demonstrations of a split (utp_env.rl.demos) and print what was written."""
+    from utp_env.rl.demos import DEFAULT_OBSERVATION_CHARS, write_demos
+
+    if args.db is not None and not args.db.is_dir():
+        print(f"utp-env data demos: error: --db {str(args.db)!r} is not a database directory", file=sys.stderr)
+        return 2
+    summary = write_demos(args.out, args.split, fmt=args.fmt, db_path=args.db, profile=args.profile,
+                          limit=args.limit, max_tokens=args.max_tokens,
+                          max_observation_chars=args.max_observation_chars or DEFAULT_OBSERVATION_CHARS,
+                          compact=args.compact)
+    print(f"{summary.written} transcripts of {summary.queries} {args.split} queries in {args.out} "
+          f"[{summary.seconds:.1f} s]: approx. tokens mean {summary.tokens_mean:,.0f}, max {summary.tokens_max:,}; "
+          f"reward mean {summary.reward_mean:.3f}")
+    if args.max_tokens is not None:
+        print(f"--max-tokens {args.max_tokens}: {summary.lookups_dropped} lookups dropped, "
+              f"{summary.over_cap} transcripts left out (over the cap without lookups)")
     return 0
 
 

@@ -51,17 +51,20 @@ _jsonable = jsonable  # the name the TRL classes (and utp_env.rl.remote) use
 # ---------------------------------------------------------------- TRL environment class
 
 
-def google_docstring(spec: ToolSpec[Any]) -> str:
-    """The tool's description followed by an `Args:` section documenting every argument."""
-    lines = [spec.description, "", "Args:"]
+def google_docstring(spec: ToolSpec[Any], compact: bool = False) -> str:
+    """The tool's description followed by an `Args:` section documenting every argument (compact:
+    the description's first paragraph and each argument's name, as `compact_schema` has them)."""
+    description = " ".join(spec.description.split("\n\n")[0].split()) if compact else spec.description
+    lines = [description, "", "Args:"]
     for name, field in spec.args_model.model_fields.items():
-        desc = " ".join((field.description or name.replace("_", " ")).split())
+        desc = name.replace("_", " ") if compact else " ".join((field.description or name.replace("_", " ")).split())
         lines.append(f"    {name}: {desc}")
-    lines += ["", "Returns:", "    The tool's answer as text (an error message says what to fix)."]
+    if not compact:
+        lines += ["", "Returns:", "    The tool's answer as text (an error message says what to fix)."]
     return "\n".join(lines)
 
 
-def _tool_method(spec: ToolSpec[Any]) -> Any:
+def _tool_method(spec: ToolSpec[Any], compact: bool = False) -> Any:
     """A method `name(self, **args) -> str` with the tool's typed signature and Google docstring."""
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     annotations: dict[str, Any] = {}
@@ -81,7 +84,7 @@ def _tool_method(spec: ToolSpec[Any]) -> Any:
         return self._call(spec.name, call_args)
 
     method.__name__ = method.__qualname__ = spec.name
-    method.__doc__ = google_docstring(spec)
+    method.__doc__ = google_docstring(spec, compact)
     method.__dict__["__signature__"] = signature  # what inspect.signature (and TRL) read
     method.__annotations__ = annotations
     return method
@@ -151,7 +154,7 @@ def tool_env_class(replan: bool = False, **env_kwargs: Any) -> type[UTPToolEnv]:
     `continue` is a Python keyword).
     """
     if not replan:
-        return type("UTPToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs)})
+        return type("UTPToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs), **tool_attributes(env_kwargs)})
     from utp_env.env.itinerary_tools import EXECUTION_TOOLS, closed_loop_ending_tools
     from utp_env.env.replan import UTPReplanEnv
 
@@ -160,6 +163,18 @@ def tool_env_class(replan: bool = False, **env_kwargs: Any) -> type[UTPToolEnv]:
         if name in EXECUTION_TOOLS or hasattr(cls, name):  # submit/submit_plan as the closed loop describes them
             setattr(cls, name, _tool_method(spec))
     return cls
+
+
+def tool_attributes(env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The tool methods of a class whose env config (`env_kwargs["config"]`) names `tools` or sets
+    `compact`: the offered tools as methods (compact docstrings in the compact mode), the others
+    shadowed by None, so TRL, which takes the public functions as tools, offers what the env does."""
+    config = load_env_config(env_kwargs.get("config"))
+    if not config.compact and config.tools is None:
+        return {}
+    offered = episode_tools(config)
+    return {name: _tool_method(offered[name], config.compact) if name in offered else None
+            for name in tool_method_names(UTPToolEnv)}
 
 
 def tool_method_names(cls: type = UTPToolEnv) -> list[str]:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from utp_env.config import CONFIG_DIR, load_model
 from utp_env.dataset import dataset_of, open_dataset
 from utp_env.itinerary import Plan
+from utp_env.queries.generate import TRAIN_SPLIT
 from utp_env.query import Query
 from utp_env.tools.database import Database
 
@@ -58,12 +59,17 @@ class EnvConfig(BaseModel):
     robustness: bool = Field(default=False, description="Run Monte Carlo robustness on the final plan")
     robustness_rollouts: int = Field(default=1000, ge=1, description="Rollouts of the robustness report")
     split: str = Field(default="validation", description="Query split sampled when reset names none")
+    tools: list[str] | None = Field(default=None, description="Tools offered (None: all); others are unknown tools")
+    compact: bool = Field(default=False, description="Short tool schemas and task text, for small models "
+                          "(docs/RL.md \"Prompt length\")")
 
     @model_validator(mode="after")
     def _weights(self) -> EnvConfig:
         bad = {k: w for k, w in self.reward_weights.items() if not (math.isfinite(w) and w >= 0)}
         if bad:
             raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
+        if self.tools is not None and not ({"submit", "submit_plan"} & set(self.tools)):
+            raise ValueError(f"tools {self.tools} offer no way to end the episode: add submit or submit_plan")
         unknown = set(self.reward_weights) - set(DEFAULT_REWARD_WEIGHTS)
         if unknown:
             raise ValueError(f"reward_weights: unknown metric(s) {sorted(unknown)}; "
@@ -87,15 +93,21 @@ def load_env_config(config: EnvConfig | dict[str, Any] | str | Path | None = Non
 
 
 @functools.lru_cache(maxsize=8)
-def _open(path: str | None, profile: str) -> Database:
+def _open(path: str | None, profile: str, world: int = 0) -> Database:
     # progress=True: only a first-use build says anything (one line each when stderr is not a terminal).
-    return open_dataset(path, profile=profile, progress=True).db
+    return open_dataset(path, profile=profile, seed=world, progress=True).db
 
 
-def open_database(db_path: str | Path | None = None, profile: str = "full") -> Database:
-    """The database at `db_path`, else the embedded sandbox of `profile` (cached per process)."""
+def open_database(db_path: str | Path | None = None, profile: str = "full", world: int = 0) -> Database:
+    """The database at `db_path`, else the embedded sandbox of `profile` built from seed `world`
+    (another world: same cities and statistics, other services, venues and names; cached per process)."""
+    if isinstance(world, bool) or not isinstance(world, int) or world < 0:
+        raise ValueError(f"world must be a non-negative int (the sandbox seed), not {world!r}")
     if db_path is None:
-        return _open(None, profile)
+        return _open(None, profile, world)
+    if world:
+        raise ValueError(f"world={world} names an embedded sandbox, and db_path {str(db_path)!r} was given too; "
+                         "pass one of them (a world's directory is `utp-env data build --profile P --seed WORLD`)")
     resolved = Path(db_path).expanduser().resolve()
     if not resolved.is_dir():
         raise FileNotFoundError(f"db_path {str(db_path)!r} is not a directory holding the database CSV files; "
@@ -109,15 +121,25 @@ def query_pool(db: Database) -> tuple[Query, ...]:
 
 
 def split_pool(db: Database, split: str) -> list[Query]:
-    """The queries of one split, in query-id order; ValueError naming the known splits otherwise."""
-    pool = query_pool(db)
-    chosen = sorted((q for q in pool if q.split == split), key=lambda q: q.query_id)
+    """The queries of one split, in query-id order; ValueError naming the known splits otherwise.
+    `train` is built next to the query set when first asked for (`Dataset.train`)."""
+    dataset = dataset_of(db)
+    pool = dataset.split(TRAIN_SPLIT) if split == TRAIN_SPLIT else [q for q in dataset.queries if q.split == split]
+    chosen = sorted(pool, key=lambda q: q.query_id)
     if not chosen:
-        known = sorted({str(q.split) for q in pool})
-        raise ValueError(f"split {split!r} has no queries; known splits: {', '.join(known) or 'none'}")
+        known = sorted({str(q.split) for q in dataset.queries} | {TRAIN_SPLIT})
+        raise ValueError(f"split {split!r} has no queries; known splits: {', '.join(known)}")
     return chosen
 
 
+def find_query(db: Database, query_id: str) -> Query | None:
+    """The query of any split (the train split's is read, or built, when a train id is asked for)."""
+    try:
+        return dataset_of(db).query(query_id)
+    except LookupError:
+        return None
+
+
 def reference_plan(db: Database, query_id: str) -> Plan | None:
-    """The dataset's reference plan of a query, or None."""
-    return dataset_of(db).references.get(query_id)
+    """The dataset's reference plan of a query of any split, or None."""
+    return dataset_of(db).reference(query_id)

@@ -24,7 +24,14 @@ import gymnasium as gym
 import numpy as np
 from pydantic import ValidationError
 
-from utp_env.env.config import EnvConfig, load_env_config, open_database, query_pool, reference_plan, split_pool
+from utp_env.env.config import (
+    EnvConfig,
+    find_query,
+    load_env_config,
+    open_database,
+    reference_plan,
+    split_pool,
+)
 from utp_env.env.episode import (
     Episode,
     TerminationReason,
@@ -49,13 +56,40 @@ METADATA: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # `UTPEn
 
 
 def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:
-    """The tools an episode exposes: every lookup tool, then the itinerary tools (check_plan if enabled)."""
+    """The tools an episode exposes: every lookup tool, then the itinerary tools (check_plan if
+    enabled); only those of `config.tools` when it names some (ValueError naming an unknown one)."""
     tools: dict[str, ToolSpec[Any]] = dict(LOOKUP_TOOLS)
     for name, spec in ITINERARY_TOOLS.items():
         if name == "check_plan" and not config.check_plan:
             continue
         tools[name] = spec
+    if config.tools is not None:
+        unknown = [t for t in config.tools if t not in tools]
+        if unknown:
+            raise ValueError(f"config tools: unknown tool(s) {unknown}; known: {', '.join(tools)}")
+        tools = {name: spec for name, spec in tools.items() if name in config.tools}
     return tools
+
+
+_SCHEMA_DETAIL = frozenset({"description", "maxLength", "minLength", "maximum", "minimum", "pattern", "default",
+                            "additionalProperties", "title", "examples", "maxItems", "minItems"})
+
+
+def compact_schema(schema: Any, *, in_properties: bool = False) -> Any:
+    """A tool's OpenAI schema in the compact mode: the description's first paragraph on one line, and
+    the parameters' types, enums and required lists without their descriptions, bounds and defaults
+    (the env checks them and its error messages say what is wrong)."""
+    if isinstance(schema, Mapping):
+        if "function" in schema and "type" in schema and not in_properties:
+            function = schema["function"]
+            return {"type": schema["type"], "function": {
+                "name": function["name"], "description": _summary(function["description"]),
+                "parameters": compact_schema(function["parameters"])}}
+        return {k: compact_schema(v, in_properties=(k == "properties" and not in_properties))
+                for k, v in schema.items() if in_properties or k not in _SCHEMA_DETAIL}
+    if isinstance(schema, list | tuple):
+        return [compact_schema(v) for v in schema]
+    return schema
 
 
 class UTPEnv(gym.Env[str, Any]):
@@ -67,6 +101,9 @@ class UTPEnv(gym.Env[str, Any]):
         split: Query split sampled by `reset` ('validation' or 'test'); default from the config.
         config: An `EnvConfig`, a dict of overrides, or a YAML path; default `configs/env.yaml`.
         render_mode: None or 'ansi' (`render()` returns the plan as text).
+        world: The seed of the embedded sandbox when no `db_path` is given: another seed is another
+            world (same cities and statistics, other services, venues and names) with its own
+            query set (docs/RL.md "Worlds"); default 0.
     """
 
     metadata: dict[str, Any] = METADATA
@@ -76,21 +113,22 @@ class UTPEnv(gym.Env[str, Any]):
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,
-                 render_mode: str | None = None) -> None:
-        self._setup(db_path, profile, split, config, render_mode)
+                 render_mode: str | None = None, world: int = 0) -> None:
+        self._setup(db_path, profile, split, config, render_mode, world=world)
 
     def _setup(self, db_path: str | Path | None, profile: str, split: str | None,
-               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None) -> None:
+               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None, *,
+               world: int = 0) -> None:
         """The constructor's work (also run by `__setstate__`, which rebuilds from these arguments)."""
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
         self._init_args = {"db_path": None if db_path is None else str(db_path), "profile": profile,
                            "split": split, "config": config if not isinstance(config, Path) else str(config),
-                           "render_mode": render_mode}
+                           "render_mode": render_mode, "world": world}
         self.config = load_env_config(config)
         self.split = split or self.config.split
         self.render_mode = render_mode
-        self.db: Database = open_database(db_path, profile)
+        self.db: Database = open_database(db_path, profile, world)
         self.tools = episode_tools(self.config)
         self.observation_space = TextObservation(self.config.max_observation_chars)
         self.action_space = ToolCallSpace(self.tools, self.db.cities, self.config.max_action_bytes,
@@ -199,7 +237,8 @@ class UTPEnv(gym.Env[str, Any]):
         """The episode's tools as OpenAI function schemas (lookup and itinerary): a new list of the shared,
         immutable per-tool schemas (tools/lookup/registry.py `FrozenDict`; `copy.deepcopy` thaws one)."""
         if self._schemas is None:
-            self._schemas = [spec.openai_schema() for spec in self.tools.values()]
+            self._schemas = [compact_schema(spec.openai_schema()) if self.config.compact else spec.openai_schema()
+                             for spec in self.tools.values()]
         return list(self._schemas)
 
     def langchain_tools(self) -> list[Any]:
@@ -243,6 +282,16 @@ class UTPEnv(gym.Env[str, Any]):
             f"A day holds at most {MAX_ITEMS_PER_DAY} point-of-interest items; a plan with more is refused.",
             f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
             f"submit_plan). You have {self.config.step_limit} steps.",
+            *self._rules_and_tools(tool_lines),
+        ])
+
+    def _rules_and_tools(self, tool_lines: list[str]) -> list[str]:
+        """The task text's rules, reward note and tool list; in the compact mode one line (the tools'
+        schemas name the tools, and check_plan or the final report names a failed rule)."""
+        if self.config.compact:
+            return ["Every plan is checked on commonsense rules (complete days, meals, stays, transport, budget); "
+                    "times on every item."]
+        return [
             "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
             *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
             "REWARD: the two pass rates and the metrics; each metric counts the distinct venues and services "
@@ -251,7 +300,7 @@ class UTPEnv(gym.Env[str, Any]):
             "end time counts as missing information; visits outside a venue's opening hours and transit "
             "distances other than nearest_transit's count as failed checks.",
             "TOOLS:", *tool_lines,
-        ])
+        ]
 
     # ------------------------------------------------------------ internals
 
@@ -319,9 +368,9 @@ class UTPEnv(gym.Env[str, Any]):
                 raise ValueError(f"reset: options['query'] is not a valid query: {why}") from None
         if options.get("query_id") is not None:
             wanted = options["query_id"]
-            for q in query_pool(self.db):
-                if q.query_id == wanted:
-                    return q
+            found = find_query(self.db, wanted) if isinstance(wanted, str) else None
+            if found is not None:
+                return found
             raise ValueError(f"reset: options['query_id']: no query with query_id {wanted!r} in this database's "
                              "query set")
         split = options.get("split") or self.split

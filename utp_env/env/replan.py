@@ -411,7 +411,7 @@ class UTPReplanEnv(UTPEnv):
     """Plan a trip, then live through one realisation of it and repair it (`utp_env/UTP-Replan-v0`).
 
     Args:
-        db_path, profile, split, config, render_mode: as `UTPEnv`.
+        db_path, profile, split, config, render_mode, world: as `UTPEnv`.
         replan: A `ReplanConfig`, a dict of overrides, or a YAML path; default configs/replan.yaml.
     """
 
@@ -420,13 +420,13 @@ class UTPReplanEnv(UTPEnv):
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None, render_mode: str | None = None,
-                 replan: ReplanConfig | dict[str, Any] | str | Path | None = None) -> None:
-        self._setup(db_path, profile, split, config, render_mode, replan)
+                 replan: ReplanConfig | dict[str, Any] | str | Path | None = None, world: int = 0) -> None:
+        self._setup(db_path, profile, split, config, render_mode, replan, world=world)
 
     def _setup(self, db_path: str | Path | None, profile: str, split: str | None,
                config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None,
-               replan: ReplanConfig | dict[str, Any] | str | Path | None = None) -> None:
-        super()._setup(db_path, profile, split, config, render_mode)
+               replan: ReplanConfig | dict[str, Any] | str | Path | None = None, *, world: int = 0) -> None:
+        super()._setup(db_path, profile, split, config, render_mode, world=world)
         if self.config.stochastic:
             raise ValueError("config: stochastic does not apply to utp_env/UTP-Replan-v0 (the trip is always lived "
                              "through one realisation drawn from the reset seed); set stochastic: false")

@@ -37,6 +37,8 @@ from utp_env.tools.seeding import stable_int
 
 LEVELS: tuple[Level, ...] = ("easy", "medium", "hard")
 RISKS: tuple[RiskProfile, ...] = ("tolerant", "optimized", "averse")
+TRAIN_SPLIT = "train"
+TRAIN_STREAM = "train"
 CONSTRAINT_KINDS = ("house_rule", "house_type", "amenities", "services", "cuisine", "transportation",
                     "event_types", "attraction_categories")
 
@@ -86,6 +88,14 @@ def load_query_config(path: str | Path | None = None) -> QueryConfig:
     return load_model(QueryConfig, path)
 
 
+TripKey = tuple[str, tuple[str, ...], str]
+
+
+def trip_key(query: Query) -> TripKey:
+    """(origin, dates, destination) of a query: the train split shares none with validation and test."""
+    return (query.org, tuple(query.dates), query.dest)
+
+
 def assign_split(query_id: str, validation_fraction: float) -> str:
     """`validation` for a stable fraction of ids (by SHA-256 of the id), else `test`."""
     return "validation" if stable_int("split", query_id) % 10_000 < validation_fraction * 10_000 else "test"
@@ -108,8 +118,11 @@ def neighbours(db: Database) -> dict[str, set[str]]:
 class _Generator:
     """State shared across one generation run: the database, config and precomputed pools."""
 
-    def __init__(self, db: Database, config: QueryConfig, seed: int) -> None:
+    def __init__(self, db: Database, config: QueryConfig, seed: int, stream: str = "query",
+                 exclude: set[TripKey] | None = None) -> None:
         self.db, self.config, self.seed = db, config, seed
+        self.stream = stream  # names the per-query generators and the ids: "query" (the benchmark) or "train"
+        self.exclude: set[TripKey] = exclude if exclude is not None else set()
         self.unc = UncertaintyConfig()
         self.nb = neighbours(db)
         self.cal: tuple[dt.date, dt.date] = calendar(db, config.default_calendar)
@@ -135,9 +148,9 @@ class _Generator:
         return sorted(s for s, count in by_state.items() if count >= k)
 
     def one(self, index: int, days: Horizon, level: Level, risk: RiskProfile) -> Query | None:
-        rng = np.random.default_rng(stable_int(self.seed, "query", index))
+        rng = np.random.default_rng(stable_int(self.seed, self.stream, index))
         cfg = self.config
-        qid = f"utp-q-{index + 1:04d}"
+        qid = query_id(index, self.stream)
         for _ in range(cfg.max_attempts):
             org = self.orgs[int(rng.integers(len(self.orgs)))]
             if days == 3:
@@ -156,6 +169,8 @@ class _Generator:
                 raise ValueError(f"the sandbox calendar {self.cal[0]}..{self.cal[1]} is shorter than {days} days")
             start = self.cal[0] + dt.timedelta(days=int(rng.integers(span)))
             dates = [(start + dt.timedelta(days=d)).isoformat() for d in range(days)]
+            if self.exclude and (org, tuple(dates), dest) in self.exclude:
+                continue  # a trip of a held-out query: draw again
             people = int(rng.integers(cfg.people_min, cfg.people_max + 1))
             persona = Persona(
                 traveler_type=str(rng.choice(cfg.traveler_types)), purpose=str(rng.choice(cfg.purposes)),
@@ -180,8 +195,8 @@ class _Generator:
             text = render_text(org=org, where=dest if days == 3 else f"{k} cities in {dest}", days=days,
                                dates=dates, people=people, budget=budget, persona=persona, risk_profile=risk,
                                lc=lc, rng=rng)
-            return query.model_copy(update={"budget_inr": float(budget), "text": text,
-                                            "split": assign_split(qid, cfg.validation_fraction)})
+            split = TRAIN_SPLIT if self.stream == TRAIN_STREAM else assign_split(qid, cfg.validation_fraction)
+            return query.model_copy(update={"budget_inr": float(budget), "text": text, "split": split})
         return None
 
     def draw_constraints(self, query: Query, quote: TripQuote, target: int,
@@ -241,18 +256,35 @@ def balanced_cells(config: QueryConfig) -> list[tuple[Horizon, Level, RiskProfil
     return out
 
 
-def generate_queries(db: Database, n: int = 1000, seed: int = 0, config: QueryConfig | None = None) -> list[Query]:
-    """`n` feasible queries balanced over horizons x levels x risk profiles; same inputs, same queries."""
+def query_id(index: int, stream: str = "query") -> str:
+    """The id of the query drawn at `index`: `utp-q-0001` ... for the benchmark (validation and
+    test), `utp-train-00001` ... for the train split (a disjoint id space)."""
+    return f"utp-train-{index + 1:05d}" if stream == TRAIN_STREAM else f"utp-q-{index + 1:04d}"
+
+
+def generate_queries(db: Database, n: int = 1000, seed: int = 0, config: QueryConfig | None = None, *,
+                     train: bool = False, start: int = 0, exclude: set[TripKey] | None = None) -> list[Query]:
+    """`n` feasible queries balanced over horizons x levels x risk profiles; same inputs, same queries.
+
+    `train=True` draws the train split instead: the same generator and grid, per-query generators
+    seeded from another stream (`stable_int(seed, "train", index)`), ids `utp-train-NNNNN`, split
+    `train`. `start` is the index of the first query (a grid cell depends on the index only, so
+    queries drawn in batches are the queries drawn at once). A draw whose (origin, dates,
+    destination) is in `exclude` is drawn again, and every accepted query's key is added to it, so
+    a train split drawn with the benchmark's keys shares none with them or with itself.
+    """
     config = config or QueryConfig()
-    gen = _Generator(db, config, seed)
+    gen = _Generator(db, config, seed, TRAIN_STREAM if train else "query", exclude)
     cells = balanced_cells(config)
     out = []
-    for i in range(n):
+    for i in range(start, start + n):
         days, level, risk = cells[i % len(cells)]
         query = gen.one(i, days, level, risk)
         if query is None:
             raise ValueError(f"could not draw a feasible {days}-day {level} {risk} query (index {i}) in "
                              f"{config.max_attempts} attempts; the database may lack connected, visitable cities")
+        if exclude is not None:
+            exclude.add(trip_key(query))
         out.append(query)
     return out
 

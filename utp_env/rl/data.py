@@ -52,13 +52,14 @@ def single_turn_request(task_text: str) -> str:
 
 def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation", limit: int | None = None,
                   db_path: str | Path | None = None, profile: str = "full",
-                  config: dict[str, Any] | None = None) -> Dataset:
+                  config: dict[str, Any] | None = None, world: int = 0) -> Dataset:
     """The queries of `split` (in query-id order, the first `limit` of them) as a `datasets.Dataset`.
 
     Columns: `prompt` (chat messages in the `style` of the recipe) and `query_id` (read by
     `UTPToolEnv.reset` and by `PlanReward`). `db_path`/`profile` choose the database as for `UTPEnv`;
-    `config` overrides the env config (the single-turn task text names the step limit only in the
-    part that is cut, so it matters only for which split is the default).
+    `world` the embedded sandbox's seed; `config` overrides the env config (the single-turn task
+    text names the step limit only in the part that is cut, so it matters only for which split is
+    the default).
     """
     if style not in PROMPT_STYLES:
         raise ValueError(f"style must be one of {list(PROMPT_STYLES)}, not {style!r}")
@@ -66,7 +67,7 @@ def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation
         raise ValueError(f"limit must be at least 1 (or None for the whole split), not {limit}")
     from datasets import Dataset
 
-    env = UTPEnv(db_path=db_path, profile=profile, split=split, config=config)
+    env = UTPEnv(db_path=db_path, profile=profile, split=split, config=config, world=world)
     queries = split_pool(env.db, env.split)[:limit]
     rows: dict[str, list[Any]] = {"prompt": [], "query_id": []}
     for query in queries:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar
 
-from utp_env.env.adapters import UTPToolEnv, tool_method_names
+from utp_env.env.adapters import UTPToolEnv, tool_attributes, tool_method_names
 from utp_env.env.episode import TerminationReason
 
 UNFINISHED_MESSAGE = "the rollout ended without submit; the plan built so far is scored as at the step limit"
@@ -72,7 +72,7 @@ def rl_env_class(tools: Sequence[str] | None = None, **env_kwargs: Any) -> type[
     `None` on the subclass, so TRL, which takes the class's public functions as tools, does not list
     them: the prompt then carries only those schemas (the tiny smoke run keeps its prompt short so).
     """
-    attributes: dict[str, Any] = {"env_kwargs": dict(env_kwargs), "episodes": []}
+    attributes: dict[str, Any] = {"env_kwargs": dict(env_kwargs), "episodes": [], **tool_attributes(env_kwargs)}
     if tools is not None:
         known = tool_method_names(UTPToolEnv)
         unknown = sorted(set(tools) - set(known))

@@ -78,7 +78,10 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
     p.add_argument("--server", metavar="URL", help="multi-turn: play the episodes on a `utp-env serve` (OpenEnv) "
                    "server at URL instead of in this process (its env config must match: --config there)")
-    p.add_argument("--split", default="validation", help="query split to train on (default validation)")
+    p.add_argument("--split", default="train", help="query split to train on (default train: built on first use; "
+                   "validation and test are held out, docs/RL.md)")
+    p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed: another seed is another "
+                   "world with its own queries (default 0; docs/RL.md \"Worlds\")")
     p.add_argument("--limit", type=int, help="first N queries of the split (default: 1 with --tiny, else all)")
     p.add_argument("--num-generations", type=int, help="rollouts per query, G of GRPO (tiny 4, else 8)")
     p.add_argument("--max-completion-length", type=int, help="tokens per completion, tool answers included "
@@ -91,6 +94,11 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference model)")
     p.add_argument("--warm-up-steps", type=int, default=40, help="--tiny: supervised format steps")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tools", help="comma-separated tools offered to the model (default: the tiny run's three with "
+                   "--tiny, else all)")
+    p.add_argument("--compact", action="store_true", help="the env's compact mode: short tool schemas and task "
+                   "text, for small models (docs/RL.md \"Prompt length\")")
+    p.add_argument("--save", action="store_true", help="save the trained model and tokenizer to --output-dir")
     p.add_argument("--output-dir", help="checkpoints and logs (default: a temporary directory)")
     p.add_argument("--summary", help="write the run's summary as JSON to this path")
     return p
@@ -145,9 +153,10 @@ def load_pretrained(name: str) -> tuple[Any, Any]:
     return tokenizer, model
 
 
-def env_config(chosen: dict[str, Any]) -> dict[str, Any]:
+def env_config(chosen: dict[str, Any], compact: bool = False) -> dict[str, Any]:
     """The env config overrides of the run."""
-    return {"step_limit": chosen["step_limit"], "max_observation_chars": chosen["max_observation_chars"]}
+    out = {"step_limit": chosen["step_limit"], "max_observation_chars": chosen["max_observation_chars"]}
+    return {**out, "compact": True} if compact else out
 
 
 def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list[Any] | None = None,
@@ -172,15 +181,18 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         tokenizer, model = load_pretrained(args.model)
     if args.tiny:
         torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
-    env_class = rl_env_class(tools=TINY_TOOLS if args.tiny else None, db_path=args.db_path,
-                             profile=chosen["profile"], config=env_config(chosen))
+    world = {"world": args.world} if args.world else {}
+    tools = tuple(t.strip() for t in args.tools.split(",") if t.strip()) if args.tools else (
+        TINY_TOOLS if args.tiny else None)
+    env_class = rl_env_class(tools=tools, db_path=args.db_path,
+                             profile=chosen["profile"], config=env_config(chosen, args.compact), **world)
     local_class = env_class  # the tiny model's scripted warm-up runs in this process either way
     if getattr(args, "server", None) and use_environment:
         from utp_env.rl.remote import remote_env_class
 
-        env_class = remote_env_class(args.server, tools=TINY_TOOLS if args.tiny else None)
+        env_class = remote_env_class(args.server, tools=tools)
     dataset = query_dataset(style, split=args.split, limit=chosen["limit"], db_path=args.db_path,
-                            profile=chosen["profile"], config=env_config(chosen))
+                            profile=chosen["profile"], config=env_config(chosen, args.compact), world=args.world)
     rows = [dict(r) for r in dataset]
     summary = Summary(style=style, model="tiny" if args.tiny else str(args.model), steps=args.max_steps,
                       queries=len(rows))
@@ -220,6 +232,9 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     trainer.train()
     summary.seconds_per_step = (time.perf_counter() - trained) / max(args.max_steps, 1)
     _fill(summary, trainer, before, env_class)
+    if args.save:
+        trainer.save_model(output_dir)
+        tokenizer.save_pretrained(output_dir)
     if reward_log is not None:
         summary.rewards = list(reward_log)
     if args.summary:

@@ -1,0 +1,159 @@
+"""Demonstrations (issue 25): the reference planner's episodes as tool-calling transcripts that replay,
+call by call, to the env's answers, the reference plan and its reward."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from utp_env.cli import main
+from utp_env.dataset import dataset_of
+from utp_env.env.core import UTPEnv
+from utp_env.rl.demos import (
+    DEMO_SYSTEM,
+    approx_tokens,
+    demonstrations,
+    read_demos,
+    reference_reward,
+    replay,
+    write_demos,
+)
+from utp_env.tools.database import Database
+
+
+def _same_plan(a: object, b: object) -> bool:
+    exclude = {"query_id", "source"}
+    return a.model_dump(exclude=exclude) == b.model_dump(exclude=exclude)  # type: ignore[attr-defined]
+
+
+def _check_replays(records: list[dict], db_path: Path) -> None:
+    db = Database.open(db_path)
+    dataset = dataset_of(db)
+    env = UTPEnv(db_path=db_path, config=dict(records[0]["env_config"]))
+    for record in records:
+        query = dataset.query(record["query_id"])
+        reference = dataset.reference(query.query_id)
+        result = replay(record, env=env)
+        assert result.observations_match, (record["query_id"], result.first_mismatch)
+        assert result.termination_reason == "submitted"
+        assert result.plan is not None and _same_plan(result.plan, reference)
+        expected = reference_reward(env, query, reference)
+        assert result.reward == record["reward"] == expected, record["query_id"]
+        assert record["reward"] > 0
+
+
+def _check_format(record: dict) -> None:
+    messages = record["messages"]
+    assert messages[0] == {"role": "system", "content": DEMO_SYSTEM} and messages[1]["role"] == "user"
+    names = {t["function"]["name"] for t in record["tools"]}
+    for i, message in enumerate(messages[2:], start=2):
+        if message["role"] == "assistant":
+            (call,) = message["tool_calls"]
+            assert call["type"] == "function" and call["function"]["name"] in names
+            assert isinstance(json.loads(call["function"]["arguments"]), dict)  # OpenAI: a JSON string
+            answer = messages[i + 1]
+            assert answer == {"role": "tool", "tool_call_id": call["id"], "content": answer["content"]}
+        else:
+            assert message["role"] == "tool" and messages[i - 1]["role"] == "assistant"
+    assert messages[-2]["tool_calls"][0]["function"]["name"] == "submit_plan"
+
+
+def test_every_transcript_of_the_validation_split_replays_to_the_reference(mini_db_path: Path) -> None:
+    records = list(demonstrations("validation", db_path=mini_db_path))
+    assert len(records) == len(dataset_of(Database.open(mini_db_path)).split("validation")) > 5
+    for record in records:
+        _check_format(record)
+        assert record["lookups"] > 0 and record["report"] is not None
+        assert record["approx_tokens"] == approx_tokens(record["messages"], record["tools"])
+    _check_replays(records, mini_db_path)
+
+
+def test_a_token_cap_drops_lookups_and_still_replays(mini_db_path: Path) -> None:
+    full = list(demonstrations("test", db_path=mini_db_path, limit=6))
+    floor = max(approx_tokens(r["messages"][:2] + r["messages"][-2:], r["tools"]) for r in full)
+    cap = floor + 300
+    capped = list(demonstrations("test", db_path=mini_db_path, limit=6, max_tokens=cap))
+    assert [r["query_id"] for r in capped] == [r["query_id"] for r in full]
+    assert all(r["approx_tokens"] <= cap for r in capped)
+    assert sum(r["lookups"] for r in capped) < sum(r["lookups"] for r in full)
+    for short, long in zip(capped, full, strict=True):  # the lookups kept are the first ones
+        assert short["messages"][2:2 + 2 * short["lookups"]] == long["messages"][2:2 + 2 * short["lookups"]]
+    _check_replays(capped, mini_db_path)
+
+
+def test_a_cap_below_the_bare_transcript_leaves_it_out(mini_db_path: Path, tmp_path: Path) -> None:
+    summary = write_demos(tmp_path / "d.jsonl", "test", db_path=mini_db_path, limit=3, max_tokens=50, progress=False)
+    assert summary.written == 0 and summary.over_cap == 3
+    assert (tmp_path / "d.jsonl").read_text() == ""
+
+
+def test_the_train_split_transcripts_replay(mini_db_path: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import utp_env.dataset as dataset_module
+
+    monkeypatch.setattr(dataset_module, "TRAIN_SIZE", 8)
+    path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
+    summary = write_demos(tmp_path / "train.jsonl", "train", db_path=path, progress=False)
+    records = read_demos(tmp_path / "train.jsonl")
+    assert summary.written == len(records) == 8 and {r["split"] for r in records} == {"train"}
+    _check_replays(records, path)
+
+
+def test_cli_writes_both_formats_and_a_datasets_dataset(mini_db_path: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "demos.jsonl"
+    assert main(["data", "demos", "--split", "validation", "--db", str(mini_db_path), "--out", str(out),
+                 "--limit", "3"]) == 0
+    assert "3 transcripts of 3 validation queries" in capsys.readouterr().out
+    records = read_demos(out)
+    assert len(records) == 3 and {"reward", "report", "query_id", "env_config"} <= set(records[0])
+    openai = tmp_path / "openai.jsonl"
+    assert main(["data", "demos", "--split", "validation", "--db", str(mini_db_path), "--out", str(openai),
+                 "--limit", "3", "--format", "openai"]) == 0
+    lines = [json.loads(line) for line in openai.read_text().splitlines()]
+    assert [set(line) for line in lines] == [{"messages", "tools"}] * 3
+    assert [line["messages"] for line in lines] == [r["messages"] for r in records]
+    pytest.importorskip("datasets")
+    from utp_env.rl.demos import chat_messages, demo_dataset
+
+    data = demo_dataset(out)
+    assert data.num_rows == 3 and data[0]["query_id"] == records[0]["query_id"]
+    assert len(json.loads(data[0]["tools"])) == len(records[0]["tools"])
+    restored = chat_messages(data[0]["messages"])
+    assert restored[2]["tool_calls"][0]["function"]["arguments"] == json.loads(
+        records[0]["messages"][2]["tool_calls"][0]["function"]["arguments"])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--limit", "0"], "must be a positive integer"),
+    (["--max-tokens", "x"], "must be a positive integer"),
+    (["--split", "training"], "invalid choice"),
+    (["--db", "/nonexistent/db"], "is not a database directory"),
+])
+def test_cli_refuses_bad_options(argv: list[str], message: str, tmp_path: Path,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["data", "demos", "--out", str(tmp_path / "d.jsonl"), *argv])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert code == 2 and message in last
+
+
+def test_read_demos_names_the_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"messages": []}\n[1, 2]\n')
+    with pytest.raises(ValueError, match=r"d.jsonl line 2: a JSON object"):
+        read_demos(path)
+
+
+@pytest.mark.slow
+def test_every_transcript_of_the_mini_validation_split_replays(mini_full_set_path: Path) -> None:
+    """The 1,000-query mini set's validation split (about 190 transcripts), every one replayed."""
+    path = mini_full_set_path
+    records = list(demonstrations("validation", db_path=path))
+    assert len(records) > 150
+    _check_replays(records, path)

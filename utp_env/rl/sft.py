@@ -1,0 +1,307 @@
+"""Supervised fine-tuning on the demonstrations (TRL's `SFTTrainer`), then GRPO from the checkpoint.
+
+    python -m utp_env.rl.sft --tiny --summary sft.json            # CPU: SFT, then 2 GRPO steps
+    utp-env data demos --split train --out demos.jsonl             # a real run: the demonstrations ...
+    python -m utp_env.rl.sft --model Qwen/Qwen2.5-0.5B-Instruct --demos demos.jsonl --output-dir ckpt/sft
+    python -m utp_env.rl.grpo_multi_turn --model ckpt/sft --split train ...   # ... then GRPO from it
+
+The transcripts (`utp_env.rl.demos`) are tokenized with the model's chat template, tools included,
+and the loss is on the assistant turns only (`assistant_masks`). The model is scored on held-out
+queries (`--eval-split`, validation by default, and `--eval-world` for another world) before and
+after SFT, and after GRPO when `--grpo-steps` > 0: greedy multi-turn rollouts in the env, each
+`<tool_call>` of the model sent as an env step, the episode ended as at the step limit when the
+model stops (`evaluate_policy`). `--summary` writes these numbers as JSON.
+
+`--tiny` builds the tiny model of `utp_env.rl.tiny` (random weights, a tokenizer trained on the
+demonstrations) and short demonstrations it can learn on a CPU: the legs of each reference plan
+as `add_leg` calls answered by the env, then `submit` (style `legs`, the tools of the tiny GRPO run),
+on the first `--limit` train queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
+from utp_env.rl.recipe import TINY_TOOLS, load_pretrained, require_rl_extra
+
+TINY_ENV = {"max_observation_chars": 1000, "step_limit": 16}
+TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
+
+
+@dataclass
+class SFTSummary:
+    """What one SFT (and GRPO) run did and how the model scored on held-out queries."""
+
+    model: str
+    demos: int
+    train_queries: list[str] = field(default_factory=list)
+    sft_losses: list[float] = field(default_factory=list)
+    seconds_sft: float = 0.0
+    seconds_grpo: float = 0.0
+    evaluations: dict[str, dict[str, Any]] = field(default_factory=dict)
+    output_dir: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description="SFT on the reference planner's demonstrations, then GRPO (docs/RL.md)")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--model", help="a tool-calling chat model: a hub name or a local directory")
+    which.add_argument("--tiny", action="store_true", help="the tiny local model (CPU, nothing downloaded)")
+    p.add_argument("--demos", help="a demos JSONL (utp-env data demos); default: built here from --split")
+    p.add_argument("--profile", choices=("full", "mini"), help="embedded sandbox (default: mini with --tiny)")
+    p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
+    p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed (default 0)")
+    p.add_argument("--split", default="train", help="the split the demonstrations come from (default train)")
+    p.add_argument("--limit", type=int, default=None, help="first N queries of --split (tiny default 16)")
+    p.add_argument("--epochs", type=float, default=None, help="SFT epochs (tiny default 30, else 2)")
+    p.add_argument("--learning-rate", type=float, default=None, help="SFT learning rate (tiny 3e-3, else 1e-5)")
+    p.add_argument("--max-length", type=int, default=None, help="tokens per transcript (tiny 1024, else 16384)")
+    p.add_argument("--eval-split", default="validation", help="held-out split scored before and after")
+    p.add_argument("--eval-limit", type=int, default=8, help="held-out queries scored (default 8)")
+    p.add_argument("--eval-world", type=int, default=None, help="also score in this world (another sandbox seed)")
+    p.add_argument("--eval-db-path", help="also score on this database (another world's directory)")
+    p.add_argument("--grpo-steps", type=int, default=None, help="GRPO steps from the SFT checkpoint (tiny 2, "
+                   "else 0: run utp_env.rl.grpo_multi_turn --model OUTPUT_DIR yourself)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--output-dir", help="the SFT checkpoint (default: a temporary directory)")
+    p.add_argument("--summary", help="write the run's summary as JSON to this path")
+    return p
+
+
+def legs_calls(plan: Any) -> list[tuple[str, dict[str, Any]]]:
+    """`add_leg` calls that add the legs of `plan`, day by day, then `submit`."""
+    from utp_env.rl.scripted import add_leg_args
+
+    calls = [("add_leg", add_leg_args(day.day, leg)) for day in plan.days for leg in day.transport]
+    return [*calls, ("submit", {})]
+
+
+def build_demos(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The demonstrations of the run: a file, or (tiny) the `legs` transcripts of the first queries."""
+    from utp_env.rl import demos
+
+    if args.demos:
+        return demos.read_demos(args.demos)
+    from utp_env.dataset import dataset_of
+    from utp_env.env.config import split_pool
+    from utp_env.env.core import UTPEnv
+
+    env = UTPEnv(**env_kwargs, split=args.split, config=dict(TINY_ENV) if args.tiny else None)
+    dataset = dataset_of(env.db)
+    out = []
+    for query in split_pool(env.db, args.split)[:args.limit]:
+        reference = dataset.reference(query.query_id)
+        if reference is None:
+            continue
+        if args.tiny:
+            record = demos.transcript(env, query, [], reference, calls=legs_calls(reference),
+                                      system=MULTI_TURN_SYSTEM, request=MULTI_TURN_REQUEST, tools=TINY_TOOLS)
+        else:
+            record = demos.transcript(env, query, demos.planner_lookups(query, env), reference)
+        out.append(record)
+    return out
+
+
+def trl_tool_schemas(names: Sequence[str] | None, env_kwargs: dict[str, Any],
+                     config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The tools' schemas as TRL's GRPO trainer renders them into the prompt: from the methods of the
+    TRL environment class (`transformers.utils.get_json_schema` of each), so that SFT, evaluation
+    and GRPO show the model the same prompt."""
+    from transformers.utils.chat_template_utils import get_json_schema
+
+    from utp_env.env.adapters import tool_method_names
+    from utp_env.rl.env import rl_env_class
+
+    cls = rl_env_class(tools=names, config=config, **env_kwargs)
+    env = cls()
+    return [get_json_schema(getattr(env, name)) for name in tool_method_names(cls) if name != "get_reward"]
+
+
+def tokenize(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
+             tools: list[dict[str, Any]] | None = None) -> Any:
+    """`input_ids` and `assistant_masks` of each transcript (the chat template with `tools`, else
+    the record's own schemas)."""
+    from datasets import Dataset
+
+    from utp_env.rl.demos import chat_messages
+    from utp_env.rl.tiny import training_chat_template
+
+    template = training_chat_template(tokenizer)
+    rows: dict[str, list[Any]] = {"input_ids": [], "assistant_masks": []}
+    for record in records:
+        schemas = tools or record.get("tools") or None
+        out = tokenizer.apply_chat_template(chat_messages(record["messages"]), tools=schemas, chat_template=template,
+                                            tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
+        rows["input_ids"].append(list(out["input_ids"])[:max_length])
+        rows["assistant_masks"].append(list(out["assistant_masks"])[:max_length])
+    return Dataset.from_dict(rows)
+
+
+def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], split: str, limit: int,
+                    schemas: list[dict[str, Any]], config: dict[str, Any] | None, *, system: str, request: str,
+                    max_new_tokens: int = 256, rounds: int = 12) -> dict[str, Any]:
+    """Greedy multi-turn rollouts of `model` on the first `limit` queries of `split`: each
+    `<tool_call>{...}</tool_call>` it writes is one env step; the episode ends at `submit`, the env's
+    step limit, `rounds` turns, or a turn without a tool call (then scored as at the step limit).
+    Returns the mean reward, the rewards, and the share of calls the env accepted."""
+    import torch
+
+    from utp_env.env.config import split_pool
+    from utp_env.env.core import UTPEnv
+    from utp_env.env.episode import TerminationReason
+
+    env = UTPEnv(**env_kwargs, split=split, config=config)
+    rewards: list[float] = []
+    calls = accepted = 0
+    model.eval()
+    for query in split_pool(env.db, split)[:limit]:
+        task, _ = env.reset(seed=0, options={"query_id": query.query_id})
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                          {"role": "user", "content": request + task}]
+        reward, done = 0.0, False
+        for _ in range(rounds):
+            ids = tokenizer.apply_chat_template(messages, tools=schemas, add_generation_prompt=True, tokenize=True,
+                                                return_dict=True, return_tensors="pt")
+            with torch.no_grad():
+                out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False)
+            text = tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=False)
+            found = TOOL_CALL.findall(text)
+            if not found:
+                break
+            try:
+                call = json.loads(found[0])
+                name, arguments = str(call["name"]), call.get("arguments") or {}
+            except (json.JSONDecodeError, KeyError, TypeError):
+                break
+            calls += 1
+            observation, reward, terminated, truncated, info = env.step({"tool": name, "args": arguments})
+            accepted += int(all(c.get("ok") for c in info.get("calls") or [{}]))
+            messages += [{"role": "assistant", "content": "",
+                          "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]},
+                         {"role": "tool", "content": observation}]
+            if terminated or truncated:
+                done = True
+                break
+        if not done:
+            reward, _ = env.end_episode(TerminationReason.STEP_LIMIT, message="evaluation: the model stopped")
+        rewards.append(float(reward))
+    mean = sum(rewards) / len(rewards) if rewards else 0.0
+    return {"mean_reward": mean, "rewards": rewards, "tool_calls": calls, "accepted_calls": accepted,
+            "queries": len(rewards)}
+
+
+def main(argv: Sequence[str] | None = None) -> SFTSummary:
+    """Parse the command line, fine-tune, score, optionally run GRPO from the checkpoint."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    args = parser().parse_args(argv)
+    require_rl_extra()
+    import torch
+    from trl import SFTConfig, SFTTrainer
+
+    tiny = bool(args.tiny)
+    args.limit = args.limit if args.limit is not None else (16 if tiny else None)
+    epochs = args.epochs if args.epochs is not None else (30.0 if tiny else 2.0)
+    learning_rate = args.learning_rate if args.learning_rate is not None else (3e-3 if tiny else 1e-5)
+    max_length = args.max_length if args.max_length is not None else (1024 if tiny else 16384)
+    grpo_steps = args.grpo_steps if args.grpo_steps is not None else (2 if tiny else 0)
+    profile = args.profile or ("mini" if tiny else "full")
+    env_kwargs: dict[str, Any] = {"db_path": args.db_path, "profile": profile, "world": args.world}
+    if tiny:
+        torch.set_num_threads(1)
+    records = build_demos(args, env_kwargs)
+    if not records:
+        raise SystemExit("no demonstrations: the split is empty or has no reference plans")
+    if tiny:
+        from utp_env.rl import tiny as tiny_model
+        from utp_env.rl.recipe import _corpus
+
+        tokenizer = tiny_model.train_tokenizer(
+            _corpus([(r["messages"], None) for r in records])
+            + [json.dumps(t) for t in trl_tool_schemas(TINY_TOOLS, env_kwargs, dict(TINY_ENV))], words=TINY_TOOLS)
+        model = tiny_model.build_model(tokenizer, seed=args.seed)
+    else:
+        tokenizer, model = load_pretrained(args.model)
+    summary = SFTSummary(model="tiny" if tiny else str(args.model), demos=len(records),
+                         train_queries=[r["query_id"] for r in records])
+    system, request = (MULTI_TURN_SYSTEM, MULTI_TURN_REQUEST) if tiny else (records[0]["messages"][0]["content"], "")
+    eval_config = dict(TINY_ENV) if tiny else dict(records[0].get("env_config") or {}) or None
+    tool_names = TINY_TOOLS if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])
+    schemas = trl_tool_schemas(tool_names, env_kwargs, eval_config)
+    # seen: the first demonstrated queries (did SFT fit them?); held_out: the eval split; other world(s).
+    targets: dict[str, tuple[dict[str, Any], str]] = {"seen": (env_kwargs, args.split),
+                                                      "held_out": (env_kwargs, args.eval_split)}
+    if args.eval_world is not None:
+        targets["other_world"] = ({**env_kwargs, "db_path": None, "world": args.eval_world}, args.eval_split)
+    if args.eval_db_path:
+        targets["other_db"] = ({**env_kwargs, "db_path": args.eval_db_path, "world": 0}, args.eval_split)
+
+    def score(stage: str, policy: Any) -> None:
+        for name, (kwargs, split) in targets.items():
+            limit = min(args.eval_limit, len(records)) if name == "seen" else args.eval_limit
+            summary.evaluations[f"{stage}/{name}"] = evaluate_policy(
+                policy, tokenizer, kwargs, split, limit, schemas, eval_config, system=system, request=request)
+
+    score("before_sft", model)
+    output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-sft-")
+    config = SFTConfig(output_dir=output_dir, num_train_epochs=epochs, learning_rate=learning_rate,
+                       per_device_train_batch_size=4 if tiny else 1, gradient_accumulation_steps=1 if tiny else 8,
+                       max_length=max_length, logging_steps=5, save_strategy="no", report_to="none", seed=args.seed,
+                       use_cpu=not torch.cuda.is_available(), disable_tqdm=True, lr_scheduler_type="cosine",
+                       bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported())
+    trainer = SFTTrainer(model=model, args=config, train_dataset=tokenize(records, tokenizer, max_length, schemas),
+                         processing_class=tokenizer)
+    started = time.perf_counter()
+    trainer.train()
+    summary.seconds_sft = time.perf_counter() - started
+    summary.sft_losses = [float(e["loss"]) for e in trainer.state.log_history if "loss" in e]
+    trainer.save_model(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    summary.output_dir = output_dir
+    score("after_sft", trainer.model)
+    if grpo_steps > 0:
+        from utp_env.rl import grpo_multi_turn
+
+        grpo_dir = str(Path(output_dir) / "grpo")
+        grpo_args = ["--model", output_dir, "--max-steps", str(grpo_steps), "--split", args.split,
+                     "--output-dir", grpo_dir, "--save", "--seed", str(args.seed), "--world", str(args.world)]
+        if args.db_path:
+            grpo_args += ["--db-path", args.db_path]
+        else:
+            grpo_args += ["--profile", profile]
+        if tiny:
+            grpo_args += ["--limit", str(min(args.limit or 4, 4)), "--num-generations", "4",
+                          "--max-completion-length", "384", "--learning-rate", "3e-4", "--temperature", "0.7",
+                          "--step-limit", str(TINY_ENV["step_limit"]), "--max-tool-calling-iterations", "8",
+                          "--max-observation-chars", str(TINY_ENV["max_observation_chars"]),
+                          "--tools", ",".join(tool_names)]
+        started = time.perf_counter()
+        grpo_multi_turn.main(grpo_args)
+        summary.seconds_grpo = time.perf_counter() - started
+        from transformers import AutoModelForCausalLM
+
+        score("after_grpo", AutoModelForCausalLM.from_pretrained(grpo_dir))
+    if args.summary:
+        Path(args.summary).write_text(json.dumps(summary.to_json(), indent=2), encoding="utf-8")
+    for stage, result in summary.evaluations.items():
+        print(f"{stage}: mean reward {result['mean_reward']:.4f} over {result['queries']} queries, "
+              f"{result['accepted_calls']}/{result['tool_calls']} tool calls accepted")
+    print(f"SFT: {len(records)} demonstrations, {summary.seconds_sft:.1f} s; GRPO {grpo_steps} steps "
+          f"{summary.seconds_grpo:.1f} s; checkpoint {output_dir}")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
