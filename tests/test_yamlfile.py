@@ -94,7 +94,7 @@ def test_an_alias_in_a_set_value_is_refused(tmp_path: Path, capsys) -> None:
 
 
 def test_an_alias_in_an_agent_config_is_refused(tmp_path: Path, capsys) -> None:
-    from agents.registry import AgentConfigError, read_config
+    from utp_env.agents.registry import AgentConfigError, read_config
 
     path = tmp_path / "agent.yaml"
     path.write_text("agent: utp_env.agents.reference:ReferencePlanner\nextra: &e [1]\nmore: *e\n")
