@@ -258,6 +258,21 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    patterns; then, in city order, up to 8 restaurants of each city (all of a smaller city's, bars
    excepted) open 07:00–23:00, so that a week in one city has a breakfast place for every morning
    (Complete Information asks for breakfast on every day spent in one city; generator 6).
+   Since generator 8, from public knowledge (state excise and gaming laws, ASI and state ticket
+   listings, hotel-booking price levels; facts in `utp_env/tools/india.py` and `venues.py`):
+   no casino outside Goa, Sikkim and Daman; in the dry states (Gujarat, Bihar, Nagaland,
+   Mizoram) no "Nightlife" attraction, a "Bar/Pub/Cafe" restaurant is a cafe or coffee house
+   (no evening-only bar hours) and no stay lists the "Bar" amenity. Entry fees by kind: a famous
+   place's own Indian-citizen fee (Taj Mahal ₹50, Amber Fort ₹100 ...); places of worship,
+   ghats, beaches, streets, gates and markets free; shopping and food streets free; else drawn
+   from the dearest category's tiers (parks 60 % free or ₹10–50, monuments 30 % free or
+   ₹20–200, museums ₹10–200, water parks ₹500–1,500, casinos ₹2,000–4,000 ...). Temples,
+   mosques, gurudwaras and ghats open 06:00–21:00. The schema has no closing-day column, so
+   weekly closures (the Taj Mahal on Fridays, most museums on Mondays) are not represented.
+   Prices by city tier (population ≥ 4 M metro, ≥ 1 M large, ≥ 300 k mid-sized, else town): a
+   night's median by star rating ₹1,000 / 1,400 / 2,200 / 3,400 / 5,800 / 10,500 (0–5 stars)
+   in a large city, × 1.35 metro, × 0.9 mid-sized, × 0.75 town, log-normal spread (σ 0.25);
+   restaurant cost drawn in the price tier's range × 1.3 / 1.1 / 0.95 / 0.8 by city tier.
 7. **Events** (`events.py`): in the 60 largest cities, on dates of the calendar recorded in the
    manifest (2025-11-01..2026-03-31), six segments.
 8. **Crowd** (`crowd.py`): every attraction and restaurant of the 20 crowd cities. Hourly
