@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from utp_env.tools.database import Database
+from utp_env.tools.india import city_tier
 from utp_env.tools.lookup import LOOKUP
 from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox.geography import (
@@ -21,7 +22,6 @@ from utp_env.tools.sandbox.geography import (
 )
 from utp_env.tools.sandbox.profiles import PROFILES
 from utp_env.tools.sandbox.rail import NO_RAILWAY, TRAIN_TYPES, rail_network, train_fare
-from utp_env.tools.india import city_tier
 from utp_env.tools.sandbox.realism import (
     delay_spread,
     flights_on_day,

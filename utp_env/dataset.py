@@ -31,7 +31,7 @@ GOLD_PLANNER = "reference"
 REFERENCE_SOURCE = "planner-made"
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
 # the embedded sandboxes cached on users' machines rebuild their query set.
-QUERY_SET_VERSION = "8"
+QUERY_SET_VERSION = "9"
 
 
 @dataclass

@@ -373,6 +373,31 @@ def _bounds_rows() -> str:
     return "\n".join(rows)
 
 
+QUERY_FIGURES = """When the database has a query set, `utp-env data stats` then prints its figures
+(`utp_env/queries/realism.py`; the embedded sandbox's query set is built on first use). A query's
+destinations are its destination city (3 days) or the cities its reference plan stays in:
+
+- for each location preference with places (`utp_env/tools/india.py`, `PREFERENCE_CITIES`:
+  "Beaches" coastal cities, "Mountains" hill stations, "Wildlife" national parks' gateway towns,
+  "Religious Sites" pilgrimage towns), queries whose destinations include none of them, = 0. The
+  query generator draws the persona first and then a destination that honours it; a state's
+  candidate routes are those through such a place when there is one
+  (`utp_env.queries.feasibility.candidate_routes`); when no such trip is found in half the
+  attempts the preference becomes one honoured anywhere ("Cities", "Historical Sites", "Lakes
+  and Rivers");
+- median budget per person-day of "Luxury Traveler" queries over "Economical Traveler" ones, ≥ 2
+  (the budget is the cheapest valid plan × the level's slack × the spending multiplier: 1.0
+  economical, 1.6 moderate, 2.6 luxury; `QueryConfig.spending_budget`);
+- queries whose destinations include two parts of one metropolitan area (Mumbai and Thane,
+  Delhi and Gurugram ...; `METRO_AREAS`), = 0: no candidate route visits two of them and a
+  3-day trip does not go to a part of its origin's metro.
+
+A required event is one that leaves 150 min of every meal's window free before or after it
+(`event_leaves_meals`: an evening show from 20:30 takes dinner), so that its day can have all
+three meals; the quote and the reference planner book such an event first.
+"""
+
+
 def render_data_md() -> str:
     """The full text of docs/DATA.md."""
     tables = "\n\n".join(table_markdown(name) for name in TABLES)
@@ -384,7 +409,7 @@ def render_data_md() -> str:
         CALIBRATION_DOC.split("\n\n", 1)[1].replace("+/-", "±").strip() + "\n"
     realism = ("## Realism\n\n`utp-env data stats [DIR]` also prints how much the network looks like India's, "
                "each figure with its target (met by the full sandbox).\n\n"
-               + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n")
+               + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n" + "\n" + QUERY_FIGURES)
     checks = CHECKS.format(rules="\n".join(f"- {rule}" for rule in RULES), bounds=_bounds_rows())
     return (INTRO + "\n" + tables + "\n\n" + checks + calibration + "\n" + realism + "\n" + GENERATION
             + "\n".join(rows) + "\n\n" + REAL_DATA)

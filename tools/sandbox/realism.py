@@ -200,7 +200,8 @@ def venue_checks(db: Database) -> list[Check]:
     bars = sum(1 for c, n, cats in zip(a["city"], a["name"], a["categories"], strict=True)
                if not alcohol_allowed(state_of[c]) and ("Nightlife" in cats or _named_bar(n)))
     r = db.tables["restaurants"].columns
-    bars += sum(1 for c, n in zip(r["city"], r["name"], strict=True) if not alcohol_allowed(state_of[c]) and _named_bar(n))
+    bars += sum(1 for c, n in zip(r["city"], r["name"], strict=True)
+                if not alcohol_allowed(state_of[c]) and _named_bar(n))
     s = db.tables["accommodations"].columns
     bars += sum(1 for c, am in zip(s["city"], s["amenities"], strict=True)
                 if not alcohol_allowed(state_of[c]) and "Bar" in am)
