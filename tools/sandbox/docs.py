@@ -409,7 +409,8 @@ def render_data_md() -> str:
         CALIBRATION_DOC.split("\n\n", 1)[1].replace("+/-", "±").strip() + "\n"
     realism = ("## Realism\n\n`utp-env data stats [DIR]` also prints how much the network looks like India's, "
                "each figure with its target (met by the full sandbox).\n\n"
-               + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n" + "\n" + QUERY_FIGURES)
+               + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n\n"
+               + QUERY_FIGURES)
     checks = CHECKS.format(rules="\n".join(f"- {rule}" for rule in RULES), bounds=_bounds_rows())
     return (INTRO + "\n" + tables + "\n\n" + checks + calibration + "\n" + realism + "\n" + GENERATION
             + "\n".join(rows) + "\n\n" + REAL_DATA)
