@@ -89,7 +89,7 @@ def test_budget_is_the_cheapest_plan_times_the_level_slack(mini_db: Database, qu
     for q in queries:
         quote = cheapest_trip(q, mini_db)
         assert not isinstance(quote, str)
-        slack = config.budget_slack[q.level]
+        slack = config.budget_slack[q.level] * config.spending_budget[q.persona.spending]
         assert quote.total * slack <= q.budget_inr < quote.total * slack + config.budget_round_inr
         assert q.budget_inr % config.budget_round_inr == 0
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from utp_env.tools.database import Database
+from utp_env.tools.india import city_tier
 from utp_env.tools.lookup import LOOKUP
 from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox.geography import (
@@ -28,6 +29,7 @@ from utp_env.tools.sandbox.realism import (
     run_day_contradictions,
     train_kind,
 )
+from utp_env.tools.sandbox.venues import category_weights, entry_fee
 from utp_env.tools.schema import fare_class, runs_on, shift_run_days
 
 
@@ -84,7 +86,7 @@ def test_full_sandbox_realism_targets(tmp_path: Path) -> None:
     checks = realism(Database.open(tmp_path / "full"))
     for c in checks:
         print(f"  {c.name}: {c.value} (target {c.target}) {'pass' if c.passed else 'FAIL'}")
-    assert len(checks) == 23
+    assert len(checks) == 29
     assert all(c.passed for c in checks), [c for c in checks if not c.passed]
 
 
@@ -299,3 +301,61 @@ def test_full_flights_and_tourist_places(tmp_path: Path) -> None:
     t = db.tables["trains"].columns
     for a, b in (("Delhi", "Jammu"), ("Delhi", "Dehradun"), ("Kolkata", "Puri"), ("Chennai", "Puducherry")):
         assert any((o, d) == (a, b) for o, d in zip(t["origin_city"], t["dest_city"], strict=True)), (a, b)
+
+
+# ------------------------------------------------ issue 23: venues where they may be, prices that fit
+
+
+def test_category_weights_leave_out_casinos_and_bars_where_illegal() -> None:
+    assert "Casinos & Gambling" in category_weights("Panaji", "Goa")
+    assert "Casinos & Gambling" in category_weights("Gangtok", "Sikkim")
+    assert "Casinos & Gambling" in category_weights("Daman", "Dadra and Nagar Haveli and Daman and Diu")
+    assert "Casinos & Gambling" not in category_weights("Silvassa", "Dadra and Nagar Haveli and Daman and Diu")
+    assert "Casinos & Gambling" not in category_weights("Mumbai", "Maharashtra")
+    for state in ("Gujarat", "Bihar", "Nagaland", "Mizoram"):
+        assert "Nightlife" not in category_weights("X", state)
+    assert "Nightlife" in category_weights("Mumbai", "Maharashtra")
+
+
+def test_entry_fees_by_kind() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        assert entry_fee("Kinari Bazaar", ["Shopping"], rng) == 0
+        assert entry_fee("Law Garden Night Market", ["Shopping"], rng) == 0
+        assert entry_fee("Chandni Chowk", ["Food & Drink", "Shopping"], rng) == 0
+        assert entry_fee("Shiva Temple", ["Sights & Landmarks"], rng) == 0
+        assert entry_fee("Juhu Beach", ["Nature & Parks"], rng) == 0
+        assert entry_fee("Taj Mahal", ["Sights & Landmarks"], rng) == 50
+        assert entry_fee("Nagpur Museum", ["Museums"], rng) <= 200
+        assert entry_fee("Royal Water Park", ["Water & Amusement Parks"], rng) >= 500
+        assert entry_fee("Gandhi Park", ["Nature & Parks"], rng) <= 50
+    assert city_tier(5e6) == "metro" and city_tier(2e6) == "large" and city_tier(5e5) == "mid"
+    assert city_tier(1e5) == "town"
+
+
+def test_mini_venues_where_they_may_be(mini_db: Database) -> None:
+    for prefix in ("cities with a casino", "bars, pubs and brewpubs", "shopping-only attractions",
+                   "3-star stays"):
+        check = _check(mini_db, prefix)
+        assert check.passed, check
+
+
+@pytest.mark.slow
+def test_full_venues_and_prices(tmp_path: Path) -> None:
+    """Issue 23's venue and price targets on the full sandbox: casinos outside Goa, Sikkim and Daman
+    0 (was 122 cities), bars in dry states 0 (was 186), 3-star median Rs 2,000-6,000 (was 10,350)."""
+    build_sandbox("full", 0, tmp_path / "full")
+    db = Database.open(tmp_path / "full")
+    a = db.tables["attractions"].columns
+    state = dict(zip(db.tables["cities"].columns["city"], db.tables["cities"].columns["state"], strict=True))
+    assert not any("Casinos & Gambling" in cats and state[c] not in ("Goa", "Sikkim")
+                   for c, cats in zip(a["city"], a["categories"], strict=True))
+    assert not any("Nightlife" in cats and state[c] in ("Gujarat", "Bihar", "Nagaland", "Mizoram")
+                   for c, cats in zip(a["city"], a["categories"], strict=True))
+    s = db.tables["accommodations"].columns
+    three = [p for p, st in zip(s["price_per_night_inr"], s["star_rating"], strict=True) if st == 3]
+    assert 2000 <= float(np.median(three)) <= 6000
+    for prefix in ("cities with a casino", "bars, pubs and brewpubs", "shopping-only attractions", "3-star stays",
+                   "stays in towns under 300k", "restaurant median cost"):
+        check = _check(db, prefix)
+        assert check.passed, check

@@ -120,6 +120,16 @@ class ReferencePlanner:
                     toolkit.trace.note("a required event moved to another day to free a required attraction's hours")
                     (plan, policy, cap), events = trial, other
                     break
+        if not _full_days_complete(plan) and events:
+            # The booked event may take a full day's only dinner time (a long buffered visit, then the
+            # event): book the segment's event on another free full day instead (cheapest first).
+            for other in other_events(query, db, quote.skeleton, events)[:MAX_EVENT_TRIES]:
+                trial = self._within_budget(query, db, quote, transit, toolkit, buffers=True, events=other)
+                if (_full_days_complete(trial[0]) and not _categories_missing(trial[0], query, db)
+                        and self._affordable(trial[0], query, db, toolkit, "event moved")):
+                    toolkit.trace.note("a required event moved to another day to leave time for a meal")
+                    (plan, policy, cap), events = trial, other
+                    break
         legs: list[LegOption] | None = None
         if _categories_missing(plan, query, db):
             # Or the legs leave too little of the hours a required category is open: arrive early in
@@ -160,13 +170,21 @@ class ReferencePlanner:
         policy = policies[0]
         plan = self.build(query, db, quote, policy, transit, buffers=buffers, shape=shape, price_cap=cap,
                               events=events, legs=legs)
+        fallback: tuple[Plan, Policy] | None = None  # affordable, but a full day lacks a meal
         for later in (None, *policies[1:]):
             if later is not None:
                 policy = later
                 plan = self.build(query, db, quote, policy, transit, buffers=buffers, shape=shape, price_cap=cap,
                               events=events, legs=legs)
             if self._affordable(plan, query, db, toolkit, policy):
-                return plan, policy, cap
+                if _full_days_complete(plan) or shape is not None:
+                    return plan, policy, cap
+                # The preferred venues' hours can leave a full day without a meal (a long visit, then
+                # an evening event): a later policy's plan that has every meal is taken instead.
+                fallback = fallback or (plan, policy)
+                toolkit.trace.note(f"{policy} plan leaves a full day without a meal")
+        if fallback is not None:
+            return fallback[0], fallback[1], cap
         previous = math.inf
         uncapped = plan
         while True:

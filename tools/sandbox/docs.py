@@ -258,6 +258,21 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    patterns; then, in city order, up to 8 restaurants of each city (all of a smaller city's, bars
    excepted) open 07:00–23:00, so that a week in one city has a breakfast place for every morning
    (Complete Information asks for breakfast on every day spent in one city; generator 6).
+   Since generator 8, from public knowledge (state excise and gaming laws, ASI and state ticket
+   listings, hotel-booking price levels; facts in `utp_env/tools/india.py` and `venues.py`):
+   no casino outside Goa, Sikkim and Daman; in the dry states (Gujarat, Bihar, Nagaland,
+   Mizoram) no "Nightlife" attraction, a "Bar/Pub/Cafe" restaurant is a cafe or coffee house
+   (no evening-only bar hours) and no stay lists the "Bar" amenity. Entry fees by kind: a famous
+   place's own Indian-citizen fee (Taj Mahal ₹50, Amber Fort ₹100 ...); places of worship,
+   ghats, beaches, streets, gates and markets free; shopping and food streets free; else drawn
+   from the dearest category's tiers (parks 60 % free or ₹10–50, monuments 30 % free or
+   ₹20–200, museums ₹10–200, water parks ₹500–1,500, casinos ₹2,000–4,000 ...). Temples,
+   mosques, gurudwaras and ghats open 06:00–21:00. The schema has no closing-day column, so
+   weekly closures (the Taj Mahal on Fridays, most museums on Mondays) are not represented.
+   Prices by city tier (population ≥ 4 M metro, ≥ 1 M large, ≥ 300 k mid-sized, else town): a
+   night's median by star rating ₹1,000 / 1,400 / 2,200 / 3,400 / 5,800 / 10,500 (0–5 stars)
+   in a large city, × 1.35 metro, × 0.9 mid-sized, × 0.75 town, log-normal spread (σ 0.25);
+   restaurant cost drawn in the price tier's range × 1.3 / 1.1 / 0.95 / 0.8 by city tier.
 7. **Events** (`events.py`): in the 60 largest cities, on dates of the calendar recorded in the
    manifest (2025-11-01..2026-03-31), six segments.
 8. **Crowd** (`crowd.py`): every attraction and restaurant of the 20 crowd cities. Hourly
@@ -358,6 +373,31 @@ def _bounds_rows() -> str:
     return "\n".join(rows)
 
 
+QUERY_FIGURES = """When the database has a query set, `utp-env data stats` then prints its figures
+(`utp_env/queries/realism.py`; the embedded sandbox's query set is built on first use). A query's
+destinations are its destination city (3 days) or the cities its reference plan stays in:
+
+- for each location preference with places (`utp_env/tools/india.py`, `PREFERENCE_CITIES`:
+  "Beaches" coastal cities, "Mountains" hill stations, "Wildlife" national parks' gateway towns,
+  "Religious Sites" pilgrimage towns), queries whose destinations include none of them, = 0. The
+  query generator draws the persona first and then a destination that honours it; a state's
+  candidate routes are those through such a place when there is one
+  (`utp_env.queries.feasibility.candidate_routes`); when no such trip is found in half the
+  attempts the preference becomes one honoured anywhere ("Cities", "Historical Sites", "Lakes
+  and Rivers");
+- median budget per person-day of "Luxury Traveler" queries over "Economical Traveler" ones, ≥ 2
+  (the budget is the cheapest valid plan × the level's slack × the spending multiplier: 1.0
+  economical, 1.6 moderate, 2.6 luxury; `QueryConfig.spending_budget`);
+- queries whose destinations include two parts of one metropolitan area (Mumbai and Thane,
+  Delhi and Gurugram ...; `METRO_AREAS`), = 0: no candidate route visits two of them and a
+  3-day trip does not go to a part of its origin's metro.
+
+A required event is one that leaves 150 min of every meal's window free before or after it
+(`event_leaves_meals`: an evening show from 20:30 takes dinner), so that its day can have all
+three meals; the quote and the reference planner book such an event first.
+"""
+
+
 def render_data_md() -> str:
     """The full text of docs/DATA.md."""
     tables = "\n\n".join(table_markdown(name) for name in TABLES)
@@ -369,7 +409,8 @@ def render_data_md() -> str:
         CALIBRATION_DOC.split("\n\n", 1)[1].replace("+/-", "±").strip() + "\n"
     realism = ("## Realism\n\n`utp-env data stats [DIR]` also prints how much the network looks like India's, "
                "each figure with its target (met by the full sandbox).\n\n"
-               + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n")
+               + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n\n"
+               + QUERY_FIGURES)
     checks = CHECKS.format(rules="\n".join(f"- {rule}" for rule in RULES), bounds=_bounds_rows())
     return (INTRO + "\n" + tables + "\n\n" + checks + calibration + "\n" + realism + "\n" + GENERATION
             + "\n".join(rows) + "\n\n" + REAL_DATA)

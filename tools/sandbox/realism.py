@@ -36,7 +36,15 @@ them (the mini profile). Definitions (also in docs/DATA.md):
   Air India in November 2024); on-time shares differ by airline (largest - smallest >= 5 points);
 - tourist places: Panaji, Leh, Manali, Rishikesh, Darjeeling, Jaisalmer and Khajuraho are cities,
   each with a train, bus or flight from Delhi or from its state's largest city, and Delhi ->
-  Udaipur has >= 3 direct services (all modes).
+  Udaipur has >= 3 direct services (all modes);
+- venues where they may be: cities with a casino outside Goa, Sikkim and Daman = 0; bars, pubs and
+  brewpubs in dry states (Gujarat, Bihar, Nagaland, Mizoram: a "Nightlife" attraction, a
+  restaurant or attraction named bar, pub, brew... or a stay with the "Bar" amenity) = 0;
+  shopping-only attractions (Shopping and/or Food & Drink) charging entry, other than a famous
+  place's own fee (Dilli Haat's Rs 30), = 0;
+- prices: 3-star stays' median price per night Rs 2,000-6,000; median stay price per night in towns
+  under 300,000 people <= Rs 4,000; restaurants' median cost falls from metro to large city to
+  mid-sized city to town (each median over >= 100 venues, else left out).
 """
 
 from __future__ import annotations
@@ -47,8 +55,10 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from utp_env.tools.database import Database
+from utp_env.tools.india import CITY_TIERS, alcohol_allowed, casinos_allowed, city_tier
 from utp_env.tools.sandbox.calibration import Check
 from utp_env.tools.sandbox.common import haversine_km
+from utp_env.tools.sandbox.venues import REAL_FEES
 from utp_env.tools.schema import shift_run_days
 
 CORE_PAIR_KM = 1_500.0
@@ -169,6 +179,58 @@ def _share(name: str, hits: int, total: int, low: float | None, high: float | No
     value = hits / total if total else float("nan")
     ok = total > 0 and (low is None or value >= low) and (high is None or value <= high)
     return Check(name=name, value=f"{100 * value:.1f}% ({hits}/{total})", target=target, passed=bool(ok))
+
+
+MIN_PRICE_SAMPLE = 100  # a median of fewer venues (a small profile's tier) is noise, not a figure
+BAR_NAME_WORDS = ("bar", "pub", "brew", "brewpub", "brewery", "taproom", "lounge")
+
+
+def _named_bar(name: str) -> bool:
+    return any(w in BAR_NAME_WORDS for w in name.casefold().replace(".", " ").split())
+
+
+def venue_checks(db: Database) -> list[Check]:
+    """Venues where they may be, entry fees by kind, prices by star rating and city tier."""
+    city = db.tables["cities"].columns
+    state_of = dict(zip(city["city"], city["state"], strict=True))
+    pop_of = dict(zip(city["city"], np.asarray(city["population"], float).tolist(), strict=True))
+    a = db.tables["attractions"].columns
+    casino_cities = {c for c, cats in zip(a["city"], a["categories"], strict=True)
+                     if "Casinos & Gambling" in cats and not casinos_allowed(c, state_of[c])}
+    bars = sum(1 for c, n, cats in zip(a["city"], a["name"], a["categories"], strict=True)
+               if not alcohol_allowed(state_of[c]) and ("Nightlife" in cats or _named_bar(n)))
+    r = db.tables["restaurants"].columns
+    bars += sum(1 for c, n in zip(r["city"], r["name"], strict=True)
+                if not alcohol_allowed(state_of[c]) and _named_bar(n))
+    s = db.tables["accommodations"].columns
+    bars += sum(1 for c, am in zip(s["city"], s["amenities"], strict=True)
+                if not alcohol_allowed(state_of[c]) and "Bar" in am)
+    shop = [float(f) for n, cats, f in zip(a["name"], a["categories"], a["entry_fee_inr"], strict=True)
+            if set(cats) <= {"Shopping", "Food & Drink"} and n not in REAL_FEES]  # Dilli Haat's Rs 30 is real
+    checks = [Check(name="cities with a casino outside Goa, Sikkim, Daman", value=len(casino_cities), target="= 0",
+                    passed=not casino_cities),
+              Check(name="bars, pubs and brewpubs in dry states", value=bars, target="= 0", passed=bars == 0),
+              Check(name="shopping-only attractions charging entry", value=f"{sum(f > 0 for f in shop)}/{len(shop)}",
+                    target="= 0", passed=not any(f > 0 for f in shop))]
+    price = np.asarray(s["price_per_night_inr"], float)
+    stars = np.asarray(s["star_rating"], int)
+    if np.any(stars == 3):
+        m3 = float(np.median(price[stars == 3]))
+        checks.append(Check(name="3-star stays, median price per night (Rs)", value=f"{m3:,.0f}",
+                            target="2,000-6,000", passed=2000 <= m3 <= 6000))
+    town = np.array([pop_of[c] < 300_000 for c in s["city"]], bool)
+    if town.sum() >= MIN_PRICE_SAMPLE:
+        mt = float(np.median(price[town]))
+        checks.append(Check(name="stays in towns under 300k, median per night (Rs)", value=f"{mt:,.0f}",
+                            target="<= 4,000", passed=mt <= 4000))
+    cost = np.asarray(r["avg_cost_inr"], float)
+    tiers = np.array([city_tier(pop_of[c]) for c in r["city"]])
+    med = [f"{float(np.median(cost[tiers == t])):.0f}" if np.sum(tiers == t) >= MIN_PRICE_SAMPLE else "-"
+           for t, _ in CITY_TIERS]
+    ordered = [float(x) for x in med if x != "-"]
+    checks.append(Check(name="restaurant median cost, metro/large/mid/town (Rs)", value=" / ".join(med),
+                        target="falls with tier", passed=all(x >= y for x, y in itertools.pairwise(ordered))))
+    return checks
 
 
 def realism(db: Database) -> list[Check]:
@@ -313,4 +375,4 @@ def realism(db: Database) -> list[Check]:
                 n += len({k for k, o, d in zip(c[key], c["origin_city"], c["dest_city"], strict=True)
                           if (o, d) == ("Delhi", "Udaipur")})
             checks.append(Check(name="Delhi -> Udaipur direct services", value=n, target=">= 3", passed=n >= 3))
-    return checks
+    return checks + venue_checks(db)

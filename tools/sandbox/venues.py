@@ -2,13 +2,17 @@
 
 Every city gets at least one stay, two attractions and three restaurants when the profile's
 totals allow; major cities take real, well-known places first (`names.py`), then generated
-names that are unique within the city.
+names that are unique within the city. Categories exist only where they may (no casinos outside
+Goa, Sikkim and Daman, no bars, pubs or brewpubs in dry states: `utp_env.tools.india`); entry fees
+follow the kind of place (`entry_fee`); stay prices follow star rating and city tier, restaurant
+prices the price tier and city tier.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from utp_env.tools.india import alcohol_allowed, casinos_allowed, city_tier
 from utp_env.tools.sandbox import names as nm
 from utp_env.tools.sandbox.common import Columns, apportion, stage_rng
 from utp_env.tools.sandbox.geography import Cities
@@ -35,6 +39,43 @@ RESTAURANT_HOURS = ((7, 23), (11, 23), (12, 0), (8, 22), (18, 1), (11, 0))
 # (Complete Information asks for breakfast on every day spent in one city).
 BREAKFAST_PLACES_PER_CITY = 8
 BREAKFAST_HOURS = (7, 23)
+BAR_WORDS = ("bar", "pub", "brew", "brewpub", "lounge", "social", "brewery", "taproom")
+# Entry fees by kind (Indian-citizen adult fees, ₹): (share free, fees to draw from). A bazaar, market
+# or food street charges nothing; parks and beaches are mostly free; monuments follow the ASI's tiers
+# (₹20-50, palaces and private forts ₹100-200); museums, shows and parks for fun charge more.
+FEE_BY_CATEGORY: dict[str, tuple[float, tuple[int, ...]]] = {
+    "Shopping": (1.0, (0,)), "Food & Drink": (1.0, (0,)),
+    "Nature & Parks": (0.6, (10, 20, 30, 50)), "Sights & Landmarks": (0.3, (20, 25, 35, 50, 100, 200)),
+    "Museums": (0.1, (10, 20, 50, 100, 200)), "Zoos & Aquariums": (0.0, (20, 50, 100, 200)),
+    "Water & Amusement Parks": (0.0, (500, 800, 1000, 1200, 1500)), "Casinos & Gambling": (0.0, (2000, 3000, 4000)),
+    "Nightlife": (0.5, (500, 1000, 1500)), "Concerts & Shows": (0.0, (100, 200, 300, 500, 1000)),
+    "Boat Tours & Water Sports": (0.0, (100, 200, 300, 500, 1000)), "Outdoor Activities": (0.3, (50, 100, 200, 500)),
+    "Fun & Games": (0.0, (200, 300, 500, 800)), "Classes & Workshops": (0.0, (500, 800, 1000, 1500)),
+    "Spas & Wellness": (0.0, (1000, 1500, 2000, 3000)),
+}
+# Places of worship, ghats, beaches, streets, gates and markets are free to enter whatever their category.
+FREE_WORDS = ("temple", "mandir", "masjid", "mosque", "dargah", "gurudwara", "sahib", "church", "basilica",
+              "cathedral", "math", "ghat", "beach", "bazaar", "market", "chowk", "gate", "gateway", "drive",
+              "street", "road", "causeway", "clock tower", "maidan", "deekshabhoomi", "riverfront", "bridge",
+              "ashram", "haat")
+# Famous attractions' Indian-citizen entry fees (₹, ASI and state listings, rounded).
+REAL_FEES: dict[str, float] = {
+    "Taj Mahal": 50, "Agra Fort": 50, "Fatehpur Sikri": 50, "Itimad-ud-Daulah's Tomb": 30, "Red Fort": 35,
+    "Qutub Minar": 35, "Humayun's Tomb": 35, "Amber Fort": 100, "Hawa Mahal": 50, "City Palace Jaipur": 200,
+    "Jantar Mantar Jaipur": 50, "Nahargarh Fort": 50, "Albert Hall Museum": 40, "Charminar": 25,
+    "Golconda Fort": 25, "Salar Jung Museum": 50, "Victoria Memorial": 50, "Indian Museum": 50,
+    "Elephanta Caves": 40, "Shaniwar Wada": 25, "Sanchi Stupa": 40, "Qutb Shahi Tombs": 20, "Bara Imambara": 50,
+    "Lotus Temple": 0, "Akshardham Temple": 0, "Dilli Haat": 30,
+}
+# Temples, mosques, gurudwaras and ghats open from dawn to late evening.
+WORSHIP_WORDS = ("temple", "mandir", "masjid", "mosque", "dargah", "gurudwara", "sahib", "church", "basilica",
+                 "ghat", "math")
+WORSHIP_HOURS = (6, 21)
+# Price level of a city tier (`utp_env.tools.india.CITY_TIERS`) for stays and restaurants.
+STAY_TIER_FACTOR = {"metro": 1.35, "large": 1.1, "mid": 0.9, "town": 0.75}
+RESTAURANT_TIER_FACTOR = {"metro": 1.3, "large": 1.1, "mid": 0.95, "town": 0.8}
+# Median price of a night by star rating (₹) in a large city; 0 stars is a guest house or lodge.
+STAY_BASE_BY_STARS = {0: 1000, 1: 1400, 2: 2200, 3: 3400, 4: 5800, 5: 10500}
 
 
 def per_city(cities: Cities, total: int, minimum: int) -> np.ndarray:
@@ -48,12 +89,6 @@ def _positions(cities: Cities, counts: np.ndarray, rng: np.random.Generator) -> 
     lat = np.round(cities.lat[idx] + rng.normal(0, SPREAD_DEG, len(idx)), 5)
     lon = np.round(cities.lon[idx] + rng.normal(0, SPREAD_DEG, len(idx)), 5)
     return lat, lon
-
-
-def _city_scale(cities: Cities) -> np.ndarray:
-    """Price level of each city (big metros cost more), 0.8-1.6."""
-    p = cities.population.astype(float)
-    return 0.8 + 0.8 * (np.log(p) - np.log(p.min())) / max(np.log(p.max()) - np.log(p.min()), 1e-9)
 
 
 def _pick(rng: np.random.Generator, weights: dict[str, float], k: int) -> list[str]:
@@ -75,6 +110,7 @@ def attractions_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
                                      "entry_fee_inr", "open_time", "close_time")}
     for c, k in enumerate(counts.tolist()):
         city = cities.name[c]
+        weights = category_weights(city, cities.state[c])
         taken: set[str] = set()
         real = nm.REAL_ATTRACTIONS.get(city, [])[:k]
         for i in range(k):
@@ -82,33 +118,66 @@ def attractions_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
                 name, cats = real[i][0], sorted(real[i][1])
                 taken.add(name.casefold())
             else:
-                cats = _pick(rng, CATEGORY_WEIGHT, 1 if rng.random() < 0.7 else 2)
+                cats = _pick(rng, weights, 1 if rng.random() < 0.7 else 2)
                 templates = nm.ATTRACTION_TEMPLATES[cats[0]]
                 name = nm.unique_name(nm.fill(templates[rng.integers(len(templates))], city, rng), taken, rng)
             opening, closing = ATTRACTION_HOURS.get(cats[0], (9, 18))
+            if _has_word(name, WORSHIP_WORDS):
+                opening, closing = WORSHIP_HOURS
             cols["name"].append(name)
             cols["city"].append(city)
             cols["categories"].append(cats)
             cols["visit_duration_hr"].append(round(float(np.mean([ATTRACTION_CATEGORIES[x] for x in cats])), 2))
             cols["rating"].append(round(float(rng.uniform(3.4, 4.9)), 1))
-            fee = 0.0 if rng.random() < 0.4 else float(rng.choice([20, 30, 50, 100, 200, 300, 500, 1000]))
-            cols["entry_fee_inr"].append(fee)
+            cols["entry_fee_inr"].append(entry_fee(name, cats, rng))
             cols["open_time"].append(_hhmm(opening))
             cols["close_time"].append(_hhmm(closing))
     return {"name": cols["name"], "city": cols["city"], "latitude": lat, "longitude": lon,
             **{k: v for k, v in cols.items() if k not in ("name", "city")}}
 
 
+def category_weights(city: str, state: str) -> dict[str, float]:
+    """CATEGORY_WEIGHT without the categories that cannot exist in `city`: casinos outside the states
+    that allow them, nightlife (bars, pubs, brewpubs) in dry states."""
+    out = dict(CATEGORY_WEIGHT)
+    if not casinos_allowed(city, state):
+        del out["Casinos & Gambling"]
+    if not alcohol_allowed(state):
+        del out["Nightlife"]
+    return out
+
+
+def _has_word(name: str, words: tuple[str, ...]) -> bool:
+    tokens = name.casefold().replace("'", " ").replace(".", " ").split()
+    text = " ".join(tokens)
+    return any(w in tokens or (" " in w and w in text) for w in words)
+
+
+def entry_fee(name: str, categories: list[str], rng: np.random.Generator) -> float:
+    """An attraction's entry fee (₹) by its kind: a famous place's own fee (REAL_FEES), free for places
+    of worship, ghats, beaches, streets and markets (FREE_WORDS) and for shopping and food streets,
+    else drawn from its dearest category's tiers (FEE_BY_CATEGORY). One draw per call either way,
+    so the attractions after it do not depend on which rule applied."""
+    free_share, fees = max((FEE_BY_CATEGORY[c] for c in categories), key=lambda f: (max(f[1]), -f[0]))
+    draw, pick = rng.random(), int(rng.integers(len(fees)))
+    if name in REAL_FEES:
+        return float(REAL_FEES[name])
+    if _has_word(name, FREE_WORDS) or draw < free_share:
+        return 0.0
+    return float(fees[pick])
+
+
 def restaurants_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
     rng = stage_rng(seed, "restaurants")
     counts = per_city(cities, profile.restaurants, 3)
     lat, lon = _positions(cities, counts, rng)
-    scale = _city_scale(cities)
+    scale = [RESTAURANT_TIER_FACTOR[city_tier(p)] for p in cities.population.tolist()]
     cols: Columns = {k: [] for k in ("name", "city", "cuisines", "price_tier", "avg_cost_inr", "rating",
                                      "open_time", "close_time")}
     tier_p = np.array([0.35, 0.35, 0.2, 0.1])
     for c, k in enumerate(counts.tolist()):
         city = cities.name[c]
+        dry_ok = alcohol_allowed(cities.state[c])
         taken: set[str] = set()
         real = nm.REAL_RESTAURANTS.get(city, [])[:k]
         for i in range(k):
@@ -119,11 +188,13 @@ def restaurants_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
                 cuisines = _pick(rng, CUISINE_WEIGHT, int(rng.choice([1, 1, 2, 2, 3])))
                 main = cuisines[int(rng.integers(len(cuisines)))]
                 templates = nm.RESTAURANT_TEMPLATES[main]
+                if not dry_ok:  # a dry state's "Bar/Pub/Cafe" is a cafe or coffee house
+                    templates = tuple(t for t in templates if not _has_word(t, BAR_WORDS)) or templates
                 name = nm.unique_name(nm.fill(templates[rng.integers(len(templates))], city, rng), taken, rng)
             tier = PRICE_TIERS[int(rng.choice(4, p=tier_p))]
             low, high = TIER_COST[tier]
             opening, closing = RESTAURANT_HOURS[int(rng.integers(len(RESTAURANT_HOURS)))]
-            if "Bar/Pub/Cafe" in cuisines and rng.random() < 0.5:
+            if "Bar/Pub/Cafe" in cuisines and rng.random() < 0.5 and dry_ok:
                 opening, closing = 18, 1
             cols["name"].append(name)
             cols["city"].append(city)
@@ -158,12 +229,13 @@ def accommodations_table(cities: Cities, profile: SandboxProfile, seed: int) -> 
     rng = stage_rng(seed, "accommodations")
     counts = per_city(cities, profile.accommodations, 1)
     lat, lon = _positions(cities, counts, rng)
-    scale = _city_scale(cities)
+    scale = [STAY_TIER_FACTOR[city_tier(p)] for p in cities.population.tolist()]
     cols: Columns = {k: [] for k in ("name", "city", "house_type", "star_rating", "rating", "price_per_night_inr",
                                      "max_occupancy", "house_rules", "amenities", "services", "minimum_nights",
                                      "check_in", "check_out")}
     for c, k in enumerate(counts.tolist()):
         city = cities.name[c]
+        dry_ok = alcohol_allowed(cities.state[c])
         taken: set[str] = set()
         real = nm.REAL_HOTELS.get(city, [])[:k]
         for i in range(k):
@@ -175,7 +247,7 @@ def accommodations_table(cities: Cities, profile: SandboxProfile, seed: int) -> 
                 name = nm.unique_name(nm.fill(template, city, rng), taken, rng)
                 stars = int(rng.choice([0, 1, 2, 3, 3, 4, 4, 5]))
                 house_type = HOUSE_TYPES[int(rng.integers(len(HOUSE_TYPES)))]
-            price = (900 + 1400 * stars ** 1.5) * scale[c] * rng.lognormal(0, 0.25)
+            price = STAY_BASE_BY_STARS[stars] * scale[c] * rng.lognormal(0, 0.25)
             rules = sorted(rng.choice(len(HOUSE_RULES), int(rng.integers(0, 4)), replace=False).tolist())
             amen = sorted(rng.choice(len(AMENITIES), int(rng.integers(2, 3 + stars)), replace=False).tolist())
             serv = sorted(rng.choice(len(SERVICES), int(rng.integers(1, 2 + stars // 2 + 1)), replace=False).tolist())
@@ -187,7 +259,7 @@ def accommodations_table(cities: Cities, profile: SandboxProfile, seed: int) -> 
             cols["price_per_night_inr"].append(float(round(price / 50) * 50))
             cols["max_occupancy"].append(int(rng.choice([2, 2, 2, 3, 4])))
             cols["house_rules"].append([HOUSE_RULES[j] for j in rules])
-            cols["amenities"].append([AMENITIES[j] for j in amen])
+            cols["amenities"].append([AMENITIES[j] for j in amen if dry_ok or AMENITIES[j] != "Bar"])
             cols["services"].append([SERVICES[j] for j in serv])
             cols["minimum_nights"].append(int(rng.choice([1, 1, 1, 1, 1, 1, 2, 3])))
             cols["check_in"].append(str(rng.choice(["12:00", "13:00", "14:00"])))

@@ -68,8 +68,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     validate.set_defaults(handler=cmd_validate)
     stats = sub.add_parser("stats", help="row counts and calibration figures with their targets",
                            description="Print a database's row counts and its calibration figures (delay "
-                           "means, connectivity, crowd data) against their targets. Exit status 1 when a check "
-                           "fails.")
+                           "means, connectivity, crowd data) against their targets, then the realism figures of the "
+                           "network, venues and prices, and of the query set when there is one (for the embedded "
+                           "sandbox it is built on first use). Exit status 1 when a calibration check fails.")
     stats.add_argument("path", type=Path, nargs="?", default=None, metavar="DIR",
                        help="database directory (default: the embedded full sandbox)")
     stats.set_defaults(handler=cmd_stats)
@@ -222,6 +223,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     failed = sum(not c.passed for c in report.checks)
     print(f"\n{len(report.checks) - failed}/{len(report.checks)} checks pass")
     _print_realism(db)
+    _print_query_realism(db, embedded=args.path is None)
     return 0 if failed == 0 else 1
 
 
@@ -233,6 +235,27 @@ def _print_realism(db: Database) -> None:
     for c in figures:
         print(f"{c.name:<{width}}  {c.value!s:>26}  {c.target:<32}  {'pass' if c.passed else 'FAIL'}")
     print(f"\n{sum(c.passed for c in figures)}/{len(figures)} realism figures pass")
+
+
+def _print_query_realism(db: Database, embedded: bool) -> None:
+    """The query set's realism figures (utp_env/queries/realism.py), when the database has a query set
+    (the embedded sandbox's is built on first use)."""
+    from utp_env.dataset import QUERIES_FILE, dataset_of, open_dataset
+    from utp_env.queries.realism import query_realism
+
+    if embedded:
+        ds = open_dataset(db.path, progress=True)
+    elif (Path(db.path) / QUERIES_FILE).exists():
+        ds = dataset_of(db)
+    else:
+        print(f"\nno query set ({QUERIES_FILE}) next to the database: no query figures")
+        return
+    figures = query_realism(ds.queries, ds.references, ds.db)
+    width = max(len(c.name) for c in figures)
+    print(f"\n{'query figure':<{width}}  {'value':>26}  {'target':<10}  result")
+    for c in figures:
+        print(f"{c.name:<{width}}  {c.value!s:>26}  {c.target:<10}  {'pass' if c.passed else 'FAIL'}")
+    print(f"\n{sum(c.passed for c in figures)}/{len(figures)} query figures pass")
 
 
 def _counts_text(counts: dict[str, int]) -> str:

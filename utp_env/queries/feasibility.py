@@ -37,6 +37,7 @@ from utp_env.queries.options import (
 from utp_env.query import Query
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.india import PREFERENCE_CITIES, same_metro
 
 MAX_VISIT_GAP_MIN = 300.0  # longest stretch a full day offers one attraction visit (buffer included)
 MAX_ROUTE_CANDIDATES = 8  # most populous visitable cities of a state considered for multi-city routes
@@ -98,14 +99,23 @@ def _visitable(db: Database, city: str, nights: int) -> bool:
 
 
 def candidate_routes(query: Query, db: Database) -> list[tuple[str, ...]]:
-    """Ordered city tuples the query may visit (the dest city, or k cities of the dest state)."""
+    """Ordered city tuples the query may visit (the dest city, or k cities of the dest state).
+
+    A multi-city route never visits two parts of one metropolitan area (Mumbai and Thane), and
+    when the persona's location preference names places (`utp_env.tools.india.PREFERENCE_CITIES`:
+    the coast for "Beaches", hill stations for "Mountains" ...) and some route of the state
+    visits one, only such routes are candidates (those places are considered first)."""
     if query.days == 3:
         return [(db.city(query.dest),)]
     k = query.visiting_city_number
     nights = (query.days - 1) // k
-    pool = [c for c in db.cities_of_state(query.dest)
-            if normalize(c) != normalize(query.org) and visitable(db, c, nights)][:MAX_ROUTE_CANDIDATES]
-    return list(itertools.permutations(pool, k))
+    wanted = PREFERENCE_CITIES.get(query.persona.location_preference, frozenset())
+    pool = sorted((c for c in db.cities_of_state(query.dest)
+                   if normalize(c) != normalize(query.org) and visitable(db, c, nights)),
+                  key=lambda c: c not in wanted)[:MAX_ROUTE_CANDIDATES]  # stable: by population within each
+    routes = [r for r in itertools.permutations(pool, k) if not same_metro(r)]
+    honoured = [r for r in routes if any(c in wanted for c in r)]
+    return honoured or routes
 
 
 def route_legs(query: Query, db: Database, sk: Skeleton, multiplier: float) -> list[list[LegOption]] | str:
@@ -144,16 +154,38 @@ def constraint_problems(query: Query, db: Database, sk: Skeleton, multiplier: fl
     return problems
 
 
+# Minutes a meal needs inside its window, around an event on the same day (a buffered meal with
+# its transfers): an event that leaves less before and after it in a meal's window takes that meal.
+MEAL_ROOM_MIN = 150
+
+
+def event_leaves_meals(db: Database, row: int) -> bool:
+    """Whether event `row` leaves MEAL_ROOM_MIN minutes of every meal's window free (before or after
+    it): an evening show at 20:30 leaves no room for dinner, a match from 12:30 to 15:30 none for lunch."""
+    return span_leaves_meals(*event_span(db, row))
+
+
+def span_leaves_meals(start: int, end: int) -> bool:
+    """Whether a busy span from `start` to `end` (minutes; an end before the start is after
+    midnight) leaves MEAL_ROOM_MIN minutes of every meal's window free before or after it."""
+    if end <= start:
+        end += 24 * 60
+    return all(min(hi, start) - lo >= MEAL_ROOM_MIN or hi - max(lo, end) >= MEAL_ROOM_MIN
+               for lo, hi in MEAL_WINDOWS.values())
+
+
 def cheapest_events(query: Query, db: Database, sk: Skeleton) -> dict[int, int]:
     """Day index -> event row: for each required segment in turn, the cheapest event on a full day
-    not already taken (the events the quote prices and the reference planner books)."""
+    not already taken (the events the quote prices and the reference planner books), one that
+    leaves time for the day's meals (`event_leaves_meals`) first."""
     chosen: dict[int, int] = {}
     price = db.tables["events"].columns["price_inr"]
     for segment in query.local_constraint.event_types:
-        options = sorted((float(price[e]), d, e) for j, city in enumerate(sk.cities) for d in sk.full_days(j)
+        options = sorted((not event_leaves_meals(db, e), float(price[e]), d, e)
+                         for j, city in enumerate(sk.cities) for d in sk.full_days(j)
                          if d not in chosen for e in events_on(db, city, query.dates[d], segment))
         if options:
-            _, day, row = options[0]
+            _, _, day, row = options[0]
             chosen[day] = row
     return chosen
 

@@ -4,9 +4,15 @@
 differ by at most one query), and for each query draws an origin with good connectivity, a
 destination (a city for 3 days, a state for 5 and 7 days with 2 and 3 cities to visit, as the
 paper's section 3.3 has them; `cities_per_horizon`), dates in the sandbox calendar, a party
-size, a persona and local constraints that are satisfiable there. The budget is the cheapest
-valid plan times a level-dependent slack. Each query has its own numpy Generator seeded from a
-SHA-256 of (seed, index), so the output is byte-stable and independent of Python's hash().
+size, a persona and local constraints that are satisfiable there. The persona is drawn first and
+honoured: a "Beaches" query goes to a coastal city (or a state whose cheapest valid route visits
+one), "Mountains" to a hill station, "Wildlife" to a national park's town, "Religious Sites" to a
+pilgrimage town (`utp_env.tools.india.PREFERENCE_CITIES`); when no such trip is found in half the
+attempts, the preference becomes one honoured anywhere. No trip visits two parts of one metro.
+The budget is the cheapest valid plan times a level-dependent slack times the spending
+preference's multiplier (`spending_budget`: luxury 2.6x economical). Each query has its own
+numpy Generator seeded from a SHA-256 of (seed, index), so the output is byte-stable and
+independent of Python's hash().
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ from utp_env.queries.feasibility import (
     MAX_VISIT_GAP_MIN,
     TripQuote,
     calendar,
+    cheapest_events,
     cheapest_trip,
+    event_leaves_meals,
     quote_route,
     visitable,
 )
@@ -32,6 +40,7 @@ from utp_env.queries.options import attraction_fits, buffer_multiplier, events_o
 from utp_env.queries.templates import render_text
 from utp_env.query import Horizon, Level, LocalConstraint, Persona, Query, RiskProfile
 from utp_env.tools.database import Database
+from utp_env.tools.india import PREFERENCE_CITIES, same_metro
 from utp_env.tools.schema import HOUSE_RULE_FORBIDS, HOUSE_TYPES
 from utp_env.tools.seeding import stable_int
 
@@ -59,8 +68,12 @@ class QueryConfig(BaseModel):
     constraints_per_level: dict[str, tuple[int, int]] = {"easy": (0, 1), "medium": (1, 2), "hard": (2, 4)}
     budget_slack: dict[str, float] = {"easy": 1.6, "medium": 1.35, "hard": 1.15}
     budget_round_inr: int = Field(100, ge=1, description="Budgets are rounded up to a multiple of this")
+    spending_budget: dict[str, float] = Field(
+        default={"Economical Traveler": 1.0, "Moderate Spender": 1.6, "Luxury Traveler": 2.6},
+        description="Budget multiplier of each spending preference (over the cheapest plan x level slack)")
     validation_fraction: float = Field(0.2, ge=0, le=1)
-    max_attempts: int = Field(80, ge=1, description="Draws per query before giving up")
+    max_attempts: int = Field(200, ge=1, description="Draws per query before giving up (the persona's "
+                                                     "preferred places are tried in the first half)")
     traveler_types: list[str] = ["Laidback Traveler", "Adventure Seeker", "Culture Enthusiast",
                                  "Nature Lover", "Foodie", "Family Vacationer"]
     purposes: list[str] = ["Relaxation", "Adventure", "Cultural Exploration", "Nature", "Culinary Exploration",
@@ -131,36 +144,49 @@ class _Generator:
         self.orgs = sorted(c for c in cities if len(self.nb.get(c, ())) >= config.min_org_destinations) or sorted(
             c for c in cities if self.nb.get(c))
         self.visitable3 = {c for c in cities if visitable(db, c, 2)}
-        self._states: dict[tuple[int, int], list[str]] = {}
+        self._states: dict[tuple[int, int, frozenset[str] | None], list[str]] = {}
 
-    def states_for(self, k: int, nights: int) -> list[str]:
-        """States with at least k cities visitable for `nights` nights (cached per (k, nights))."""
-        key = (k, nights)
+    def states_for(self, k: int, nights: int, wanted: frozenset[str] | None = None) -> list[str]:
+        """States with at least k cities visitable for `nights` nights, one of them in `wanted` when
+        given (cached per (k, nights, wanted))."""
+        key = (k, nights, wanted)
         if key not in self._states:
-            self._states[key] = self._states_for(k, nights)
+            self._states[key] = self._states_for(k, nights, wanted)
         return self._states[key]
 
-    def _states_for(self, k: int, nights: int) -> list[str]:
+    def _states_for(self, k: int, nights: int, wanted: frozenset[str] | None) -> list[str]:
         by_state: dict[str, int] = {}
+        honours: set[str] = set()
         for c in self.db.cities:
             if visitable(self.db, c, nights):
                 by_state[self.state[c]] = by_state.get(self.state[c], 0) + 1
-        return sorted(s for s, count in by_state.items() if count >= k)
+                if wanted is None or c in wanted:
+                    honours.add(self.state[c])
+        return sorted(s for s, count in by_state.items() if count >= k and s in honours)
 
     def one(self, index: int, days: Horizon, level: Level, risk: RiskProfile) -> Query | None:
         rng = np.random.default_rng(stable_int(self.seed, self.stream, index))
         cfg = self.config
         qid = query_id(index, self.stream)
-        for _ in range(cfg.max_attempts):
+        persona = Persona(
+            traveler_type=str(rng.choice(cfg.traveler_types)), purpose=str(rng.choice(cfg.purposes)),
+            spending=str(rng.choice(cfg.spending)), location_preference=str(rng.choice(cfg.location_preferences)))
+        for attempt in range(cfg.max_attempts):
+            if attempt == cfg.max_attempts // 2 and persona.location_preference in PREFERENCE_CITIES:
+                # no trip honouring the preference found: the query prefers what can be honoured anywhere
+                anywhere = [p for p in cfg.location_preferences if p not in PREFERENCE_CITIES] or ["Cities"]
+                persona = persona.model_copy(update={"location_preference": str(rng.choice(anywhere))})
+            wanted = PREFERENCE_CITIES.get(persona.location_preference)
             org = self.orgs[int(rng.integers(len(self.orgs)))]
             if days == 3:
-                pool = sorted(c for c in self.nb.get(org, ()) if c in self.visitable3 and c != org)
+                pool = sorted(c for c in self.nb.get(org, ()) if c in self.visitable3 and c != org
+                              and (wanted is None or c in wanted) and not same_metro((org, c)))
                 if not pool:
                     continue
                 dest, k = pool[int(rng.integers(len(pool)))], 1
             else:
                 k = cfg.cities_per_horizon[days]
-                states = [s for s in self.states_for(k, (days - 1) // k) if s != self.state[org]]
+                states = [s for s in self.states_for(k, (days - 1) // k, wanted) if s != self.state[org]]
                 if not states:
                     continue
                 dest = states[int(rng.integers(len(states)))]
@@ -172,9 +198,6 @@ class _Generator:
             if self.exclude and (org, tuple(dates), dest) in self.exclude:
                 continue  # a trip of a held-out query: draw again
             people = int(rng.integers(cfg.people_min, cfg.people_max + 1))
-            persona = Persona(
-                traveler_type=str(rng.choice(cfg.traveler_types)), purpose=str(rng.choice(cfg.purposes)),
-                spending=str(rng.choice(cfg.spending)), location_preference=str(rng.choice(cfg.location_preferences)))
             base = Query(query_id=qid, org=org, dest=dest, visiting_city_number=k, days=days, dates=dates,
                          people_number=people, budget_inr=1.0, level=level, persona=persona,
                          risk_profile=risk, text="")
@@ -191,7 +214,13 @@ class _Generator:
             if isinstance(final, str):
                 continue
             step = cfg.budget_round_inr
-            budget = math.ceil(final.total * cfg.budget_slack[level] / step) * step
+            booked = cheapest_events(query, self.db, final.skeleton).values()
+            if not all(event_leaves_meals(self.db, e) for e in booked):
+                continue  # a required event would take a meal of its day
+            if wanted is not None and not any(c in wanted for c in final.skeleton.cities):
+                continue  # the state's honouring routes are all invalid with these dates or constraints
+            spend = cfg.spending_budget.get(persona.spending, 1.0)
+            budget = math.ceil(final.total * cfg.budget_slack[level] * spend / step) * step
             text = render_text(org=org, where=dest if days == 3 else f"{k} cities in {dest}", days=days,
                                dates=dates, people=people, budget=budget, persona=persona, risk_profile=risk,
                                lc=lc, rng=rng)
@@ -236,7 +265,7 @@ class _Generator:
         if kind == "event_types":
             seg = db.tables["events"].columns["segment"]
             return [[s] for s in sorted({seg[e] for j, c in enumerate(sk.cities) for d in sk.full_days(j)
-                                         for e in events_on(db, c, query.dates[d])})]
+                                         for e in events_on(db, c, query.dates[d]) if event_leaves_meals(db, e)})]
         multiplier = buffer_multiplier(self.unc, query.risk_profile)
         cats = db.tables["attractions"].columns["categories"]
         return [[c] for c in sorted({c for city in sk.cities for a in db.city_rows("attractions", city)

@@ -92,7 +92,7 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--max-observation-chars", type=int, help="longest tool answer; longer answers are cut")
     p.add_argument("--temperature", type=float, help="sampling temperature (tiny 0.7, else 1.0)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference model)")
-    p.add_argument("--warm-up-steps", type=int, default=40, help="--tiny: supervised format steps")
+    p.add_argument("--warm-up-steps", type=int, default=60, help="--tiny: supervised format steps")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tools", help="comma-separated tools offered to the model (default: the tiny run's three with "
                    "--tiny, else all)")
