@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from run_records import minimal_record
 
@@ -257,6 +257,7 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
 
 @given(st.sampled_from(["metrics", "replan", "report", "robustness", "trace", "usage", "reward", "plan",
                         "seed", "db_hash", "error", "plan_reward", "duration_s"]), JSON_VALUES)
+@example("metrics", {"\n": False})  # a forged key with a newline: the reason stays one line
 def test_any_value_in_any_field_is_a_reason_or_valid_never_a_crash(field: str, value: Any) -> None:
     got = check_record(minimal_record("q1") | {field: value},
                        RecordContext(queries=frozenset({"q1"}), trials=1, db_hash="test-db", env="plan"))

@@ -151,7 +151,9 @@ def _show(value: Any) -> str:
 def _first_error(exc: ValidationError) -> str:
     """The first validation error as 'field.path: message (got value)'."""
     error = exc.errors(include_url=False)[0]
-    where = ".".join(str(part) for part in error["loc"]) or "record"
+    # a key is shown as repr when it is not a plain name (a forged key may hold a newline)
+    where = ".".join(str(part) if str(part).isidentifier() or isinstance(part, int) else repr(part)
+                     for part in error["loc"]) or "record"
     message = error["msg"].removeprefix("Value error, ")
     got = error.get("input")
     shown = "" if isinstance(got, dict) or "got " in message else f" (got {_show(got)})"
