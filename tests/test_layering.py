@@ -108,3 +108,12 @@ def _runtime_imports(path: Path) -> list[str]:
             if isinstance(node, ast.ImportFrom) and node.module and id(node) not in skipped] + \
            [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) and id(node) not in skipped
             for alias in node.names]
+
+
+def test_the_episode_workers_form_no_import_circle() -> None:
+    """Issue 24: utp_env/runs/episode.py dispatches to replan_episode.py; the closed loop's worker takes
+    the helpers both need from utp_env/runs/outcome.py, never from episode.py."""
+    for rel, banned in (("utp_env/runs/replan_episode.py", ("utp_env.runs.episode",)),
+                        ("utp_env/runs/outcome.py", ("utp_env.runs.episode", "utp_env.runs.replan_episode"))):
+        named = [m for m in _runtime_imports(ROOT / rel) if m.startswith(banned)]
+        assert not named, f"{rel} imports {named}"

@@ -17,16 +17,16 @@ import contextlib
 import gc
 import inspect
 import time
-import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from utp_env.dataset import Dataset, open_dataset
 from utp_env.env.config import load_env_config
-from utp_env.env.episode import EpisodeOutcome, TerminationReason, finish
+from utp_env.env.episode import EpisodeOutcome, TerminationReason
 from utp_env.query import Query
 from utp_env.runs.config import RunConfig
+from utp_env.runs.outcome import describe, plan_outcome, trace_summary, usage
 from utp_env.tools.database import Database, collector_paused
 from utp_env.tools.seeding import stable_int
 
@@ -182,61 +182,17 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
     try:
         result = _plan(ctx, query)
     except Exception as exc:
-        outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=_describe(exc))
+        outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=describe(exc))
     else:
         trace = result.trace
         outcome = plan_outcome(ctx, query, seed, result)
     return {"query_id": query_id, "trial": trial, "seed": seed, "db_hash": ctx.dataset.db.content_hash,
             **outcome.to_json(),
-            "trace": _trace_summary(trace), "usage": _usage(trace),
+            "trace": trace_summary(trace), "usage": usage(trace),
             "duration_s": round(time.perf_counter() - started, 3)}
-
-
-def plan_outcome(ctx: RunContext, query: Query, seed: int, result: Any) -> EpisodeOutcome:
-    """The outcome of an agent's result (`AgentResult`): its plan through the env's `finish`, or
-    why there is none. An agent that drove the env says how its episode ended (e.g. step_limit);
-    that reason is kept, and an unknown one is the agent's error."""
-    ended = getattr(result, "termination_reason", None)
-    if ended is not None and ended not in TerminationReason.__members__.values():
-        return EpisodeOutcome(TerminationReason.AGENT_ERROR, error=f"the agent returned the unknown "
-                              f"termination_reason {ended!r}; use a TerminationReason value")
-    if result.plan is None:
-        no_plan = TerminationReason.NOT_DELIVERED if ended in (None, TerminationReason.SUBMITTED) else ended
-        return EpisodeOutcome(TerminationReason(no_plan), error=result.error or "agent returned no plan")
-    return finish(TerminationReason(ended or TerminationReason.SUBMITTED), result.plan, query, ctx.dataset.db,
-                  weights=ctx.reward_weights, reference=ctx.dataset.references.get(query.query_id),
-                  rollouts=ctx.config.rollouts, rollout_seed=seed, error=result.error)
 
 
 def _plan(ctx: RunContext, query: Query) -> Any:
     from utp_env.agents.base import Toolkit
 
     return ctx.agent.run(query, Toolkit(ctx.dataset.db))
-
-
-def _trace_summary(trace: Any) -> dict[str, Any] | None:
-    """What the agent did, without timings (so that reruns compare equal): how many steps of each
-    kind and name, and which failed."""
-    if trace is None or not hasattr(trace, "steps"):
-        return None
-    counts: dict[str, int] = {}
-    failed: dict[str, int] = {}
-    for step in trace.steps:
-        key = f"{step.kind}:{step.name}"
-        counts[key] = counts.get(key, 0) + 1
-        if not step.ok:
-            failed[key] = failed.get(key, 0) + 1
-    return {"steps": len(trace.steps), "by_name": dict(sorted(counts.items())), "failed": dict(sorted(failed.items()))}
-
-
-def _usage(trace: Any) -> dict[str, Any] | None:
-    if trace is None:
-        return None
-    return {key: getattr(trace, key, None) for key in ("tool_calls", "model_calls", "input_tokens",
-                                                       "output_tokens", "cost_usd")}
-
-
-def _describe(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"

@@ -38,6 +38,7 @@ import gymnasium as gym
 from utp_env.env.episode import EpisodeOutcome, TerminationReason
 from utp_env.itinerary import Plan
 from utp_env.query import Query
+from utp_env.runs.outcome import describe, plan_outcome, trace_summary, usage
 
 CONTINUE = {"tool": "continue_trip", "args": {}}
 EXTRA_PAUSES = 4  # beyond the env's disruption bound: the loop stops even if an env never ends
@@ -122,9 +123,8 @@ def live_trip(env: Any, query: Query, plan: Plan, seed: int, repair: Callable[..
             try:
                 repair(recorder, observation, info)
             except Exception as exc:  # the agent's fault: recorded, the trip goes on without repairs
-                from utp_env.runs.episode import _describe
 
-                error = f"repair failed: {_describe(exc)}"
+                error = f"repair failed: {describe(exc)}"
             if recorder.ended:
                 assert recorder.last is not None
                 final = (recorder.last[1], recorder.last[4])
@@ -161,7 +161,6 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
     What the agent raises while planning is its `agent_error` (no trip); what the env raises while
     the trip is lived is an `infrastructure_error` (the plan's outcome is kept, no realised block);
     a failed repair is the agent's error, with the trip played out and scored."""
-    from utp_env.runs.episode import _describe, _trace_summary, _usage, plan_outcome
 
     agent = ctx.agent
     trace: Any = None
@@ -175,7 +174,7 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
             trace = result.trace
             outcome = plan_outcome(ctx, query, seed, result)
     except Exception as exc:
-        outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=_describe(exc))
+        outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=describe(exc))
     if not drives and outcome.termination_reason == TerminationReason.SUBMITTED and outcome.plan is not None:
         repair = getattr(agent, "repair", None)
         try:
@@ -183,7 +182,7 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
                                                    repair if callable(repair) else None, plan_outcome=outcome)
         except Exception as exc:
             outcome = replace(outcome, termination_reason=TerminationReason.INFRASTRUCTURE_ERROR,
-                              error=f"the trip could not be lived: {_describe(exc)}")
+                              error=f"the trip could not be lived: {describe(exc)}")
         else:
             block = replan_block(reward, info, steps, error)
             if error is not None:
@@ -192,7 +191,7 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
     record["plan_reward"] = record["reward"]
     record["reward"] = block["realised_score"] if block is not None else 0.0
     return {"query_id": query.query_id, "trial": trial, "seed": seed, "db_hash": ctx.dataset.db.content_hash,
-            **record, "replan": block, "trace": _trace_summary(trace), "usage": _usage(trace),
+            **record, "replan": block, "trace": trace_summary(trace), "usage": usage(trace),
             "duration_s": round(time.perf_counter() - started, 3)}
 
 
@@ -200,7 +199,6 @@ def _agent_drives(ctx: Any, query: Query, seed: int) -> tuple[EpisodeOutcome, An
     """An agent with `run_env` (the tool-calling agent) plays the whole replan episode itself: the
     record's plan outcome is the one of the plan it submitted (`info["submitted_plan"]`; the plan it
     ended with when it never submitted), and its realised block comes from the env's final info."""
-    from utp_env.runs.episode import plan_outcome
 
     outcome = ctx.agent.run_env(replan_env(ctx), {"query_id": query.query_id}, seed=seed)
     result, info = outcome.result, dict(outcome.info)
