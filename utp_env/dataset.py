@@ -188,8 +188,10 @@ def build_train_set(db_path: str | Path, n: int = TRAIN_SIZE, seed: int = 0, pro
     bar = progress_bar(n, "train split", "query", enabled=progress)
     with bar:
         while len(kept) < n:
-            batch = generate_queries(db, n=n - len(kept), seed=seed, train=True, start=index, exclude=exclude)
-            index += len(batch)
+            skipped: list[int] = []  # indices whose cell ran out of fresh trips (a small sandbox)
+            batch = generate_queries(db, n=n - len(kept), seed=seed, train=True, start=index, exclude=exclude,
+                                     skipped=skipped)
+            index += len(batch) + len(skipped)
             for query in batch:
                 plan = plan_gold(query, db)
                 if plan is None:

@@ -164,8 +164,11 @@ class _Generator:
                     honours.add(self.state[c])
         return sorted(s for s, count in by_state.items() if count >= k and s in honours)
 
-    def one(self, index: int, days: Horizon, level: Level, risk: RiskProfile) -> Query | None:
-        rng = np.random.default_rng(stable_int(self.seed, self.stream, index))
+    def one(self, index: int, days: Horizon, level: Level, risk: RiskProfile, retry: int = 0) -> Query | None:
+        """The query of `index` (None when no feasible one is drawn in `max_attempts`); `retry` > 0
+        draws it again from another generator (the train split's `TRAIN_RETRIES`)."""
+        parts: tuple[object, ...] = (self.seed, self.stream, index) + (("retry", retry) if retry else ())
+        rng = np.random.default_rng(stable_int(*parts))
         cfg = self.config
         qid = query_id(index, self.stream)
         persona = Persona(
@@ -291,8 +294,17 @@ def query_id(index: int, stream: str = "query") -> str:
     return f"utp-train-{index + 1:05d}" if stream == TRAIN_STREAM else f"utp-q-{index + 1:04d}"
 
 
+TRAIN_RETRIES = 8
+MAX_TRAIN_SKIPS = 1000
+"""How often a train query that cannot be drawn is drawn again from another generator. The train
+split draws thousands of queries while excluding every benchmark and earlier train trip, so a small
+sandbox (mini) runs out of fresh trips for a rare cell; the benchmark's own queries are never
+redrawn (the query set stays byte-identical)."""
+
+
 def generate_queries(db: Database, n: int = 1000, seed: int = 0, config: QueryConfig | None = None, *,
-                     train: bool = False, start: int = 0, exclude: set[TripKey] | None = None) -> list[Query]:
+                     train: bool = False, start: int = 0, exclude: set[TripKey] | None = None,
+                     skipped: list[int] | None = None) -> list[Query]:
     """`n` feasible queries balanced over horizons x levels x risk profiles; same inputs, same queries.
 
     `train=True` draws the train split instead: the same generator and grid, per-query generators
@@ -300,20 +312,32 @@ def generate_queries(db: Database, n: int = 1000, seed: int = 0, config: QueryCo
     `train`. `start` is the index of the first query (a grid cell depends on the index only, so
     queries drawn in batches are the queries drawn at once). A draw whose (origin, dates,
     destination) is in `exclude` is drawn again, and every accepted query's key is added to it, so
-    a train split drawn with the benchmark's keys shares none with them or with itself.
+    a train split drawn with the benchmark's keys shares none with them or with itself. With
+    `skipped` (a list), a train index whose draw fails even after `TRAIN_RETRIES` is skipped and
+    appended to it (the next index is drawn instead; at most `MAX_TRAIN_SKIPS` beyond `n`).
     """
     config = config or QueryConfig()
     gen = _Generator(db, config, seed, TRAIN_STREAM if train else "query", exclude)
     cells = balanced_cells(config)
-    out = []
-    for i in range(start, start + n):
+    out: list[Query] = []
+    i = start
+    while len(out) < n:
         days, level, risk = cells[i % len(cells)]
         query = gen.one(i, days, level, risk)
+        for retry in range(1, TRAIN_RETRIES + 1 if train else 1):
+            if query is not None:
+                break
+            query = gen.one(i, days, level, risk, retry)  # a train query may be drawn again (see TRAIN_RETRIES)
+        if query is None and train and skipped is not None and len(skipped) < n + MAX_TRAIN_SKIPS:
+            skipped.append(i)  # this cell has run out of fresh trips here: the next index is drawn instead
+            i += 1
+            continue
         if query is None:
             raise ValueError(f"could not draw a feasible {days}-day {level} {risk} query (index {i}) in "
                              f"{config.max_attempts} attempts; the database may lack connected, visitable cities")
         if exclude is not None:
             exclude.add(trip_key(query))
         out.append(query)
+        i += 1
     return out
 
