@@ -255,22 +255,32 @@ def open_hours(ctx: PlanContext) -> CheckResult:
 DISTANCE_TOLERANCE = (100.0, 0.15)  # metres, share: a stated "0.5km" for 512 m is the same distance
 
 
+def transit_distance(ctx: PlanContext, visit: Visit) -> float | None:
+    """The database's walking distance (m) from `visit`'s venue to its nearest transit stop, or None
+    when the database records none (an event, an unknown venue); S_spatial scores it
+    (`evaluate.spatial_scores`) and `transit_distances` compares the plan's number with it."""
+    ref = visit.ref
+    if ref is None:
+        return None
+    stops = ctx.db.tables["transit_stops"]
+    row = stops.find(ref.city_key, visit.kind, ref.name_key)
+    return None if row is None else float(stops.columns["distance_m"][row])
+
+
 def transit_distances(ctx: PlanContext) -> CheckResult:
     """An extra check, not the parents': a transit distance an item states agrees with the database's
     distance from its venue to the nearest stop (within 100 m or 15%, whichever is more)."""
     problems: list[str] = []
     applicable = False
-    stops = ctx.db.tables["transit_stops"]
     metres, share = DISTANCE_TOLERANCE
     for day in ctx.days:
         for v in day.items:
-            if v.item is None or v.item.transit_distance_m is None or v.ref is None:
+            if v.item is None or v.item.transit_distance_m is None:
                 continue
-            row = stops.find(v.ref.city_key, v.kind, v.ref.name_key)
-            if row is None:
+            known = transit_distance(ctx, v)
+            if known is None:
                 continue
             applicable = True
-            known = float(stops.columns["distance_m"][row])
             if abs(v.item.transit_distance_m - known) > max(metres, share * known):
                 problems.append(f"day {day.index + 1}: {v.name!r} states its stop {v.item.transit_distance_m:.0f} m "
                                 f"away; the database says {known:.0f} m (nearest_transit)")

@@ -15,6 +15,7 @@ from utp_env.evaluation.commonsense import (
     commonsense_checks,
     complete_information_parts,
     extra_checks,
+    transit_distance,
     valid_poi_list_parts,
 )
 from utp_env.evaluation.context import PlanContext, Visit, build_context
@@ -118,17 +119,6 @@ def temporal_attraction(ctx: PlanContext, config: UncertaintyConfig) -> float | 
             days.append(tc.day_attraction_score(durations, vs, visits, adventurer, p.attraction_sigma_minutes,
                                                 p.attraction_k_minutes, lam))
     return sum(days) / len(days) if days else None
-
-
-def transit_distance(ctx: PlanContext, visit: Visit) -> float | None:
-    """The database's walking distance (m) from `visit`'s venue to its nearest transit stop, or None
-    when the database records none (an event, an unknown venue)."""
-    ref = visit.ref
-    if ref is None:
-        return None
-    stops = ctx.db.tables["transit_stops"]
-    row = stops.find(ref.city_key, visit.kind, ref.name_key)
-    return None if row is None else float(stops.columns["distance_m"][row])
 
 
 def spatial_scores(ctx: PlanContext, config: UncertaintyConfig) -> list[list[tuple[Visit, float]]]:
