@@ -367,16 +367,18 @@ def test_the_ray_folder_named_is_rays_default(monkeypatch) -> None:
     assert f"under {ray.get_default_ray_temp_dir()} (" in runner_module.ray_temp_notice()
 
 
-@pytest.mark.parametrize(("value", "message"), [
-    ("1000000000", "--queries must be at most 100,000, got 1,000,000,000"),
-    ("-3", "--queries must be a non-negative integer, got '-3'"),
+@pytest.mark.parametrize(("flag", "value", "message"), [
+    ("--queries", "1000000000", "--queries must be at most 100,000, got 1,000,000,000"),
+    ("--queries", "-3", "--queries must be a non-negative integer, got '-3'"),
+    ("--train", "1000000000", "--train must be at most 100,000, got 1,000,000,000"),
+    ("--train", "many", "--train must be a non-negative integer, got 'many'"),
 ])
-def test_data_build_queries_are_bounded(tmp_path: Path, capsys, value: str, message: str) -> None:
+def test_data_build_queries_are_bounded(tmp_path: Path, capsys, flag: str, value: str, message: str) -> None:
     out = tmp_path / "db"
     with pytest.raises(SystemExit) as caught:
-        main(["data", "build", "--profile", "mini", "--out", str(out), "--queries", value])
+        main(["data", "build", "--profile", "mini", "--out", str(out), flag, value])
     err = capsys.readouterr().err.strip().splitlines()
-    assert caught.value.code == 2 and err[-1] == f"utp-env data build: error: argument --queries: {message}"
+    assert caught.value.code == 2 and err[-1] == f"utp-env data build: error: argument {flag}: {message}"
     assert not out.exists()
 
 

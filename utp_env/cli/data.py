@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from utp_env.dataset import TRAIN_SIZE
@@ -91,28 +92,23 @@ MAX_QUERIES = 100_000
 and held in memory before the files are written)."""
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--queries must be a non-negative integer, got {text!r}")
-    if value > MAX_QUERIES:
-        raise argparse.ArgumentTypeError(f"--queries must be at most {MAX_QUERIES:,}, got {value:,}")
-    return value
+def _bounded_count(flag: str) -> Callable[[str], int]:
+    """An argparse type for `flag`: a whole number from 0 to `MAX_QUERIES`, else one line naming the flag."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = -1
+        if value < 0:
+            raise argparse.ArgumentTypeError(f"{flag} must be a non-negative integer, got {text!r}")
+        if value > MAX_QUERIES:
+            raise argparse.ArgumentTypeError(f"{flag} must be at most {MAX_QUERIES:,}, got {value:,}")
+        return value
+    return parse
 
 
-def _train_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"--train must be a non-negative integer, got {text!r}")
-    if value > MAX_QUERIES:
-        raise argparse.ArgumentTypeError(f"--train must be at most {MAX_QUERIES:,}, got {value:,}")
-    return value
+_count = _bounded_count("--queries")
+_train_count = _bounded_count("--train")
 
 
 def cmd_build(args: argparse.Namespace) -> int:

@@ -117,28 +117,24 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def _entry_changes(old: Any, new: Any, label: str, missing: str, whole: str) -> list[str]:
+    """Each entry of two mappings that differs, as 'label: old in the folder, new here' (`missing`
+    for an entry one side lacks); `whole` when they are not both mappings and differ."""
+    if not (isinstance(old, dict) and isinstance(new, dict)):
+        return [whole] if old != new else []
+    return [f"{label.format(key)}: {_short(old.get(key, missing))} in the folder, {_short(new.get(key, missing))} here"
+            for key in sorted(set(old) | set(new)) if old.get(key) != new.get(key)]
+
+
 def identity_changes(saved: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     """What differs between two agent identities, as short phrases ('its class', 'the code of
     my_pkg (my_pkg/*.py): 1a2b3c4d5e6f in the folder, 9f8e7d6c5b4a here', 'setting buffers: ...')."""
     out: list[str] = []
     if saved.get("class") != current.get("class"):
         out.append(f"its class: {_short(saved.get('class'))} in the folder, {_short(current.get('class'))} here")
-    old_code, new_code = saved.get("code") or {}, current.get("code") or {}
-    if isinstance(old_code, dict) and isinstance(new_code, dict):
-        for key in sorted(set(old_code) | set(new_code)):
-            if old_code.get(key) != new_code.get(key):
-                out.append(f"the code of {key}: {_short(old_code.get(key, 'absent'))} in the folder, "
-                           f"{_short(new_code.get(key, 'absent'))} here")
-    elif old_code != new_code:
-        out.append("its code")
-    old_set, new_set = saved.get("settings") or {}, current.get("settings") or {}
-    if isinstance(old_set, dict) and isinstance(new_set, dict):
-        for key in sorted(set(old_set) | set(new_set)):
-            if old_set.get(key) != new_set.get(key):
-                out.append(f"setting {key}: {_short(old_set.get(key, 'unset'))} in the folder, "
-                           f"{_short(new_set.get(key, 'unset'))} here")
-    elif old_set != new_set:
-        out.append("its settings")
+    out += _entry_changes(saved.get("code") or {}, current.get("code") or {}, "the code of {}", "absent", "its code")
+    out += _entry_changes(saved.get("settings") or {}, current.get("settings") or {}, "setting {}", "unset",
+                          "its settings")
     if not out and saved.get("hash") != current.get("hash"):
         out.append("its recorded identity")
     return out
