@@ -90,12 +90,13 @@ TINY: dict[str, list[dict[str, Any]]] = {
     "attractions": [
         dict(name="Maharaja Fatesingh Museum", city="Vadodara", latitude=22.3, longitude=73.2,
              categories=["Museums"], visit_duration_hr=3.0, rating=4.5, entry_fee_inr=100, open_time="10:00",
-             close_time="17:30"),
+             close_time="17:30", open_days="1111111"),
         dict(name="Sayaji Garden", city="Vadodara", latitude=22.3, longitude=73.2, categories=["Nature & Parks"],
-             visit_duration_hr=4.5, rating=4.2, entry_fee_inr=0, open_time="06:00", close_time="20:00"),
+             visit_duration_hr=4.5, rating=4.2, entry_fee_inr=0, open_time="06:00", close_time="20:00",
+             open_days="1111111"),
         dict(name="Dumas Beach", city="Surat", latitude=21.1, longitude=72.7,
              categories=["Nature & Parks", "Outdoor Activities"], visit_duration_hr=4.25, rating=4.0,
-             entry_fee_inr=0, open_time="06:00", close_time="22:00"),
+             entry_fee_inr=0, open_time="06:00", close_time="22:00", open_days="1111111"),
     ],
     "restaurants": [
         dict(name="22nd Parallel", city="Vadodara", latitude=22.3, longitude=73.2, cuisines=["Indian Subcontinent"],
@@ -502,3 +503,54 @@ def test_table9_meal_boundaries(hhmm: str, v: float) -> None:
     from utp_env.evaluation.uncertainty import restaurant_base_minutes
 
     assert restaurant_base_minutes(parse_hhmm(hhmm), UncertaintyConfig().restaurant_meals) == v
+
+
+# ---------------------------------------------------------------- closing days (open_days)
+
+
+def _tiny_db_with_museum(path: Path, **museum: str) -> Database:
+    """The tiny database with Maharaja Fatesingh Museum's columns overridden by `museum` (its
+    `open_days`: closed like the Taj Mahal on Fridays); day 1 of `good_plan` visits it on Monday 2025-11-24."""
+    tables = {**TINY, "attractions": [{**TINY["attractions"][0], **museum}, *TINY["attractions"][1:]]}
+    path.mkdir(parents=True, exist_ok=True)
+    for name, spec in TABLES.items():
+        write_table(path, name, {f: [r.get(f) for r in tables[name]] for f in spec.model.model_fields})
+    empty = [name for name in TABLES if not tables[name]]
+    (path / "manifest.json").write_text(json.dumps({"empty_tables": empty}), encoding="utf-8")
+    return Database.open(path)
+
+
+def test_a_visit_on_the_venues_closing_day_fails_open_hours(tmp_path: Path) -> None:
+    db = _tiny_db_with_museum(tmp_path, open_time="09:00", open_days="0111111")
+    report = evaluate(good_plan(), make_query(), db, BASIC)
+    check = report.extra["open_hours"]
+    assert check.passed is False
+    assert "'Maharaja Fatesingh Museum' 09:00-13:00 falls on a day it is closed (on 2025-11-24; it is closed on Mon)" \
+        in str(check.reason)
+    assert report.final_pass  # an extra check: the paper's checks do not read closing days
+
+
+def test_a_visit_on_another_day_than_the_closing_day_passes(tmp_path: Path) -> None:
+    db = _tiny_db_with_museum(tmp_path, open_time="09:00", open_days="1111011")  # the Taj Mahal's week
+    assert evaluate(good_plan(), make_query(), db, BASIC).extra["open_hours"].passed is True
+
+
+def test_the_closing_day_of_a_session_past_midnight_is_the_day_it_opened(tmp_path: Path) -> None:
+    """A venue open 19:00-01:00 and closed on Tuesdays: a visit at 00:15 on Tuesday belongs to
+    Monday's session (open); at 00:15 on Wednesday to Tuesday's (closed)."""
+    from utp_env.evaluation.commonsense import venue_closed_because
+
+    db = _tiny_db_with_museum(tmp_path, open_time="19:00", close_time="01:00", open_days="1011111")
+    assert venue_closed_because(db, "attractions", 0, "2025-11-25", 15, 60) is None  # Tue 00:15: Monday's session
+    assert "closed on Tue" in str(venue_closed_because(db, "attractions", 0, "2025-11-26", 15, 60))
+    assert "closed on Tue" in str(venue_closed_because(db, "attractions", 0, "2025-11-25", 1200, 1260))
+    assert venue_closed_because(db, "attractions", 0, "2025-11-24", 1200, 1260) is None
+    assert venue_closed_because(db, "attractions", 0, None, 1200, 1260) is None  # no date: nothing to check
+    assert "outside its opening hours" in str(venue_closed_because(db, "attractions", 0, "2025-11-24", 600, 660))
+
+
+def test_a_bad_open_days_cell_is_a_one_line_data_error(tmp_path: Path) -> None:
+    from utp_env.tools.errors import DataError
+
+    with pytest.raises(DataError, match="open_days"):
+        _tiny_db_with_museum(tmp_path, open_days="Fri")

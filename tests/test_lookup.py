@@ -88,9 +88,9 @@ def tiny_tables() -> dict[str, list[dict[str, Any]]]:
     ]
     t["attractions"] = [
         dict(VENUE, name="Shaniwar Wada", categories=["Sights & Landmarks", "Museums"], visit_duration_hr=3.0,
-             rating=4.5, entry_fee_inr=25.0),
+             rating=4.5, entry_fee_inr=25.0, open_days="1111111"),
         dict(VENUE, name="Aga Khan Palace", categories=["Museums"], visit_duration_hr=3.0, rating=4.6,
-             entry_fee_inr=50.0),
+             entry_fee_inr=50.0, open_days="1111111"),
     ]
     t["restaurants"] = [
         dict(VENUE, name="Vaishali", cuisines=["Indian Subcontinent"], price_tier="$", avg_cost_inr=300.0, rating=4.4),

@@ -372,7 +372,7 @@ def _write_db(path: Path) -> Database:
     rows["restaurants"].append({**common, "name": "Sarafa Bazaar", "cuisines": '["Indian Subcontinent"]',
                                 "price_tier": "$", "avg_cost_inr": 300})
     rows["attractions"].append({**common, "name": "Rajwada Palace", "categories": '["Museums"]',
-                                "visit_duration_hr": 3.0, "entry_fee_inr": 50})
+                                "visit_duration_hr": 3.0, "entry_fee_inr": 50, "open_days": "1111111"})
     for name, spec in TABLES.items():
         with (path / f"{name}.csv").open("w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=list(spec.model.model_fields))

@@ -73,7 +73,7 @@ def tiny_rows() -> dict[str, list[dict]]:
                             "check_out": "11:00"}],
         "attractions": [{"name": n, "city": "Beta", "latitude": 21, "longitude": 75, "categories": json.dumps([c]),
                          "visit_duration_hr": h, "rating": 4.5, "entry_fee_inr": 50, "open_time": "06:00",
-                         "close_time": "22:00"}
+                         "close_time": "22:00", "open_days": "1111111"}
                         for n, c, h in (("Old Fort", "Museums", 3.0), ("Rose Garden", "Shopping", 1.5))],
         "restaurants": [{"name": "Spice Cafe", "city": "Beta", "latitude": 21, "longitude": 75,
                          "cuisines": '["Asian"]', "price_tier": "$$", "avg_cost_inr": 500, "rating": 4.1,

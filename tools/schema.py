@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from utp_env.tools.clock import MINUTES_PER_DAY, parse_hhmm, weekday
+from utp_env.tools.clock import MINUTES_PER_DAY, WEEKDAYS, parse_hhmm, weekday
 
 HHMM = r"^([01]\d|2[0-3]):[0-5]\d$"
 RUN_DAYS = r"^[01]{7}$"
@@ -212,6 +212,8 @@ class Attraction(Row):
     entry_fee_inr: float = Field(ge=0, description="Entry fee per person, INR")
     open_time: str = Field(pattern=HHMM, description="Opening time, HH:MM")
     close_time: str = Field(pattern=HHMM, description="Closing time, HH:MM (00:00 = midnight)")
+    open_days: str = Field(pattern=RUN_DAYS, description="Mon..Sun open days as 7 chars of 1/0, like a service's "
+                           "run_days (the Taj Mahal's `1111011`: closed on Fridays)")
 
 
 class Restaurant(Row):
@@ -333,6 +335,29 @@ def runs_on(run_days: str, date: str | None) -> bool | None:
         return run_days[weekday(date)] == "1"
     except ValueError:
         return None
+
+
+def days_mask(days: Sequence[str]) -> str:
+    """The Mon..Sun 7-char mask (`run_days`, `open_days`) with a 1 on each of the weekday names
+    `days` (`utp_env.tools.clock.WEEKDAYS`): ('Mon', 'Sun') -> '1000001'; ValueError for another name."""
+    unknown = [d for d in days if d not in WEEKDAYS]
+    if unknown:
+        raise ValueError(f"not a weekday name: {unknown[0]!r} (one of {', '.join(WEEKDAYS)})")
+    return "".join("1" if d in days else "0" for d in WEEKDAYS)
+
+
+def closed_weekdays(open_days: str) -> tuple[str, ...]:
+    """The weekday names on which a venue with these Mon..Sun `open_days` bits is closed ('1111011' -> ('Fri',))."""
+    return tuple(d for d, bit in zip(WEEKDAYS, open_days, strict=True) if bit != "1")
+
+
+def open_on(open_days: str, date: str | None, days_after: int = 0) -> bool | None:
+    """Whether a venue with these Mon..Sun `open_days` bits opens on the ISO `date` (moved on by
+    `days_after` days: a plan's visit past midnight belongs to the next day); None when the date is
+    missing or not a date (nothing to check). One rule with `runs_on`."""
+    if days_after % 7:
+        open_days = shift_run_days(open_days, -days_after)
+    return runs_on(open_days, date)
 
 
 @dataclass(frozen=True)

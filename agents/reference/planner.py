@@ -248,7 +248,8 @@ class ReferencePlanner:
                 return DayScheduler(db, self.config, timing, trip, r_order, a_order,
                                     cap if shape is None else min(cap, shape.attractions[d]), transit,
                                     meals=None if shape is None else shape.meals[d],
-                                    meal_choices=1 if policy == "cheapest" else MEAL_CHOICES, price_cap=price_cap)
+                                    meal_choices=1 if policy == "cheapest" else MEAL_CHOICES, price_cap=price_cap,
+                                    date=query.dates[d])
             sched = scheduler(state)
             here = stops[j]
             t = WAKE + MORNING

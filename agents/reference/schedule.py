@@ -21,7 +21,7 @@ from utp_env.agents.reference.timing import Timing, Venue, venue
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Activity, Meal, PlanItem, parse_hhmm
 from utp_env.queries.feasibility import MAX_VISIT_GAP_MIN
-from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, serves, serves_meal
+from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, opens_on, serves, serves_meal
 from utp_env.tools.database import Database, normalize
 
 WAKE = 7 * 60
@@ -68,8 +68,10 @@ class DayScheduler:
     def __init__(self, db: Database, config: UncertaintyConfig, timing: Timing, state: TripState,
                  restaurant_order: dict[str, list[int]], attraction_order: dict[str, list[int]],
                  attraction_cap: int, transit: TransitLookup, meal_choices: int = MEAL_CHOICES,
-                 meals: frozenset[str] | None = None, price_cap: float | None = None) -> None:
+                 meals: frozenset[str] | None = None, price_cap: float | None = None,
+                 date: str | None = None) -> None:
         self.db, self.config, self.timing, self.state = db, config, timing, state
+        self.date = date  # the day's ISO date: an attraction closed that weekday is not booked
         self.price_cap = price_cap
         self.allowed_meals = meals
         self.restaurant_order, self.attraction_order = restaurant_order, attraction_order
@@ -93,9 +95,11 @@ class DayScheduler:
         return self.attractions_today > 0 and all(m in self.out.meals for m in ("breakfast", "lunch", "dinner"))
 
     def wanted_here(self, city: str) -> bool:
-        """Whether a category the query still needs is offered by an attraction of `city` not yet used."""
+        """Whether a category the query still needs is offered by an attraction of `city` not yet used
+        and open today."""
         return any(has_category(self.db, a, c) for a in self.attraction_order.get(city, [])
-                   if a not in self.state.used_attractions for c in self.state.categories_left)
+                   if a not in self.state.used_attractions and opens_on(self.db, "attractions", a, self.date)
+                   for c in self.state.categories_left)
 
     # -- single items
 
@@ -278,6 +282,7 @@ class DayScheduler:
         wanted = self.state.categories_left
         fee = self.db.tables["attractions"].columns["entry_fee_inr"]
         candidates = [a for a in self.attraction_order.get(city, []) if a not in self.state.used_attractions
+                      and opens_on(self.db, "attractions", a, self.date)
                       and (self.price_cap is None or float(fee[a]) <= self.price_cap
                            or any(has_category(self.db, a, c) for c in wanted))]
         required = [a for a in candidates if any(has_category(self.db, a, c) for c in wanted)]

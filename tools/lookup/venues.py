@@ -7,6 +7,7 @@ without rendering.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -36,6 +37,7 @@ from utp_env.tools.schema import (
     EventSegment,
     HouseRuleNeed,
     PriceTier,
+    closed_weekdays,
 )
 from utp_env.tools.schema import Cuisine as CuisineName
 from utp_env.tools.schema import HouseType as HouseTypeName
@@ -184,13 +186,21 @@ def find_attractions(db: Database, city: str, category: str | None, sort_by: str
     return _by_key(db, "attractions", "entry_fee_inr" if sort_by == "entry_fee" else "visit_duration_hr", idx)
 
 
+def attraction_hours(row: Mapping[str, Any]) -> str:
+    """An attraction's hours cell: 'HH:MM-HH:MM', then ', closed Mon, Tue' for the weekdays its
+    `open_days` leave out (nothing when it opens every day)."""
+    closed = closed_weekdays(str(row.get("open_days") or "1111111"))
+    return f"{row['open_time']}-{row['close_time']}" + (f", closed {', '.join(closed)}" if closed else "")
+
+
 @lookup_tool
 def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
     """Find attractions in a city.
 
     Returns one line per attraction: name, categories, typical visit duration (hours), rating,
-    entry fee per person (INR), opening hours, and whether crowd data exists (see crowd_profile
-    for the hours to avoid). Example: {"city": "Jaipur", "category": "Museums"}
+    entry fee per person (INR), opening hours with the weekdays it is closed ('06:00-18:30, closed
+    Fri': no visit on a Friday), and whether crowd data exists (see crowd_profile for the hours to
+    avoid). Example: {"city": "Jaipur", "category": "Museums"}
     """
     city = city_of(db, args.city, "city")
     found = find_attractions(db, city, args.category, args.sort_by)
@@ -200,7 +210,7 @@ def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
     def cells(new: list[int]) -> list[list[Any]]:
         crowd = _crowd_flags(db, "attractions", np.asarray(new, dtype=np.int64))
         return [[r["name"], r["categories"], r["visit_duration_hr"], r["rating"], r["entry_fee_inr"],
-                 f"{r['open_time']}-{r['close_time']}", c]
+                 attraction_hours(r), c]
                 for r, c in zip(memo.rows(db, "attractions", new), crowd, strict=True)]
 
     lines = memo.lines("attractions", ids, cells)

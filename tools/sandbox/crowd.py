@@ -1,4 +1,5 @@
-"""The `crowd` table: BestTime-style average-day crowd profiles of venues in the major cities.
+"""The `crowd` table: BestTime-style average-day crowd profiles of venues in the crowd cities, the
+places a visitor to India most goes to (`crowd_cities`).
 
 Each venue's hourly intensity follows its kind (attractions peak in the afternoon, restaurants
 at dinner with a smaller lunch peak, as in the paper's Figure 2), shifted by the venue's
@@ -12,22 +13,21 @@ from __future__ import annotations
 import numpy as np
 
 from utp_env.tools.clock import parse_hhmm
+from utp_env.tools.india import TOURIST_CITIES
 from utp_env.tools.sandbox.common import Columns, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import CROWD_LEVELS
 
-MAJOR_CITIES = ("Mumbai", "Delhi", "Bengaluru", "Hyderabad", "Ahmedabad", "Chennai", "Kolkata", "Surat", "Pune",
-                "Jaipur", "Lucknow", "Kanpur", "Nagpur", "Indore", "Thane", "Bhopal", "Visakhapatnam", "Patna",
-                "Vadodara", "Agra")
 NO_QUIET_SHARE = 0.1
 NO_PEAK_SHARE = 0.1
 
 
 def crowd_cities(cities: Cities, profile: SandboxProfile) -> list[int]:
-    """Indices of the cities with crowd data: the listed major cities present, then the most populous."""
+    """Indices of the cities with crowd data: the places a visitor to India most goes to
+    (`utp_env.tools.india.TOURIST_CITIES`, in that order) present, then the most populous."""
     index = {name: i for i, name in enumerate(cities.name)}
-    chosen = [index[c] for c in MAJOR_CITIES if c in index][: profile.crowd_cities]
+    chosen = [index[c] for c in TOURIST_CITIES if c in index][: profile.crowd_cities]
     for i in np.argsort(-cities.population, kind="stable").tolist():
         if len(chosen) >= profile.crowd_cities:
             break

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from utp_env.tools.india import alcohol_allowed, casinos_allowed, city_tier
+from utp_env.tools.india import FAMOUS_ATTRACTIONS, FamousAttraction, alcohol_allowed, casinos_allowed, city_tier
 from utp_env.tools.sandbox import names as nm
 from utp_env.tools.sandbox.common import Columns, apportion, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
-from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULES, HOUSE_TYPES, PRICE_TIERS
+from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULES, HOUSE_TYPES, PRICE_TIERS, days_mask
 
 SPREAD_DEG = 0.025  # ~2.8 km: s.d. of venue positions around the city centre
 AMENITIES = ("Free Wi-Fi", "Parking", "Restaurant", "Swimming Pool", "Gym", "Wellness Spa", "Airport Shuttle",
@@ -58,14 +58,11 @@ FREE_WORDS = ("temple", "mandir", "masjid", "mosque", "dargah", "gurudwara", "sa
               "cathedral", "math", "ghat", "beach", "bazaar", "market", "chowk", "gate", "gateway", "drive",
               "street", "road", "causeway", "clock tower", "maidan", "deekshabhoomi", "riverfront", "bridge",
               "ashram", "haat")
-# Famous attractions' Indian-citizen entry fees (₹, ASI and state listings, rounded).
+# Famous attractions' Indian-citizen entry fees (₹, ASI and state listings, rounded): the tourist
+# cities' (`FAMOUS_ATTRACTIONS`) and a few of other cities.
 REAL_FEES: dict[str, float] = {
-    "Taj Mahal": 50, "Agra Fort": 50, "Fatehpur Sikri": 50, "Itimad-ud-Daulah's Tomb": 30, "Red Fort": 35,
-    "Qutub Minar": 35, "Humayun's Tomb": 35, "Amber Fort": 100, "Hawa Mahal": 50, "City Palace Jaipur": 200,
-    "Jantar Mantar Jaipur": 50, "Nahargarh Fort": 50, "Albert Hall Museum": 40, "Charminar": 25,
-    "Golconda Fort": 25, "Salar Jung Museum": 50, "Victoria Memorial": 50, "Indian Museum": 50,
-    "Elephanta Caves": 40, "Shaniwar Wada": 25, "Sanchi Stupa": 40, "Qutb Shahi Tombs": 20, "Bara Imambara": 50,
-    "Lotus Temple": 0, "Akshardham Temple": 0, "Dilli Haat": 30,
+    "Shaniwar Wada": 25, "Sanchi Stupa": 40, "Bara Imambara": 50, "Dilli Haat": 30,
+    **{a.name: float(a.fee_inr) for city in FAMOUS_ATTRACTIONS.values() for a in city if a.fee_inr is not None},
 }
 # Temples, mosques, gurudwaras and ghats open from dawn to late evening.
 WORSHIP_WORDS = ("temple", "mandir", "masjid", "mosque", "dargah", "gurudwara", "sahib", "church", "basilica",
@@ -107,15 +104,17 @@ def attractions_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
     counts = per_city(cities, profile.attractions, 2)
     lat, lon = _positions(cities, counts, rng)
     cols: Columns = {k: [] for k in ("name", "city", "categories", "visit_duration_hr", "rating",
-                                     "entry_fee_inr", "open_time", "close_time")}
+                                     "entry_fee_inr", "open_time", "close_time", "open_days")}
     for c, k in enumerate(counts.tolist()):
         city = cities.name[c]
         weights = category_weights(city, cities.state[c])
         taken: set[str] = set()
-        real = nm.REAL_ATTRACTIONS.get(city, [])[:k]
+        real = real_attractions(city)[:k]
         for i in range(k):
+            hours: tuple[str, str] | None = None
+            closed: tuple[str, ...] = ()
             if i < len(real):
-                name, cats = real[i][0], sorted(real[i][1])
+                name, cats, hours, closed = real[i].name, sorted(real[i].categories), real[i].hours, real[i].closed
                 taken.add(name.casefold())
             else:
                 cats = _pick(rng, weights, 1 if rng.random() < 0.7 else 2)
@@ -124,16 +123,36 @@ def attractions_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
             opening, closing = ATTRACTION_HOURS.get(cats[0], (9, 18))
             if _has_word(name, WORSHIP_WORDS):
                 opening, closing = WORSHIP_HOURS
+            open_time, close_time = hours or (_hhmm(opening), _hhmm(closing))
             cols["name"].append(name)
             cols["city"].append(city)
             cols["categories"].append(cats)
             cols["visit_duration_hr"].append(round(float(np.mean([ATTRACTION_CATEGORIES[x] for x in cats])), 2))
             cols["rating"].append(round(float(rng.uniform(3.4, 4.9)), 1))
             cols["entry_fee_inr"].append(entry_fee(name, cats, rng))
-            cols["open_time"].append(_hhmm(opening))
-            cols["close_time"].append(_hhmm(closing))
+            cols["open_time"].append(open_time)
+            cols["close_time"].append(close_time)
+            cols["open_days"].append(open_days_of(closed))
     return {"name": cols["name"], "city": cols["city"], "latitude": lat, "longitude": lon,
             **{k: v for k, v in cols.items() if k not in ("name", "city")}}
+
+
+def real_attractions(city: str) -> list[FamousAttraction]:
+    """The real attractions of `city`, placed before its generated ones: a tourist city's famous
+    attractions with their facts (`utp_env.tools.india.FAMOUS_ATTRACTIONS`), then the other
+    well-known places of `names.REAL_ATTRACTIONS` (hours and fee by kind, open every day)."""
+    famous = list(FAMOUS_ATTRACTIONS.get(city, ()))
+    seen = {a.name for a in famous}
+    return famous + [FamousAttraction(name, tuple(cats)) for name, cats in nm.REAL_ATTRACTIONS.get(city, [])
+                     if name not in seen]
+
+
+def open_days_of(closed: tuple[str, ...]) -> str:
+    """The `open_days` mask of a venue closed on the weekdays `closed` (every day open when none):
+    a famous attraction keeps its published closing days; a generated one is open daily (a made-up
+    place has no real closing day, and a weekly closure of a city's only museum would make a
+    museum request on that weekday unanswerable)."""
+    return "".join("0" if bit == "1" else "1" for bit in days_mask(closed))
 
 
 def category_weights(city: str, state: str) -> dict[str, float]:

@@ -297,8 +297,8 @@ class UTPEnv(gym.Env[str, Any]):
             "REWARD: the two pass rates and the metrics; each metric counts the distinct venues and services "
             "found in the database that it scores, against what the query calls for (a repeated or invented "
             "venue adds nothing), and is scaled by the commonsense pass rate; an item without a start and an "
-            "end time counts as missing information; visits outside a venue's opening hours and transit "
-            "distances other than nearest_transit's count as failed checks.",
+            "end time counts as missing information; visits outside a venue's opening hours or on its closing "
+            "day and transit distances other than nearest_transit's count as failed checks.",
             "TOOLS:", *tool_lines,
         ]
 

@@ -52,7 +52,7 @@ EXTRA_LABELS = {"transit_before_departure": "Extra: transit point before each de
                 "service_schedule": "Extra: services run that day at the stated time %",
                 "overlapping_legs": "Extra: no leg leaves before the previous one arrives %",
                 "timed_items": "Extra: every PoI item has a start and an end %",
-                "open_hours": "Extra: visits within the venue's opening hours %",
+                "open_hours": "Extra: visits within the venue's opening hours and days %",
                 "transit_distances": "Extra: stated transit distances as the database's %"}
 UNCERTAINTY = ("bas", "cats", "tdas")
 

@@ -14,10 +14,10 @@ from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visi
 from utp_env.evaluation.report import CheckResult, build
 from utp_env.itinerary import Day
 from utp_env.plan_format.text import is_absent
-from utp_env.queries.options import opening_hours
+from utp_env.queries.options import opening_hours, opens_on
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
-from utp_env.tools.database import normalize
-from utp_env.tools.schema import VENUE_TABLE
+from utp_env.tools.database import Database, normalize
+from utp_env.tools.schema import VENUE_TABLE, closed_weekdays
 
 VENUE_KINDS = frozenset(VENUE_TABLE)  # membership tests in the loops below (no narrowing needed there)
 
@@ -236,7 +236,8 @@ def timed_items(ctx: PlanContext) -> CheckResult:
 def open_hours(ctx: PlanContext) -> CheckResult:
     """An extra check, not the parents': every timed attraction and restaurant visit of a venue in the
     database lies within its opening hours (a close at or before the opening is past midnight; a
-    visit stated on the morning clock may fall in the previous evening's hours)."""
+    visit stated on the morning clock may fall in the previous evening's hours) on a day the venue
+    opens (an attraction's `open_days`: the Taj Mahal is closed on Fridays; `venue_open_at`)."""
     problems: list[str] = []
     applicable = False
     for day in ctx.days:
@@ -244,12 +245,28 @@ def open_hours(ctx: PlanContext) -> CheckResult:
             if visit.kind not in ("attraction", "restaurant") or visit.ref is None:
                 continue
             applicable = True
-            cols = ctx.db.tables[VENUE_TABLE[visit.kind]].columns
-            opening, closing = opening_hours(cols["open_time"][visit.ref.row], cols["close_time"][visit.ref.row])
-            if not any(opening <= start + shift and end + shift <= closing for shift in (0, MINUTES_PER_DAY)):
-                problems.append(f"day {day.index + 1}: {visit.name!r} {format_hhmm(start)}-{format_hhmm(end)} is "
-                                f"outside its opening hours {format_hhmm(opening)}-{format_hhmm(closing)}")
+            problem = venue_closed_because(ctx.db, VENUE_TABLE[visit.kind], visit.ref.row, day.date, start, end)
+            if problem is not None:
+                problems.append(f"day {day.index + 1}: {visit.name!r} {format_hhmm(start)}-{format_hhmm(end)} "
+                                f"{problem}")
     return verdict(problems, applicable, "no timed visit of a venue in the database")
+
+
+def venue_closed_because(db: Database, table: str, row: int, date: str | None, start: int, end: int) -> str | None:
+    """Why venue `row` of `table` is not open for a whole visit from `start` to `end` (minutes from
+    the midnight of `date`), or None when it is: the visit must lie within one opening session
+    (`opening_hours`, which may run past midnight) that begins on a day the venue opens
+    (`open_days`, attractions only; unchecked without a date). The one rule of "is this venue open
+    then" for the checks and the reference planner."""
+    cols = db.tables[table].columns
+    opening, closing = opening_hours(cols["open_time"][row], cols["close_time"][row])
+    sessions = [shift for shift in (0, MINUTES_PER_DAY) if opening <= start + shift and end + shift <= closing]
+    if not sessions:
+        return f"is outside its opening hours {format_hhmm(opening)}-{format_hhmm(closing)}"
+    if any(opens_on(db, table, row, date, -(shift // MINUTES_PER_DAY)) for shift in sessions):
+        return None  # a session that began `shift` minutes earlier (the day before) opened that day
+    closed = ", ".join(closed_weekdays(str(cols["open_days"][row])))
+    return f"falls on a day it is closed (on {date}; it is closed on {closed})"
 
 
 DISTANCE_TOLERANCE = (100.0, 0.15)  # metres, share: a stated "0.5km" for 512 m is the same distance

@@ -15,7 +15,7 @@ from utp_env.query import LocalConstraint, house_rule_requirement
 from utp_env.tools.clock import weekday
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.delays import delay_index
-from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, NUMBER_COLUMN, SERVICE_TABLE, scheduled_arrival
+from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, NUMBER_COLUMN, SERVICE_TABLE, open_on, scheduled_arrival
 
 SERVICE_TABLES: dict[str, tuple[str, str, str]] = {  # mode -> (table, number column, fare column)
     mode: (table, NUMBER_COLUMN[table], FARE_COLUMN[table]) for mode, table in SERVICE_TABLE.items()}
@@ -188,6 +188,14 @@ def opening_hours(open_time: str, close_time: str) -> tuple[int, int]:
     """(open, close) in minutes; a close at or before the opening (00:00 = midnight) is the next day."""
     opening, closing = parse_hhmm(open_time), parse_hhmm(close_time)
     return opening, closing + 1440 if closing <= opening else closing
+
+
+def opens_on(db: Database, table: str, row: int, date: str | None, days_after: int = 0) -> bool:
+    """Whether venue `row` of `table` opens on the ISO `date` moved on by `days_after` days: its
+    `open_days` (attractions; a table without them opens daily), the same rule as a service's run
+    days (`utp_env.tools.schema.open_on`). True without a date (nothing to check)."""
+    days = db.tables[table].columns.get("open_days")
+    return days is None or open_on(str(days[row]), date, days_after) is not False
 
 
 def serves_meal(db: Database, row: int, meal: str) -> bool:
