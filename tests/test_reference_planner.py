@@ -225,7 +225,8 @@ def test_full_sandbox_validation_targets() -> None:
 def test_every_full_reference_plan_passes() -> None:
     """Issue 22's target: the stored reference plans of all 1,000 full queries pass (Complete
     Information as TripCraft's, every day in one city with an attraction and three meals, including
-    the days with an evening show or a venue that opens at night that need the planner's later tries)."""
+    the days with an evening show or a venue that opens at night that need the planner's later tries),
+    and every visit lies in its venue's opening hours on a day it opens (the Taj Mahal never on a Friday)."""
     from utp_env.dataset import open_dataset
 
     ds = open_dataset(profile="full", progress=False)
@@ -234,6 +235,51 @@ def test_every_full_reference_plan_passes() -> None:
     for q in ds.queries:
         plan = ds.references.get(q.query_id)
         report = evaluate(plan, q, ds.db) if plan is not None else None
-        if report is None or not report.final_pass:
-            failed.append(q.query_id)
+        if report is None or not report.final_pass or report.extra["open_hours"].passed is False:
+            failed.append(q.query_id)  # open_hours: within opening hours, never on a closing day
     assert failed == []
+
+
+def _closed_day_bookings(db: Database, queries: list[Query]) -> tuple[int, int]:
+    """(visits on an open day, visits on a closing day) of attractions with a weekly closing day in
+    the reference plans of `queries`."""
+    from utp_env.evaluation.context import VenueName
+    from utp_env.queries.options import opens_on
+
+    a = db.tables["attractions"].columns
+    closable = {(VenueName.of(f"{n}, {c}").key, c): i for i, (n, c, d) in
+                enumerate(zip(a["name"], a["city"], a["open_days"], strict=True)) if d != "1111111"}
+    on_open = on_closed = 0
+    for q in queries:
+        plan = ReferencePlanner().run(q, Toolkit(db)).plan
+        for day in plan.days if plan is not None else []:
+            for item in day.items:
+                city = item.name.rsplit(", ", 1)[-1]
+                row = closable.get((VenueName.of(item.name).key, city))
+                if row is not None:
+                    if opens_on(db, "attractions", row, day.date):
+                        on_open += 1
+                    else:
+                        on_closed += 1
+    return on_open, on_closed
+
+
+def test_the_planner_books_no_attraction_on_its_closing_day(mini_db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every attraction that has a closing day (Elephanta Caves on Mondays, Ellora on Tuesdays
+    ...) first in its city's order, the planner books them on their open days only; without the
+    closing-day rule (`opens_on` always true) it books some on their closing day, so the rule is
+    what keeps them out."""
+    import utp_env.agents.reference.planner as planner_module
+    import utp_env.agents.reference.schedule as schedule_module
+
+    days = mini_db.tables["attractions"].columns["open_days"]
+    closable = {i for i, d in enumerate(days) if d != "1111111"}
+    original = planner_module.attraction_order
+    monkeypatch.setattr(planner_module, "attraction_order", lambda db, city, policy: sorted(
+        original(db, city, policy), key=lambda r: r not in closable))
+    crowd = set(mini_db.tables["attractions"].columns["city"][i] for i in closable)
+    queries = [q for q in generate_queries(mini_db, 80, seed=23) if q.dest in crowd][:25]
+    on_open, on_closed = _closed_day_bookings(mini_db, queries)
+    assert on_closed == 0 and on_open > 0, (on_open, on_closed)
+    monkeypatch.setattr(schedule_module, "opens_on", lambda *args, **kw: True)
+    assert _closed_day_bookings(mini_db, queries)[1] > 0

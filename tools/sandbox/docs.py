@@ -250,7 +250,7 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    log-normal and calibrated (late-count weighted) to 40.59 min, s.d. 0.35–0.8 × mean, maximum
    mean + 2–4 s.d.
 6. **Venues** (`venues.py`, `names.py`): counts per city proportional to population^0.8, at
-   least 1 stay, 2 attractions and 3 restaurants per city. The 20 major cities list real,
+   least 1 stay, 2 attractions and 3 restaurants per city. Major and tourist cities list real,
    well-known landmarks, hotels and restaurants first; other names are generated from Indian
    locality, person and word lists and made unique within the city. Attraction categories from
    the paper's Table 7 with `visit_duration_hr` the mean of their durations; cuisines from the
@@ -267,15 +267,37 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    ghats, beaches, streets, gates and markets free; shopping and food streets free; else drawn
    from the dearest category's tiers (parks 60 % free or ₹10–50, monuments 30 % free or
    ₹20–200, museums ₹10–200, water parks ₹500–1,500, casinos ₹2,000–4,000 ...). Temples,
-   mosques, gurudwaras and ghats open 06:00–21:00. The schema has no closing-day column, so
-   weekly closures (the Taj Mahal on Fridays, most museums on Mondays) are not represented.
+   mosques, gurudwaras and ghats open 06:00–21:00. Since generator 9, the crowd cities' famous
+   attractions (`utp_env.tools.india.FAMOUS_ATTRACTIONS`, a handful per city from the ASI's,
+   state tourism departments' and the venues' own listings, 2024–25) come first in their city
+   with their categories, Indian-citizen fee, hours and weekly closing days: the Taj Mahal
+   ₹50, 06:00–18:30, closed on Fridays; Agra Fort, Fatehpur Sikri; the Red Fort (closed on
+   Mondays), Qutub Minar, Humayun's Tomb; Amber Fort, Hawa Mahal; Gateway of India, Elephanta
+   Caves (closed on Mondays); Dashashwamedh Ghat (free, 05:00–21:00, the evening Ganga Aarti),
+   Kashi Vishwanath Temple, Sarnath and its museum (closed on Fridays); Hyderabad's Salar Jung
+   Museum, Chowmahalla Palace and Qutb Shahi Tombs and Chennai's museums (closed on Fridays),
+   Kolkata's Victoria Memorial and Indian Museum (closed on Mondays) ... A town with fewer
+   attraction rows than famous places keeps the first ones (Panaji, Rishikesh and Jaisalmer lose
+   their last); then the other well-known places of `names.py`, then generated ones. The
+   weekly closing days are the `open_days` column (Mon..Sun as 7 chars of 1/0, like a service's
+   `run_days`); a generated attraction opens every day (a made-up place has no real closing day,
+   and a weekly closure of a small city's only museum would make a request for one on that
+   weekday unanswerable), as does every attraction of `names.py` without listed facts.
    Prices by city tier (population ≥ 4 M metro, ≥ 1 M large, ≥ 300 k mid-sized, else town): a
    night's median by star rating ₹1,000 / 1,400 / 2,200 / 3,400 / 5,800 / 10,500 (0–5 stars)
    in a large city, × 1.35 metro, × 0.9 mid-sized, × 0.75 town, log-normal spread (σ 0.25);
    restaurant cost drawn in the price tier's range × 1.3 / 1.1 / 0.95 / 0.8 by city tier.
 7. **Events** (`events.py`): in the 60 largest cities, on dates of the calendar recorded in the
    manifest (2025-11-01..2026-03-31), six segments.
-8. **Crowd** (`crowd.py`): every attraction and restaurant of the 20 crowd cities. Hourly
+8. **Crowd** (`crowd.py`): every attraction and restaurant of the 20 crowd cities, since
+   generator 9 the places a visitor to India most goes to (`utp_env.tools.india.TOURIST_CITIES`,
+   from the Ministry of Tourism's *India Tourism Statistics* of foreign and domestic visits by
+   state and monument, and the circuits built on them): Delhi, Agra, Jaipur, Mumbai, Panaji
+   (Goa), Varanasi, Udaipur, Kochi, Amritsar, Bengaluru, Chennai, Kolkata, Hyderabad, Mysuru,
+   Rishikesh, Jodhpur, Jaisalmer, Darjeeling, Leh and Puri (until generator 8 the 20 largest
+   business towns, Thane, Kanpur, Surat ...). A smaller profile takes the first of the list it
+   holds, then its most populous cities: mini's six are Mumbai, Panaji, Bengaluru, Mysuru,
+   Aurangabad (Ajanta and Ellora) and Nashik. Hourly
    intensity: attractions peak mid-afternoon, restaurants at dinner with a smaller lunch peak,
    shifted by the venue's popularity and noise, quantised to the five levels and merged into
    windows over the open hours. ~10 % have no quiet hours, ~10 % no peak window.
