@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 
 import utp_env  # noqa: F401 - registers the ids
 from utp_env.config import load_uncertainty
-from utp_env.env.config import reference_plan, split_pool
+from utp_env.env.config import query_pool, reference_plan, split_pool
 from utp_env.env.replan import REPLAN_CONFIG_PATH, DisruptionKind, ReplanConfig, UTPReplanEnv, lived_plan
 from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
+from utp_env.query import Query
 from utp_env.simulation.compile import compile_plan
 from utp_env.simulation.engine import run
 from utp_env.simulation.realise import (
@@ -33,6 +34,7 @@ from utp_env.simulation.realise import (
     element_key,
     realised_delays,
 )
+from utp_env.tools.database import Database
 
 REPLAN = "utp_env/UTP-Replan-v0"
 CONTINUE = {"tool": "continue_trip"}
@@ -45,13 +47,22 @@ def env(mini_db_path: Path) -> UTPReplanEnv:
     return made
 
 
-def reference(env: UTPReplanEnv, i: int | None = None) -> tuple[str, Plan]:
-    """The `i`-th validation query and its reference plan; by default the first whose day-1 leg is a
-    flight (the tests of cancellations, missed legs and overruns need one; the query set changes)."""
-    pool = split_pool(env.db, "validation")
+def trip_pool(db: Database) -> list[Query]:
+    """Every query of the mini query set in query-id order: the trips the closed-loop tests search for
+    a case (a day-1 flight, a visit before dinner on day 3 ...), more of them than one split holds, so
+    that a change of the sandbox's data leaves such cases to find."""
+    return sorted(query_pool(db), key=lambda q: q.query_id)
+
+
+def reference(env: UTPReplanEnv, i: int | None = None, where: Any = None) -> tuple[str, Plan]:
+    """The `i`-th query (`trip_pool`) and its reference plan; by default the first whose day-1 leg is a
+    flight (the tests of cancellations, missed legs and overruns need one; the query set changes)
+    and whose plan meets `where(plan)` when given."""
+    pool = trip_pool(env.db)
     if i is None:
         i = next((k for k, q in enumerate(pool) if (p := reference_plan(env.db, q.query_id)) is not None
-                  and p.days[0].transport and p.days[0].transport[0].mode == "flight"), 0)
+                  and p.days[0].transport and p.days[0].transport[0].mode == "flight"
+                  and (where is None or where(p))), 0)
     query = pool[i]
     plan = reference_plan(env.db, query.query_id)
     assert plan is not None
@@ -64,7 +75,7 @@ def next_day_reference(env: UTPReplanEnv) -> tuple[str, Plan]:
     from utp_env.resolve import find_service
     from utp_env.tools.schema import SERVICE_TABLE, runs_on
 
-    for i in range(len(split_pool(env.db, "validation"))):
+    for i in range(len(trip_pool(env.db))):
         query_id, plan = reference(env, i)
         legs = plan.days[0].transport
         if not legs or legs[0].mode == "cab" or len(plan.days) < 2:
@@ -126,7 +137,7 @@ def play(env: UTPReplanEnv, query_id: str, plan: Plan, seed: int, repair: Any = 
 def first_pause(env: UTPReplanEnv, kind: str | None = None, min_day: int = 1) -> tuple[str, Plan, int, dict]:
     """The first (query, plan, seed) of the validation split whose realisation pauses (of `kind`,
     on day >= `min_day`); the env is left at that pause."""
-    for i in range(len(split_pool(env.db, "validation"))):
+    for i in range(len(trip_pool(env.db))):
         query_id, plan = reference(env, i)
         for seed in range(8):
             env.reset(seed=seed, options={"query_id": query_id, "plan": plan})
@@ -669,7 +680,7 @@ def test_completion_counts_meals_by_day_and_venues_anywhere(env: UTPReplanEnv) -
     from utp_env.evaluation.realised import completion, planned_activities
 
     query_id, plan = reference(env)
-    query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+    query = next(q for q in trip_pool(env.db) if q.query_id == query_id)
     ctx = build_context(plan, query, env.db)
     wanted = planned_activities(ctx)
     assert wanted and completion(ctx, ctx) == 1.0
@@ -695,21 +706,21 @@ def test_a_cancelled_flight_is_the_draw_of_the_disruption_branch(env: UTPReplanE
     from utp_env.simulation.compile import LEG
     from utp_env.simulation.realise import crn_cancelled
 
-    query_id, plan = reference(env)
-    query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
-    lived = lived_plan(plan, query, env.db)
-    compiled = compile_plan(lived.days, env.db, load_uncertainty(), query)
-    flights = [j for j in range(compiled.n_steps) if compiled.kind[j] == LEG and "Flight" in compiled.labels[j]]
     cancelled = 0
-    for j in flights:
-        model = compiled.models[compiled.draw[j]]
-        for seed in range(60):
-            if crn_cancelled(compiled, j, lived, query, seed, env.db):
-                cancelled += 1
-                assert crn_draw(compiled, j, lived, query, seed, env.db) == model.dmax
+    for k, query in enumerate(trip_pool(env.db)[:20]):  # the flights of several trips: one may never cancel
+        _, plan = reference(env, k)
+        lived = lived_plan(plan, query, env.db)
+        compiled = compile_plan(lived.days, env.db, load_uncertainty(), query)
+        flights = [j for j in range(compiled.n_steps) if compiled.kind[j] == LEG and "Flight" in compiled.labels[j]]
+        for j in flights:
+            model = compiled.models[compiled.draw[j]]
+            for seed in range(60):
+                if crn_cancelled(compiled, j, lived, query, seed, env.db):
+                    cancelled += 1
+                    assert crn_draw(compiled, j, lived, query, seed, env.db) == model.dmax
+        assert not any(crn_cancelled(compiled, j, lived, query, s, env.db) for j in range(compiled.n_steps)
+                       if j not in flights for s in range(5))
     assert cancelled > 0
-    assert not any(crn_cancelled(compiled, j, lived, query, s, env.db) for j in range(compiled.n_steps)
-                   if j not in flights for s in range(5))
 
 
 def test_cancellation_is_off_by_default_and_when_on_the_airline_rebooks_at_no_cost(mini_db_path: Path,
@@ -776,7 +787,7 @@ def test_full_sandbox_reference_plans_play_out_as_the_engine_and_end_within_the_
     env = gym.make(REPLAN).unwrapped
     assert isinstance(env, UTPReplanEnv)
     bound = env.replan_config.max_disruptions + 1
-    for query in split_pool(env.db, "validation")[:40]:
+    for query in trip_pool(env.db)[:40]:
         plan = reference_plan(env.db, query.query_id)
         if plan is None:
             continue
@@ -964,8 +975,15 @@ def test_a_late_evening_item_may_be_repaired_after_midnight(mini_db_path: Path) 
     """Day 1's dinner ends at 23:58 and overruns past midnight: at the pause (day 2 00:0x) the night's
     stay of day 1 has not started and may be moved; the dinner, which has, stays locked."""
     env = gym.make(REPLAN, db_path=mini_db_path, replan={"overrun_slack_min": 0}).unwrapped
-    query_id, reference_ = reference(env)
-    query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+
+    def crowded_dinner_then_stay(plan: Plan) -> bool:  # a dinner with crowd data overruns (Low tier: less)
+        items = plan.days[0].items
+        return len(items) > 3 and items[2].meal == "dinner" and items[3].activity == "stay" \
+            and env.db.crowd_row(items[2].name.rsplit(", ", 1)[-1], "restaurant",
+                                 items[2].name.rsplit(", ", 1)[0]) is not None
+
+    query_id, reference_ = reference(env, where=crowded_dinner_then_stay)
+    query = next(q for q in trip_pool(env.db) if q.query_id == query_id)
     plan = lived_plan(reference_, query, env.db)
     dinner, stay = plan.days[0].items[2], plan.days[0].items[3]
     assert dinner.activity == "visit" and stay.activity == "stay"
@@ -996,7 +1014,7 @@ def overrun_plan(env: UTPReplanEnv, k: int) -> tuple[str, Plan]:
     import math
 
     query_id, reference_ = reference(env, k)
-    query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+    query = next(q for q in trip_pool(env.db) if q.query_id == query_id)
     plan = lived_plan(reference_, query, env.db)
     compiled = compile_plan(plan.days, env.db, load_uncertainty(), query)
     for j in range(compiled.n_steps):
@@ -1018,7 +1036,7 @@ def overrun_plan(env: UTPReplanEnv, k: int) -> tuple[str, Plan]:
 def overrun_case(env: UTPReplanEnv) -> tuple[str, Plan, int]:
     """`overrun_plan` of the first validation query (whose day 3 has a visit, then dinner) with a
     seed whose first pause is the overrun of day 3's visit into the dinner after it, and that seed."""
-    for k in range(len(split_pool(env.db, "validation"))):
+    for k in range(len(trip_pool(env.db))):
         if not _day3_visit_then_dinner(reference(env, k)[1]):
             continue
         query_id, plan = overrun_plan(env, k)
@@ -1172,7 +1190,8 @@ def test_the_report_flags_steps_ahead_the_traveller_cannot_reach(env: UTPReplanE
     """With a later leg removed before the trip starts, the traveller never reaches that leg's
     destination: at the first pause the report lists what is there as unreachable, in the text and
     in info['disruption']."""
-    query_id, plan = reference(env)
+    # a trip through two cities: the leg removed (day > 1) leads to a city with items of its own
+    query_id, plan = reference(env, where=lambda p: sum(len(day.transport) for day in p.days) >= 3)
     env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
     ep = env.episode
     assert ep is not None
@@ -1195,7 +1214,7 @@ def test_a_plan_outcome_option_of_another_plan_is_refused(env: UTPReplanEnv) -> 
     from utp_env.env.episode import TerminationReason, finish
 
     query_id, plan = reference(env)
-    ep_query = next(q for q in split_pool(env.db, "validation") if q.query_id == query_id)
+    ep_query = next(q for q in trip_pool(env.db) if q.query_id == query_id)
     outcome = finish(TerminationReason.SUBMITTED, tight(plan), ep_query, env.db, weights={})
     with pytest.raises(ValueError, match="plan_outcome"):
         env.reset(seed=0, options={"query_id": query_id, "plan": plan, "plan_outcome": outcome})

@@ -328,8 +328,14 @@ def test_a_replan_run_shows_its_realised_outcome_apart_from_the_plan_reward(repl
         assert float(row[header.index("realised")]) == pytest.approx(record["replan"]["realised_score"], abs=2e-3)
     record = next(iter(records.values()))
     dom = _browse(page, f"episode={quote(record['query_id'])}", tmp_path)
-    assert f"plan reward {record['plan_reward']:.3f}" in dom
-    assert f"Closed loop: realised score {record['replan']['realised_score']:.3f}" in dom
+    assert f"plan reward {_js_fmt(record['plan_reward'])}" in dom
+    assert f"Closed loop: realised score {_js_fmt(record['replan']['realised_score'])}" in dom
+
+
+def _js_fmt(value: float) -> str:
+    """A number as the page's `fmt` writes it: an integer as such (a realised score of exactly 1 is
+    '1'), else with three decimals."""
+    return str(int(value)) if float(value).is_integer() else f"{value:.3f}"
 
 
 def test_a_plan_run_and_a_replan_run_are_compared_as_plans_and_say_so(runs: tuple[Path, Path], replan_run: Path,

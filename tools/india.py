@@ -101,14 +101,15 @@ def same_metro(cities: list[str] | tuple[str, ...]) -> bool:
 # monument) and the circuits built on them (the Golden Triangle, Goa, Kerala, Varanasi, Rajasthan,
 # the Himalaya). The sandbox's crowd cities are the first `crowd_cities` of these present in the
 # database (`utp_env/tools/sandbox/crowd.py`): the full sandbox's 20 are the first 20 (Goa's is its
-# capital Panaji); the later ones fill smaller profiles that lack some of the first 20 (mini, with
-# the cities of Maharashtra, Gujarat, Karnataka and Goa: Mumbai, Panaji, Bengaluru, Mysuru,
-# Aurangabad for Ajanta and Ellora, Nashik).
+# capital Panaji); the later ones fill smaller profiles that lack some of the first 20. Mini (the
+# cities of Maharashtra, Gujarat, Karnataka and Goa) takes Mumbai, Panaji, Bengaluru and Mysuru,
+# then Ahmedabad (India's first UNESCO World Heritage City) and Pune (Shaniwar Wada, Aga Khan
+# Palace), the places its trips go to, so that its queries meet crowd data as the full ones do.
 TOP_TOURIST_COUNT = 20
 TOURIST_CITIES: tuple[str, ...] = (
     "Delhi", "Agra", "Jaipur", "Mumbai", "Panaji", "Varanasi", "Udaipur", "Kochi", "Amritsar", "Bengaluru",
     "Chennai", "Kolkata", "Hyderabad", "Mysuru", "Rishikesh", "Jodhpur", "Jaisalmer", "Darjeeling", "Leh", "Puri",
-    "Aurangabad", "Nashik", "Madurai", "Shimla", "Manali", "Khajuraho", "Haridwar", "Ooty",
+    "Ahmedabad", "Pune", "Aurangabad", "Nashik", "Madurai", "Shimla", "Manali", "Khajuraho", "Haridwar", "Ooty",
 )
 
 
@@ -131,7 +132,8 @@ _A = FamousAttraction
 # 06:00-18:00). Closing days as published: the Taj Mahal on Fridays (the mosque's prayers), the Red
 # Fort, Elephanta, Ajanta and Kolkata's museums on Mondays, Hyderabad's Salar Jung Museum,
 # Chowmahalla Palace and Qutb Shahi Tombs, Chennai's museums and Kochi's Mattancherry Palace on
-# Fridays, Ellora on Tuesdays, Darjeeling's zoo on Thursdays, Mysuru's zoo on Tuesdays.
+# Fridays, Ellora on Tuesdays, Darjeeling's zoo on Thursdays, Mysuru's zoo on Tuesdays, Ahmedabad's
+# Calico Museum on Wednesdays.
 FAMOUS_ATTRACTIONS: dict[str, tuple[FamousAttraction, ...]] = {
     "Delhi": (_A("Red Fort", (_S, _M), 35, ("09:30", "16:30"), ("Mon",)),
               _A("Qutub Minar", (_S,), 35, ("07:00", "18:00")),
@@ -224,6 +226,14 @@ FAMOUS_ATTRACTIONS: dict[str, tuple[FamousAttraction, ...]] = {
     "Puri": (_A("Jagannath Temple", (_S,), 0),
              _A("Puri Beach", (_N,), 0),
              _A("Konark Sun Temple", (_S,), 40, ("06:00", "20:00"))),
+    "Ahmedabad": (_A("Sabarmati Ashram", (_S, _M), 0, ("08:30", "18:30")),
+                  _A("Adalaj Stepwell", (_S,), 0, ("06:00", "18:00")),
+                  _A("Sidi Saiyyed Mosque", (_S,), 0),
+                  _A("Calico Museum of Textiles", (_M,), 0, ("10:30", "17:00"), ("Wed",))),
+    "Pune": (_A("Shaniwar Wada", (_S,), 25, ("08:00", "18:30")),
+             _A("Aga Khan Palace", (_S, _M), 25, ("09:00", "17:30")),
+             _A("Dagdusheth Halwai Ganpati Temple", (_S,), 0),
+             _A("Raja Dinkar Kelkar Museum", (_M,), None, ("10:00", "17:30"))),
     "Aurangabad": (_A("Ellora Caves", (_S,), 40, ("06:00", "18:00"), ("Tue",)),
                    _A("Ajanta Caves", (_S,), 40, ("09:00", "17:30"), ("Mon",)),
                    _A("Bibi Ka Maqbara", (_S,), 25, ("08:00", "20:00"))),

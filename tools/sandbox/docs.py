@@ -296,8 +296,10 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    (Goa), Varanasi, Udaipur, Kochi, Amritsar, Bengaluru, Chennai, Kolkata, Hyderabad, Mysuru,
    Rishikesh, Jodhpur, Jaisalmer, Darjeeling, Leh and Puri (until generator 8 the 20 largest
    business towns, Thane, Kanpur, Surat ...). A smaller profile takes the first of the list it
-   holds, then its most populous cities: mini's six are Mumbai, Panaji, Bengaluru, Mysuru,
-   Aurangabad (Ajanta and Ellora) and Nashik. Hourly
+   holds, then its most populous cities: mini's six are Mumbai, Panaji, Bengaluru and Mysuru,
+   then Ahmedabad (India's first UNESCO World Heritage City) and Pune, where its trips go (its
+   queries visit the large cities of Maharashtra and Gujarat, not Goa or Ajanta), so that they
+   meet crowd data. Hourly
    intensity: attractions peak mid-afternoon, restaurants at dinner with a smaller lunch peak,
    shifted by the venue's popularity and noise, quantised to the five levels and merged into
    windows over the open hours. ~10 % have no quiet hours, ~10 % no peak window.

@@ -61,7 +61,7 @@ FREE_WORDS = ("temple", "mandir", "masjid", "mosque", "dargah", "gurudwara", "sa
 # Famous attractions' Indian-citizen entry fees (₹, ASI and state listings, rounded): the tourist
 # cities' (`FAMOUS_ATTRACTIONS`) and a few of other cities.
 REAL_FEES: dict[str, float] = {
-    "Shaniwar Wada": 25, "Sanchi Stupa": 40, "Bara Imambara": 50, "Dilli Haat": 30,
+    "Sanchi Stupa": 40, "Bara Imambara": 50, "Dilli Haat": 30,
     **{a.name: float(a.fee_inr) for city in FAMOUS_ATTRACTIONS.values() for a in city if a.fee_inr is not None},
 }
 # Temples, mosques, gurudwaras and ghats open from dawn to late evening.
