@@ -80,12 +80,12 @@ def _dataset(config: RunConfig, progress: bool) -> Dataset:
     if config.db is not None:
         with contextlib.suppress(OSError):
             files = tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in Path(config.db).iterdir()))
-    key = (str(config.db), config.profile, files)
+    key = (str(config.db), config.profile, config.world, files)
     dataset = _DATASETS.get(key)
     if dataset is None:
         _DATASETS.clear()  # one database per process is the common case; do not hold several
         with collector_paused():
-            dataset = open_dataset(config.db, profile=config.profile, progress=progress)
+            dataset = open_dataset(config.db, profile=config.profile, seed=config.world, progress=progress)
             _build_indices(dataset.db)
             # The dataset lives as long as the process: moved to the collector's permanent
             # generation (before the collector runs again), it is not walked by every full

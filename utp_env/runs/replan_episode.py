@@ -95,7 +95,7 @@ def replan_env(ctx: Any) -> Any:
         from utp_env.env.replan import UTPReplanEnv
 
         env = UTPReplanEnv(db_path=ctx.config.db, profile=ctx.config.profile, config=overrides or None,
-                           replan=dict(ctx.config.replan) or None)
+                           replan=dict(ctx.config.replan) or None, world=ctx.config.world)
         _ENVS.clear()  # one env per process is the common case; do not hold several databases
         _ENVS[key] = env
     return env
