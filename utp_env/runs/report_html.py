@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.records import read_checked_records, read_run_config
+from utp_env.runs.records import CONFIG_FILE, read_checked_records, read_run_config
 from utp_env.runs.store import episode_key
 from utp_env.runs.summary import (
     REPLAN_CAPTION,
@@ -34,7 +34,6 @@ from utp_env.runs.summary import (
 from utp_env.tools.atomic import write_text_atomic
 
 REPORT_HTML = "report.html"
-CONFIG_FILE = "config.json"  # = utp_env.runs.runner.CONFIG_FILE (not imported: the runner pulls in agents)
 
 
 @dataclass
