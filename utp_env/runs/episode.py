@@ -26,7 +26,7 @@ from utp_env.env.config import load_env_config
 from utp_env.env.episode import EpisodeOutcome, TerminationReason
 from utp_env.query import Query
 from utp_env.runs.config import RunConfig
-from utp_env.runs.outcome import describe, plan_outcome, trace_summary, usage
+from utp_env.runs.outcome import AGENT_FAULTS, describe, plan_outcome, trace_summary, usage
 from utp_env.tools.database import Database, collector_paused
 from utp_env.tools.seeding import stable_int
 
@@ -181,7 +181,7 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
     trace: Any = None
     try:
         result = _plan(ctx, query)
-    except Exception as exc:
+    except AGENT_FAULTS as exc:
         outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=describe(exc))
     else:
         trace = result.trace
