@@ -2,9 +2,11 @@
 
 The rail graph (`rail_network`) joins every city to its nearest neighbours (at most
 `NEIGHBOUR_MAX_KM` apart) plus a minimum spanning tree (the branch lines), and lays India's trunk
-corridors over it (`TRUNK_LINES`: Delhi-Kota-Vadodara-Mumbai, Delhi-Kanpur-Varanasi-Kolkata,
-Mumbai-Nagpur-Kolkata, Kolkata-Visakhapatnam-Chennai, Delhi-Bhopal-Nagpur-Vijayawada,
-Mumbai-Pune-Chennai, Chennai-Bengaluru ...). The edges on the shortest paths between the
+corridors over it (`RAIL_LINES` in tools/india.py: Delhi-Kota-Vadodara-Mumbai,
+Delhi-Kanpur-Varanasi-Kolkata, Mumbai-Nagpur-Kolkata, Kolkata-Visakhapatnam-Chennai,
+Delhi-Bhopal-Nagpur-Vijayawada, Mumbai-Pune-Chennai, Chennai-Bengaluru ...), each hop's track km
+its great-circle km scaled so that the line has its real route km (secondary links `RAIL_FACTOR`
+x the great circle). The edges on the shortest paths between the
 `HUB_COUNT` largest cities (at most a quarter of the cities) are trunk lines too; routing
 counts trunk km `TRUNK_DISCOUNT` less, so trains keep to the corridors. Cities without a
 railway (`NO_RAILWAY`: Shillong, Gangtok ...) are not on the graph.
@@ -28,8 +30,10 @@ drawn per train at its first stop and shifted at each later stop by the midnight
 leaving it (`shift_run_days`). Delay statistics: one right-skewed base delay per train, scaled
 by its type (`KIND_DELAY`: Vande Bharat, Shatabdi and Rajdhani less late than Passengers),
 growing along the route with the distance to the alighting stop, drawn once per (train,
-alighting stop). Fares by the train's fare class and type (`CLASS_FARE`, `TYPE_FARE`). Run
-times from the type's speed over the rail km, slower on ghat and hill sections (`SLOW_SECTIONS`).
+alighting stop). Fares by the train's fare class and type (`CLASS_FARE`, `TYPE_FARE`) per rail
+km. Run times from the type's speed over the rail km: faster on the 130 km/h lines
+(`FAST_RAIL_LINES`), slower on secondary links, for every train slower on the ghat and hill
+sections (`SLOW_RAIL_SECTIONS`); chair-car day trains only where they arrive within `DAY_TRAIN_MAX_H`.
 """
 
 from __future__ import annotations
