@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 
 from utp_env.agents.base import AgentResult, Toolkit
@@ -52,3 +53,18 @@ class CountingReference(ReferencePlanner):
             fh.write(f"{query.query_id}\n")
         time.sleep(0.2)
         return super().run(query, toolkit)
+
+
+class ExitingAgent(ReferencePlanner):
+    """Calls `sys.exit` while planning every other query, and while repairing (as a model library might)."""
+
+    name = "exiting"
+
+    def run(self, query: Query, toolkit: Toolkit) -> AgentResult:
+        if int(query.query_id.rsplit("-", 1)[-1]) % 2 == 0:
+            sys.exit(f"exit while planning {query.query_id}")
+        return super().run(query, toolkit)
+
+    def repair(self, env: object, observation: str, info: dict) -> None:
+        if info.get("disruption"):
+            raise SystemExit(3)

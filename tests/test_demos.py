@@ -108,6 +108,11 @@ def test_cli_writes_both_formats_and_a_datasets_dataset(mini_db_path: Path, tmp_
     assert main(["data", "demos", "--split", "validation", "--db", str(mini_db_path), "--out", str(out),
                  "--limit", "3"]) == 0
     assert "3 transcripts of 3 validation queries" in capsys.readouterr().out
+    closed = tmp_path / "closed.jsonl"
+    assert main(["data", "demos", "--split", "validation", "--db", str(mini_db_path), "--out", str(closed),
+                 "--limit", "2", "--closed-loop", "--seed", "3"]) == 0
+    assert "2 closed-loop transcripts of 2 validation queries" in capsys.readouterr().out
+    assert {(r["env"], r["seed"]) for r in read_demos(closed)} == {("utp_env/UTP-Replan-v0", 3)}
     records = read_demos(out)
     assert len(records) == 3 and {"reward", "report", "query_id", "env_config"} <= set(records[0])
     openai = tmp_path / "openai.jsonl"
@@ -157,3 +162,41 @@ def test_every_transcript_of_the_mini_validation_split_replays(mini_full_set_pat
     records = list(demonstrations("validation", db_path=path))
     assert len(records) > 150
     _check_replays(records, path)
+
+
+def _tool_names(record: dict) -> list[str]:
+    return [m["tool_calls"][0]["function"]["name"] for m in record["messages"] if m["role"] == "assistant"]
+
+
+def test_closed_loop_transcripts_record_the_repairs_and_replay(mini_db_path: Path) -> None:
+    """In UTP-Replan-v0 the transcript goes on after the submission: each disruption report is answered
+    by the reference planner's repairs (tool calls like the lookups), then `continue_trip`, until the
+    trip ends; a fresh closed-loop env answers every call alike and gives the same realised reward."""
+    from utp_env.env import REPLAN_ENV_ID
+    from utp_env.env.replan import UTPReplanEnv
+
+    records = list(demonstrations("test", db_path=mini_db_path, closed_loop=True))  # 50 trips, 11 disrupted
+    assert len(records) == len(dataset_of(Database.open(mini_db_path)).split("test"))
+    env = UTPReplanEnv(db_path=mini_db_path, config=dict(records[0]["env_config"]))
+    repaired = 0
+    for record in records:
+        assert record["env"] == REPLAN_ENV_ID and record["termination_reason"] == "submitted"
+        names = _tool_names(record)
+        after = names[names.index("submit_plan") + 1:]
+        assert "submit_plan" not in after and (not after or after[-1] == "continue_trip")
+        reports = sum("DISRUPTION" in m["content"] for m in record["messages"] if m["role"] == "tool")
+        assert reports == record["replan"]["disruptions"] == after.count("continue_trip")
+        repaired += any(name != "continue_trip" for name in after)
+        assert "The trip is over" in record["messages"][-1]["content"]
+        result = replay(record, env=env)
+        assert result.observations_match, (record["query_id"], result.first_mismatch)
+        assert result.reward == record["reward"] > 0
+    assert repaired > 0  # the repairs are in the transcripts, not only the continues
+
+
+def test_a_closed_loop_record_refuses_the_planning_env(mini_db_path: Path) -> None:
+    (record,) = demonstrations("validation", db_path=mini_db_path, closed_loop=True, limit=1)
+    with pytest.raises(ValueError, match="UTP-Replan-v0; give an env of that id"):
+        replay(record, env=UTPEnv(db_path=mini_db_path, config=dict(record["env_config"])))
+    with pytest.raises(ValueError, match="neither utp_env/UTP-v0 nor"):
+        replay({**record, "env": "utp_env/Other-v0"}, db_path=mini_db_path)

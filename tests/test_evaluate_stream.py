@@ -12,8 +12,7 @@ import pytest
 from utp_env.cli import main
 from utp_env.dataset import open_dataset
 from utp_env.evaluation import evaluate
-from utp_env.evaluation.aggregate import summarize
-from utp_env.evaluation.streaming import SummaryAccumulator
+from utp_env.evaluation.aggregate import SummaryAccumulator, summarize
 from utp_env.itinerary import Plan
 
 

@@ -170,7 +170,12 @@ def test_a_corrupt_config_json_is_named(replan_run: Path, mini_db_path: Path, tm
     assert main(["report", str(folder)]) == 2
     err = capsys.readouterr().err
     assert f"{folder / 'config.json'} cannot be read" in err and "Traceback" not in err
-    with pytest.raises(RunFolderError, match=r"config\.json cannot be read"):
+    with pytest.raises(RunFolderError, match=r"config\.json cannot be read .*choose another --out folder"):
+        run(_config(mini_db_path, folder), progress=False)
+    (folder / "config.json").write_text("[1, 2]")  # JSON, but not a run's config
+    assert main(["report", str(folder)]) == 2
+    assert "config.json is not a run's config (a JSON list); restore it, or rerun" in capsys.readouterr().err
+    with pytest.raises(RunFolderError, match=r"not a run's config \(a JSON list\); restore it, or choose another"):
         run(_config(mini_db_path, folder), progress=False)
 
 

@@ -128,8 +128,11 @@ def test_reference_plans_pass_and_score_high(reports: dict, queries: list[Query]
     # BAS: the tolerant and optimized ranges fit a day of an attraction and three meals 4 h apart;
     # the averse range (>= 2.25 x v) often does not where every attraction of a city lasts 3 h or more
     # (mini's Nagpur and Vadodara), so it gets a lower bar (docs/PAPER.md, Table 3 after issue 22).
+    # The bars are for this 27-query sample of the mini sandbox, whose 1,000-query population has a
+    # non-averse BAS mean of 0.91 (long attractions in its few cities): the sample's mean moves by a few
+    # points when the generator changes; the full set's bar is in test_every_full_reference_plan_passes.
     risk = {q.query_id: q.risk_profile for q in queries}
-    assert _mean([r.bas for r in ref if risk[r.query_id] != "averse"]) >= 0.9
+    assert _mean([r.bas for r in ref if risk[r.query_id] != "averse"]) >= 0.85
     assert _mean([r.bas for r in ref if risk[r.query_id] == "averse"]) >= 0.75
     assert _mean([r.tdas for r in ref]) >= 0.9
     assert _mean([r.cats for r in ref]) >= 0.7
@@ -232,12 +235,17 @@ def test_every_full_reference_plan_passes() -> None:
     ds = open_dataset(profile="full", progress=False)
     assert len(ds.queries) == 1000
     failed = []
+    bas: dict[str, list[float]] = {"tolerant": [], "optimized": [], "averse": []}
     for q in ds.queries:
         plan = ds.references.get(q.query_id)
         report = evaluate(plan, q, ds.db) if plan is not None else None
         if report is None or not report.final_pass or report.extra["open_hours"].passed is False:
             failed.append(q.query_id)  # open_hours: within opening hours, never on a closing day
+        elif report.bas is not None:
+            bas[q.risk_profile].append(report.bas)
     assert failed == []
+    # BAS as docs/PAPER.md reports it for the full set (tolerant / optimized about 0.99 / 0.98, averse 0.96)
+    assert _mean(bas["tolerant"]) >= 0.97 and _mean(bas["optimized"]) >= 0.96 and _mean(bas["averse"]) >= 0.9
 
 
 def _closed_day_bookings(db: Database, queries: list[Query]) -> tuple[int, int]:

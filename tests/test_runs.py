@@ -120,6 +120,23 @@ def test_bad_episodes_are_recorded_and_the_run_goes_on(mini_db_path: Path, tmp_p
                                       for reason in ("agent_error", "not_delivered", "submitted")}
 
 
+@pytest.mark.parametrize("env", ["plan", "replan"])
+def test_an_agent_calling_sys_exit_is_an_agent_error_and_the_run_goes_on(mini_db_path: Path, tmp_path: Path,
+                                                                         env: str) -> None:
+    run_dir = run(_config(mini_db_path, tmp_path / env, agent="run_agents:ExitingAgent", limit=None, rollouts=0,
+                          env=env), progress=False)
+    records = _records(run_dir)
+    assert len(records) == 60
+    if env == "replan":  # an exit while repairing ends the repairs; the trip is lived on and scored
+        assert any(r["error"].startswith("repair failed: SystemExit: 3") and r["reward"] > 0
+                   for r in records if r.get("error"))
+    exited = [r for r in records if r["termination_reason"] == "agent_error"]
+    planned = [r for r in exited if "SystemExit: exit while planning" in r["error"]]
+    assert planned and all(r["query_id"].endswith(("0", "2", "4", "6", "8")) for r in planned)
+    assert all("SystemExit" in r["error"] for r in exited)
+    assert any(r["termination_reason"] == "submitted" for r in records)
+
+
 def test_a_run_record_is_the_outcome_of_the_envs_finish_step(mini_db_path: Path, tmp_path: Path) -> None:
     """The run worker ends an episode through the env's `finish`: the line holds its outcome's JSON
     (the same keys as the env's final info), `metrics` is the report's eight metrics."""

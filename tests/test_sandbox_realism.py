@@ -3,6 +3,7 @@ named after their ends, intercity buses, flights where people fly (tools/sandbox
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -11,7 +12,15 @@ import pytest
 
 from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.database import Database
-from utp_env.tools.india import FAMOUS_ATTRACTIONS, TOP_TOURIST_COUNT, TOURIST_CITIES, city_tier
+from utp_env.tools.india import (
+    FAMOUS_ATTRACTIONS,
+    FAST_RAIL_LINES,
+    RAIL_LINES,
+    TOP_TOURIST_COUNT,
+    TOURIST_CITIES,
+    city_tier,
+    rail_section_speed,
+)
 from utp_env.tools.lookup import LOOKUP
 from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox.crowd import crowd_cities
@@ -23,12 +32,24 @@ from utp_env.tools.sandbox.geography import (
     select_cities,
 )
 from utp_env.tools.sandbox.profiles import PROFILES
-from utp_env.tools.sandbox.rail import NO_RAILWAY, TRAIN_TYPES, rail_network, train_fare
+from utp_env.tools.sandbox.rail import (
+    DAY_TRAIN_MAX_H,
+    NO_RAILWAY,
+    TRAIN_TYPES,
+    _kind_of,
+    _Router,
+    fare_km,
+    rail_network,
+    train_fare,
+)
 from utp_env.tools.sandbox.realism import (
+    FASTEST_TRAINS,
     delay_spread,
+    fastest_train_hours,
     flights_on_day,
     realism,
     run_day_contradictions,
+    track_ratios,
     train_kind,
 )
 from utp_env.tools.sandbox.venues import category_weights, entry_fee, open_days_of
@@ -90,7 +111,7 @@ def test_full_sandbox_realism_targets(tmp_path: Path) -> None:
     checks = realism(Database.open(tmp_path / "full"))
     for c in checks:
         print(f"  {c.name}: {c.value} (target {c.target}) {'pass' if c.passed else 'FAIL'}")
-    assert len(checks) == 35
+    assert len(checks) == 41
     assert all(c.passed for c in checks), [c for c in checks if not c.passed]
 
 
@@ -196,6 +217,90 @@ def test_full_delhi_agra_fares_differ_by_train_type(tmp_path: Path) -> None:
     if {"Passenger", "Express"} <= set(fare):
         assert fare["Passenger"] < fare["Express"]
     assert run_day_contradictions(t) == 0 and delay_spread(t)[0] == 0
+
+
+# ------------------------------------------------ issue 23: premium trains faster, on realistic track
+
+
+def test_rail_line_facts_are_well_formed() -> None:
+    """Each trunk line names at least two cities once and a route km at least its ends' great circle
+    on the full profile; the fast lines are lines; the ghat sections slow the Mumbai region-Pune links."""
+    cities = select_cities(PROFILES["full"])
+    index = {n: i for i, n in enumerate(cities.name)}
+    gc = cities.distances_km()
+    ends = {(line[0], line[-1]) for line, _ in RAIL_LINES}
+    for line, km in RAIL_LINES:
+        assert len(line) >= 2 and len(set(line)) == len(line) and km >= 0, line
+        if km and all(c in index for c in line):
+            assert km >= gc[index[line[0]], index[line[-1]]], line
+    assert ends >= FAST_RAIL_LINES
+    assert rail_section_speed("Navi Mumbai", "Pune") < 1 and rail_section_speed("Pune", "Mumbai") < 1
+    assert rail_section_speed("Delhi", "Agra") == 1.0
+
+
+def test_trunk_lines_have_their_route_km() -> None:
+    """On the full profile a trunk line of known length whose sections no earlier line laid sums to
+    its route km (Delhi-Mumbai 1,385 km for 1,153 great-circle km)."""
+    cities = select_cities(PROFILES["full"])
+    index = {n: i for i, n in enumerate(cities.name)}
+    graph = rail_network(cities, cities.distances_km()).graph
+    laid: set[frozenset[str]] = set()
+    checked = 0
+    for line, km in RAIL_LINES:
+        hops = [frozenset(p) for p in itertools.pairwise(line)]
+        if km and all(c in index for c in line) and not laid & set(hops):
+            total = sum(graph.edges[index[a], index[b]]["km"] for a, b in itertools.pairwise(line))
+            assert total == pytest.approx(km), line
+            checked += 1
+        laid |= set(hops)
+    assert checked >= 20
+
+
+def test_fare_km_reads_the_track_km_back() -> None:
+    """Fares are per km, so the realism figure reads a row's rail km back from its fare (to within
+    the fare's rounding to 5 INR)."""
+    km = np.array([80.0, 212.0, 1385.0, 2270.0])
+    for kind in TRAIN_TYPES:
+        back = fare_km(kind, train_fare(kind, km))
+        assert np.all(np.abs(back - km) <= 2.5 / min(1.0, 0.198)), (kind, back)
+
+
+def test_day_trains_only_where_they_arrive_by_evening() -> None:
+    """A Shatabdi or Vande Bharat is drawn only where a Shatabdi takes at most DAY_TRAIN_MAX_H (so not
+    Chennai-Hyderabad, about 9-10 h), and is drawn between big cities where it is short enough."""
+    cities = select_cities(PROFILES["full"])
+    index = {n: i for i, n in enumerate(cities.name)}
+    router = _Router(rail_network(cities, cities.distances_km()))
+    a, b = index["Chennai"], index["Hyderabad"]
+    path = router.path(a, b)
+    assert router.day_train_hours(path) > DAY_TRAIN_MAX_H
+    rng = np.random.default_rng(0)
+    day = ("Shatabdi Express", "Vande Bharat Express")
+    long = {_kind_of(cities, a, b, 700.0, router.day_train_hours(path), rng) for _ in range(300)}
+    short = {_kind_of(cities, a, b, 700.0, 7.0, rng) for _ in range(300)}
+    assert not long & set(day) and set(day) <= short
+
+
+def test_mini_fastest_trains_and_track_length(mini_db: Database) -> None:
+    """Mumbai -> Pune about 3 h over the Bhor Ghat; track 1.2-1.45 x the great circle (median)."""
+    for prefix in ("fastest train Mumbai -> Pune", "track km / great-circle km"):
+        check = _check(mini_db, prefix)
+        assert check.passed, check
+    t = mini_db.tables["trains"].columns
+    assert fastest_train_hours(t, "Mumbai", "Nowhere") is None
+
+
+def test_fastest_and_track_figures_count_what_they_say() -> None:
+    """A made-up table: the fastest row wins; only a train's first-to-last-stop row over 100 km counts."""
+    fare = float(train_fare("Express", np.array([300.0]))[0])
+    t = {"train_number": ["1", "1", "1", "3"], "train_name": ["A C Express"] * 3 + ["A C Passenger"],
+         "origin_city": ["A", "A", "B", "A"], "dest_city": ["B", "C", "C", "C"],
+         "duration_min": [100, 300, 150, 90], "fare_inr": [50, fare, 40, 55]}
+    assert fastest_train_hours(t, "A", "C") == 1.5
+    gc = np.array([[0.0, 50.0, 200.0], [50.0, 0.0, 150.0], [200.0, 150.0, 0.0]])
+    ratios = track_ratios(t, {"A": 0, "B": 1, "C": 2}, gc)
+    assert ratios.size == 2 and abs(ratios[0] - 1.5) < 0.02
+    assert [r[:2] for r in FASTEST_TRAINS][:2] == [("Delhi", "Mumbai"), ("Delhi", "Kolkata")]
 
 
 # ------------------------------------------------ issue 23: the right cities and airports

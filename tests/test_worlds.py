@@ -56,3 +56,47 @@ def test_a_second_world_has_its_own_services_and_queries(mini_db_path: Path, tmp
     assert {trip_key(q) for q in qa} != {trip_key(q) for q in qb}
     records = list(demonstrations("validation", db_path=world_b))  # an episode in world B replays there
     assert records and all(replay(r, db_path=world_b).observations_match for r in records)
+
+
+@pytest.mark.slow
+def test_a_run_in_world_b(mini_db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`utp-env run --world 1` opens the embedded sandbox of seed 1 (here a small world B built in
+    the test) and its queries, plan and closed-loop runs alike; the run folder says the world."""
+    import json
+
+    import utp_env.tools.sandbox.cache as sandbox_cache
+    from utp_env.cli import main
+
+    world_b = tmp_path / "world1"
+    build_sandbox("mini", 1, world_b)
+    build_query_set(world_b, n=30, seed=1, progress=False)
+    asked: list[tuple[str, int]] = []
+
+    def fake_ensure(profile: str, seed: int = 0, quiet: bool = False) -> Path:
+        asked.append((profile, seed))
+        return world_b
+
+    monkeypatch.setattr(sandbox_cache, "ensure_sandbox", fake_ensure)
+    b = Database.open(world_b)
+    ids = {q.query_id for q in dataset_of(b).split("validation")}
+    for env in ("plan", "replan"):
+        out = tmp_path / f"run-{env}"
+        assert main(["run", "--profile", "mini", "--world", "1", "--env", env, "--limit", "3", "--rollouts", "0",
+                     "--out", str(out), "--quiet"]) == 0
+        rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+        assert len(rows) == 3 and {r["query_id"] for r in rows} <= ids and all(r["reward"] > 0 for r in rows)
+        assert json.loads((out / "config.json").read_text())["config"]["world"] == 1
+    assert set(asked) == {("mini", 1)}
+
+
+def test_run_refuses_world_with_db_and_a_negative_world(mini_db_path: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from utp_env.cli import main
+    from utp_env.runs.config import RunConfig
+
+    assert main(["run", "--world", "2", "--db", str(mini_db_path), "--out", str(tmp_path / "r")]) == 2
+    assert "world 2 names an embedded sandbox, and db" in capsys.readouterr().err
+    assert main(["run", "--world", "-1", "--profile", "mini", "--out", str(tmp_path / "r")]) == 2
+    assert "world" in capsys.readouterr().err
+    assert RunConfig(profile="mini", world=3).default_run_name() == "reference-mini-world3-validation-seed0"
+    assert "world" not in RunConfig().identity()  # folders made before worlds resume as before

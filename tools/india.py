@@ -240,3 +240,86 @@ FAMOUS_ATTRACTIONS: dict[str, tuple[FamousAttraction, ...]] = {
     "Nashik": (_A("Trimbakeshwar Temple", (_S,), 0),
                _A("Pandavleni Caves", (_S,), 25, ("08:00", "18:00"))),
 }
+
+
+# Railways (tools/sandbox/rail.py). India's trunk railway lines (Indian Railways' Golden
+# Quadrilateral and diagonals, the Konkan Railway, the main lines to Punjab, Jammu, the North East
+# and Kerala, and the lines to the places travellers go to), each as its main junction cities in
+# order with the line's route km from its first to its last city: Indian Railways' timetabled
+# distances (public knowledge, rounded to 5 km; New Delhi-Mumbai Central 1,385, Howrah-Chennai
+# Central 1,660, CSMT-Pune 190 over the Bhor Ghat). 0: no figure given, the line's km are its
+# great-circle hops times the generator's default trunk detour. Real track is 1.1-1.6x the great
+# circle between two cities (the trunk lines of the plains least, the ghat and hill lines most).
+RAIL_LINES: tuple[tuple[tuple[str, ...], float], ...] = (
+    (("Delhi", "Mathura", "Kota", "Ratlam", "Vadodara", "Surat", "Mumbai"), 1385.0),
+    (("Delhi", "Aligarh", "Kanpur", "Prayagraj", "Varanasi", "Gaya", "Dhanbad", "Asansol", "Barddhaman", "Kolkata"),
+     1460.0),
+    (("Mumbai", "Kalyan", "Nashik", "Jalgaon", "Akola", "Amravati", "Nagpur", "Durg", "Raipur", "Bilaspur", "Rourkela",
+      "Jamshedpur", "Kharagpur", "Kolkata"), 1970.0),
+    (("Kolkata", "Kharagpur", "Cuttack", "Bhubaneswar", "Brahmapur", "Vizianagaram", "Visakhapatnam",
+      "Eluru", "Vijayawada", "Ongole", "Nellore", "Chennai"), 1660.0),
+    (("Delhi", "Agra", "Gwalior", "Jhansi", "Bhopal", "Itarsi", "Nagpur", "Ramgundam", "Warangal", "Vijayawada"),
+     1750.0),
+    (("Mumbai", "Pune"), 190.0),
+    (("Pune", "Sholapur", "Kalaburagi", "Raichur", "Guntakal", "Tirupati", "Chennai"), 1110.0),
+    (("Chennai", "Vellore", "Bengaluru"), 360.0),
+    (("Bengaluru", "Anantapur", "Kurnool", "Mahbubnagar", "Hyderabad"), 615.0),
+    (("Hyderabad", "Warangal"), 140.0),
+    (("Delhi", "Panipat", "Ambala", "Ludhiana", "Jalandhar", "Amritsar"), 450.0),
+    (("Ambala", "Chandigarh"), 45.0),
+    (("Jalandhar", "Pathankot", "Jammu"), 215.0),
+    (("Delhi", "Moradabad", "Bareilly", "Lucknow", "Gorakhpur", "Muzaffarpur", "Begusarai", "Katihar", "Siliguri",
+      "Guwahati"), 0.0),
+    (("Kanpur", "Lucknow"), 75.0),
+    (("Varanasi", "Patna", "Begusarai"), 0.0),
+    (("Delhi", "Gurugram", "Rewari", "Jaipur", "Ajmer", "Palanpur", "Mahesana", "Ahmedabad", "Vadodara"), 1035.0),
+    (("Ahmedabad", "Rajkot", "Jamnagar"), 330.0),
+    (("Chennai", "Vellore", "Salem", "Erode", "Tiruppur", "Coimbatore", "Palakkad", "Thrissur", "Kochi", "Alappuzha",
+      "Kollam", "Thiruvananthapuram"), 900.0),
+    (("Chennai", "Villupuram", "Tiruchirappalli", "Madurai", "Tirunelveli", "Nagercoil"), 725.0),
+    (("Mumbai", "Panaji", "Madgaon", "Udupi", "Mangaluru", "Kozhikode", "Thrissur"), 1245.0),
+    (("Bengaluru", "Tumkur", "Davangere", "Hubballi", "Belagavi", "Sangli", "Pune"), 1010.0),
+    (("Bengaluru", "Mysuru"), 140.0),
+    (("Jhansi", "Kanpur"), 220.0),
+    (("Bhopal", "Ujjain", "Indore"), 265.0),
+    (("Ratlam", "Ujjain"), 95.0),
+    (("Itarsi", "Jabalpur", "Satna", "Prayagraj"), 0.0),
+    (("Nagpur", "Wardha", "Akola"), 255.0),
+    (("Kolkata", "Barddhaman", "Bhagalpur", "Patna"), 0.0),
+    (("Dhanbad", "Bokaro", "Ranchi", "Rourkela"), 0.0),
+    (("Raipur", "Vizianagaram"), 0.0),
+    (("Guwahati", "Dimapur", "Dibrugarh"), 0.0),
+    (("Ajmer", "Bhilwara", "Chittorgarh", "Udaipur"), 300.0),
+    (("Delhi", "Meerut", "Muzaffarnagar", "Roorkee", "Haridwar", "Dehradun"), 305.0),
+    (("Haridwar", "Rishikesh"), 0.0),
+    (("Kharagpur", "Balasore", "Cuttack"), 295.0),
+    (("Bhubaneswar", "Puri"), 65.0),
+    (("Villupuram", "Puducherry"), 40.0),
+    (("Siliguri", "Darjeeling"), 85.0),
+    (("Ajmer", "Jodhpur", "Jaisalmer"), 0.0),
+    (("Jhansi", "Mahoba", "Khajuraho"), 0.0),
+)
+# The lines cleared for 130 km/h (Indian Railways' "Mission Raftaar" upgrade of the Golden
+# Quadrilateral's two busiest routes, New Delhi-Mumbai and New Delhi-Howrah), by their end cities:
+# trains other than Passengers run faster on them (Mumbai and Howrah Rajdhanis average 85-90 km/h
+# with stops, the Bengaluru Rajdhani about 70).
+FAST_RAIL_LINES: frozenset[tuple[str, str]] = frozenset({("Delhi", "Mumbai"), ("Delhi", "Kolkata")})
+# Sections where trains run slower than on the plains (speed factor), as (cities on one side, cities
+# on the other, factor): every rail link between the two sides. The Western Ghats inclines (the Bhor
+# Ghat between the Mumbai region and Pune, the Thal Ghat between the coast and Nashik), the Konkan
+# line, the Himalayan foothill lines and the Darjeeling Himalayan Railway (a toy train at ~12 km/h).
+_MUMBAI_SIDE = frozenset({"Mumbai", "Navi Mumbai", "Thane", "Kalyan", "Bhiwandi", "Virar", "Roha", "Panvel"})
+SLOW_RAIL_SECTIONS: tuple[tuple[frozenset[str], frozenset[str], float], ...] = tuple(
+    (frozenset(a), frozenset(b), f) for a, b, f in (
+        (_MUMBAI_SIDE, ("Pune", "Pimpri-Chinchwad"), 0.8),
+        (_MUMBAI_SIDE | {"Silvassa", "Vapi", "Valsad", "Daman"}, ("Nashik",), 0.7),
+        (("Mumbai",), ("Panaji",), 0.8), (("Panaji",), ("Madgaon",), 0.8), (("Madgaon",), ("Udupi",), 0.8),
+        (("Haridwar",), ("Dehradun", "Rishikesh"), 0.7), (("Pathankot",), ("Jammu",), 0.8),
+        (("Siliguri",), ("Darjeeling",), 0.25), (("Guwahati",), ("Dimapur",), 0.8),
+    )
+)
+
+
+def rail_section_speed(a: str, b: str) -> float:
+    """Speed factor of the rail link between cities `a` and `b` (`SLOW_RAIL_SECTIONS`; 1 on the plains)."""
+    return min((f for x, y, f in SLOW_RAIL_SECTIONS if (a in x and b in y) or (a in y and b in x)), default=1.0)

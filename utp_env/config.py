@@ -187,8 +187,9 @@ def load_model(model: type[M], path: str | Path | None, overrides: dict[str, Any
         out = model.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"{path or 'config'}: {where}: {first['msg']}") from exc
+        where = "".join(f"{p}: " for p in [".".join(str(p) for p in first["loc"])] if p)
+        message = first["msg"].removeprefix("Value error, ")  # a validator's own sentence, without pydantic's tag
+        raise ValueError(f"{path or 'config'}: {where}{message}") from exc
     if path is not None and frozen:
         for old in [k for k in _MODEL_CACHE if k[0] is model and k[1] == path]:
             del _MODEL_CACHE[old]  # one version per file: an edited file replaces its entry

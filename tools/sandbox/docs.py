@@ -166,7 +166,7 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    free-flow time plus 0–6 % for halts (rounded up to 5 min); fares per km by type.
 4. **Trains** (`rail.py`): a rail graph (`networkx`) joins every city to its 5 nearest
    neighbours within 250 km plus a minimum spanning tree (branch lines), and lays India's trunk
-   corridors over it as chains of their main junctions (`TRUNK_LINES`: Delhi–Mathura–Kota–
+   corridors over it as chains of their main junctions (`RAIL_LINES` in `utp_env/tools/india.py`: Delhi–Mathura–Kota–
    Ratlam–Vadodara–Surat–Mumbai; Delhi–Kanpur–Prayagraj–Varanasi–Gaya–Dhanbad–Asansol–Kolkata;
    Mumbai–Nashik–Nagpur–Raipur–Rourkela–Kolkata via Jamshedpur; Kolkata–Bhubaneswar–
    Visakhapatnam–Vijayawada–Chennai; Delhi–Agra–Gwalior–Jhansi–Bhopal–Nagpur–Warangal–
@@ -177,6 +177,15 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    Delhi–Meerut–Haridwar–Dehradun and Rishikesh, Bhubaneswar–Puri, Villupuram–Puducherry,
    Siliguri–Darjeeling, Jodhpur–Jaisalmer, Jhansi–Khajuraho; Panaji on the Konkan line).
    Cities without a railway (Shillong, Gangtok, Kohima, Imphal, Leh, Manali) get no train.
+   Track km (since generator 9): a trunk line's hops are its great-circle km scaled so that the
+   line has its real route km (Indian Railways' timetabled distances, public knowledge, rounded
+   to 5 km: New Delhi–Mumbai 1,385, Delhi–Howrah 1,460, Mumbai–Howrah via Nagpur 1,970,
+   Howrah–Chennai 1,660, Delhi–Vijayawada 1,750, Mumbai–Pune 190 over the Bhor Ghat,
+   Chennai–Bengaluru 360, Bengaluru–Hyderabad 615 …; 1.04–1.6× the sum of the hops); a line
+   without a figure, or one the profile lacks a city of, gets 1.15× its hops; secondary and
+   branch links 1.3× the great circle. So a route's track is 1.2–1.45× the great circle as in
+   India (median over the full sandbox's trains 1.31; Delhi–Bengaluru 2,270 km for 1,744,
+   Chennai–Hyderabad 690 km for 516).
    Services: (0) the named trains of those routes, with their real type (`NAMED_TRAINS`:
    Mewar and Chetak Express and a Vande Bharat Delhi–Udaipur, Rajdhani Delhi–Jammu and
    Delhi–Guwahati, Shatabdi and Vande Bharat Delhi–Dehradun and Kolkata–Puri, Saraighat
@@ -192,14 +201,23 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    cities on the way, as many as its type allows (one stop per ~300 km for a Rajdhani, ~160
    km for a Shatabdi or Vande Bharat, ~130 km for a Mail or Express, every station for a
    Passenger; at most 20 stops). Types follow the route: Rajdhanis to and from Delhi over
-   700 km, Shatabdi and Vande Bharat day trains (morning departures) between big cities under
-   800 km, Intercity and Passenger trains under 250 km, Duronto, Humsafar, Garib Rath, Mail and
-   (Superfast) Express on long routes, mostly leaving in the evening; average speeds on level
-   track from 35 km/h (Passenger), 52 (Mail, Express), 60 (Superfast) to 80 (Rajdhani,
-   Shatabdi) and 84 km/h (Vande Bharat), slower on the ghat and hill sections
-   (`SLOW_SECTIONS`: Bhor Ghat Mumbai–Pune at 0.45×, Thal Ghat Mumbai–Nashik 0.7×, the Konkan
-   line 0.8×, the Himalayan foothill lines 0.7–0.8×, the Darjeeling toy train 0.25×), 5 min
-   halts (10 at cities over a million). One
+   700 km, Shatabdi and Vande Bharat day trains (morning departures) between big cities where
+   a Shatabdi arrives within 8.5 h (the longest real ones: Bhopal Shatabdi 8 h 20, Delhi–Varanasi
+   Vande Bharat 8 h; so none Chennai–Hyderabad), Intercity and Passenger trains under 250 km,
+   Duronto, Humsafar, Garib Rath, Mail and (Superfast) Express on long routes, mostly leaving
+   in the evening. Speeds between stops on a trunk line (±10 % per train): 35 km/h (Passenger),
+   52 (Mail, Express), 60 (Superfast), 62 (Humsafar), 60 (Garib Rath), 68 (Rajdhani), 70
+   (Duronto), 75 (Shatabdi) and 80 km/h (Vande Bharat); for all but Passengers 1.2× on the
+   lines cleared for 130 km/h (`FAST_RAIL_LINES`: New Delhi–Mumbai and New Delhi–Howrah,
+   Indian Railways' "Mission Raftaar") and 0.9× on secondary links; for every train slower on
+   the ghat and hill sections (`SLOW_RAIL_SECTIONS`: the Bhor Ghat between the Mumbai region and
+   Pune 0.8×, the Thal Ghat to Nashik 0.7×, the Konkan line 0.8×, the Himalayan foothill lines
+   0.7–0.8×, the Darjeeling toy train 0.25×); 5 min halts (10 at cities over a million). With
+   halts, the median average speed by type on the full sandbox: Passenger 33 km/h, Mail and
+   Express 48–49, Superfast 56, Duronto 67, Rajdhani 71, Shatabdi 74, Vande Bharat 79 (Indian
+   Railways: 30–35, 45–55, 55–60, 65–75, 65–75, 70–85, 75–95); fastest Delhi → Mumbai 16.0 h,
+   Delhi → Kolkata 17.6, Delhi → Bengaluru 33.2, Chennai → Hyderabad 12.2, Mumbai → Pune 2.8
+   (real about 15.5, 17, 33.5, 12–13, 3). One
    timetable per train, so every row of a train agrees on the time at each stop. A train
    yields a row for each (boarding stop, alighting stop) in its direction of travel; each has a
    return working (odd/even number) named "{first stop} {last stop} {type}" like the outward
@@ -217,8 +235,8 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    Railways' published fare tables, rounded: 3A 40 + 1.25 INR/km, CC 40 + 1.05, SL 20 + 0.48,
    2S 15 + 0.36), times a factor and plus a supplement by type (Passenger 0.55×; superfast
    charge 45; Shatabdi 1.5× + 150, Rajdhani 1.5× + 250, Vande Bharat 1.7× + 150 with
-   catering): Delhi–Agra 50 by Passenger, 290 by Express, 335 by Superfast, 525 by Shatabdi,
-   685 by Rajdhani.
+   catering): Delhi–Agra (about 210 rail km) 50 by Passenger, 305 by Express, 350 by
+   Superfast, 545 by Shatabdi, 705 by Rajdhani.
 5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the city it is
    named for (its `city` field, else its name; old spellings and airport localities mapped:
    Bangalore → Bengaluru, Tuticorin → Thoothukudi, Kishangarh → Ajmer, Dabolim and Mopa →
@@ -267,7 +285,7 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
    ghats, beaches, streets, gates and markets free; shopping and food streets free; else drawn
    from the dearest category's tiers (parks 60 % free or ₹10–50, monuments 30 % free or
    ₹20–200, museums ₹10–200, water parks ₹500–1,500, casinos ₹2,000–4,000 ...). Temples,
-   mosques, gurudwaras and ghats open 06:00–21:00. Since generator 9, the crowd cities' famous
+   mosques, gurudwaras and ghats open 06:00–21:00. Since generator 10, the crowd cities' famous
    attractions (`utp_env.tools.india.FAMOUS_ATTRACTIONS`, a handful per city from the ASI's,
    state tourism departments' and the venues' own listings, 2024–25) come first in their city
    with their categories, Indian-citizen fee, hours and weekly closing days: the Taj Mahal
@@ -290,11 +308,11 @@ the same bytes. Each stage draws from its own `numpy.random.Generator` seeded fr
 7. **Events** (`events.py`): in the 60 largest cities, on dates of the calendar recorded in the
    manifest (2025-11-01..2026-03-31), six segments.
 8. **Crowd** (`crowd.py`): every attraction and restaurant of the 20 crowd cities, since
-   generator 9 the places a visitor to India most goes to (`utp_env.tools.india.TOURIST_CITIES`,
+   generator 10 the places a visitor to India most goes to (`utp_env.tools.india.TOURIST_CITIES`,
    from the Ministry of Tourism's *India Tourism Statistics* of foreign and domestic visits by
    state and monument, and the circuits built on them): Delhi, Agra, Jaipur, Mumbai, Panaji
    (Goa), Varanasi, Udaipur, Kochi, Amritsar, Bengaluru, Chennai, Kolkata, Hyderabad, Mysuru,
-   Rishikesh, Jodhpur, Jaisalmer, Darjeeling, Leh and Puri (until generator 8 the 20 largest
+   Rishikesh, Jodhpur, Jaisalmer, Darjeeling, Leh and Puri (until generator 9 the 20 largest
    business towns, Thane, Kanpur, Surat ...). A smaller profile takes the first of the list it
    holds, then its most populous cities: mini's six are Mumbai, Panaji, Bengaluru and Mysuru,
    then Ahmedabad (India's first UNESCO World Heritage City) and Pune, where its trips go (its

@@ -2,9 +2,11 @@
 
 The rail graph (`rail_network`) joins every city to its nearest neighbours (at most
 `NEIGHBOUR_MAX_KM` apart) plus a minimum spanning tree (the branch lines), and lays India's trunk
-corridors over it (`TRUNK_LINES`: Delhi-Kota-Vadodara-Mumbai, Delhi-Kanpur-Varanasi-Kolkata,
-Mumbai-Nagpur-Kolkata, Kolkata-Visakhapatnam-Chennai, Delhi-Bhopal-Nagpur-Vijayawada,
-Mumbai-Pune-Chennai, Chennai-Bengaluru ...). The edges on the shortest paths between the
+corridors over it (`RAIL_LINES` in tools/india.py: Delhi-Kota-Vadodara-Mumbai,
+Delhi-Kanpur-Varanasi-Kolkata, Mumbai-Nagpur-Kolkata, Kolkata-Visakhapatnam-Chennai,
+Delhi-Bhopal-Nagpur-Vijayawada, Mumbai-Pune-Chennai, Chennai-Bengaluru ...), each hop's track km
+its great-circle km scaled so that the line has its real route km (secondary links `RAIL_FACTOR`
+x the great circle). The edges on the shortest paths between the
 `HUB_COUNT` largest cities (at most a quarter of the cities) are trunk lines too; routing
 counts trunk km `TRUNK_DISCOUNT` less, so trains keep to the corridors. Cities without a
 railway (`NO_RAILWAY`: Shillong, Gangtok ...) are not on the graph.
@@ -28,8 +30,10 @@ drawn per train at its first stop and shifted at each later stop by the midnight
 leaving it (`shift_run_days`). Delay statistics: one right-skewed base delay per train, scaled
 by its type (`KIND_DELAY`: Vande Bharat, Shatabdi and Rajdhani less late than Passengers),
 growing along the route with the distance to the alighting stop, drawn once per (train,
-alighting stop). Fares by the train's fare class and type (`CLASS_FARE`, `TYPE_FARE`). Run
-times from the type's speed over the rail km, slower on ghat and hill sections (`SLOW_SECTIONS`).
+alighting stop). Fares by the train's fare class and type (`CLASS_FARE`, `TYPE_FARE`) per rail
+km. Run times from the type's speed over the rail km: faster on the 130 km/h lines
+(`FAST_RAIL_LINES`), slower on secondary links, for every train slower on the ghat and hill
+sections (`SLOW_RAIL_SECTIONS`); chair-car day trains only where they arrive within `DAY_TRAIN_MAX_H`.
 """
 
 from __future__ import annotations
@@ -41,13 +45,24 @@ import networkx as nx
 import numpy as np
 
 from utp_env.tools.clock import format_hhmm
+from utp_env.tools.india import FAST_RAIL_LINES, RAIL_LINES, rail_section_speed
 from utp_env.tools.sandbox.common import Columns, lognormal_with_mean, mst_edges, rescale_to_mean, run_days, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import fare_class, shift_run_days
 
-RAIL_FACTOR = 1.2
-TRUNK_RAIL_FACTOR = 1.1
+# Track km per great-circle km: secondary and branch lines wind more than the trunk lines; a trunk
+# line's hops are scaled so that the line has its real route km (`RAIL_LINES` in tools/india.py),
+# else (a line without a figure, or a profile lacking one of its cities) by the default.
+RAIL_FACTOR = 1.3
+TRUNK_RAIL_FACTOR = 1.15
+# Line speed factors for trains other than Passengers (which stop everywhere at their own pace):
+# the 130 km/h routes (`FAST_RAIL_LINES`), the double-track trunk lines, the secondary lines.
+FAST_LINE_SPEED = 1.2
+SECONDARY_LINE_SPEED = 0.9
+# Chair-car day trains (Shatabdi, Vande Bharat) run where they arrive within this many hours (the
+# longest real ones: Bhopal Shatabdi 8 h 20, Delhi-Varanasi Vande Bharat 8 h).
+DAY_TRAIN_MAX_H = 8.5
 NEIGHBOURS = 5
 NEIGHBOUR_MAX_KM = 250.0
 HUB_COUNT = 40
@@ -60,18 +75,21 @@ MAX_STOPS = 20
 BRANCH_MAX_STOPS = 10
 DWELL_MIN = 5
 HUB_DWELL_MIN = 10
-# type -> (average speed km/h on level track, km between stops, classes); a train's fare is quoted for its
-# `fare_class` (tools/schema.py): 3A on sleeper trains, CC on chair-car day trains, 2S on Passengers.
+# type -> (average speed km/h between stops on a level trunk line, km between stops, classes); a
+# train's fare is quoted for its `fare_class` (tools/schema.py): 3A on sleeper trains, CC on
+# chair-car day trains, 2S on Passengers. With halts the averages fall in Indian Railways' ranges
+# by category: Vande Bharat 75-95 km/h, Shatabdi 70-85, Rajdhani and Duronto 65-75 (85-90 on the
+# fast lines), Superfast 55-60, Mail and Express 45-55, Passenger 30-35.
 TRAIN_TYPES: dict[str, tuple[float, float, list[str]]] = {
     "Express": (52.0, 130.0, ["SL", "3A", "2A"]),
     "Superfast Express": (60.0, 180.0, ["SL", "3A", "2A", "1A"]),
     "Mail": (52.0, 130.0, ["SL", "3A", "2A"]),
     "Intercity Express": (52.0, 70.0, ["2S", "CC"]),
     "Passenger": (35.0, 0.0, ["2S"]),
-    "Shatabdi Express": (80.0, 160.0, ["CC", "EC"]),
-    "Rajdhani Express": (80.0, 300.0, ["3A", "2A", "1A"]),
-    "Vande Bharat Express": (84.0, 160.0, ["CC", "EC"]),
-    "Duronto Express": (74.0, 400.0, ["SL", "3A", "2A"]),
+    "Shatabdi Express": (75.0, 160.0, ["CC", "EC"]),
+    "Rajdhani Express": (68.0, 300.0, ["3A", "2A", "1A"]),
+    "Vande Bharat Express": (80.0, 160.0, ["CC", "EC"]),
+    "Duronto Express": (70.0, 400.0, ["SL", "3A", "2A"]),
     "Humsafar Express": (62.0, 220.0, ["3A", "3E"]),
     "Garib Rath Express": (60.0, 200.0, ["3A", "CC"]),
 }
@@ -114,67 +132,6 @@ CAPITAL_OF_DELHI = "Delhi"
 NO_RAILWAY = frozenset({"Shillong", "Gangtok", "Kohima", "Imphal", "Leh", "Manali"})
 
 
-# India's trunk railway corridors (Indian Railways' Golden Quadrilateral and diagonals, the Konkan
-# Railway, the main lines to Punjab, Jammu, the North East and Kerala), as their main junction
-# cities in order; a city absent from the profile is bridged over.
-TRUNK_LINES: tuple[tuple[str, ...], ...] = (
-    ("Delhi", "Mathura", "Kota", "Ratlam", "Vadodara", "Surat", "Mumbai"),
-    ("Delhi", "Aligarh", "Kanpur", "Prayagraj", "Varanasi", "Gaya", "Dhanbad", "Asansol", "Barddhaman", "Kolkata"),
-    ("Mumbai", "Kalyan", "Nashik", "Jalgaon", "Akola", "Amravati", "Nagpur", "Durg", "Raipur", "Bilaspur", "Rourkela",
-     "Jamshedpur", "Kharagpur", "Kolkata"),
-    ("Kolkata", "Kharagpur", "Cuttack", "Bhubaneswar", "Brahmapur", "Vizianagaram", "Visakhapatnam",
-     "Eluru", "Vijayawada", "Ongole", "Nellore", "Chennai"),
-    ("Delhi", "Agra", "Gwalior", "Jhansi", "Bhopal", "Itarsi", "Nagpur", "Ramgundam", "Warangal", "Vijayawada"),
-    ("Mumbai", "Pune", "Sholapur", "Kalaburagi", "Raichur", "Guntakal", "Tirupati", "Chennai"),
-    ("Chennai", "Vellore", "Bengaluru"),
-    ("Bengaluru", "Anantapur", "Kurnool", "Mahbubnagar", "Hyderabad"),
-    ("Hyderabad", "Warangal"),
-    ("Delhi", "Panipat", "Ambala", "Ludhiana", "Jalandhar", "Amritsar"),
-    ("Ambala", "Chandigarh"),
-    ("Jalandhar", "Pathankot", "Jammu"),
-    ("Delhi", "Moradabad", "Bareilly", "Lucknow", "Gorakhpur", "Muzaffarpur", "Begusarai", "Katihar", "Siliguri",
-     "Guwahati"),
-    ("Kanpur", "Lucknow"),
-    ("Varanasi", "Patna", "Begusarai"),
-    ("Delhi", "Gurugram", "Rewari", "Jaipur", "Ajmer", "Palanpur", "Mahesana", "Ahmedabad", "Vadodara"),
-    ("Ahmedabad", "Rajkot", "Jamnagar"),
-    ("Chennai", "Vellore", "Salem", "Erode", "Tiruppur", "Coimbatore", "Palakkad", "Thrissur", "Kochi", "Alappuzha",
-     "Kollam", "Thiruvananthapuram"),
-    ("Chennai", "Villupuram", "Tiruchirappalli", "Madurai", "Tirunelveli", "Nagercoil"),
-    ("Mumbai", "Panaji", "Madgaon", "Udupi", "Mangaluru", "Kozhikode", "Thrissur"),
-    ("Bengaluru", "Tumkur", "Davangere", "Hubballi", "Belagavi", "Sangli", "Pune"),
-    ("Bengaluru", "Mysuru"),
-    ("Jhansi", "Kanpur"),
-    ("Bhopal", "Ujjain", "Indore"),
-    ("Ratlam", "Ujjain"),
-    ("Itarsi", "Jabalpur", "Satna", "Prayagraj"),
-    ("Nagpur", "Wardha", "Akola"),
-    ("Kolkata", "Barddhaman", "Bhagalpur", "Patna"),
-    ("Dhanbad", "Bokaro", "Ranchi", "Rourkela"),
-    ("Raipur", "Vizianagaram"),
-    ("Guwahati", "Dimapur", "Dibrugarh"),
-    # the lines to the places travellers go to (issue 23)
-    ("Ajmer", "Bhilwara", "Chittorgarh", "Udaipur"),
-    ("Delhi", "Meerut", "Muzaffarnagar", "Roorkee", "Haridwar", "Dehradun"),
-    ("Haridwar", "Rishikesh"),
-    ("Kharagpur", "Balasore", "Cuttack"),
-    ("Bhubaneswar", "Puri"),
-    ("Villupuram", "Puducherry"),
-    ("Siliguri", "Darjeeling"),
-    ("Ajmer", "Jodhpur", "Jaisalmer"),
-    ("Jhansi", "Mahoba", "Khajuraho"),
-)
-# Sections where trains run slower than on the plains (speed factor): the Western Ghats inclines
-# (Bhor Ghat Mumbai-Pune, Thal Ghat Mumbai-Nashik), the Konkan line, the Himalayan foothill lines
-# and the Darjeeling Himalayan Railway (a toy train at ~12 km/h).
-SLOW_SECTIONS: dict[frozenset[str], float] = {
-    frozenset(p): f for p, f in (
-        (("Mumbai", "Pune"), 0.45), (("Kalyan", "Pune"), 0.5), (("Mumbai", "Nashik"), 0.7), (("Kalyan", "Nashik"), 0.7),
-        (("Mumbai", "Panaji"), 0.8), (("Panaji", "Madgaon"), 0.8), (("Madgaon", "Udupi"), 0.8),
-        (("Haridwar", "Dehradun"), 0.7), (("Haridwar", "Rishikesh"), 0.7), (("Pathankot", "Jammu"), 0.8),
-        (("Siliguri", "Darjeeling"), 0.25), (("Guwahati", "Dimapur"), 0.8),
-    )
-}
 # Named long-distance trains of Indian Railways on the routes travellers take, each run both ways
 # with its real type: (first stop, last stop, type), kept when both ends are in the profile.
 NAMED_TRAINS: tuple[tuple[str, str, str], ...] = (
@@ -219,7 +176,7 @@ class RailNetwork:
 @dataclass
 class Service:
     """One train: the cities it calls at (in order), the rail km to each stop, its type, and the
-    cumulative km each stop is away at plains speed (`SLOW_SECTIONS` count longer)."""
+    cumulative km each stop is away at the type's trunk-line speed (`_Router.hours_km`)."""
 
     stops: list[int]
     km: np.ndarray
@@ -254,12 +211,23 @@ def rail_network(cities: Cities, gc: np.ndarray) -> RailNetwork:
             if gc[i, j] <= NEIGHBOUR_MAX_KM:
                 km = float(gc[i, j] * RAIL_FACTOR)
                 graph.add_edge(i, j, km=km, weight=km, trunk=False)
+    for _, _, data in graph.edges(data=True):
+        data["speed"] = SECONDARY_LINE_SPEED
     index = {name: i for i, name in enumerate(cities.name) if name not in NO_RAILWAY}
-    for line in TRUNK_LINES:
+    laid: set[frozenset[int]] = set()
+    for line, route_km in RAIL_LINES:
         present = [index[c] for c in line if c in index]
-        for a, b in itertools.pairwise(present):
-            km = float(gc[a, b] * TRUNK_RAIL_FACTOR)
-            graph.add_edge(a, b, km=km, weight=km, trunk=True)
+        hops = list(itertools.pairwise(present))
+        hop_km = sum(float(gc[a, b]) for a, b in hops)
+        # the real route km where the line is whole in the profile, else the default detour
+        factor = route_km / hop_km if route_km > 0 and len(present) == len(line) else TRUNK_RAIL_FACTOR
+        speed = FAST_LINE_SPEED if (line[0], line[-1]) in FAST_RAIL_LINES else 1.0
+        for a, b in hops:
+            if frozenset((a, b)) in laid:  # a section shared by two lines keeps the first line's km
+                continue
+            laid.add(frozenset((a, b)))
+            km = float(gc[a, b] * factor)
+            graph.add_edge(a, b, km=km, weight=km, trunk=True, speed=speed)
     # at most a quarter of the cities are hubs, so that a small profile keeps branch-line trains
     # reaching its other cities
     hubs = rail[np.argsort(-cities.population[rail], kind="stable")[: min(HUB_COUNT, len(rail) // 4)]].tolist()
@@ -273,7 +241,7 @@ def rail_network(cities: Cities, gc: np.ndarray) -> RailNetwork:
         if data["trunk"]:
             data["weight"] = data["km"] * TRUNK_DISCOUNT
     for a, b, data in graph.edges(data=True):
-        data["slow"] = SLOW_SECTIONS.get(frozenset((cities.name[a], cities.name[b])), 1.0)
+        data["slow"] = rail_section_speed(cities.name[a], cities.name[b])
     return RailNetwork(graph, tree, hubs)
 
 
@@ -299,20 +267,29 @@ class _Router:
         seg = [self.graph.edges[a, b]["km"] for a, b in itertools.pairwise(path)]
         return np.concatenate([[0.0], np.cumsum(seg)])
 
-    def hours_km(self, path: list[int]) -> np.ndarray:
-        """Cumulative km along a path, each section divided by its speed factor."""
+    def hours_km(self, path: list[int], kind: str) -> np.ndarray:
+        """Cumulative km along a path for a `kind` train, each section divided by its speed factors:
+        the ghat and hill sections' (`SLOW_RAIL_SECTIONS`) for every train, the line's (fast,
+        trunk or secondary) for every train but a Passenger; divided by the type's speed, hours."""
         edges = self.graph.edges
-        seg = [edges[a, b]["km"] / edges[a, b].get("slow", 1.0) for a, b in itertools.pairwise(path)]
+        line = kind != "Passenger"
+        seg = [edges[a, b]["km"] / (edges[a, b]["slow"] * (edges[a, b]["speed"] if line else 1.0))
+               for a, b in itertools.pairwise(path)]
         return np.concatenate([[0.0], np.cumsum(seg)])
 
+    def day_train_hours(self, path: list[int]) -> float:
+        """Hours a Shatabdi (the slower chair-car day train) takes over `path` without halts."""
+        return float(self.hours_km(path, "Shatabdi Express")[-1]) / TRAIN_TYPES["Shatabdi Express"][0]
 
-def _kind_of(cities: Cities, a: int, b: int, km: float, rng: np.random.Generator) -> str:
-    """A train type that fits the route: Rajdhanis to Delhi, day trains on short hub links."""
+
+def _kind_of(cities: Cities, a: int, b: int, km: float, day_hours: float, rng: np.random.Generator) -> str:
+    """A train type that fits the route: Rajdhanis to Delhi, day trains between big cities where
+    they arrive within `DAY_TRAIN_MAX_H` (`day_hours`: a Shatabdi's hours without halts)."""
     big = min(cities.population[a], cities.population[b])
     r = float(rng.random())
     if km <= 250:
         return "Intercity Express" if r < 0.6 else "Passenger"
-    if km <= 800 and big >= 1_000_000 and r < 0.45:
+    if day_hours <= DAY_TRAIN_MAX_H and big >= 1_000_000 and r < 0.45:
         return "Vande Bharat Express" if r < 0.2 else "Shatabdi Express"
     if km >= 700 and CAPITAL_OF_DELHI in (cities.name[a], cities.name[b]) and r < 0.4:
         return "Rajdhani Express"
@@ -339,7 +316,7 @@ def _make_service(cities: Cities, router: _Router, path: list[int], kind: str, m
         score = cities.population[np.asarray(path)[inner]] * rng.lognormal(0.0, 0.8, len(inner))
         inner = np.sort(inner[np.argsort(-score, kind="stable")[:want]])
     idx = np.concatenate([[0], inner, [len(path) - 1]]).astype(np.int64)
-    return Service([path[i] for i in idx.tolist()], cum[idx], kind, router.hours_km(path)[idx])
+    return Service([path[i] for i in idx.tolist()], cum[idx], kind, router.hours_km(path, kind)[idx])
 
 
 def _shortened(service: Service, k: int) -> Service:
@@ -387,7 +364,7 @@ def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: 
             if gc[a, b] <= CORE_PAIR_KM and budget > 0:
                 path = router.path(a, b) if rng.random() < 0.5 else router.path(b, a)[::-1]
                 km = float(router.km(path)[-1])
-                kind = _kind_of(cities, a, b, km, rng)
+                kind = _kind_of(cities, a, b, km, router.day_train_hours(path), rng)
                 if kind == "Passenger":
                     kind = "Intercity Express"
                 add(_make_service(cities, router, path, kind, MAX_STOPS, rng))
@@ -404,7 +381,8 @@ def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: 
                 path = router.path(s, t)
                 km = float(router.km(path)[-1])
                 if km <= MAX_ROUTE_KM and budget > 0:
-                    add(_make_service(cities, router, path, _kind_of(cities, s, t, km, rng), MAX_STOPS, rng))
+                    kind = _kind_of(cities, s, t, km, router.day_train_hours(path), rng)
+                    add(_make_service(cities, router, path, kind, MAX_STOPS, rng))
     # (2b) gravity-model trains between any city pairs
     n = cities.n
     iu, ju = np.triu_indices(n, 1)
@@ -426,7 +404,8 @@ def plan_services(cities: Cities, gc: np.ndarray, profile: SandboxProfile, rng: 
             km = float(router.km(path)[-1])
             if km > MAX_ROUTE_KM:
                 continue
-            add(_make_service(cities, router, path, _kind_of(cities, a, b, km, rng), MAX_STOPS, rng))
+            add(_make_service(cities, router, path, _kind_of(cities, a, b, km, router.day_train_hours(path), rng),
+                              MAX_STOPS, rng))
     return branch + services
 
 
@@ -453,7 +432,7 @@ def _branch_services(cities: Cities, router: _Router, network: RailNetwork,
         for start in range(0, len(path) - 1, BRANCH_MAX_STOPS - 1):
             piece = path[start : start + BRANCH_MAX_STOPS]
             if len(piece) >= 2:
-                out.append(Service(piece, router.km(piece), "Passenger", router.hours_km(piece)))
+                out.append(Service(piece, router.km(piece), "Passenger", router.hours_km(piece, "Passenger")))
     return out
 
 
@@ -462,6 +441,14 @@ def train_fare(kind: str, km: np.ndarray) -> np.ndarray:
     base, per_km = CLASS_FARE[fare_class(TRAIN_TYPES[kind][2])]
     factor, extra = TYPE_FARE[kind]
     return np.round(((base + per_km * np.asarray(km, float)) * factor + extra) / 5.0) * 5.0
+
+
+def fare_km(kind: str, fare: np.ndarray) -> np.ndarray:
+    """The rail km a `kind` train's fare is quoted for (the inverse of `train_fare`, to within its
+    rounding to 5 INR): fares are per km, so the trains table tells its track km."""
+    base, per_km = CLASS_FARE[fare_class(TRAIN_TYPES[kind][2])]
+    factor, extra = TYPE_FARE[kind]
+    return ((np.asarray(fare, float) - extra) / factor - base) / per_km
 
 
 def _station_names(cities: Cities, rng: np.random.Generator) -> list[str]:

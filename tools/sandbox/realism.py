@@ -30,6 +30,16 @@ them (the mini profile). Definitions (also in docs/DATA.md):
   Passenger < Express < Superfast Express < Shatabdi, Rajdhani and Vande Bharat Express;
 - train punctuality by type: mean `avg_delay_1m` of Shatabdi, Rajdhani and Vande Bharat rows at
   most 0.7 x that of Passenger rows;
+- fastest trains: the shortest `duration_min` of a row from A to B, in hours, within the real
+  fastest train's time and a margin (`FASTEST_TRAINS`, from Indian Railways' timetables:
+  Delhi -> Mumbai 15-17 h, Rajdhani about 15.5-16; Delhi -> Kolkata 16-20, Rajdhani about 17;
+  Delhi -> Bengaluru 30-36, Rajdhani about 33.5; Chennai -> Hyderabad 10-14, Superfast about
+  12-13; Mumbai -> Pune 2.5-3.5, about 3 over the Bhor Ghat), each where both cities are in the
+  database;
+- track length: per train number whose first and last stop are at least 100 km apart (great
+  circle), the rail km of its first-to-last-stop row (read back from the fare, which is per km:
+  `rail.fare_km`) over the great-circle km; median 1.2-1.45 (Indian Railways' route km are
+  typically 1.2-1.45 x the great circle: New Delhi-Mumbai 1,385 km for 1,150);
 - flights on one day (a Wednesday): Delhi -> Mumbai 30-70 (a real day has about 45-50),
   Mumbai -> Panaji (Goa) >= 10 (both where Delhi is in the database too: counts of an India-wide
   flights table); most departures of one route on one day at the same minute = 1;
@@ -191,6 +201,41 @@ def on_time_by_airline(f: dict) -> dict[str, float]:
             on[airline] += float(t)
             total[airline] += float(n)
     return {a: on[a] / total[a] for a in total if total[a]}
+
+
+# (origin, destination, least hours, most hours) of the fastest direct train
+FASTEST_TRAINS: tuple[tuple[str, str, float, float], ...] = (
+    ("Delhi", "Mumbai", 15.0, 17.0), ("Delhi", "Kolkata", 16.0, 20.0), ("Delhi", "Bengaluru", 30.0, 36.0),
+    ("Chennai", "Hyderabad", 10.0, 14.0), ("Mumbai", "Pune", 2.5, 3.5),
+)
+TRACK_RATIO = (1.2, 1.45)
+TRACK_MIN_KM = 100.0
+
+
+def fastest_train_hours(t: dict, origin: str, dest: str) -> float | None:
+    """Hours of the fastest train row from `origin` to `dest` (None when there is none)."""
+    best = min((int(m) for o, d, m in zip(t["origin_city"], t["dest_city"], t["duration_min"], strict=True)
+                if o == origin and d == dest), default=None)
+    return None if best is None else best / 60.0
+
+
+def track_ratios(t: dict, index: dict[str, int], gc: np.ndarray) -> np.ndarray:
+    """Per train number with ends >= `TRACK_MIN_KM` apart: rail km of its first-to-last-stop row
+    (from its fare, `rail.fare_km`) over the great-circle km between those stops."""
+    from utp_env.tools.sandbox.rail import fare_km
+
+    origins: dict[str, set[str]] = defaultdict(set)
+    dests: dict[str, set[str]] = defaultdict(set)
+    for num, o, d in zip(t["train_number"], t["origin_city"], t["dest_city"], strict=True):
+        origins[num].add(o)
+        dests[num].add(d)
+    out = []
+    for num, name, o, d, fare in zip(t["train_number"], t["train_name"], t["origin_city"], t["dest_city"],
+                                     t["fare_inr"], strict=True):
+        kind, km = train_kind(name), float(gc[index[o], index[d]])
+        if kind and km >= TRACK_MIN_KM and o not in dests[num] and d not in origins[num]:
+            out.append(float(fare_km(kind, np.array([float(fare)]))[0]) / km)
+    return np.array(out)
 
 
 def _share(name: str, hits: int, total: int, low: float | None, high: float | None, target: str) -> Check:
@@ -399,6 +444,19 @@ def realism(db: Database) -> list[Check]:
         prem, slow = float(np.mean(late["premium"])), float(np.mean(late["Passenger"]))
         checks.append(Check(name="train mean delay, premium / Passenger (min)", value=f"{prem:.0f} / {slow:.0f}",
                             target="premium <= 0.7 x Passenger", passed=prem <= 0.7 * slow))
+
+    for origin, dest, low, high in FASTEST_TRAINS:
+        if origin in index and dest in index:
+            hours = fastest_train_hours(t, origin, dest)
+            checks.append(Check(name=f"fastest train {origin} -> {dest} (h)",
+                                value="none" if hours is None else f"{hours:.1f}", target=f"{low:g}-{high:g}",
+                                passed=hours is not None and low <= hours <= high))
+    ratios = track_ratios(t, index, gc)
+    if ratios.size:
+        med = float(np.median(ratios))
+        checks.append(Check(name="track km / great-circle km, median over trains",
+                            value=f"{med:.2f} ({ratios.size} trains)", target=f"{TRACK_RATIO[0]}-{TRACK_RATIO[1]}",
+                            passed=TRACK_RATIO[0] <= med <= TRACK_RATIO[1]))
 
     if "Delhi" in index and "Mumbai" in index:
         n = flights_on_day(f, "Delhi", "Mumbai")

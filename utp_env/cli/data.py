@@ -57,6 +57,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="the env's cap on each tool answer (default: 8000)")
     demos.add_argument("--compact", action="store_true",
                        help="the env's compact mode: short tool schemas and task text (docs/RL.md \"Prompt length\")")
+    demos.add_argument("--closed-loop", action="store_true",
+                       help="the closed-loop env (utp_env/UTP-Replan-v0): after the submission the trip is lived "
+                       "through and the reference planner's repairs are recorded too (docs/RL.md)")
+    demos.add_argument("--seed", type=int, default=0,
+                       help="every episode's reset seed; in the closed loop, the reality lived (default 0)")
     demos.add_argument("--format", dest="fmt", default="trl", choices=["trl", "openai"],
                        help="trl: messages, tools, reward, report and the replay keys; openai: messages and tools "
                        "only (the fine-tuning upload format) (default: trl)")
@@ -178,8 +183,10 @@ def cmd_demos(args: argparse.Namespace) -> int:
     summary = write_demos(args.out, args.split, fmt=args.fmt, db_path=args.db, profile=args.profile,
                           limit=args.limit, max_tokens=args.max_tokens,
                           max_observation_chars=args.max_observation_chars or DEFAULT_OBSERVATION_CHARS,
-                          compact=args.compact)
-    print(f"{summary.written} transcripts of {summary.queries} {args.split} queries in {args.out} "
+                          compact=args.compact,
+                          closed_loop=args.closed_loop, seed=args.seed)
+    kind = "closed-loop transcripts" if args.closed_loop else "transcripts"
+    print(f"{summary.written} {kind} of {summary.queries} {args.split} queries in {args.out} "
           f"[{summary.seconds:.1f} s]: approx. tokens mean {summary.tokens_mean:,.0f}, max {summary.tokens_max:,}; "
           f"reward mean {summary.reward_mean:.3f}")
     if args.max_tokens is not None:

@@ -1,7 +1,7 @@
 """`utp-env evaluate`: score plans and print the Table 3 summary; one bad line costs one line.
 
 The plans file is streamed: read line by line, each line decoded, parsed, scored and added to the
-summary (`utp_env.evaluation.streaming.SummaryAccumulator`), and its report appended to `--out`'s
+summary (`utp_env.evaluation.aggregate.SummaryAccumulator`), and its report appended to `--out`'s
 temporary file, so memory does not grow with the file (what is kept per line: the query and trial
 it answers, to refuse duplicates). A line that is not UTF-8, not JSON (including nesting too deep
 or an integer too long to read), not an object with `query_id` and `plan` (and an optional
@@ -35,7 +35,7 @@ from utp_env.tools.jsonl import decode_json_line
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from utp_env.evaluation.streaming import SummaryAccumulator
+    from utp_env.evaluation.aggregate import SummaryAccumulator
     from utp_env.itinerary import Plan
     from utp_env.query import Query
     from utp_env.tools.database import Database
@@ -265,7 +265,7 @@ class Tally:
 
 
 def _accumulator() -> SummaryAccumulator:
-    from utp_env.evaluation.streaming import SummaryAccumulator
+    from utp_env.evaluation.aggregate import SummaryAccumulator
 
     return SummaryAccumulator()
 

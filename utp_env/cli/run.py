@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--profile", choices=["full", "mini"],
                    help="embedded sandbox: full (504 cities) or mini (a small one for trying things) "
                    "(default: full)")
+    p.add_argument("--world", type=int, metavar="N",
+                   help="the embedded sandbox built from seed N: another world, same cities and statistics, other "
+                   "services, venues and names, its own queries (docs/RL.md 'Worlds') (default: 0)")
     p.add_argument("--db", metavar="DIR", help="a database directory instead of the embedded sandbox")
     p.add_argument("--out", metavar="DIR", help="run folder (default: runs/<agent>[-replan]-<profile>-<split>-"
                    "seed<seed>, plus -limit<N> and a short hash of other non-default options)")
@@ -77,7 +80,7 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     check_bounds(vars(args))  # flags first, named as flags, before a --config file is read
     base = load_model(RunConfig, args.config).model_dump() if args.config else {}
     for key in ("agent", "env", "split", "horizons", "limit", "trials", "seed", "workers", "backend", "ray_address",
-                "rollouts", "profile", "db", "out"):
+                "rollouts", "profile", "world", "db", "out"):
         value = getattr(args, key)
         if value is not None:
             base[key] = value

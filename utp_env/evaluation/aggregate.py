@@ -16,10 +16,16 @@ The extra checks (`report.EXTRA_CHECKS`) are rates over delivered plans, outside
 Metric means are over delivered plans whose metric is not None (with the default reading a
 delivered plan with nothing to score has 0, as TripCraft's code scores it); every denominator comes
 from the data and is reported. The caption names the readings (`EvaluationReadings`).
+
+The counting is done once, by `SummaryAccumulator` (one (query, report) pair at a time, keeping
+only counts and sums): `summarize` and `summarize_group` fold their pairs through it, and
+`utp-env evaluate` streams its plans file through it, so scoring a file of any size holds one
+plan at a time.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -165,69 +171,128 @@ def _rate(num: int, den: int) -> float | None:
     return num / den if den else None
 
 
-def _mean(values: list[float | None]) -> MetricMean:
-    present = [v for v in values if v is not None]
-    return MetricMean(mean=sum(present) / len(present) if present else None, n=len(present))
+class _Mean:
+    """A running mean of the values that are not None."""
+
+    __slots__ = ("n", "total")
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.n = 0
+
+    def add(self, value: float | None) -> None:
+        if value is not None:
+            self.total += value
+            self.n += 1
+
+    def result(self) -> MetricMean:
+        return MetricMean(mean=self.total / self.n if self.n else None, n=self.n)
 
 
-def _passed(report: EvaluationReport, check: str) -> bool:
-    """A commonsense check counts as passed unless it failed or is missing (nothing to check passes)."""
-    result = report.commonsense.get(check)
-    return result is not None and result.passed is not False
+class _Group:
+    """The counts and sums of one column of Table 3, one (query, report) at a time (module docstring)."""
 
+    def __init__(self) -> None:
+        self.n = self.delivered = self.cs_pass = self.cs_plans = self.hard_pass = self.hard_plans = 0
+        self.final = self.evaluated = self.hard_total = 0
+        self.per_cs = dict.fromkeys(COMMONSENSE_CHECKS, 0)
+        self.per_hard = dict.fromkeys(HARD_CHECKS, 0)
+        self.hard_set = dict.fromkeys(HARD_CHECKS, 0)
+        self.extra = {name: _Mean() for name in EXTRA_CHECKS}
+        self.qualitative = {m: _Mean() for m in QUALITATIVE}
+        self.uncertainty = {m: {risk: _Mean() for risk in RISK_PROFILES} for m in UNCERTAINTY}
 
-def summarize_group(results: list[tuple[Query, EvaluationReport | None]]) -> GroupSummary:
-    """Pass rates and metric means of one group (see the module docstring for the denominators)."""
-    n = len(results)
-    cs_pass = hard_pass = cs_plans = hard_plans = final = evaluated = 0
-    cs_total = n * len(COMMONSENSE_CHECKS)
-    hard_total = sum(applicable_hard_checks(q.local_constraint) for q, _ in results)
-    per_cs = dict.fromkeys(COMMONSENSE_CHECKS, 0)
-    per_hard = dict.fromkeys(HARD_CHECKS, 0)
-    hard_set = {name: sum(1 for q, _ in results if name == "budget"
-                          or q.local_constraint.is_set(OPTIONAL[name][0])) for name in HARD_CHECKS}
-    extra: dict[str, list[float | None]] = {name: [] for name in EXTRA_CHECKS}
-    delivered = [(q, r) for q, r in results if r is not None]
-    for _, report in delivered:
-        passed = [c for c in COMMONSENSE_CHECKS if _passed(report, c)]
+    def add(self, query: Query, report: EvaluationReport | None) -> None:
+        self.n += 1
+        self.hard_total += applicable_hard_checks(query.local_constraint)
+        for name in HARD_CHECKS:
+            self.hard_set[name] += name == "budget" or query.local_constraint.is_set(OPTIONAL[name][0])
+        if report is None:
+            return
+        self.delivered += 1
+        passed = [c for c in COMMONSENSE_CHECKS
+                  if (r := report.commonsense.get(c)) is not None and r.passed is not False]
         for c in passed:
-            per_cs[c] += 1
-        cs_pass += len(passed)
+            self.per_cs[c] += 1
+        self.cs_pass += len(passed)
         cs_ok = len(passed) == len(COMMONSENSE_CHECKS)
-        cs_plans += cs_ok
+        self.cs_plans += cs_ok
         for name in EXTRA_CHECKS:
             result = report.extra.get(name)
-            extra[name].append(None if result is None else float(result.passed is not False))
+            self.extra[name].add(None if result is None else float(result.passed is not False))
+        for m in QUALITATIVE:
+            self.qualitative[m].add(getattr(report, m))
+        if query.risk_profile in RISK_PROFILES:
+            for m in UNCERTAINTY:
+                self.uncertainty[m][query.risk_profile].add(getattr(report, m))
         if not report.hard_evaluated:
-            continue
-        evaluated += 1
+            return
+        self.evaluated += 1
         hard = {name: c.passed for name, c in report.hard.items() if c.passed is not None}
         for name, ok in hard.items():
-            per_hard[name] += bool(ok)
-        hard_pass += sum(bool(ok) for ok in hard.values())
+            if name in self.per_hard:
+                self.per_hard[name] += bool(ok)
+        self.hard_pass += sum(bool(ok) for ok in hard.values())
         hard_ok = all(hard.values())
-        hard_plans += hard_ok
-        final += cs_ok and hard_ok
-    return GroupSummary(
-        n_queries=n, n_delivered=len(delivered), delivery_rate=_rate(len(delivered), n),
-        commonsense_micro=_rate(cs_pass, cs_total), commonsense_macro=_rate(cs_plans, n),
-        hard_micro=_rate(hard_pass, hard_total), hard_macro=_rate(hard_plans, n), final_pass_rate=_rate(final, n),
-        commonsense_denominator=cs_total, hard_denominator=hard_total, n_hard_evaluated=evaluated,
-        commonsense_checks={c: _rate(k, n) for c, k in per_cs.items()},
-        hard_checks={c: _rate(k, hard_set[c]) for c, k in per_hard.items()},
-        extra_checks={name: _mean(values) for name, values in extra.items()},
-        qualitative={m: _mean([getattr(r, m) for _, r in delivered]) for m in QUALITATIVE},
-        uncertainty={m: {risk: _mean([getattr(r, m) for q, r in delivered if q.risk_profile == risk])
-                         for risk in RISK_PROFILES} for m in UNCERTAINTY})
+        self.hard_plans += hard_ok
+        self.final += cs_ok and hard_ok
+
+    def result(self) -> GroupSummary:
+        n = self.n
+        cs_total = n * len(COMMONSENSE_CHECKS)
+        return GroupSummary(
+            n_queries=n, n_delivered=self.delivered, delivery_rate=_rate(self.delivered, n),
+            commonsense_micro=_rate(self.cs_pass, cs_total), commonsense_macro=_rate(self.cs_plans, n),
+            hard_micro=_rate(self.hard_pass, self.hard_total), hard_macro=_rate(self.hard_plans, n),
+            final_pass_rate=_rate(self.final, n), commonsense_denominator=cs_total,
+            hard_denominator=self.hard_total, n_hard_evaluated=self.evaluated,
+            commonsense_checks={c: _rate(k, n) for c, k in self.per_cs.items()},
+            hard_checks={c: _rate(k, self.hard_set[c]) for c, k in self.per_hard.items()},
+            extra_checks={name: mean.result() for name, mean in self.extra.items()},
+            qualitative={m: mean.result() for m, mean in self.qualitative.items()},
+            uncertainty={m: {risk: mean.result() for risk, mean in by_risk.items()}
+                         for m, by_risk in self.uncertainty.items()})
+
+
+class SummaryAccumulator:
+    """Table 3 by horizon and over all, one (query, report or None for undelivered) at a time."""
+
+    def __init__(self) -> None:
+        self._groups: dict[int, _Group] = defaultdict(_Group)
+        self._all = _Group()
+
+    def add(self, query: Query, report: EvaluationReport | None) -> None:
+        """Count one plan of `query` (None: nothing delivered)."""
+        self._groups[query.days].add(query, report)
+        self._all.add(query, report)
+
+    @property
+    def count(self) -> int:
+        """How many plans were added."""
+        return self._all.n
+
+    def summary(self, readings: EvaluationReadings | None = None) -> EvaluationSummary:
+        """The summary of everything added (what `summarize` gives for the same pairs)."""
+        groups = {str(h): self._groups[h].result() for h in sorted(self._groups)}
+        groups["all"] = self._all.result()
+        return EvaluationSummary(groups=groups, aggregation=AGGREGATION,
+                                 readings=(readings or EvaluationReadings()).describe())
+
+
+def summarize_group(results: Iterable[tuple[Query, EvaluationReport | None]]) -> GroupSummary:
+    """Pass rates and metric means of one group (see the module docstring for the denominators)."""
+    group = _Group()
+    for query, report in results:
+        group.add(query, report)
+    return group.result()
 
 
 def summarize(results: Iterable[tuple[Query, EvaluationReport | None]],
               readings: EvaluationReadings | None = None) -> EvaluationSummary:
     """Summary by horizon (those present, ascending) and over all queries; `readings`: those the
-    reports were computed with (the defaults when not given), named in the caption."""
-    results = list(results)
-    horizons = sorted({q.days for q, _ in results})
-    groups = {str(h): summarize_group([(q, r) for q, r in results if q.days == h]) for h in horizons}
-    groups["all"] = summarize_group(results)
-    return EvaluationSummary(groups=groups, aggregation=AGGREGATION,
-                             readings=(readings or EvaluationReadings()).describe())
+    reports were computed with (the defaults when not given), named in the caption. Streams:
+    memory is independent of how many pairs (`SummaryAccumulator`)."""
+    accumulator = SummaryAccumulator()
+    for query, report in results:
+        accumulator.add(query, report)
+    return accumulator.summary(readings)

@@ -21,6 +21,13 @@ and under-counts digits-heavy tables (dates, times, fares). With `max_tokens`, a
 the cap loses its last lookups one by one (the plan submitted is unchanged); one that does not fit
 without lookups is left out (counted in `DemoSummary.over_cap`).
 
+`closed_loop=True` records the closed-loop env (`utp_env/UTP-Replan-v0`, docs/REPLAN.md) instead:
+the same lookups and submission, then the trip lived through the reset seed's reality. At each
+disruption report the reference planner's repair policy (agents/reference/repair.py) sends its
+repairs as tool calls, recorded like the lookups, then `continue_trip`; the transcript ends with the
+env's answer to the call that ended the trip, and its reward is the realised reward. A token cap
+drops lookups only: a repair answers the report before it and cannot be dropped.
+
 This module composes the layers (it runs the reference planner of `utp_env.agents`), like the CLI.
 """
 
@@ -28,13 +35,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import gymnasium as gym
+
+from utp_env.env import ENV_ID, REPLAN_ENV_ID
 from utp_env.env.core import UTPEnv
 from utp_env.env.episode import TerminationReason, finish
+from utp_env.env.replan import UTPReplanEnv
 from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.query import Query
@@ -48,8 +59,12 @@ DEMO_SYSTEM = ("You plan trips within India by calling the tools. Look up the tr
 CHARS_PER_TOKEN = 4  # approx_tokens: one token per 4 characters, rounded up (module docstring)
 DEFAULT_OBSERVATION_CHARS = 8000  # the env's cap on each tool answer in demonstrations (REAL_DEFAULTS in recipe)
 DemoFormat = Literal["trl", "openai"]
-# The env config of demonstrations: long enough for every lookup and the submission.
+# The env config of demonstrations: long enough for every lookup, the submission and the repairs.
 DEMO_STEP_LIMIT = 400
+MAX_CONTINUES = 64  # continue_trip calls of one closed-loop transcript: far above the env's disruption bound
+Repair = Callable[[Any, str, dict[str, Any]], None]
+"""A closed-loop repair hook: `repair(env, observation, info)` at a disruption report, sending its
+changes through `env.step` (the reference planner's `repair`, agents/reference/planner.py)."""
 
 
 @dataclass
@@ -117,33 +132,78 @@ def _call_message(call_id: str, name: str, args: dict[str, Any]) -> dict[str, An
             "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]}
 
 
+class TranscriptRecorder(gym.Wrapper[str, Any, str, Any]):
+    """An env whose every `step` becomes an assistant tool call and the tool message answering it.
+
+    A step's action (`{"tool": ..., "args": ...}`, as the reference repair policy sends it, or a
+    `(name, args)` pair) is turned into the OpenAI message first and that message is what the env
+    receives, so a replay that sends the recorded messages sends exactly what was sent here."""
+
+    def __init__(self, env: gym.Env[str, Any], messages: list[dict[str, Any]]) -> None:
+        super().__init__(env)
+        self.messages = messages
+        self.last: tuple[str, float, bool, bool, dict[str, Any]] = ("", 0.0, False, False, {})
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        name, args = (action["tool"], dict(action.get("args") or {})) if isinstance(action, dict) else action
+        call_id = f"call_{sum(m['role'] == 'tool' for m in self.messages) + 1}"
+        message = _call_message(call_id, name, args)
+        observation, reward, terminated, truncated, info = self.env.step(message)
+        self.messages += [message, {"role": "tool", "tool_call_id": call_id, "content": observation}]
+        self.last = (observation, float(reward), bool(terminated), bool(truncated), info)
+        return self.last
+
+    @property
+    def ended(self) -> bool:
+        """Whether the last recorded step ended the episode."""
+        return self.last[2] or self.last[3]
+
+
 def transcript(env: UTPEnv, query: Query, lookups: Sequence[tuple[str, dict[str, Any]]], reference: Plan,
                seed: int = 0, *, calls: Sequence[tuple[str, dict[str, Any]]] | None = None,
-               system: str = DEMO_SYSTEM, request: str = "", tools: Sequence[str] | None = None) -> dict[str, Any]:
+               system: str = DEMO_SYSTEM, request: str = "", tools: Sequence[str] | None = None,
+               repair: Repair | None = None) -> dict[str, Any]:
     """One demonstration: run `lookups` then `submit_plan` of `reference` in `env` on `query` and
     record the conversation with the env's answers, the reward and the report.
 
     `calls` replaces the lookups and the submission (the tiny recipe's `add_leg` ... `submit`);
     `system` and `request` (put before the task text) set the prompt; `tools` keeps only those
-    schemas in the record (the tools the model is offered)."""
+    schemas in the record (the tools the model is offered). In the closed-loop env (a
+    `UTPReplanEnv`) the trip is then lived through: `repair` (required there) answers each
+    disruption report, then `continue_trip`, until the trip ends."""
+    closed_loop = isinstance(env, UTPReplanEnv)
+    if closed_loop and repair is None:
+        raise ValueError("transcript: the closed-loop env needs a repair hook (the reference planner's repair)")
     task, _ = env.reset(seed=seed, options={"query_id": query.query_id})
     messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                       {"role": "user", "content": request + task}]
     if calls is None:
         calls = [*lookups, ("submit_plan", {"plan": format_plan(reference)})]
-    info: dict[str, Any] = {}
-    reward = 0.0
-    for k, (name, args) in enumerate(calls, start=1):
-        message = _call_message(f"call_{k}", name, args)
-        observation, reward, terminated, truncated, info = env.step(message)
-        messages += [message, {"role": "tool", "tool_call_id": f"call_{k}", "content": observation}]
-        if terminated or truncated:
+    recorder = TranscriptRecorder(env, messages)
+    for call in calls:
+        recorder.step(call)
+        if recorder.ended:
             break
+    continues = 0
+    while closed_loop and not recorder.ended and continues < MAX_CONTINUES:
+        observation, _, _, _, info = recorder.last
+        if info.get("disruption") and repair is not None:
+            repair(recorder, observation, info)
+            if recorder.ended:
+                break
+        recorder.step(("continue_trip", {}))
+        continues += 1
+    _, reward, _, _, info = recorder.last
     schemas = [t for t in env.openai_tools() if tools is None or t["function"]["name"] in tools]
-    return {"messages": messages, "tools": schemas, "query_id": query.query_id, "split": query.split,
-            "seed": seed, "reward": float(reward), "termination_reason": info.get("termination_reason"),
-            "report": info.get("report"), "lookups": len(lookups), "db_hash": env.db.content_hash,
-            "env_config": {k: getattr(env.config, k) for k in demo_env_config()}}
+    record = {"messages": messages, "tools": schemas, "query_id": query.query_id, "split": query.split,
+              "seed": seed, "reward": reward, "termination_reason": info.get("termination_reason"),
+              "report": info.get("report"), "lookups": len(lookups), "db_hash": env.db.content_hash,
+              "env": REPLAN_ENV_ID if closed_loop else ENV_ID,
+              "env_config": {k: getattr(env.config, k) for k in demo_env_config()}}
+    if closed_loop:  # what the trip was: the plan's own reward, the realised terms, the disruptions met
+        record["replan"] = {"plan_reward": info.get("plan_reward"), "realised_terms": info.get("realised_terms"),
+                            "disruptions": len(info.get("disruptions") or ())}
+    return record
 
 
 def reference_reward(env: UTPEnv, query: Query, reference: Plan) -> float:
@@ -155,8 +215,11 @@ def reference_reward(env: UTPEnv, query: Query, reference: Plan) -> float:
 def demonstrations(split: str = "train", *, db_path: str | Path | None = None, profile: str = "full",
                    limit: int | None = None, max_tokens: int | None = None,
                    max_observation_chars: int = DEFAULT_OBSERVATION_CHARS, compact: bool = False,
+                   closed_loop: bool = False, seed: int = 0,
                    summary: DemoSummary | None = None) -> Iterator[dict[str, Any]]:
-    """Transcripts of the first `limit` queries of `split` (all by default), in query-id order."""
+    """Transcripts of the first `limit` queries of `split` (all by default), in query-id order, each
+    episode reset with `seed`; `closed_loop`: in the closed-loop env, the reference planner's
+    repairs included (module docstring), the reality lived drawn from `seed`."""
     from utp_env.dataset import dataset_of
     from utp_env.env.config import split_pool
 
@@ -164,8 +227,10 @@ def demonstrations(split: str = "train", *, db_path: str | Path | None = None, p
         raise ValueError(f"max_tokens must be at least 1 (or None for no cap), not {max_tokens}")
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1 (or None for the whole split), not {limit}")
-    env = UTPEnv(db_path=db_path, profile=profile, split=split,
-                 config=demo_env_config(max_observation_chars, compact))
+    env_class = UTPReplanEnv if closed_loop else UTPEnv
+    env = env_class(db_path=db_path, profile=profile, split=split,
+                    config=demo_env_config(max_observation_chars, compact))
+    repair = _reference_repair() if closed_loop else None
     queries = split_pool(env.db, split)[:limit]
     dataset = dataset_of(env.db)
     summary = summary if summary is not None else DemoSummary(split, len(queries))
@@ -176,7 +241,7 @@ def demonstrations(split: str = "train", *, db_path: str | Path | None = None, p
             summary.skipped.append(query.query_id)
             continue
         lookups = planner_lookups(query, env)
-        record = transcript(env, query, lookups, reference)
+        record = transcript(env, query, lookups, reference, seed, repair=repair)
         if max_tokens is not None and approx_tokens(record["messages"], record["tools"]) > max_tokens:
             # A lookup's exchange is messages 2 + 2k, 3 + 2k; lookups change no state, so the
             # others' answers stay the same: drop from the end until it fits, then record again.
@@ -186,12 +251,19 @@ def demonstrations(split: str = "train", *, db_path: str | Path | None = None, p
                 keep -= 1
                 total -= _chars(record["messages"][2 + 2 * keep:4 + 2 * keep])
             summary.lookups_dropped += len(lookups) - keep
-            record = transcript(env, query, lookups[:keep], reference)
+            record = transcript(env, query, lookups[:keep], reference, seed, repair=repair)
             if approx_tokens(record["messages"], record["tools"]) > max_tokens:
                 summary.over_cap += 1
                 continue
         record["approx_tokens"] = approx_tokens(record["messages"], record["tools"])
         yield record
+
+
+def _reference_repair() -> Repair:
+    """The reference planner's repair hook (the planner that made the plans being demonstrated)."""
+    from utp_env.agents.reference import ReferencePlanner
+
+    return ReferencePlanner().repair
 
 
 def openai_record(record: dict[str, Any]) -> dict[str, Any]:
@@ -300,10 +372,16 @@ class Replay:
 
 def replay(record: dict[str, Any], *, db_path: str | Path | None = None, profile: str = "full",
            env: UTPEnv | None = None) -> Replay:
-    """Send the assistant calls of `record` to a fresh episode (its env config and seed) and
+    """Send the assistant calls of `record` to a fresh episode (its env, env config and seed) and
     compare each answer with the transcript's tool message."""
+    env_id = record.get("env", ENV_ID)
+    if env_id not in (ENV_ID, REPLAN_ENV_ID):
+        raise ValueError(f"replay: the record's env {env_id!r} is neither {ENV_ID} nor {REPLAN_ENV_ID}")
+    env_class = UTPReplanEnv if env_id == REPLAN_ENV_ID else UTPEnv
     if env is None:
-        env = UTPEnv(db_path=db_path, profile=profile, config=dict(record["env_config"]))
+        env = env_class(db_path=db_path, profile=profile, config=dict(record["env_config"]))
+    elif type(env.unwrapped) is not env_class:
+        raise ValueError(f"replay: the record was made in {env_id}; give an env of that id (or none)")
     messages = record["messages"]
     task, _ = env.reset(seed=int(record.get("seed", 0)), options={"query_id": record["query_id"]})
     mismatch = None if messages[1]["content"].endswith(task) else 1

@@ -46,6 +46,8 @@ class RunConfig(BaseModel):
                                                "reward weights; `--replan-set key=value`)")
     profile: Literal["full", "mini"] = Field(default="full", description="Embedded sandbox profile")
     db: str | None = Field(default=None, description="Database directory (overrides profile)")
+    world: int = Field(default=0, ge=0, description="Seed of the embedded sandbox: another seed is another world "
+                                                    "(docs/RL.md 'Worlds'); not with db")
     split: Literal["validation", "test", "all"] = "validation"
     horizons: list[Horizon] = Field(default_factory=lambda: list(HORIZONS), description="Trip lengths (days) to run")
     limit: int | None = Field(default=None, ge=1, description="At most this many queries")
@@ -72,6 +74,13 @@ class RunConfig(BaseModel):
         return given
 
     @model_validator(mode="after")
+    def _world_or_db(self) -> RunConfig:
+        if self.world and self.db is not None:
+            raise ValueError(f"world {self.world} names an embedded sandbox, and db {self.db!r} was given too; pass "
+                             "one of them (a world's directory is `utp-env data build --profile P --seed WORLD`)")
+        return self
+
+    @model_validator(mode="after")
     def _replan_needs_replan_env(self) -> RunConfig:
         if self.replan and self.env != "replan":
             raise ValueError(f"replan settings ({', '.join(sorted(self.replan))}) apply only to env replan; "
@@ -89,12 +98,13 @@ class RunConfig(BaseModel):
         split, seed and limit, then a short stable hash of the rest of the identity (settings,
         horizons, trials, rollouts, the `--db` path) when any of it differs from the defaults."""
         agent = Path(self.agent).stem if self.agent.endswith((".yaml", ".yml")) else self.agent.split(":")[-1]
-        where = self.profile if self.db is None else f"db-{Path(self.db).name or 'root'}"
+        where = (self.profile + (f"-world{self.world}" if self.world else "") if self.db is None
+                 else f"db-{Path(self.db).name or 'root'}")
         name = f"{agent}{'-replan' if self.env == 'replan' else ''}-{where}-{self.split}-seed{self.seed}"
         if self.limit is not None:
             name += f"-limit{self.limit}"
         rest = {k: v for k, v in self.identity().items()
-                if k not in ("agent", "env", "profile", "split", "seed", "limit")}
+                if k not in ("agent", "env", "profile", "world", "split", "seed", "limit")}
         defaults = {k: v for k, v in RunConfig().identity().items() if k in rest}
         if rest != defaults:
             digest = hashlib.sha256(json.dumps(rest, sort_keys=True, default=str).encode()).hexdigest()
@@ -103,10 +113,10 @@ class RunConfig(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """The fields a resumed run must share with the original (not workers/backend/out). `env` is
-        left out when it is `plan`, and `replan` when empty, so run folders made before they existed
-        resume as before."""
+        left out when it is `plan`, `replan` when empty and `world` when 0, so run folders made before
+        they existed resume as before."""
         exclude = ({"workers", "backend", "ray_address", "out"} | ({"env"} if self.env == "plan" else set())
-                   | (set() if self.replan else {"replan"}))
+                   | (set() if self.replan else {"replan"}) | (set() if self.world else {"world"}))
         return self.model_dump(exclude=exclude)
 
 

@@ -26,7 +26,7 @@ from utp_env.env.config import load_env_config
 from utp_env.env.episode import EpisodeOutcome, TerminationReason
 from utp_env.query import Query
 from utp_env.runs.config import RunConfig
-from utp_env.runs.outcome import describe, plan_outcome, trace_summary, usage
+from utp_env.runs.outcome import AGENT_FAULTS, describe, plan_outcome, trace_summary, usage
 from utp_env.tools.database import Database, collector_paused
 from utp_env.tools.seeding import stable_int
 
@@ -80,12 +80,12 @@ def _dataset(config: RunConfig, progress: bool) -> Dataset:
     if config.db is not None:
         with contextlib.suppress(OSError):
             files = tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in Path(config.db).iterdir()))
-    key = (str(config.db), config.profile, files)
+    key = (str(config.db), config.profile, config.world, files)
     dataset = _DATASETS.get(key)
     if dataset is None:
         _DATASETS.clear()  # one database per process is the common case; do not hold several
         with collector_paused():
-            dataset = open_dataset(config.db, profile=config.profile, progress=progress)
+            dataset = open_dataset(config.db, profile=config.profile, seed=config.world, progress=progress)
             _build_indices(dataset.db)
             # The dataset lives as long as the process: moved to the collector's permanent
             # generation (before the collector runs again), it is not walked by every full
@@ -181,7 +181,7 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
     trace: Any = None
     try:
         result = _plan(ctx, query)
-    except Exception as exc:
+    except AGENT_FAULTS as exc:
         outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=describe(exc))
     else:
         trace = result.trace

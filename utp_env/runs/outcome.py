@@ -63,6 +63,12 @@ def usage(trace: Any) -> dict[str, Any] | None:
                                                        "output_tokens", "cost_usd")}
 
 
+AGENT_FAULTS: tuple[type[BaseException], ...] = (Exception, SystemExit)
+"""What an agent's code may raise that is its fault and recorded as the episode's `agent_error`:
+any `Exception`, and `SystemExit` (a model library or agent calling `sys.exit`), which would
+otherwise end the whole run. `KeyboardInterrupt` still stops the run."""
+
+
 def describe(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""

@@ -270,24 +270,24 @@ def checked_records(lines: Iterable[bytes], context: RecordContext | None = None
     return kept, bad
 
 
-CONFIG_FILE = "config.json"  # = utp_env.runs.runner.CONFIG_FILE (not imported: the runner pulls in agents)
+CONFIG_FILE = "config.json"
+"""A run folder's configuration file (the runner writes it, `read_run_config` reads it)."""
 SHOWN_BAD = 10  # bad lines named one by one by a reader; the rest are counted
 
 
-def read_run_config(run_dir: str | Path) -> dict[str, Any]:
+def read_run_config(run_dir: str | Path, fix: str = "restore it, or rerun `utp-env run` into a new folder",
+                    ) -> dict[str, Any]:
     """A run folder's config.json ({} when absent); a one-line ValueError naming the file when it
-    cannot be read or is not a JSON object."""
+    cannot be read or is not a JSON object, ending with `fix` (what the caller's user can do)."""
     path = Path(run_dir) / CONFIG_FILE
     if not path.exists():
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {str(exc)[:120]}); restore it, or rerun "
-                         "`utp-env run` into a new folder") from None
+        raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {str(exc)[:120]}); {fix}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a run's config (a JSON {type(data).__name__}); restore it, or rerun "
-                         "`utp-env run` into a new folder")
+        raise ValueError(f"{path} is not a run's config (a JSON {type(data).__name__}); {fix}")
     return data
 
 

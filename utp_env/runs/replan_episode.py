@@ -38,7 +38,7 @@ import gymnasium as gym
 from utp_env.env.episode import EpisodeOutcome, TerminationReason
 from utp_env.itinerary import Plan
 from utp_env.query import Query
-from utp_env.runs.outcome import describe, plan_outcome, trace_summary, usage
+from utp_env.runs.outcome import AGENT_FAULTS, describe, plan_outcome, trace_summary, usage
 
 CONTINUE = {"tool": "continue_trip", "args": {}}
 EXTRA_PAUSES = 4  # beyond the env's disruption bound: the loop stops even if an env never ends
@@ -95,7 +95,7 @@ def replan_env(ctx: Any) -> Any:
         from utp_env.env.replan import UTPReplanEnv
 
         env = UTPReplanEnv(db_path=ctx.config.db, profile=ctx.config.profile, config=overrides or None,
-                           replan=dict(ctx.config.replan) or None)
+                           replan=dict(ctx.config.replan) or None, world=ctx.config.world)
         _ENVS.clear()  # one env per process is the common case; do not hold several databases
         _ENVS[key] = env
     return env
@@ -122,7 +122,7 @@ def live_trip(env: Any, query: Query, plan: Plan, seed: int, repair: Callable[..
         if repair is not None and error is None:
             try:
                 repair(recorder, observation, info)
-            except Exception as exc:  # the agent's fault: recorded, the trip goes on without repairs
+            except AGENT_FAULTS as exc:  # the agent's fault: recorded, the trip goes on without repairs
 
                 error = f"repair failed: {describe(exc)}"
             if recorder.ended:
@@ -173,7 +173,7 @@ def run_replan_episode(ctx: Any, query: Query, trial: int, seed: int, started: f
             result = plan_with(ctx, query)
             trace = result.trace
             outcome = plan_outcome(ctx, query, seed, result)
-    except Exception as exc:
+    except AGENT_FAULTS as exc:
         outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=describe(exc))
     if not drives and outcome.termination_reason == TerminationReason.SUBMITTED and outcome.plan is not None:
         repair = getattr(agent, "repair", None)

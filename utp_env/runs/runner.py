@@ -33,11 +33,10 @@ from typing import Any
 from utp_env.runs.agent_identity import agent_identity, identity_changes
 from utp_env.runs.config import RunConfig, identity_differences
 from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, run_episode
-from utp_env.runs.records import LEGACY_AGENT, RecordContext
+from utp_env.runs.records import CONFIG_FILE, LEGACY_AGENT, RecordContext, read_run_config
 from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key
 from utp_env.tools.atomic import FileWriteError, write_text_atomic
 
-CONFIG_FILE = "config.json"
 LOCK_FILE = ".run.lock"
 # What a run folder may hold besides hidden files (the lock, temporary files of atomic writes).
 RUN_FILES = frozenset({CONFIG_FILE, RESULTS, REJECTED, "summary.json", "summary.md",
@@ -219,16 +218,12 @@ def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False, a
     run_dir = config.run_dir()
     path = run_dir / CONFIG_FILE
     identity = {"config": config.identity(), "db_hash": db_hash}
-    saved: Any = None
+    saved: dict[str, Any] | None = None
     if path.exists():
         try:
-            saved = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-            raise RunFolderError(f"{path} cannot be read ({type(exc).__name__}: {exc}); restore it, or choose "
-                                 "another --out folder") from None
-        if not isinstance(saved, dict):
-            raise RunFolderError(f"{path} is not a run's config (a JSON {type(saved).__name__}); choose another "
-                                 "--out folder")
+            saved = read_run_config(run_dir, fix="restore it, or choose another --out folder")
+        except ValueError as exc:
+            raise RunFolderError(str(exc)) from None
         previous = {"config": saved.get("config_identity"), "db_hash": saved.get("db_hash")}
         if previous != identity:
             saved_config = previous["config"] if isinstance(previous["config"], dict) else {}
