@@ -73,10 +73,17 @@ def rl_env_class(tools: Sequence[str] | None = None, **env_kwargs: Any) -> type[
     them: the prompt then carries only those schemas (the tiny smoke run keeps its prompt short so).
     """
     attributes: dict[str, Any] = {"env_kwargs": dict(env_kwargs), "episodes": [], **tool_attributes(env_kwargs)}
-    if tools is not None:
-        known = tool_method_names(UTPToolEnv)
-        unknown = sorted(set(tools) - set(known))
-        if unknown or not tools:
-            raise ValueError(f"tools: unknown tool names {unknown} (or none given); choose from {known}")
-        attributes.update({name: None for name in known if name not in tools})
-    return type("RLToolEnv", (RLToolEnv,), attributes)
+    return type("RLToolEnv", (RLToolEnv,), attributes | shadowed_tools(tools))
+
+
+def shadowed_tools(tools: Sequence[str] | None) -> dict[str, None]:
+    """Class attributes that hide every tool method not in `tools` (None: hide none), so that TRL,
+    which offers the model a class's public functions, lists only `tools`; a ValueError naming
+    unknown names (or an empty list) and the known ones."""
+    if tools is None:
+        return {}
+    known = tool_method_names(UTPToolEnv)
+    unknown = sorted(set(tools) - set(known))
+    if unknown or not tools:
+        raise ValueError(f"tools: unknown tool names {unknown} (or none given); choose from {known}")
+    return {name: None for name in known if name not in tools}

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from utp_env.env.adapters import UTPToolEnv, _jsonable, tool_method_names
-from utp_env.rl.env import UNFINISHED_MESSAGE, EpisodeRecord, RLToolEnv
+from utp_env.env.adapters import _jsonable
+from utp_env.rl.env import UNFINISHED_MESSAGE, EpisodeRecord, RLToolEnv, shadowed_tools
 
 
 class RemoteRLToolEnv(RLToolEnv):
@@ -85,10 +85,4 @@ def remote_env_class(base_url: str, tools: Sequence[str] | None = None) -> type[
         raise ValueError(f"--server: {base_url!r} is not a URL; give the one `utp-env serve` prints, "
                          "e.g. http://127.0.0.1:8000")
     attributes: dict[str, Any] = {"base_url": base_url, "episodes": []}
-    if tools is not None:
-        known = tool_method_names(UTPToolEnv)
-        unknown = sorted(set(tools) - set(known))
-        if unknown or not tools:
-            raise ValueError(f"tools: unknown tool names {unknown} (or none given); choose from {known}")
-        attributes.update({name: None for name in known if name not in tools})
-    return type("RemoteRLToolEnv", (RemoteRLToolEnv,), attributes)
+    return type("RemoteRLToolEnv", (RemoteRLToolEnv,), attributes | shadowed_tools(tools))
