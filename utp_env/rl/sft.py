@@ -29,7 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
 from utp_env.rl.recipe import load_pretrained, require_rl_extra
@@ -105,7 +105,7 @@ def lookup_leg_calls(db: Any, query: Any, plan: Any) -> list[tuple[str, dict[str
     call (the city), or in the env's last answer (the service number), except the first city
     of a trip to a state, which the reference planner chose."""
     from utp_env.tools.clock import weekday
-    from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE, services
+    from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE, ServiceTable, services
 
     first = next((leg for day in plan.days for leg in day.transport), None)
     if first is None:
@@ -113,7 +113,7 @@ def lookup_leg_calls(db: Any, query: Any, plan: Any) -> list[tuple[str, dict[str
     origin, destination, date = query.org, first.destination, query.dates[0]
     calls: list[tuple[str, dict[str, Any]]] = []
     for mode in LOOKUP_ORDER:
-        table = SERVICE_TABLE[mode]
+        table = cast("ServiceTable", SERVICE_TABLE[mode])
         calls.append((SEARCH_TOOL_OF_MODE[mode], {"origin": origin, "destination": destination, "date": date,
                                                    "limit": 1}))
         rows = services(db, table, origin, destination, weekday(date))  # sorted by departure, as the answer
