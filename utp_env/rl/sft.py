@@ -12,10 +12,12 @@ after SFT, and after GRPO when `--grpo-steps` > 0: greedy multi-turn rollouts in
 `<tool_call>` of the model sent as an env step, the episode ended as at the step limit when the
 model stops (`evaluate_policy`). `--summary` writes these numbers as JSON.
 
-`--tiny` builds the tiny model of `utp_env.rl.tiny` (random weights, a tokenizer trained on the
-demonstrations) and short demonstrations it can learn on a CPU: the legs of each reference plan
-as `add_leg` calls answered by the env, then `submit` (style `legs`, the tools of the tiny GRPO run),
-on the first `--limit` train queries.
+`--tiny` builds the two-layer tiny model of `utp_env.rl.tiny` (random weights; a tokenizer trained
+on the demonstrations that keeps cities, dates and service numbers as single tokens) and short
+demonstrations it can learn on a CPU, on the first `--limit` train queries (`lookup_leg_calls`):
+look the trip's first leg up (buses, then trains, then flights), `add_leg` with the number the
+env's answer lists, `submit`. On held-out queries it can only earn a reward by copying the task's
+cities and the answer's number into its calls (docs/RL.md "SFT, then GRPO" has the numbers).
 """
 
 from __future__ import annotations
