@@ -12,10 +12,12 @@ after SFT, and after GRPO when `--grpo-steps` > 0: greedy multi-turn rollouts in
 `<tool_call>` of the model sent as an env step, the episode ended as at the step limit when the
 model stops (`evaluate_policy`). `--summary` writes these numbers as JSON.
 
-`--tiny` builds the tiny model of `utp_env.rl.tiny` (random weights, a tokenizer trained on the
-demonstrations) and short demonstrations it can learn on a CPU: the legs of each reference plan
-as `add_leg` calls answered by the env, then `submit` (style `legs`, the tools of the tiny GRPO run),
-on the first `--limit` train queries.
+`--tiny` builds the two-layer tiny model of `utp_env.rl.tiny` (random weights; a tokenizer trained
+on the demonstrations that keeps cities, dates and service numbers as single tokens) and short
+demonstrations it can learn on a CPU, on the first `--limit` train queries (`lookup_leg_calls`):
+look the trip's first leg up (buses, then trains, then flights), `add_leg` with the number the
+env's answer lists, `submit`. On held-out queries it can only earn a reward by copying the task's
+cities and the answer's number into its calls (docs/RL.md "SFT, then GRPO" has the numbers).
 """
 
 from __future__ import annotations
@@ -29,12 +31,25 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
-from utp_env.rl.recipe import TINY_TOOLS, load_pretrained, require_rl_extra
+from utp_env.rl.recipe import load_pretrained, require_rl_extra
+from utp_env.rl.tiny import TinySpec
+from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE, ServiceMode
 
-TINY_ENV = {"max_observation_chars": 1000, "step_limit": 16}
+TINY_ENV: dict[str, Any] = {"max_observation_chars": 1000, "step_limit": 16, "compact": True}
+# The tiny run's tools: the three transport searches, add_leg and submit (its demonstrations use no others).
+TINY_SFT_TOOLS = ("search_buses", "search_trains", "search_flights", "add_leg", "submit")
+# The order the tiny demonstrations look the first leg up in: buses first (on the mini sandbox the mode
+# most often running between a query's origin and its first city), then trains, then flights.
+LOOKUP_ORDER: tuple[ServiceMode, ...] = ("bus", "train", "flight")
+# The tiny model of the SFT run: two layers (copying a word from the context needs an attention layer
+# that finds it after one that marks what precedes each word).
+TINY_SFT_SPEC = TinySpec(layers=2, hidden_size=128, intermediate_size=256)
+# The tiny run's demonstrations and epochs: copying the task's words into the calls (rather than the
+# marginal city or date) sets in after about 6 epochs of 256 demonstrations (docs/RL.md).
+TINY_DEMOS, TINY_EPOCHS = 256, 10.0
 TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
 
 
@@ -65,9 +80,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
     p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed (default 0)")
     p.add_argument("--split", default="train", help="the split the demonstrations come from (default train)")
-    p.add_argument("--limit", type=int, default=None, help="first N queries of --split (tiny default 16)")
-    p.add_argument("--epochs", type=float, default=None, help="SFT epochs (tiny default 30, else 2)")
-    p.add_argument("--learning-rate", type=float, default=None, help="SFT learning rate (tiny 3e-3, else 1e-5)")
+    p.add_argument("--limit", type=int, default=None, help="first N queries of --split (tiny default 256)")
+    p.add_argument("--epochs", type=float, default=None, help="SFT epochs (tiny default 10, else 2)")
+    p.add_argument("--learning-rate", type=float, default=None, help="SFT learning rate (tiny 5e-3, else 1e-5)")
     p.add_argument("--max-length", type=int, default=None, help="tokens per transcript (tiny 1024, else 16384)")
     p.add_argument("--eval-split", default="validation", help="held-out split scored before and after")
     p.add_argument("--eval-limit", type=int, default=8, help="held-out queries scored (default 8)")
@@ -81,16 +96,62 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def legs_calls(plan: Any) -> list[tuple[str, dict[str, Any]]]:
-    """`add_leg` calls that add the legs of `plan`, day by day, then `submit`."""
-    from utp_env.rl.scripted import add_leg_args
+def lookup_leg_calls(db: Any, query: Any, plan: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The tiny demonstration of `query`: look up the trip's first leg (the query's origin to the
+    first city of the reference `plan`, on the first date) mode by mode in `LOOKUP_ORDER`, one
+    service per answer (`limit` 1), until an answer lists one; add that service with `add_leg`
+    (its number as the answer shows it); then `submit`. When no mode runs on that day, the
+    demonstration submits after the three lookups (an empty plan).
 
-    calls = [("add_leg", add_leg_args(day.day, leg)) for day in plan.days for leg in day.transport]
+    Everything the model must write is in the task text (origin, date), in its own earlier
+    call (the city), or in the env's last answer (the service number), except the first city
+    of a trip to a state, which the reference planner chose."""
+    from utp_env.tools.clock import weekday
+    from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE, ServiceTable, services
+
+    first = next((leg for day in plan.days for leg in day.transport), None)
+    if first is None:
+        return [("submit", {})]
+    origin, destination, date = query.org, first.destination, query.dates[0]
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for mode in LOOKUP_ORDER:
+        table = cast("ServiceTable", SERVICE_TABLE[mode])
+        calls.append((SEARCH_TOOL_OF_MODE[mode], {"origin": origin, "destination": destination, "date": date,
+                                                   "limit": 1}))
+        rows = services(db, table, origin, destination, weekday(date))  # sorted by departure, as the answer
+        if rows.size:
+            number = str(db.tables[table].value(NUMBER_COLUMN[table], int(rows[0])))
+            leg = {"day": 1, "mode": mode, "origin": origin, "destination": destination, "number": number}
+            return [*calls, ("add_leg", leg), ("submit", {})]
     return [*calls, ("submit", {})]
 
 
+def tiny_word_kinds(db: Any) -> dict[str, list[str]]:
+    """What the tiny tokenizer keeps as single tokens, by kind, so that copying one is one step:
+    the tools' names, the modes, the cities, every date of the calendar, and the service numbers
+    of `db`'s flights, trains and buses (the training world's: another world's numbers that differ
+    are split into pieces; docs/RL.md says what that costs). The kinds also seed the embeddings
+    (`tiny.build_model`)."""
+    import datetime as dt
+
+    from utp_env.tools.lookup.common import calendar
+
+    dates: list[str] = []
+    span = calendar(db)
+    if span is not None:
+        day, last = dt.date.fromisoformat(span[0]), dt.date.fromisoformat(span[1])
+        while day <= last:
+            dates.append(day.isoformat())
+            day += dt.timedelta(days=1)
+    numbers = [str(v) for table, column in NUMBER_COLUMN.items() for v in sorted(set(db.tables[table].columns[column]))]
+    return {"tools": list(TINY_SFT_TOOLS), "modes": list(LOOKUP_ORDER),
+            "cities": sorted({str(c) for c in db.tables["cities"].columns["city"]}), "dates": dates,
+            "numbers": list(dict.fromkeys(numbers))}
+
+
 def build_demos(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The demonstrations of the run: a file, or (tiny) the `legs` transcripts of the first queries."""
+    """The demonstrations of the run: a file, or (tiny) the lookup-then-`add_leg` transcripts of the
+    first `--limit` queries of `--split` (`lookup_leg_calls`)."""
     from utp_env.rl import demos
 
     if args.demos:
@@ -107,8 +168,8 @@ def build_demos(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> list[di
         if reference is None:
             continue
         if args.tiny:
-            record = demos.transcript(env, query, [], reference, calls=legs_calls(reference),
-                                      system=MULTI_TURN_SYSTEM, request=MULTI_TURN_REQUEST, tools=TINY_TOOLS)
+            record = demos.transcript(env, query, [], reference, calls=lookup_leg_calls(env.db, query, reference),
+                                      system=MULTI_TURN_SYSTEM, request=MULTI_TURN_REQUEST, tools=TINY_SFT_TOOLS)
         else:
             record = demos.transcript(env, query, demos.planner_lookups(query, env), reference)
         out.append(record)
@@ -128,6 +189,19 @@ def trl_tool_schemas(names: Sequence[str] | None, env_kwargs: dict[str, Any],
     cls = rl_env_class(tools=names, config=config, **env_kwargs)
     env = cls()
     return [get_json_schema(getattr(env, name)) for name in tool_method_names(cls) if name != "get_reward"]
+
+
+def prompt_head(names: Sequence[str], env_kwargs: dict[str, Any], config: dict[str, Any] | None) -> str:
+    """The text every tiny prompt starts with: the system prompt and the tools' schemas as the chat
+    template renders them. The tiny tokenizer's corpus repeats it, so that BPE merges it into few
+    long tokens and a transcript is a few hundred tokens shorter (faster to train on a CPU)."""
+    from utp_env.rl import tiny as tiny_model
+
+    scratch = tiny_model.train_tokenizer([MULTI_TURN_SYSTEM], vocab_size=512)  # only its chat template is used
+    text = str(scratch.apply_chat_template([{"role": "system", "content": MULTI_TURN_SYSTEM},
+                                            {"role": "user", "content": ""}],
+                                           tools=trl_tool_schemas(names, env_kwargs, config), tokenize=False))
+    return text.split("<|im_start|>user", 1)[0]
 
 
 def tokenize(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
@@ -150,13 +224,31 @@ def tokenize(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
     return Dataset.from_dict(rows)
 
 
+def held_out_of_demos(demonstrated: Sequence[str], env_kwargs: dict[str, Any],
+                      targets: dict[str, tuple[dict[str, Any], str]]) -> None:
+    """Exit with one line when a query scored as held out (a target other than `seen` in the
+    training world) is one of the demonstrated queries: the held-out numbers would be contaminated."""
+    from utp_env.env.config import split_pool
+    from utp_env.env.core import UTPEnv
+
+    for name, (kwargs, split) in targets.items():
+        if name == "seen" or kwargs != env_kwargs:
+            continue
+        leaked = set(demonstrated) & {q.query_id for q in split_pool(UTPEnv(**kwargs, split=split).db, split)}
+        if leaked:
+            raise SystemExit(f"--eval-split {split}: {len(leaked)} of its queries are demonstrations (e.g. "
+                             f"{min(leaked)}); score on a split the demonstrations do not come from")
+
+
 def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], split: str, limit: int,
                     schemas: list[dict[str, Any]], config: dict[str, Any] | None, *, system: str, request: str,
                     max_new_tokens: int = 256, rounds: int = 12) -> dict[str, Any]:
     """Greedy multi-turn rollouts of `model` on the first `limit` queries of `split`: each
     `<tool_call>{...}</tool_call>` it writes is one env step; the episode ends at `submit`, the env's
     step limit, `rounds` turns, or a turn without a tool call (then scored as at the step limit).
-    Returns the mean reward, the rewards, and the share of calls the env accepted."""
+    Returns the mean reward, the rewards, the calls the env accepted, and `from_origin`: the episodes
+    with an accepted `add_leg` that leaves the query's origin (a leg the task asked for, not one
+    that is merely valid: the reward counts any valid leg)."""
     import torch
 
     from utp_env.env.config import split_pool
@@ -165,13 +257,14 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
 
     env = UTPEnv(**env_kwargs, split=split, config=config)
     rewards: list[float] = []
-    calls = accepted = 0
+    calls = accepted = from_origin = 0
     model.eval()
-    for query in split_pool(env.db, split)[:limit]:
+    queries = split_pool(env.db, split)[:limit]
+    for query in queries:
         task, _ = env.reset(seed=0, options={"query_id": query.query_id})
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                           {"role": "user", "content": request + task}]
-        reward, done = 0.0, False
+        reward, done, grounded = 0.0, False, False
         for _ in range(rounds):
             ids = tokenizer.apply_chat_template(messages, tools=schemas, add_generation_prompt=True, tokenize=True,
                                                 return_dict=True, return_tensors="pt")
@@ -188,7 +281,10 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
                 break
             calls += 1
             observation, reward, terminated, truncated, info = env.step({"tool": name, "args": arguments})
-            accepted += int(all(c.get("ok") for c in info.get("calls") or [{}]))
+            ok = all(c.get("ok") for c in info.get("calls") or [{}])
+            accepted += int(ok)
+            grounded = grounded or (ok and name == "add_leg" and isinstance(arguments, dict)
+                                    and arguments.get("origin") == query.org)
             messages += [{"role": "assistant", "content": "",
                           "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]},
                          {"role": "tool", "content": observation}]
@@ -198,9 +294,10 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
         if not done:
             reward, _ = env.end_episode(TerminationReason.STEP_LIMIT, message="evaluation: the model stopped")
         rewards.append(float(reward))
+        from_origin += int(grounded)
     mean = sum(rewards) / len(rewards) if rewards else 0.0
     return {"mean_reward": mean, "rewards": rewards, "tool_calls": calls, "accepted_calls": accepted,
-            "queries": len(rewards)}
+            "from_origin": from_origin, "queries": len(rewards), "query_ids": [q.query_id for q in queries]}
 
 
 def main(argv: Sequence[str] | None = None) -> SFTSummary:
@@ -212,9 +309,9 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     from trl import SFTConfig, SFTTrainer
 
     tiny = bool(args.tiny)
-    args.limit = args.limit if args.limit is not None else (16 if tiny else None)
-    epochs = args.epochs if args.epochs is not None else (30.0 if tiny else 2.0)
-    learning_rate = args.learning_rate if args.learning_rate is not None else (3e-3 if tiny else 1e-5)
+    args.limit = args.limit if args.limit is not None else (TINY_DEMOS if tiny else None)
+    epochs = args.epochs if args.epochs is not None else (TINY_EPOCHS if tiny else 2.0)
+    learning_rate = args.learning_rate if args.learning_rate is not None else (5e-3 if tiny else 1e-5)
     max_length = args.max_length if args.max_length is not None else (1024 if tiny else 16384)
     grpo_steps = args.grpo_steps if args.grpo_steps is not None else (2 if tiny else 0)
     profile = args.profile or ("mini" if tiny else "full")
@@ -224,22 +321,6 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     records = build_demos(args, env_kwargs)
     if not records:
         raise SystemExit("no demonstrations: the split is empty or has no reference plans")
-    if tiny:
-        from utp_env.rl import tiny as tiny_model
-        from utp_env.rl.recipe import _corpus
-
-        tokenizer = tiny_model.train_tokenizer(
-            _corpus([(r["messages"], None) for r in records])
-            + [json.dumps(t) for t in trl_tool_schemas(TINY_TOOLS, env_kwargs, dict(TINY_ENV))], words=TINY_TOOLS)
-        model = tiny_model.build_model(tokenizer, seed=args.seed)
-    else:
-        tokenizer, model = load_pretrained(args.model)
-    summary = SFTSummary(model="tiny" if tiny else str(args.model), demos=len(records),
-                         train_queries=[r["query_id"] for r in records])
-    system, request = (MULTI_TURN_SYSTEM, MULTI_TURN_REQUEST) if tiny else (records[0]["messages"][0]["content"], "")
-    eval_config = dict(TINY_ENV) if tiny else dict(records[0].get("env_config") or {}) or None
-    tool_names = TINY_TOOLS if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])
-    schemas = trl_tool_schemas(tool_names, env_kwargs, eval_config)
     # seen: the first demonstrated queries (did SFT fit them?); held_out: the eval split; other world(s).
     targets: dict[str, tuple[dict[str, Any], str]] = {"seen": (env_kwargs, args.split),
                                                       "held_out": (env_kwargs, args.eval_split)}
@@ -247,12 +328,33 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
         targets["other_world"] = ({**env_kwargs, "db_path": None, "world": args.eval_world}, args.eval_split)
     if args.eval_db_path:
         targets["other_db"] = ({**env_kwargs, "db_path": args.eval_db_path, "world": 0}, args.eval_split)
+    held_out_of_demos([r["query_id"] for r in records], env_kwargs, targets)
+    if tiny:
+        from utp_env.env.core import UTPEnv
+        from utp_env.rl import tiny as tiny_model
+        from utp_env.rl.recipe import WRITTEN_WEIGHT, _corpus
+
+        kinds = tiny_word_kinds(UTPEnv(**env_kwargs, split=args.split).db)
+        tokenizer = tiny_model.train_tokenizer(
+            _corpus([(r["messages"], None) for r in records])
+            + [prompt_head(TINY_SFT_TOOLS, env_kwargs, dict(TINY_ENV))] * WRITTEN_WEIGHT,
+            words=[w for words in kinds.values() for w in words])
+        model = tiny_model.build_model(tokenizer, TINY_SFT_SPEC, seed=args.seed, kinds=list(kinds.values()))
+    else:
+        tokenizer, model = load_pretrained(args.model)
+    summary = SFTSummary(model="tiny" if tiny else str(args.model), demos=len(records),
+                         train_queries=[r["query_id"] for r in records])
+    system, request = (MULTI_TURN_SYSTEM, MULTI_TURN_REQUEST) if tiny else (records[0]["messages"][0]["content"], "")
+    eval_config = dict(TINY_ENV) if tiny else dict(records[0].get("env_config") or {}) or None
+    tool_names = TINY_SFT_TOOLS if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])
+    schemas = trl_tool_schemas(tool_names, env_kwargs, eval_config)
 
     def score(stage: str, policy: Any) -> None:
         for name, (kwargs, split) in targets.items():
             limit = min(args.eval_limit, len(records)) if name == "seen" else args.eval_limit
             summary.evaluations[f"{stage}/{name}"] = evaluate_policy(
-                policy, tokenizer, kwargs, split, limit, schemas, eval_config, system=system, request=request)
+                policy, tokenizer, kwargs, split, limit, schemas, eval_config, system=system, request=request,
+                **({"max_new_tokens": 96, "rounds": 8} if tiny else {}))
 
     score("before_sft", model)
     output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-sft-")
@@ -283,10 +385,10 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
             grpo_args += ["--profile", profile]
         if tiny:
             grpo_args += ["--limit", str(min(args.limit or 4, 4)), "--num-generations", "4",
-                          "--max-completion-length", "384", "--learning-rate", "3e-4", "--temperature", "0.7",
+                          "--max-completion-length", "512", "--learning-rate", "3e-4", "--temperature", "0.7",
                           "--step-limit", str(TINY_ENV["step_limit"]), "--max-tool-calling-iterations", "8",
                           "--max-observation-chars", str(TINY_ENV["max_observation_chars"]),
-                          "--tools", ",".join(tool_names)]
+                          "--tools", ",".join(tool_names), "--compact"]
         started = time.perf_counter()
         grpo_multi_turn.main(grpo_args)
         summary.seconds_grpo = time.perf_counter() - started
@@ -297,7 +399,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
         Path(args.summary).write_text(json.dumps(summary.to_json(), indent=2), encoding="utf-8")
     for stage, result in summary.evaluations.items():
         print(f"{stage}: mean reward {result['mean_reward']:.4f} over {result['queries']} queries, "
-              f"{result['accepted_calls']}/{result['tool_calls']} tool calls accepted")
+              f"{result['accepted_calls']}/{result['tool_calls']} tool calls accepted, "
+              f"{result['from_origin']} with a leg from the origin")
     print(f"SFT: {len(records)} demonstrations, {summary.seconds_sft:.1f} s; GRPO {grpo_steps} steps "
           f"{summary.seconds_grpo:.1f} s; checkpoint {output_dir}")
     return summary

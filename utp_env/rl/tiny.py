@@ -76,8 +76,16 @@ def train_tokenizer(corpus: Iterable[str], vocab_size: int = TinySpec.vocab_size
     return tokenizer
 
 
-def build_model(tokenizer: Any, spec: TinySpec = TinySpec(), seed: int = 0) -> Any:
-    """A `Qwen3ForCausalLM` of `spec`'s sizes with random weights drawn from `seed`, for `tokenizer`."""
+def build_model(tokenizer: Any, spec: TinySpec = TinySpec(), seed: int = 0,
+                kinds: Sequence[Sequence[str]] = ()) -> Any:
+    """A `Qwen3ForCausalLM` of `spec`'s sizes with random weights drawn from `seed`, for `tokenizer`.
+
+    `kinds` groups words of the tokenizer (e.g. the cities, the dates, the service numbers): the
+    embeddings of one group start from one shared random vector plus each word's own (half the
+    variance each), so that from the first step an attention head can find "a city" or "a service
+    number" in the context, including one never seen in training, and copy it. It is the prior a
+    real model's pretrained embeddings carry (and what initialising new tokens from their pieces
+    gives); the words' own parts still tell them apart."""
     import torch
     from transformers import GenerationConfig, Qwen3Config, Qwen3ForCausalLM
 
@@ -91,6 +99,18 @@ def build_model(tokenizer: Any, spec: TinySpec = TinySpec(), seed: int = 0) -> A
                          pad_token_id=pad)
     torch.manual_seed(seed)
     model = Qwen3ForCausalLM(config)
+    if kinds:
+        embedding = model.get_input_embeddings().weight
+        std = float(config.initializer_range)
+        generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for words in kinds:
+                ids = [i for i in tokenizer.convert_tokens_to_ids(list(words)) if i is not None and i >= 0]
+                if not ids:
+                    continue
+                shared = torch.randn(spec.hidden_size, generator=generator)
+                own = torch.randn(len(ids), spec.hidden_size, generator=generator)
+                embedding[torch.tensor(ids)] = std * (shared + own) / math.sqrt(2)
     model.generation_config = GenerationConfig(eos_token_id=eos, pad_token_id=pad, bos_token_id=eos)
     return model
 
