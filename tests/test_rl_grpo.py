@@ -68,7 +68,7 @@ def test_multi_turn_grpo_against_a_server(tmp_path: Path, mini_db_path: Path) ->
     same rollouts and rewards as the same run with the env in this process."""
     import importlib
 
-    from test_serve_openenv import openenv_server
+    from serve_process import openenv_server
 
     config = tmp_path / "env.yaml"
     config.write_text("step_limit: 8\nmax_observation_chars: 1000\n", encoding="utf-8")  # the --tiny settings

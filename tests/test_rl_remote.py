@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from serve_process import openenv_server
 from serve_script import query_ids
-from test_serve_openenv import openenv_server
 
 from utp_env.rl.env import rl_env_class
 from utp_env.rl.remote import remote_env_class

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
+from serve_process import served
 from serve_script import in_process, query_ids, scripted_calls
 
 from utp_env.cli import main
@@ -156,21 +156,6 @@ def test_stdio_server_lists_and_plays(mini_db_path: Path, qids: list[str]) -> No
     asyncio.run(go())
 
 
-@contextmanager
-def http_server(*args: str) -> Iterator[str]:
-    """`utp-env serve ... --port 0` as a subprocess on 127.0.0.1; yields its URL (from its stderr line)."""
-    proc = subprocess.Popen([sys.executable, "-m", "utp_env", "serve", "--host", "127.0.0.1", "--port", "0", *args],
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        assert " on http://127.0.0.1:" in line, line + proc.stderr.read()
-        yield line.rsplit(" on ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-
-
 @asynccontextmanager
 async def http_session(url: str) -> AsyncIterator[ClientSession]:
     async with streamable_http_client(url) as (read, write, _), ClientSession(read, write) as session:
@@ -200,7 +185,7 @@ def test_http_sessions_are_separate_episodes(mini_db_path: Path, qids: list[str]
         assert_same_episode(results[0], local[0])
         assert_same_episode(results[2], local[1])
 
-    with http_server("--mcp", "http", "--db", str(mini_db_path)) as url:
+    with served("--mcp", "http", "--db", str(mini_db_path)) as url:
         assert url.endswith("/mcp")
         asyncio.run(go(url))
 

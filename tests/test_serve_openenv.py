@@ -9,36 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import websockets
 from openenv.core.env_server.mcp_types import CallToolAction, ListToolsAction
+from serve_process import openenv_server
 from serve_script import in_process, query_ids, scripted_calls
 
 from utp_env.env.core import UTPEnv
 from utp_env.serve.openenv_server import UTPEnvClient, UTPOpenEnv
 from utp_env.serve.session import SessionFactory
-
-
-@contextmanager
-def openenv_server(*args: str) -> Iterator[str]:
-    """`utp-env serve --port 0 ...` (OpenEnv) as a subprocess on 127.0.0.1; yields its base URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "utp_env", "serve", "--host", "127.0.0.1", "--port", "0", *args],
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        assert "OpenEnv" in line and " on http://127.0.0.1:" in line, line + proc.stderr.read()
-        yield line.rsplit(" on ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
 
 
 async def play(url: str, seed: int, query_id: str, calls: list[tuple[str, dict[str, Any]]],
