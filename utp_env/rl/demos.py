@@ -38,7 +38,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, SupportsFloat
 
 import gymnasium as gym
 
@@ -49,6 +49,7 @@ from utp_env.env.replan import UTPReplanEnv
 from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.query import Query
+from utp_env.runs.replan_episode import StepRecorder
 from utp_env.tools.atomic import write_with_atomic
 
 if TYPE_CHECKING:
@@ -132,8 +133,9 @@ def _call_message(call_id: str, name: str, args: dict[str, Any]) -> dict[str, An
             "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]}
 
 
-class TranscriptRecorder(gym.Wrapper[str, Any, str, Any]):
-    """An env whose every `step` becomes an assistant tool call and the tool message answering it.
+class TranscriptRecorder(StepRecorder):
+    """The run worker's `StepRecorder` (it remembers the last answer and whether it ended the
+    episode) whose every `step` also becomes an assistant tool call and the tool message answering it.
 
     A step's action (`{"tool": ..., "args": ...}`, as the reference repair policy sends it, or a
     `(name, args)` pair) is turned into the OpenAI message first and that message is what the env
@@ -142,21 +144,14 @@ class TranscriptRecorder(gym.Wrapper[str, Any, str, Any]):
     def __init__(self, env: gym.Env[str, Any], messages: list[dict[str, Any]]) -> None:
         super().__init__(env)
         self.messages = messages
-        self.last: tuple[str, float, bool, bool, dict[str, Any]] = ("", 0.0, False, False, {})
 
-    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
         name, args = (action["tool"], dict(action.get("args") or {})) if isinstance(action, dict) else action
-        call_id = f"call_{sum(m['role'] == 'tool' for m in self.messages) + 1}"
+        call_id = f"call_{self.steps + 1}"
         message = _call_message(call_id, name, args)
-        observation, reward, terminated, truncated, info = self.env.step(message)
-        self.messages += [message, {"role": "tool", "tool_call_id": call_id, "content": observation}]
-        self.last = (observation, float(reward), bool(terminated), bool(truncated), info)
-        return self.last
-
-    @property
-    def ended(self) -> bool:
-        """Whether the last recorded step ended the episode."""
-        return self.last[2] or self.last[3]
+        answer = super().step(message)
+        self.messages += [message, {"role": "tool", "tool_call_id": call_id, "content": answer[0]}]
+        return answer
 
 
 def transcript(env: UTPEnv, query: Query, lookups: Sequence[tuple[str, dict[str, Any]]], reference: Plan,
@@ -186,6 +181,7 @@ def transcript(env: UTPEnv, query: Query, lookups: Sequence[tuple[str, dict[str,
             break
     continues = 0
     while closed_loop and not recorder.ended and continues < MAX_CONTINUES:
+        assert recorder.last is not None  # the calls end with a submission
         observation, _, _, _, info = recorder.last
         if info.get("disruption") and repair is not None:
             repair(recorder, observation, info)
@@ -193,10 +189,11 @@ def transcript(env: UTPEnv, query: Query, lookups: Sequence[tuple[str, dict[str,
                 break
         recorder.step(("continue_trip", {}))
         continues += 1
+    assert recorder.last is not None
     _, reward, _, _, info = recorder.last
     schemas = [t for t in env.openai_tools() if tools is None or t["function"]["name"] in tools]
     record = {"messages": messages, "tools": schemas, "query_id": query.query_id, "split": query.split,
-              "seed": seed, "reward": reward, "termination_reason": info.get("termination_reason"),
+              "seed": seed, "reward": float(reward), "termination_reason": info.get("termination_reason"),
               "report": info.get("report"), "lookups": len(lookups), "db_hash": env.db.content_hash,
               "env": REPLAN_ENV_ID if closed_loop else ENV_ID,
               "env_config": {k: getattr(env.config, k) for k in demo_env_config()}}
