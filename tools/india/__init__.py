@@ -110,6 +110,16 @@ TOURIST_CITIES: tuple[str, ...] = (
     "Delhi", "Agra", "Jaipur", "Mumbai", "Panaji", "Varanasi", "Udaipur", "Kochi", "Amritsar", "Bengaluru",
     "Chennai", "Kolkata", "Hyderabad", "Mysuru", "Rishikesh", "Jodhpur", "Jaisalmer", "Darjeeling", "Leh", "Puri",
     "Ahmedabad", "Pune", "Aurangabad", "Nashik", "Madurai", "Shimla", "Manali", "Khajuraho", "Haridwar", "Ooty",
+    # the destinations of India's tourist circuits beyond the 30 most visited (the Golden Triangle's
+    # extensions, Rajasthan, Kerala, Himachal and Uttarakhand, the Buddhist circuit, the temple towns of
+    # the south, the hill stations, Kashmir and the North East), roughly most visited first
+    "Tirupati", "Mathura", "Vrindavan", "Srinagar", "Katra", "Jammu", "Gangtok", "Shillong", "Guwahati", "Munnar",
+    "Alappuzha", "Thiruvananthapuram", "Varkala", "Mahabalipuram", "Puducherry", "Kodaikanal", "Thanjavur",
+    "Rameswaram", "Kanyakumari", "Hampi", "Madikeri", "Gokarna", "Udupi", "Chikmagalur", "Pushkar", "Ajmer",
+    "Mount Abu", "Bikaner", "Chittorgarh", "Sawai Madhopur", "Ujjain", "Bhopal", "Gwalior", "Orchha", "Bodh Gaya",
+    "Patna", "Bhubaneswar", "Shirdi", "Lonavala", "Mahabaleshwar", "Dwarka", "Veraval", "Bhuj", "Diu",
+    "Dharamshala", "Dalhousie", "Mussoorie", "Nainital", "Dehradun", "Lucknow", "Prayagraj", "Ayodhya",
+    "Visakhapatnam", "Chandigarh", "Pahalgam", "Madgaon",
 )
 
 
