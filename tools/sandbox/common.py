@@ -88,7 +88,8 @@ def mst_edges(dist: np.ndarray) -> list[tuple[int, int]]:
     """Edges (i < j) of the minimum spanning tree of the complete graph with distance matrix `dist`.
 
     Prim's algorithm on the dense matrix (O(n^2) in numpy, much faster than a graph library on the
-    n^2 / 2 edges); the tree is unique when the distances are distinct.
+    n^2 / 2 edges); the tree is unique when the distances are distinct. Infinite distances are no
+    edge: a node reachable only through them starts a tree of its own (a spanning forest).
     """
     n = len(dist)
     if n < 2:
@@ -101,6 +102,13 @@ def mst_edges(dist: np.ndarray) -> list[tuple[int, int]]:
     for _ in range(n - 1):
         cand = np.where(in_tree, np.inf, best)
         v = int(np.argmin(cand))
+        if np.isinf(cand[v]):  # the rest is cut off from this tree: the next node starts a new one
+            v = int(np.flatnonzero(~in_tree)[0])
+            in_tree[v] = True
+            closer = (dist[v] < best) & ~in_tree
+            best = np.where(closer, dist[v], best)
+            parent[closer] = v
+            continue
         u = int(parent[v])
         edges.append((min(u, v), max(u, v)))
         in_tree[v] = True

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from utp_env.tools.india import TOURIST_CITIES, TOURIST_PLACE_GEONAMES, TOURIST_PLACE_RECORDS
 from utp_env.tools.sandbox.common import distance_matrix_km, haversine_km
 from utp_env.tools.sandbox.profiles import SandboxProfile
 
@@ -64,25 +65,25 @@ GEONAMES_CORRECTIONS: dict[int, int | None] = {
     1254361: 473_637,  # Tirunelveli: listed with its district's 1.44 million
 }
 
-# The places travellers in India go to that geonames' city list leaves out or ranks too low to be
-# chosen by population: always chosen (when their state is), under their usual name, and given
-# a `draw` for the gravity models of trains, buses and flights: about their yearly visitors in
-# millions as population (state tourism departments' visitor statistics, rounded), so that Goa,
-# Leh or Manali are connected as they are in reality. geonameid -> (name, draw); Manali
-# (Himachal Pradesh, 8,096 people) is below geonames' 15,000 list and is given in full.
-TOURIST_PLACES: dict[int, tuple[str, int]] = {
-    1260607: ("Panaji", 3_000_000),  # Goa's capital; Dabolim and Mopa airports
-    1264976: ("Leh", 600_000),
-    1263967: ("Manali", 1_200_000),
-    1258128: ("Rishikesh", 1_000_000),
-    1273467: ("Darjeeling", 800_000),
-    1269507: ("Jaisalmer", 700_000),
-    1267154: ("Khajuraho", 400_000),  # geonames: "Khajuraho Group of Monuments"
-}
-EXTRA_PLACES: tuple[dict, ...] = (  # tourist places below geonames' 15,000 list (geonames' own records)
-    {"geonameid": 1263967, "name": "Manali", "countrycode": "IN", "admin1code": "11", "population": 8096,
-     "latitude": 32.2574, "longitude": 77.17481},
-)
+# The places travellers go to (`utp_env.tools.india.TOURIST_CITIES`) are always chosen when their
+# state is, under their usual name (`TOURIST_PLACE_GEONAMES`: geonameid of each), also when geonames
+# ranks them below the population cut (`TOURIST_PLACE_RECORDS`: Manali, Hampi, Orchha ...) or within
+# a bigger city's reach (Pushkar by Ajmer, Vrindavan by Mathura, Hampi by Hosapete). Each has a
+# `draw` for the gravity models of roads and buses: the larger of its population and
+# `TOURIST_DRAW / rank ** TOURIST_DRAW_EXPONENT` by its rank in `TOURIST_CITIES` (most visited first),
+# so that Goa, Leh or Manali count as the destinations they are, not as the small towns they are.
+TOURIST_DRAW = 10_000_000.0
+TOURIST_DRAW_EXPONENT = 0.8
+
+
+def tourist_draw(rank: int) -> float:
+    """The gravity weight of the tourist place of 1-based `rank` in `TOURIST_CITIES` (a rule, not a count)."""
+    return TOURIST_DRAW / rank**TOURIST_DRAW_EXPONENT
+
+
+TOURIST_PLACES: dict[int, str] = {gid: name for name, gid in TOURIST_PLACE_GEONAMES.items()}
+TOURIST_RANK: dict[int, int] = {TOURIST_PLACE_GEONAMES[name]: rank for rank, name in enumerate(TOURIST_CITIES, 1)}
+EXTRA_PLACES: tuple[dict, ...] = TOURIST_PLACE_RECORDS
 
 
 # Real municipalities (own corporation or council) next to a bigger city; they stay cities.
@@ -188,7 +189,7 @@ def select_cities(profile: SandboxProfile) -> Cities:
 
     def take(c: dict) -> None:
         gid = int(c["geonameid"])
-        name = TOURIST_PLACES[gid][0] if gid in TOURIST_PLACES else ascii_name(c["name"])
+        name = TOURIST_PLACES.get(gid) or ascii_name(c["name"])
         if name and name.casefold() not in seen and len(picked) < profile.n_cities:
             seen.add(name.casefold())
             picked.append({**c, "clean": name})
@@ -208,8 +209,9 @@ def select_cities(profile: SandboxProfile) -> Cities:
                          f"n_cities={profile.n_cities}")
     picked.sort(key=lambda c: (-c["population"], c["geonameid"]))
     population = np.array([int(c["population"]) for c in picked], dtype=np.int64)
-    draw = np.array([max(int(c["population"]), TOURIST_PLACES.get(int(c["geonameid"]), ("", 0))[1])
-                     for c in picked], dtype=np.int64)
+    draw = np.array([max(int(c["population"]), round(tourist_draw(TOURIST_RANK[int(c["geonameid"])]))
+                         if int(c["geonameid"]) in TOURIST_RANK else int(c["population"])) for c in picked],
+                    dtype=np.int64)
     return Cities(
         name=[c["clean"] for c in picked],
         state=[STATE_OF_ADMIN1[c["admin1code"]] for c in picked],
@@ -307,7 +309,7 @@ def match_airports(cities: Cities, radius_km: float, limit: int) -> dict[int, Ai
         rank = d - (1e6 if a["iata"] in MAIN_AIRPORTS else 0.0)
         if i not in best or rank < best[i][0]:
             best[i] = (rank, Airport(a["iata"], a["name"], i))
-    tourist = {name for name, _ in TOURIST_PLACES.values()}
+    tourist = set(TOURIST_PLACES.values())
     def order(i: int) -> tuple[bool, float, int]:
         return cities.name[i] not in tourist, -airport_traffic(best[i][1].iata, cities.population[i]), i
 

@@ -1,9 +1,15 @@
 """Road tables: the all-pairs `distances`, the `road_routes` network and the `buses` on it.
 
 Road distance is great-circle distance times the profile's road factor; driving time comes from
-one speed function, so `distances` and `road_routes` agree on every pair they share. Cabs may
-drive exactly the `road_routes` pairs. The road pairs are a spanning tree (cabs reach every
-city) plus the intercity pairs of a gravity model (population product over squared distance)
+one speed function on the plains, and a hill town (`HILL_APPROACHES` in tools/india/__init__.py:
+Darjeeling, Shimla, Manali, Ooty ...) is reached by its last mountain km at hill speed; listed
+mountain roads (`MOUNTAIN_ROADS`: Siliguri-Darjeeling, Jammu-Srinagar ...) have their own km and
+time. One function (`road_matrix`) gives both, so `distances` and `road_routes` agree on every
+pair they share. Roads closed by snow in the profile's calendar (`ROAD_CLOSURES`: Srinagar-Leh
+and Manali-Leh in winter) get no road route, and a town all of whose mountain roads are closed
+(Leh in winter) none at all: it is reached by air only. Cabs may drive exactly the `road_routes`
+pairs. The road pairs are a spanning forest of the open roads (cabs reach every city a road
+reaches) plus the intercity pairs of a gravity model (population product over squared distance)
 between `BUS_MIN_KM` and `bus_max_km`: Delhi-Jaipur, Mumbai-Pune, Bengaluru-Chennai. Buses run on
 the road pairs of at least `BUS_MIN_KM` (none inside one metro), more between big nearby cities;
 trips over `OVERNIGHT_KM` are overnight sleepers leaving in the evening.
@@ -11,9 +17,12 @@ trips over `OVERNIGHT_KM` are overnight sleepers leaving in the evening.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 
 from utp_env.tools.clock import format_hhmm
+from utp_env.tools.india import HILL_APPROACHES, MOUNTAIN_ROADS, ROAD_CLOSURES
 from utp_env.tools.sandbox.common import (
     Columns,
     apportion,
@@ -58,6 +67,56 @@ def drive_minutes(km: np.ndarray) -> np.ndarray:
     return np.maximum(np.round(np.asarray(km) / speed * 60.0, 1), 1.0)
 
 
+def road_matrix(cities: Cities, gc: np.ndarray, factor: float) -> tuple[np.ndarray, np.ndarray]:
+    """(km, minutes) of the road between every two cities: the plains rule (`road_km`,
+    `drive_minutes`) with each hill town's mountain km at its hill speed (`HILL_APPROACHES`), and
+    the listed mountain roads' own km and time (`MOUNTAIN_ROADS`)."""
+    km = road_km(gc, factor)
+    index = {name: i for i, name in enumerate(cities.name)}
+    hill_km, hill_min = np.zeros(cities.n), np.zeros(cities.n)
+    for town, (mountain_km, kmh) in HILL_APPROACHES.items():
+        if town in index:
+            hill_km[index[town]], hill_min[index[town]] = mountain_km, mountain_km / kmh * 60.0
+    hill = hill_km[:, None] + hill_km[None, :]
+    climb = hill_min[:, None] + hill_min[None, :]
+    part = np.minimum(hill, km) / np.maximum(hill, 1e-9)  # a short road between two hill towns is all mountain
+    minutes = np.where(hill > 0, drive_minutes(np.maximum(km - hill, 0.0)) * (hill < km) + climb * part,
+                       drive_minutes(km))
+    minutes = np.maximum(np.round(minutes, 1), 1.0)
+    for a, b, road, duration in MOUNTAIN_ROADS:
+        if a in index and b in index:
+            i, j = index[a], index[b]
+            km[i, j] = km[j, i] = road
+            minutes[i, j] = minutes[j, i] = duration
+    return km, minutes
+
+
+def calendar_months(first: str, last: str) -> set[int]:
+    """The months (1-12) a calendar from ISO date `first` to `last` touches."""
+    start, end = dt.date.fromisoformat(first), dt.date.fromisoformat(last)
+    months: set[int] = set()
+    day = start.replace(day=1)
+    while day <= end:
+        months.add(day.month)
+        day = (day.replace(day=28) + dt.timedelta(days=4)).replace(day=1)
+    return months
+
+
+def closed_roads(names: list[str], months: set[int]) -> tuple[set[frozenset[int]], set[int]]:
+    """(pairs, towns) of `names` without a road in a calendar touching `months`: the roads of
+    `ROAD_CLOSURES` whose closure overlaps it, and the towns all of whose `MOUNTAIN_ROADS` are among
+    them (cut off: no road at all, reached by air only)."""
+    index = {name: i for i, name in enumerate(names)}
+    closed = {frozenset((a, b)) for a, b, shut in ROAD_CLOSURES if months & set(shut)}
+    pairs = {frozenset(index[c] for c in pair) for pair in closed if all(c in index for c in pair)}
+    towns = set()
+    for town in {t for pair in closed for t in pair}:
+        roads = [frozenset((a, b)) for a, b, _, _ in MOUNTAIN_ROADS if town in (a, b)]
+        if town in index and roads and all(r in closed for r in roads):
+            towns.add(index[town])
+    return pairs, towns
+
+
 def cab_fare(km: np.ndarray) -> np.ndarray:
     """Fare of one cab for up to 4 people."""
     return np.round(np.maximum(CAB_MIN_FARE_INR, CAB_RATE_INR_PER_KM * np.asarray(km)), 0)
@@ -67,26 +126,35 @@ def distances_table(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> 
     """Every ordered pair of distinct cities with distance, driving time and cab fare."""
     n = cities.n
     o, d = np.nonzero(~np.eye(n, dtype=bool))
-    km = road_km(gc[o, d], profile.road_factor)
+    km_all, minutes = road_matrix(cities, gc, profile.road_factor)
+    km = km_all[o, d]
     names = np.array(cities.name, dtype=object)
     return {"origin_city": names[o].tolist(), "dest_city": names[d].tolist(), "distance_km": km,
-            "duration_min": drive_minutes(km), "cab_fare_inr": cab_fare(km)}
+            "duration_min": minutes[o, d], "cab_fare_inr": cab_fare(km)}
 
 
 def road_pairs(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> np.ndarray:
-    """Unordered road-route pairs (i < j): a spanning tree (so cabs reach every city) plus the
-    intercity pairs with the most gravity-model demand, `road_routes / 2` pairs in all."""
+    """Unordered road-route pairs (i < j): a spanning forest of the open roads (so cabs reach every
+    city a road reaches; `closed_roads`) plus the intercity pairs with the most gravity-model
+    demand, `road_routes / 2` pairs in all."""
     want = profile.road_routes // 2
     n = cities.n
     iu, ju = np.triu_indices(n, 1)
-    tree = set(mst_edges(gc))
+    closed, cut_off = closed_roads(cities.name, calendar_months(profile.calendar_start, profile.calendar_end))
+    shut = np.zeros((n, n), dtype=bool)
+    for pair in closed:
+        i, j = tuple(pair)
+        shut[i, j] = shut[j, i] = True
+    for t in cut_off:
+        shut[t, :] = shut[:, t] = True
+    tree = set(mst_edges(np.where(shut, np.inf, gc)))
     if want < len(tree):
         raise ValueError(f"profile {profile.name!r}: road_routes={profile.road_routes} is below the "
                          f"{2 * len(tree)} a connected road network needs")
     pop = cities.draw.astype(float)  # visitors count for tourist places (Goa, Manali ...)
     km = gc[iu, ju] * profile.road_factor
     score = -(pop[iu] * pop[ju]) ** 0.8 / np.maximum(km, 1.0) ** 1.6
-    score[(km < BUS_MIN_KM) | (km > profile.bus_max_km)] = np.inf
+    score[(km < BUS_MIN_KM) | (km > profile.bus_max_km) | shut[iu, ju]] = np.inf
     order = np.lexsort((ju, iu, score))
     chosen = list(tree)
     for k in order:
@@ -109,8 +177,8 @@ def road_routes_table(cities: Cities, gc: np.ndarray, pairs: np.ndarray, profile
     d = np.concatenate([pairs[:, 1], pairs[:, 0]])
     order = np.lexsort((d, o))
     o, d = o[order], d[order]
-    km = road_km(gc[o, d], profile.road_factor)
-    free = drive_minutes(km)
+    km_all, minutes = road_matrix(cities, gc, profile.road_factor)
+    km, free = km_all[o, d], minutes[o, d]
     delay = np.sqrt(free) * lognormal_with_mean(rng, 1.0, profile.calibration.lognormal_sigma, len(o))
     delay = np.round(rescale_to_mean(delay, profile.calibration.road_mean_min), 1)
     estimated = np.round(delay * rng.lognormal(0.0, 0.3, len(o)), 1)
