@@ -142,8 +142,8 @@ def road_pairs(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> np.nd
     iu, ju = np.triu_indices(n, 1)
     closed, cut_off = closed_roads(cities.name, calendar_months(profile.calendar_start, profile.calendar_end))
     shut = np.zeros((n, n), dtype=bool)
-    for pair in closed:
-        i, j = tuple(pair)
+    for closed_pair in closed:
+        i, j = tuple(closed_pair)
         shut[i, j] = shut[j, i] = True
     for t in cut_off:
         shut[t, :] = shut[:, t] = True
