@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Literal
 
+from utp_env.evaluation.tripcraft import preferred_categories
 from utp_env.queries.feasibility import Skeleton, TripQuote, cheapest_events
 from utp_env.queries.options import (
     LegOption,
-    attractions_by_fee,
+    attractions_by_appeal,
     events_on,
     leg_options,
     restaurants_by_cost,
@@ -76,13 +77,19 @@ def restaurant_order(db: Database, city: str, policy: Policy) -> list[int]:
     return sorted(rows, key=lambda r: (-round(float(rating[r]), 1), rows.index(r)))
 
 
-def attraction_order(db: Database, city: str, policy: Policy) -> list[int]:
-    """Attractions to try, shorter visits first among equals so more of the day stays free."""
-    rows = attractions_by_fee(db, city)
+def attraction_order(db: Database, city: str, policy: Policy, query: Query) -> list[int]:
+    """Attractions to try: the city's top sights first (`attractions_by_appeal`, the order the budget
+    prices), and with the preferred policy, among equally rated ones those of a category the persona
+    favours (`preferred_categories`, the categories P_persona counts) first."""
+    rows = attractions_by_appeal(db, city)
     if policy == "cheapest":
         return rows
+    persona = query.persona
+    favoured = preferred_categories(persona.location_preference, persona.purpose, persona.traveler_type)
     cols = db.tables["attractions"].columns
-    return sorted(rows, key=lambda a: (-round(float(cols["rating"][a]), 1), float(cols["visit_duration_hr"][a]), a))
+    return sorted(rows, key=lambda a: (-round(float(cols["rating"][a]), 1),
+                                       not favoured.intersection(cols["categories"][a]),
+                                       float(cols["visit_duration_hr"][a]), a))
 
 
 def choose_events(query: Query, db: Database, sk: Skeleton) -> dict[int, int]:

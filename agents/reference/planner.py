@@ -45,6 +45,7 @@ from utp_env.agents.reference.schedule import (
     MORNING,
     TRANSFER,
     WAKE,
+    WAKE_TO_TRAVEL,
     DayScheduler,
     TransitLookup,
     TripState,
@@ -236,9 +237,10 @@ class ReferencePlanner:
         lc = query.local_constraint
         state = TripState(cuisines_left=list(lc.cuisine), categories_left=list(lc.attraction_categories))
         r_order = {c: restaurant_order(db, c, policy) for c in sk.cities}
-        a_order = {c: attraction_order(db, c, policy) for c in sk.cities}
+        a_order = {c: attraction_order(db, c, policy, query) for c in sk.cities}
         cap = ATTRACTIONS_PER_DAY[_traveler_kind(query)]
         stops = (query.org, *sk.cities, query.org)
+        wake = [WAKE_TO_TRAVEL if d in sk.leg_days else WAKE for d in range(query.days)] + [WAKE]
         days = []
         for d in range(query.days):
             j = sum(1 for ld in sk.leg_days if ld < d)  # legs taken before today
@@ -252,9 +254,9 @@ class ReferencePlanner:
                                     date=query.dates[d])
             sched = scheduler(state)
             here = stops[j]
-            t = WAKE + MORNING
+            t = wake[d] + MORNING
             if d > 0:
-                sched.add(sched.stay_item(stays[j - 1], "stay", WAKE, WAKE + MORNING))
+                sched.add(sched.stay_item(stays[j - 1], "stay", wake[d], wake[d] + MORNING))
             leg = legs[leg_index] if leg_index is not None else None
             transport: list[TransportLeg] = []
             night_stay = stays[j - 1] if d > 0 else None
@@ -295,7 +297,7 @@ class ReferencePlanner:
                         sched, state, t_end = retry, trial_state, retry_end
                 t = t_end
             if night_stay is not None:
-                sched.add(sched.stay_item(night_stay, "stay", t, 1440 + WAKE))
+                sched.add(sched.stay_item(night_stay, "stay", t, 1440 + wake[d + 1]))
             days.append(self._day(query, db, d, here, leg, night_stay, transport, sched))
         return Plan(query_id=query.query_id, days=days, source="planner-made")
 

@@ -24,13 +24,14 @@ from utp_env.queries.feasibility import MAX_VISIT_GAP_MIN
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, opens_on, serves, serves_meal
 from utp_env.tools.database import Database, normalize
 
-WAKE = 7 * 60
+WAKE = 7 * 60 + 30  # a day in one city: breakfast from 08:00
+WAKE_TO_TRAVEL = 7 * 60  # a day that moves on wakes earlier (checkout before a 09:00 departure)
 MORNING = 30  # minutes at the stay after waking
 TRANSFER = 15  # minutes between two places in a city
 DESK = 15  # check-in / check-out
 AT_POINT = 10  # minutes at the airport/station/bus stand before boarding closes
 ARRIVE_LEAD = 30  # slack before heading to the departure point (buffers on), absorbing overruns
-LATEST_END = 1440 + 60  # the last visit of a day ends by 01:00
+LATEST_END = 23 * 60 + 30  # the last visit of a day ends by 23:30
 MEAL_SLIDE = 30  # a meal may start up to this much after its earliest time to dodge crowds
 ATTRACTION_SLIDE = 60
 MEAL_CHOICES = 4  # restaurants compared for each meal (the shortest crowd-adjusted booking wins)
@@ -41,7 +42,8 @@ MEAL_CHOICES = 4  # restaurants compared for each meal (the shortest crowd-adjus
 # starts in its window, dinner 4 h after lunch in its own while restaurants are open
 # (`DayScheduler.full_day`).
 LATEST_MEAL_START: dict[str, int] = {"lunch": 14 * 60, "dinner": 20 * 60 + 30}
-LATE_DINNER_AFTER_EVENT = 45  # an evening show ending at 22:30 is followed by dinner, even at 23:15
+# After an evening event dinner may start this long past its window (it still ends by LATEST_END).
+LATE_DINNER_AFTER_EVENT = 45
 
 
 @dataclass

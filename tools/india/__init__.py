@@ -41,36 +41,61 @@ def city_tier(population: float) -> str:
 
 # Cities on the sea with beaches (a beach holiday's destinations).
 COASTAL_CITIES: frozenset[str] = frozenset({
-    "Mumbai", "Navi Mumbai", "Virar", "Panaji", "Madgaon", "Mormugao", "Mangaluru", "Udupi", "Kochi", "Kozhikode",
-    "Kollam", "Alappuzha", "Thiruvananthapuram", "Kanhangad", "Tellicherry", "Ponnani", "Neyyattinkara",
-    "Chennai", "Puducherry", "Karaikal", "Cuddalore", "Nagapattinam", "Thoothukudi", "Nagercoil",
-    "Visakhapatnam", "Kakinada", "Machilipatnam", "Chirala", "Puri", "Paradip Garh", "Contai", "Balasore",
-    "Surat", "Porbandar", "Veraval", "Mahuva", "Valsad", "Navsari", "Daman", "Diu", "Haldia",
+    "Mumbai", "Navi Mumbai", "Virar", "Panaji", "Madgaon", "Mormugao", "Mangaluru", "Udupi", "Gokarna", "Kochi",
+    "Kozhikode", "Kollam", "Alappuzha", "Thiruvananthapuram", "Varkala", "Kanhangad", "Tellicherry", "Ponnani",
+    "Neyyattinkara", "Chennai", "Mahabalipuram", "Puducherry", "Karaikal", "Cuddalore", "Nagapattinam",
+    "Thoothukudi", "Nagercoil", "Kanyakumari", "Rameswaram", "Visakhapatnam", "Kakinada", "Machilipatnam",
+    "Chirala", "Puri", "Paradip Garh", "Contai", "Balasore", "Surat", "Porbandar", "Dwarka", "Veraval", "Mahuva",
+    "Valsad", "Navsari", "Daman", "Diu", "Haldia",
 })
 # Hill stations and mountain towns (a mountain holiday's destinations).
 HILL_CITIES: frozenset[str] = frozenset({
-    "Shimla", "Manali", "Leh", "Srinagar", "Anantnag", "Darjeeling", "Gangtok", "Shillong", "Ooty", "Valparai",
-    "Chikmagalur", "Dehradun", "Rishikesh", "Kohima", "Aizawl", "Haldwani", "Mount Abu", "Nainital", "Mussoorie",
+    "Shimla", "Manali", "Dharamshala", "Dalhousie", "Leh", "Srinagar", "Pahalgam", "Anantnag", "Darjeeling",
+    "Gangtok", "Shillong", "Ooty", "Kodaikanal", "Munnar", "Valparai", "Chikmagalur", "Madikeri", "Dehradun",
+    "Mussoorie", "Nainital", "Rishikesh", "Kohima", "Aizawl", "Haldwani", "Mount Abu", "Mahabaleshwar", "Lonavala",
 })
-# Gateway towns of national parks and tiger reserves (a wildlife holiday's destinations).
+# Gateway towns of national parks and tiger reserves (a wildlife holiday's destinations): Ranthambore
+# (Sawai Madhopur), Keoladeo (Bharatpur), Panna (Khajuraho), Kaziranga (Jorhat, Nagaon), Bandipur and
+# Nagarhole (Mysuru, Madikeri), Mudumalai (Ooty), Eravikulam (Munnar), Kanha and Bandhavgarh
+# (Jabalpur), Pench and Tadoba (Nagpur, Chanda), Rajaji and Corbett (Dehradun, Haridwar, Kashipur),
+# Gir (Veraval, Junagadh), Jaldapara and Gorumara (Siliguri, Jalpaiguri) ...
 WILDLIFE_CITIES: frozenset[str] = frozenset({
-    "Sawai Madhopur", "Khajuraho", "Bharatpur", "Jorhat", "Nagaon", "Mysuru", "Ooty", "Jabalpur", "Seoni",
-    "Shahdol", "Nagpur", "Chanda", "Dehradun", "Haridwar", "Kashipur", "Jagdalpur", "Valparai", "Pollachi",
-    "Jalpaiguri", "Siliguri", "Bhuj", "Junagadh", "Veraval", "Pilibhit", "Bahraigh", "Bagaha", "Hazaribagh",
-    "Basirhat City", "Baripada", "Dibrugarh", "Tinsukia",
+    "Sawai Madhopur", "Bharatpur", "Khajuraho", "Jorhat", "Nagaon", "Mysuru", "Madikeri", "Ooty", "Munnar",
+    "Jabalpur", "Seoni", "Shahdol", "Nagpur", "Chanda", "Dehradun", "Haridwar", "Kashipur", "Jagdalpur",
+    "Valparai", "Pollachi", "Jalpaiguri", "Siliguri", "Bhuj", "Junagadh", "Veraval", "Pilibhit", "Bahraigh",
+    "Bagaha", "Hazaribagh", "Basirhat City", "Baripada", "Dibrugarh", "Tinsukia",
 })
 # Pilgrimage towns (a religious trip's destinations).
 PILGRIMAGE_CITIES: frozenset[str] = frozenset({
-    "Varanasi", "Haridwar", "Rishikesh", "Prayagraj", "Mathura", "Fyzabad", "Puri", "Tirupati", "Amritsar",
-    "Ujjain", "Gaya", "Deoghar", "Madurai", "Kanchipuram", "Tiruvannamalai", "Kumbakonam", "Thanjavur",
-    "Pandharpur", "Nashik", "Ajmer", "Veraval", "Kushinagar", "Jammu", "Nanded", "Parli Vaijnath",
-    "Bhubaneswar", "Guwahati", "Nagapattinam", "Udupi", "Patna", "Bodh Gaya", "Dwarka", "Shirdi",
+    "Varanasi", "Haridwar", "Rishikesh", "Prayagraj", "Ayodhya", "Mathura", "Vrindavan", "Fyzabad", "Puri",
+    "Tirupati", "Amritsar", "Ujjain", "Gaya", "Bodh Gaya", "Deoghar", "Madurai", "Rameswaram", "Kanyakumari",
+    "Kanchipuram", "Tiruvannamalai", "Kumbakonam", "Thanjavur", "Pandharpur", "Nashik", "Shirdi", "Ajmer",
+    "Pushkar", "Veraval", "Dwarka", "Kushinagar", "Katra", "Jammu", "Nanded", "Parli Vaijnath", "Bhubaneswar",
+    "Guwahati", "Nagapattinam", "Udupi", "Patna",
 })
-# A query persona's location preference -> the cities that honour it (preferences not listed here,
-# such as "Cities" or "Historical Sites", are honoured anywhere).
+# Heritage cities: forts, palaces, temples and monuments of the ASI's and UNESCO's lists (a
+# "Historical Sites" traveller's destinations).
+HERITAGE_CITIES: frozenset[str] = frozenset({
+    "Delhi", "Agra", "Jaipur", "Udaipur", "Jodhpur", "Jaisalmer", "Bikaner", "Chittorgarh", "Hampi", "Khajuraho",
+    "Orchha", "Gwalior", "Aurangabad", "Mahabalipuram", "Thanjavur", "Madurai", "Hyderabad", "Mysuru", "Bhopal",
+    "Lucknow", "Kolkata", "Ahmedabad", "Varanasi", "Bodh Gaya", "Puri", "Bhubaneswar", "Amritsar", "Kochi",
+    "Pune", "Mumbai", "Chennai", "Patna", "Bijapur", "Vijayapura", "Golconda", "Mandu", "Fatehpur Sikri",
+})
+# Towns on lakes, backwaters and the great rivers' ghats (a "Lakes and Rivers" traveller's destinations).
+LAKE_RIVER_CITIES: frozenset[str] = frozenset({
+    "Udaipur", "Nainital", "Srinagar", "Alappuzha", "Kochi", "Rishikesh", "Haridwar", "Varanasi", "Prayagraj",
+    "Bhopal", "Pushkar", "Kodaikanal", "Ooty", "Shillong", "Mount Abu", "Guwahati", "Munnar", "Kolkata",
+})
+# The metros and large cities a city break goes to (a "Cities" traveller's destinations).
+CITY_BREAK_CITIES: frozenset[str] = frozenset({
+    "Delhi", "Mumbai", "Bengaluru", "Hyderabad", "Chennai", "Kolkata", "Ahmedabad", "Pune", "Jaipur", "Lucknow",
+    "Chandigarh", "Kochi", "Puducherry", "Visakhapatnam", "Indore", "Mysuru",
+})
+# A query persona's location preference -> the cities that honour it.
 PREFERENCE_CITIES: dict[str, frozenset[str]] = {
     "Beaches": COASTAL_CITIES, "Mountains": HILL_CITIES, "Wildlife": WILDLIFE_CITIES,
-    "Religious Sites": PILGRIMAGE_CITIES,
+    "Religious Sites": PILGRIMAGE_CITIES, "Historical Sites": HERITAGE_CITIES, "Lakes and Rivers": LAKE_RIVER_CITIES,
+    "Cities": CITY_BREAK_CITIES,
 }
 # Parts of one metropolitan area: a trip does not visit two of them as separate destinations.
 METRO_AREAS: tuple[frozenset[str], ...] = (
@@ -121,6 +146,7 @@ TOURIST_CITIES: tuple[str, ...] = (
     "Dharamshala", "Dalhousie", "Mussoorie", "Nainital", "Dehradun", "Lucknow", "Prayagraj", "Ayodhya",
     "Visakhapatnam", "Chandigarh", "Pahalgam", "Madgaon",
 )
+_TOURIST_RANK: dict[str, int] = {city: rank for rank, city in enumerate(TOURIST_CITIES, 1)}
 
 # The geonames record (geonameid) of each of `TOURIST_CITIES`, under the name used here (geonames
 # spells some otherwise: Panjim, Darjiling, Naini Tal, Abu, Kanniyakumari, Lonavla, Dharamsala,
@@ -198,6 +224,17 @@ ROAD_CLOSURES: tuple[tuple[str, str, tuple[int, ...]], ...] = (
     ("Srinagar", "Leh", (12, 1, 2, 3, 4)),
     ("Manali", "Leh", (11, 12, 1, 2, 3, 4, 5)),
 )
+
+
+TOURIST_WEIGHT_EXPONENT = 1.0
+
+
+def tourist_weight(city: str) -> float:
+    """How much `city` draws visitors, by its rank r in `TOURIST_CITIES` (most visited first):
+    1 / r, a Zipf law over the ranking (the shares of a ranked list of destinations fall off
+    about so); 0 for a city not on the list. A stated rule, not a visitor count."""
+    rank = _TOURIST_RANK.get(city)
+    return 0.0 if rank is None else 1.0 / rank**TOURIST_WEIGHT_EXPONENT
 
 class FamousAttraction(NamedTuple):
     """A famous attraction of a tourist city with its facts: categories (the paper's Table 7),
@@ -409,3 +446,9 @@ SLOW_RAIL_SECTIONS: tuple[tuple[frozenset[str], frozenset[str], float], ...] = t
 def rail_section_speed(a: str, b: str) -> float:
     """Speed factor of the rail link between cities `a` and `b` (`SLOW_RAIL_SECTIONS`; 1 on the plains)."""
     return min((f for x, y, f in SLOW_RAIL_SECTIONS if (a in x and b in y) or (a in y and b in x)), default=1.0)
+
+
+def top_sights(city: str) -> tuple[str, ...]:
+    """The names of `city`'s top sights, the one every visitor goes to first (empty for a city
+    without listed sights)."""
+    return tuple(sight.name for sight in FAMOUS_ATTRACTIONS.get(city, ()))

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from utp_env.tools.india import TOURIST_CITIES, TOURIST_PLACE_GEONAMES, TOURIST_PLACE_RECORDS
+from utp_env.tools.india import TOURIST_PLACE_GEONAMES, TOURIST_PLACE_RECORDS, tourist_weight
 from utp_env.tools.sandbox.common import distance_matrix_km, haversine_km
 from utp_env.tools.sandbox.profiles import SandboxProfile
 
@@ -70,19 +70,10 @@ GEONAMES_CORRECTIONS: dict[int, int | None] = {
 # ranks them below the population cut (`TOURIST_PLACE_RECORDS`: Manali, Hampi, Orchha ...) or within
 # a bigger city's reach (Pushkar by Ajmer, Vrindavan by Mathura, Hampi by Hosapete). Each has a
 # `draw` for the gravity models of roads and buses: the larger of its population and
-# `TOURIST_DRAW / rank ** TOURIST_DRAW_EXPONENT` by its rank in `TOURIST_CITIES` (most visited first),
-# so that Goa, Leh or Manali count as the destinations they are, not as the small towns they are.
+# `TOURIST_DRAW` times its `tourist_weight` (1 / rank by its rank in `TOURIST_CITIES`), so that
+# Goa, Leh or Manali count as the destinations they are, not as the small towns they are.
 TOURIST_DRAW = 10_000_000.0
-TOURIST_DRAW_EXPONENT = 0.8
-
-
-def tourist_draw(rank: int) -> float:
-    """The gravity weight of the tourist place of 1-based `rank` in `TOURIST_CITIES` (a rule, not a count)."""
-    return TOURIST_DRAW / rank**TOURIST_DRAW_EXPONENT
-
-
 TOURIST_PLACES: dict[int, str] = {gid: name for name, gid in TOURIST_PLACE_GEONAMES.items()}
-TOURIST_RANK: dict[int, int] = {TOURIST_PLACE_GEONAMES[name]: rank for rank, name in enumerate(TOURIST_CITIES, 1)}
 EXTRA_PLACES: tuple[dict, ...] = TOURIST_PLACE_RECORDS
 
 
@@ -209,8 +200,7 @@ def select_cities(profile: SandboxProfile) -> Cities:
                          f"n_cities={profile.n_cities}")
     picked.sort(key=lambda c: (-c["population"], c["geonameid"]))
     population = np.array([int(c["population"]) for c in picked], dtype=np.int64)
-    draw = np.array([max(int(c["population"]), round(tourist_draw(TOURIST_RANK[int(c["geonameid"])]))
-                         if int(c["geonameid"]) in TOURIST_RANK else int(c["population"])) for c in picked],
+    draw = np.array([max(int(c["population"]), round(TOURIST_DRAW * tourist_weight(c["clean"]))) for c in picked],
                     dtype=np.int64)
     return Cities(
         name=[c["clean"] for c in picked],

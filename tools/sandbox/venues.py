@@ -76,9 +76,10 @@ STAY_BASE_BY_STARS = {0: 1000, 1: 1400, 2: 2200, 3: 3400, 4: 5800, 5: 10500}
 
 
 def per_city(cities: Cities, total: int, minimum: int) -> np.ndarray:
-    """Venue counts per city, proportional to population^0.8, with a floor when the total allows."""
+    """Venue counts per city, proportional to its draw^0.8 (population, or for a tourist place the
+    visitors its rank draws, `Cities.draw`), with a floor when the total allows."""
     floor = minimum if total >= minimum * cities.n else 0
-    return apportion(total, cities.population.astype(float) ** 0.8, minimum=floor)
+    return apportion(total, cities.draw.astype(float) ** 0.8, minimum=floor)
 
 
 def _positions(cities: Cities, counts: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from utp_env.dataset import TRAIN_SIZE
 from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
-from utp_env.tools.sandbox.calibration import calibrate
+from utp_env.tools.sandbox.calibration import Check, calibrate
 from utp_env.tools.sandbox.realism import realism
+from utp_env.tools.sandbox.traveller import traveller
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -225,26 +226,38 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"{c.name:<{width}}  {c.value!s:>18}  {c.target:<16}  {'pass' if c.passed else 'FAIL'}")
     failed = sum(not c.passed for c in report.checks)
     print(f"\n{len(report.checks) - failed}/{len(report.checks)} checks pass")
-    _print_realism(db)
-    _print_query_realism(db, embedded=args.path is None)
+    _print_traveller(db)
+    _print_query_figures(db, embedded=args.path is None)
     return 0 if failed == 0 else 1
 
 
-def _print_realism(db: Database) -> None:
-    """The realism figures (tools/sandbox/realism.py); informative, their targets are for the full sandbox."""
-    figures = realism(db)
+def _print_figures(title: str, figures: Sequence[Check]) -> None:
+    """One table of figures: name, value, target, pass/FAIL, and the source of a traveller figure's target."""
+    if not figures:
+        return
     width = max(len(c.name) for c in figures)
-    print(f"\n{'realism figure':<{width}}  {'value':>26}  {'target':<32}  result")
+    vwidth = min(40, max(len(str(c.value)) for c in figures))
+    twidth = max(len(c.target) for c in figures)
+    print(f"\n{title:<{width}}  {'value':>{vwidth}}  {'target':<{twidth}}  result  source")
     for c in figures:
-        print(f"{c.name:<{width}}  {c.value!s:>26}  {c.target:<32}  {'pass' if c.passed else 'FAIL'}")
-    print(f"\n{sum(c.passed for c in figures)}/{len(figures)} realism figures pass")
+        source = getattr(c, "source", "")
+        print(f"{c.name:<{width}}  {c.value!s:>{vwidth}}  {c.target:<{twidth}}  {'pass' if c.passed else 'FAIL':<6}  "
+              f"{source}")
+    print(f"\n{sum(c.passed for c in figures)}/{len(figures)} {title}s pass")
 
 
-def _print_query_realism(db: Database, embedded: bool) -> None:
-    """The query set's realism figures (utp_env/queries/realism.py), when the database has a query set
+def _print_traveller(db: Database) -> None:
+    """The database's traveller figures (tools/sandbox/traveller/) and the remaining realism figures
+    (tools/sandbox/realism.py); their targets are for the full sandbox."""
+    _print_figures("traveller figure", traveller(db))
+    _print_figures("realism figure", realism(db))
+
+
+def _print_query_figures(db: Database, embedded: bool) -> None:
+    """The query set's traveller figures (utp_env/queries/traveller.py), when the database has a query set
     (the embedded sandbox's is built on first use)."""
     from utp_env.dataset import QUERIES_FILE, dataset_of, open_dataset
-    from utp_env.queries.realism import query_realism
+    from utp_env.queries.traveller import query_figures
 
     if embedded:
         ds = open_dataset(db.path, progress=True)
@@ -253,12 +266,7 @@ def _print_query_realism(db: Database, embedded: bool) -> None:
     else:
         print(f"\nno query set ({QUERIES_FILE}) next to the database: no query figures")
         return
-    figures = query_realism(ds.queries, ds.references, ds.db)
-    width = max(len(c.name) for c in figures)
-    print(f"\n{'query figure':<{width}}  {'value':>26}  {'target':<10}  result")
-    for c in figures:
-        print(f"{c.name:<{width}}  {c.value!s:>26}  {c.target:<10}  {'pass' if c.passed else 'FAIL'}")
-    print(f"\n{sum(c.passed for c in figures)}/{len(figures)} query figures pass")
+    _print_figures("query figure", query_figures(ds.queries, ds.references, ds.db))
 
 
 def _counts_text(counts: dict[str, int]) -> str:

@@ -22,7 +22,7 @@ from utp_env.queries.options import (
     MEAL_WINDOWS,
     LegOption,
     attraction_fits,
-    attractions_by_fee,
+    attractions_by_appeal,
     buffer_multiplier,
     events_on,
     has_category,
@@ -37,7 +37,7 @@ from utp_env.queries.options import (
 from utp_env.query import Query
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.errors import UnknownNameError
-from utp_env.tools.india import PREFERENCE_CITIES, same_metro
+from utp_env.tools.india import PREFERENCE_CITIES, TOURIST_CITIES, same_metro
 
 MAX_VISIT_GAP_MIN = 300.0  # longest stretch a full day offers one attraction visit (buffer included)
 MAX_ROUTE_CANDIDATES = 8  # most populous visitable cities of a state considered for multi-city routes
@@ -101,18 +101,23 @@ def _visitable(db: Database, city: str, nights: int) -> bool:
 def candidate_routes(query: Query, db: Database) -> list[tuple[str, ...]]:
     """Ordered city tuples the query may visit (the dest city, or k cities of the dest state).
 
-    A multi-city route never visits two parts of one metropolitan area (Mumbai and Thane), and
-    when the persona's location preference names places (`utp_env.tools.india.PREFERENCE_CITIES`:
-    the coast for "Beaches", hill stations for "Mountains" ...) and some route of the state
-    visits one, only such routes are candidates (those places are considered first)."""
+    A multi-city route runs through the state's tourist destinations (`TOURIST_CITIES`, most
+    visited first), other cities only when it has fewer than k visitable ones; it never visits two
+    parts of one metropolitan area (Mumbai and Thane), and when the persona's location preference
+    names places (`utp_env.tools.india.PREFERENCE_CITIES`: the coast for "Beaches", hill stations
+    for "Mountains" ...) and some route of the state visits one, only such routes are candidates
+    (those places are considered first)."""
     if query.days == 3:
         return [(db.city(query.dest),)]
     k = query.visiting_city_number
     nights = (query.days - 1) // k
     wanted = PREFERENCE_CITIES.get(query.persona.location_preference, frozenset())
-    pool = sorted((c for c in db.cities_of_state(query.dest)
-                   if normalize(c) != normalize(query.org) and visitable(db, c, nights)),
-                  key=lambda c: c not in wanted)[:MAX_ROUTE_CANDIDATES]  # stable: by population within each
+    rank = {c: r for r, c in enumerate(TOURIST_CITIES)}
+    cities = [c for c in db.cities_of_state(query.dest)  # most populous first
+              if normalize(c) != normalize(query.org) and visitable(db, c, nights)]
+    tourist = sorted((c for c in cities if c in rank), key=lambda c: rank[c])
+    pool = tourist if len(tourist) >= k else tourist + [c for c in cities if c not in rank]
+    pool = sorted(pool, key=lambda c: c not in wanted)[:MAX_ROUTE_CANDIDATES]  # stable: by rank within each
     routes = [r for r in itertools.permutations(pool, k) if not same_metro(r)]
     honoured = [r for r in routes if any(c in wanted for c in r)]
     return honoured or routes
@@ -240,11 +245,13 @@ def quote_route(query: Query, db: Database, cities: tuple[str, ...], config: Unc
     for j, (city, nights) in enumerate(zip(cities, sk.nights, strict=True)):
         meals += meal_costs(db, city, nights + 1, tuple(event_span(db, events[d]) for d in sk.full_days(j)
                                                         if d in events))
-        attractions += sum(float(fees[a]) for a in attractions_by_fee(db, city)[: ATTRACTIONS_PER_DAY * (nights + 1)])
+        # the fees of the sights a traveller goes for (the planner's order), not of the cheapest venues
+        sights = attractions_by_appeal(db, city)[: ATTRACTIONS_PER_DAY * (nights + 1)]
+        attractions += sum(float(fees[a]) for a in sights)
     for cuisine in lc.cuisine:  # the cheapest restaurant of each required cuisine, on top
         meals += min(float(rcost[r]) for c in cities for r in restaurants_by_cost(db, c) if serves(db, r, cuisine))
     for category in lc.attraction_categories:
-        attractions += min(float(fees[a]) for c in cities for a in attractions_by_fee(db, c)
+        attractions += min(float(fees[a]) for c in cities for a in db.city_rows("attractions", c)
                            if has_category(db, a, category))
     eprice = db.tables["events"].columns["price_inr"]
     event_cost = sum(float(eprice[e]) for e in events.values())

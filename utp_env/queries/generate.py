@@ -1,14 +1,20 @@
 """The query generator (configs/queries.yaml): balanced, feasible, deterministic benchmark queries.
 
 `generate_queries(db, n, seed)` walks the horizon x level x risk-profile grid in turn (so cells
-differ by at most one query), and for each query draws an origin with good connectivity, a
-destination (a city for 3 days, a state for 5 and 7 days with 2 and 3 cities to visit, as the
-paper's section 3.3 has them; `cities_per_horizon`), dates in the sandbox calendar, a party
-size, a persona and local constraints that are satisfiable there. The persona is drawn first and
-honoured: a "Beaches" query goes to a coastal city (or a state whose cheapest valid route visits
-one), "Mountains" to a hill station, "Wildlife" to a national park's town, "Religious Sites" to a
-pilgrimage town (`utp_env.tools.india.PREFERENCE_CITIES`); when no such trip is found in half the
-attempts, the preference becomes one honoured anywhere. No trip visits two parts of one metro.
+differ by at most one query), and for each query draws a persona, then where the trip goes, then
+where it starts: a destination (a city for 3 days, a state for 5 and 7 days with 2 and 3 cities
+to visit, as the paper's section 3.3 has them; `cities_per_horizon`), dates in the sandbox
+calendar, a party size and local constraints that are satisfiable there. Trips go where people
+go: a 3-day destination is one of India's tourist destinations (`utp_env.tools.india.TOURIST_CITIES`)
+drawn by its `tourist_weight` (a Zipf law over the ranking, so Delhi, Agra, Jaipur, Goa lead), and
+a multi-city trip's state by the summed weight of its destinations, whose route then runs through
+them (`feasibility.candidate_routes`). The origin is drawn by population among the cities with a
+direct service to the destination and back, at least `MIN_TRIP_KM` away (travellers set out from
+the big cities). The persona is honoured: a "Beaches" query goes to a coastal place, "Mountains" to
+a hill station, "Historical Sites" to a heritage city, "Lakes and Rivers" to a lake or river town,
+"Cities" to a metro (`utp_env.tools.india.PREFERENCE_CITIES`); when no such trip is found in half
+the attempts, any destination is drawn and the preference becomes the first one its route
+honours. No trip visits two parts of one metro.
 The budget is the cheapest valid plan times a level-dependent slack times the spending
 preference's multiplier (`spending_budget`: luxury 2.6x economical). Each query has its own
 numpy Generator seeded from a SHA-256 of (seed, index), so the output is byte-stable and
@@ -40,7 +46,8 @@ from utp_env.queries.options import attraction_fits, buffer_multiplier, events_o
 from utp_env.queries.templates import render_text
 from utp_env.query import Horizon, Level, LocalConstraint, Persona, Query, RiskProfile
 from utp_env.tools.database import Database
-from utp_env.tools.india import PREFERENCE_CITIES, same_metro
+from utp_env.tools.india import PREFERENCE_CITIES, TOURIST_CITIES, same_metro, tourist_weight
+from utp_env.tools.sandbox.common import haversine_km
 from utp_env.tools.schema import HOUSE_RULE_FORBIDS, HOUSE_TYPES
 from utp_env.tools.seeding import stable_int
 
@@ -48,6 +55,8 @@ LEVELS: tuple[Level, ...] = ("easy", "medium", "hard")
 RISKS: tuple[RiskProfile, ...] = ("tolerant", "optimized", "averse")
 TRAIN_SPLIT = "train"
 TRAIN_STREAM = "train"
+MIN_TRIP_KM = 150.0  # great-circle km between a trip's origin and its destinations
+ORIGIN_POPULATION_EXPONENT = 1.0  # an origin's weight: population ** this (the source markets are the big cities)
 CONSTRAINT_KINDS = ("house_rule", "house_type", "amenities", "services", "cuisine", "transportation",
                     "event_types", "attraction_categories")
 
@@ -144,7 +153,18 @@ class _Generator:
         self.orgs = sorted(c for c in cities if len(self.nb.get(c, ())) >= config.min_org_destinations) or sorted(
             c for c in cities if self.nb.get(c))
         self.visitable3 = {c for c in cities if visitable(db, c, 2)}
+        self.tourist = [c for c in TOURIST_CITIES if c in self.state]
+        cols = db.tables["cities"].columns
+        self.population = dict(zip(cols["city"], np.asarray(cols["population"], float).tolist(), strict=True))
+        # A database without India's tourist destinations (a test database, another region's data)
+        # draws its cities by population instead.
+        self.destinations = self.tourist or sorted(cities, key=lambda c: (-self.population[c], c))
+        self.destination_weight = ({c: tourist_weight(c) for c in self.tourist} if self.tourist
+                                   else {c: self.population[c] for c in self.destinations})
+        self.position = {c: (float(la), float(lo)) for c, la, lo in zip(cols["city"], cols["latitude"],
+                                                                        cols["longitude"], strict=True)}
         self._states: dict[tuple[int, int, frozenset[str] | None], list[str]] = {}
+        self._origins: dict[tuple[str, ...], tuple[list[str], np.ndarray]] = {}
 
     def states_for(self, k: int, nights: int, wanted: frozenset[str] | None = None) -> list[str]:
         """States with at least k cities visitable for `nights` nights, one of them in `wanted` when
@@ -164,6 +184,33 @@ class _Generator:
                     honours.add(self.state[c])
         return sorted(s for s, count in by_state.items() if count >= k and s in honours)
 
+    def state_weight(self, state: str) -> float:
+        """How much a multi-city trip to `state` is drawn: the summed `tourist_weight` of its
+        destinations (a state without one has the weight of the least visited destination)."""
+        total = sum(tourist_weight(c) for c in self.tourist if self.state[c] == state)
+        if total > 0:
+            return total
+        return tourist_weight(self.tourist[-1]) if self.tourist else 1.0
+
+    def draw_origin(self, rng: np.random.Generator, targets: tuple[str, ...], state: str | None) -> str | None:
+        """An origin for a trip to one of `targets` (and outside `state`, when given): a city with a
+        direct service to one of them and back, at least `MIN_TRIP_KM` away and not in the same
+        metro, drawn by population (`ORIGIN_POPULATION_EXPONENT`); None when there is none."""
+        key = (*targets, state or "")
+        if key not in self._origins:
+            pool = sorted(c for c in self.orgs if (state is None or self.state[c] != state) and any(
+                t != c and t in self.nb.get(c, ()) and c in self.nb.get(t, ()) and not same_metro((c, t))
+                and self.km(c, t) >= MIN_TRIP_KM for t in targets))
+            weights = np.array([self.population[c] ** ORIGIN_POPULATION_EXPONENT for c in pool], float)
+            self._origins[key] = (pool, weights)
+        pool, weights = self._origins[key]
+        return _weighted(rng, pool, weights) if pool else None
+
+    def km(self, a: str, b: str) -> float:
+        """Great-circle km between two cities."""
+        (la, lo), (lb, mb) = self.position[a], self.position[b]
+        return float(haversine_km(la, lo, lb, mb))
+
     def one(self, index: int, days: Horizon, level: Level, risk: RiskProfile, retry: int = 0) -> Query | None:
         """The query of `index` (None when no feasible one is drawn in `max_attempts`); `retry` > 0
         draws it again from another generator (the train split's `TRAIN_RETRIES`)."""
@@ -174,25 +221,30 @@ class _Generator:
         persona = Persona(
             traveler_type=str(rng.choice(cfg.traveler_types)), purpose=str(rng.choice(cfg.purposes)),
             spending=str(rng.choice(cfg.spending)), location_preference=str(rng.choice(cfg.location_preferences)))
+        preference = persona.location_preference
         for attempt in range(cfg.max_attempts):
-            if attempt == cfg.max_attempts // 2 and persona.location_preference in PREFERENCE_CITIES:
-                # no trip honouring the preference found: the query prefers what can be honoured anywhere
-                anywhere = [p for p in cfg.location_preferences if p not in PREFERENCE_CITIES] or ["Cities"]
-                persona = persona.model_copy(update={"location_preference": str(rng.choice(anywhere))})
-            wanted = PREFERENCE_CITIES.get(persona.location_preference)
-            org = self.orgs[int(rng.integers(len(self.orgs)))]
+            # the first half honours the persona's preference; then any destination, and the
+            # preference becomes one the trip honours (`honoured_preference`)
+            wanted = PREFERENCE_CITIES.get(preference) if attempt < cfg.max_attempts // 2 else None
             if days == 3:
-                pool = sorted(c for c in self.nb.get(org, ()) if c in self.visitable3 and c != org
-                              and (wanted is None or c in wanted) and not same_metro((org, c)))
-                if not pool:
+                k = 1
+                dests = [c for c in self.destinations if c in self.visitable3 and (wanted is None or c in wanted)]
+                if not dests:
                     continue
-                dest, k = pool[int(rng.integers(len(pool)))], 1
+                dest = _weighted(rng, dests, [self.destination_weight[c] for c in dests])
+                targets: tuple[str, ...] = (dest,)
             else:
                 k = cfg.cities_per_horizon[days]
-                states = [s for s in self.states_for(k, (days - 1) // k, wanted) if s != self.state[org]]
+                states = self.states_for(k, (days - 1) // k, wanted)
                 if not states:
                     continue
-                dest = states[int(rng.integers(len(states)))]
+                dest = _weighted(rng, states, [self.state_weight(st) for st in states])
+                targets = tuple(c for c in self.tourist if self.state[c] == dest) or tuple(
+                    c for c in self.db.cities_of_state(dest))
+            picked = self.draw_origin(rng, targets, dest if days > 3 else None)
+            if picked is None:
+                continue
+            org = picked
             span = (self.cal[1] - self.cal[0]).days - days + 1
             if span < 1:
                 raise ValueError(f"the sandbox calendar {self.cal[0]}..{self.cal[1]} is shorter than {days} days")
@@ -222,6 +274,10 @@ class _Generator:
                 continue  # a required event would take a meal of its day
             if wanted is not None and not any(c in wanted for c in final.skeleton.cities):
                 continue  # the state's honouring routes are all invalid with these dates or constraints
+            if wanted is None:
+                persona = persona.model_copy(update={"location_preference": honoured_preference(
+                    final.skeleton.cities, preference, cfg.location_preferences)})
+                query = query.model_copy(update={"persona": persona})
             spend = cfg.spending_budget.get(persona.spending, 1.0)
             budget = math.ceil(final.total * cfg.budget_slack[level] * spend / step) * step
             text = render_text(org=org, where=dest if days == 3 else f"{k} cities in {dest}", days=days,
@@ -274,6 +330,21 @@ class _Generator:
         return [[c] for c in sorted({c for city in sk.cities for a in db.city_rows("attractions", city)
                                      if attraction_fits(db, int(a), multiplier, MAX_VISIT_GAP_MIN)
                                      for c in cats[a]})]
+
+
+def _weighted(rng: np.random.Generator, items: list[str], weights: list[float] | np.ndarray) -> str:
+    """One of `items` drawn with probability proportional to `weights`."""
+    w = np.asarray(weights, float)
+    return items[int(rng.choice(len(items), p=w / w.sum()))]
+
+
+def honoured_preference(cities: tuple[str, ...], preference: str, preferences: list[str]) -> str:
+    """`preference` when one of `cities` honours it, else the first of `preferences` that one of
+    them honours (`PREFERENCE_CITIES`), else "Cities" (a trip to a city break)."""
+    for p in (preference, *preferences):
+        if any(c in PREFERENCE_CITIES.get(p, ()) for c in cities):
+            return p
+    return "Cities"
 
 
 def balanced_cells(config: QueryConfig) -> list[tuple[Horizon, Level, RiskProfile]]:

@@ -173,14 +173,21 @@ def restaurants_by_cost(db: Database, city: str) -> list[int]:
     return sorted((int(i) for i in rows), key=lambda i: (float(cost[i]), i))
 
 
-def attractions_by_fee(db: Database, city: str) -> list[int]:
+def attractions_by_appeal(db: Database, city: str) -> list[int]:
+    """The attractions of `city` in the order a traveller goes for them: best rated first (the
+    city's top sights, which the sandbox rates above its generated venues), shorter visits first
+    among equals (more of the day stays free). The reference planner tries them in this order and
+    the query generator's budget prices the first of them (`feasibility.quote_route`)."""
     rows = db.city_rows("attractions", city)
-    fee = db.tables["attractions"].columns["entry_fee_inr"]
-    return sorted((int(i) for i in rows), key=lambda i: (float(fee[i]), i))
+    cols = db.tables["attractions"].columns
+    return sorted((int(i) for i in rows),
+                  key=lambda a: (-round(float(cols["rating"][a]), 1), float(cols["visit_duration_hr"][a]), a))
 
 
-MEAL_WINDOWS: dict[str, tuple[int, int]] = {"breakfast": (7 * 60, 10 * 60), "lunch": (11 * 60, 15 * 60 + 30),
-                                            "dinner": (18 * 60 + 30, 22 * 60 + 30)}
+# When a meal may start: breakfast from 07:00, lunch from 12:00, dinner from 19:00 (dinner in India is
+# eaten late: the paper's Figure 3 books it 19:30-21:00; TripCraft's fitted dinner hour is about 20:25).
+MEAL_WINDOWS: dict[str, tuple[int, int]] = {"breakfast": (7 * 60, 10 * 60), "lunch": (12 * 60, 15 * 60 + 30),
+                                            "dinner": (19 * 60, 22 * 60)}
 MEAL_MIN_OPEN = 90  # a restaurant serves a meal if open this long from some start in the meal's window
 
 
