@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 import typing
 from pathlib import Path
@@ -116,14 +117,15 @@ Conventions:
 PROSE_DIR = Path(__file__).resolve().parent / "prose"
 # The stages of the build in order, one prose file each in `prose/` (`<stage>.md`), numbered here;
 # `prose/generation.md` opens the section.
-GENERATION_STAGES = ("cities", "roads", "buses", "trains", "flights", "venues", "events", "crowd", "transit")
+GENERATION_STAGES = ("cities", "roads", "buses", "trains", "flights", "venues", "events", "crowd", "transit",
+                     "queries")
 
 
 def generation_markdown() -> str:
     """The "How the sandbox is generated" section: the opening, then one numbered item per stage."""
     items = [(PROSE_DIR / f"{stage}.md").read_text(encoding="utf-8").rstrip("\n") for stage in GENERATION_STAGES]
-    items.append("The directory is reopened with `Database.open` (validation) and the content hash is written\n"
-                 "    to `manifest.json`.")
+    items.insert(-1, "The directory is reopened with `Database.open` (validation) and the content hash is "
+                 "written\n   to `manifest.json`.")
     numbered = [f"{n}. {text}" for n, text in enumerate(items, 1)]
     return (PROSE_DIR / "generation.md").read_text(encoding="utf-8") + "\n".join(numbered) + "\n\n"
 
@@ -215,29 +217,33 @@ def _bounds_rows() -> str:
     return "\n".join(rows)
 
 
-QUERY_FIGURES = """When the database has a query set, `utp-env data stats` then prints its figures
-(`utp_env/queries/realism.py`; the embedded sandbox's query set is built on first use). A query's
-destinations are its destination city (3 days) or the cities its reference plan stays in:
+QUERY_FIGURES_MODULE = Path(__file__).resolve().parents[2] / "utp_env" / "queries" / "traveller.py"
 
-- for each location preference with places (`utp_env/tools/india/__init__.py`, `PREFERENCE_CITIES`:
-  "Beaches" coastal cities, "Mountains" hill stations, "Wildlife" national parks' gateway towns,
-  "Religious Sites" pilgrimage towns), queries whose destinations include none of them, = 0. The
-  query generator draws the persona first and then a destination that honours it; a state's
-  candidate routes are those through such a place when there is one
-  (`utp_env.queries.feasibility.candidate_routes`); when no such trip is found in half the
-  attempts the preference becomes one honoured anywhere ("Cities", "Historical Sites", "Lakes
-  and Rivers");
-- median budget per person-day of "Luxury Traveler" queries over "Economical Traveler" ones, ≥ 2
-  (the budget is the cheapest valid plan × the level's slack × the spending multiplier: 1.0
-  economical, 1.6 moderate, 2.6 luxury; `QueryConfig.spending_budget`);
-- queries whose destinations include two parts of one metropolitan area (Mumbai and Thane,
-  Delhi and Gurugram ...; `METRO_AREAS`), = 0: no candidate route visits two of them and a
-  3-day trip does not go to a part of its origin's metro.
 
-A required event is one that leaves 150 min of every meal's window free before or after it
-(`event_leaves_meals`: an evening show from 20:30 takes dinner), so that its day can have all
-three meals; the quote and the reference planner book such an event first.
-"""
+def _docstring_body(doc: str | None) -> str:
+    """A module docstring without its first paragraph (the summary line), with >= and <= as symbols."""
+    return (doc or "").split("\n\n", 1)[-1].replace(">=", "≥").replace("<=", "≤").strip()
+
+
+def traveller_markdown() -> str:
+    """The "Traveller figures" section: each area's figures (`tools/sandbox/traveller/`), then the
+    query set's (`utp_env/queries/traveller.py`, read from the repository: the data layer does not
+    import the core), then the other realism figures (`tools/sandbox/realism.py`)."""
+    from utp_env.tools.sandbox.traveller import __doc__ as intro
+    from utp_env.tools.sandbox.traveller import air, rail, roads, venues
+
+    parts = ["## Traveller figures\n\n`utp-env data stats [DIR]` prints, after the calibration, the figures a "
+             "traveller who knows India checks first, each against a real-world target with its source (met by the "
+             "full sandbox; a figure about named places is left out where the database lacks them).\n\n"
+             + _docstring_body(intro)]
+    for title, module in (("Railways", rail), ("Flights", air), ("Roads", roads), ("Venues", venues)):
+        parts.append(f"### {title}\n\n{_docstring_body(module.__doc__)}")
+    query_doc = ast.get_docstring(ast.parse(QUERY_FIGURES_MODULE.read_text(encoding="utf-8")))
+    parts.append("### Queries and reference plans\n\nWhen the database has a query set, `utp-env data stats` "
+                 "then prints its figures (the embedded sandbox's query set is built on first use).\n\n"
+                 + _docstring_body(query_doc))
+    parts.append("### Other realism figures\n\n" + _docstring_body(REALISM_DOC))
+    return "\n\n".join(parts) + "\n"
 
 
 def render_data_md() -> str:
@@ -249,10 +255,7 @@ def render_data_md() -> str:
         rows.append(f"| {field} | " + " | ".join(f"{getattr(p, field):,}" for p in PROFILES.values()) + " |")
     calibration = "## Calibration\n\n`utp-env data stats [DIR]` prints each figure with its target.\n\n" + \
         CALIBRATION_DOC.split("\n\n", 1)[1].replace("+/-", "±").strip() + "\n"
-    realism = ("## Realism\n\n`utp-env data stats [DIR]` also prints how much the network looks like India's, "
-               "each figure with its target (met by the full sandbox).\n\n"
-               + REALISM_DOC.split("\n\n", 1)[1].replace(">=", "≥").replace("<=", "≤").strip() + "\n\n"
-               + QUERY_FIGURES)
+    realism = traveller_markdown()
     checks = CHECKS.format(rules="\n".join(f"- {rule}" for rule in RULES), bounds=_bounds_rows())
     return (INTRO + "\n" + tables + "\n\n" + checks + calibration + "\n" + realism + "\n" + generation_markdown()
             + PROFILES_PROSE + "\n".join(rows) + "\n\n" + REAL_DATA)
