@@ -248,6 +248,18 @@ class DayScheduler:
             slot = self.timing.best_start(v, lo, hi, stop)
             if slot is not None:
                 fitting.append((0 if covers else 1, slot[1] - slot[0], rank, slot[0], v))
+        # A restaurant of a cuisine the query still needs keeps what buffer fits (at least its base
+        # length) rather than give the meal to another restaurant: a hard constraint outranks a full
+        # BAS buffer, as for a required attraction (a bar open only at night, after a long lunch).
+        if wanted and not any(f[0] == 0 for f in fitting):
+            for rank, r in enumerate(candidates):
+                if not any(serves(self.db, r, c) for c in wanted):
+                    continue
+                v = venue(self.db, "restaurants", r)
+                slot = self.timing.squeezed_start(v, lo, hi, stop)
+                if slot is not None:
+                    fitting = [(0, slot[1] - slot[0], rank, slot[0], v)]
+                    break
         # A full day's later try: the meal keeps what buffer fits; with `lunch_first`, breakfast and
         # lunch keep none (just v), which leaves the 4 h gaps room for a dinner before an evening show.
         lean = self.lunch_first and meal != "dinner"
