@@ -159,9 +159,8 @@ def read_routes(root: Path = SOURCES_DIR) -> list[Route]:
 def read_carriers(root: Path = SOURCES_DIR) -> list[Carrier]:
     """`air/carriers.csv`: the airlines, flying and gone."""
     rows = read_source("air/carriers.csv", {"code": airline_code, "airline": text, "status": text, "share": share,
-                                            "on_time": share, "block_extra_min": optional_minutes, "cruise_kmh": optional_number,
-                                            "fact": text,
-                                            "source": text}, root)
+                                            "on_time": share, "block_extra_min": optional_minutes,
+                                            "cruise_kmh": optional_number, "fact": text, "source": text}, root)
     return [Carrier(**row) for row in rows]
 
 
@@ -176,8 +175,8 @@ def read_airports(root: Path = SOURCES_DIR) -> list[AirportTraffic]:
     """`air/airports.csv`: yearly passengers and extra taxi minutes per airport."""
     rows = read_source("air/airports.csv", {"iata": iata, "domestic_passengers_m": number,
                                             "taxi_extra_min": optional_minutes, "source": text}, root)
-    return [AirportTraffic(iata=r["iata"], passengers_m=r["domestic_passengers_m"], taxi_extra_min=r["taxi_extra_min"] or 0,
-                           source=r["source"]) for r in rows]
+    return [AirportTraffic(iata=r["iata"], passengers_m=r["domestic_passengers_m"],
+                           taxi_extra_min=r["taxi_extra_min"] or 0, source=r["source"]) for r in rows]
 
 
 def read_updates(root: Path = SOURCES_DIR) -> list[Update]:

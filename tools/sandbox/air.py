@@ -23,8 +23,9 @@ statistics' delay mean is calibrated per sandbox (one factor) to the paper's 40.
   `MIN_WEEKLY` a week.
 - Airlines: a regional airline listed on a route flies `REGIONAL_WEEKLY` a week (all of the
   route's flights where it is the only one); the rest go to 1-5 of the five national airlines,
-  more on busier routes (`airlines_on_route`), drawn by their share and splitting the route's
-  flights by it.
+  more on busier routes (`airlines_on_route`), drawn by their share of passengers; the route's
+  flights are split among them by share^`SPLIT_EXPONENT`, so that over the network each
+  airline's share of departures comes out near its share of passengers.
 - Departures at distinct 5-minute slots of one route and direction, drawn by `HOUR_WEIGHT` (the
   morning and evening banks); flight numbers unique per airline.
 - Block time: distance at the airline's block speed plus `TAXI_MIN`, the congested airports'
@@ -49,8 +50,15 @@ from utp_env.tools.india.air_facts import (
     read_route_carriers,
     read_routes,
 )
-from utp_env.tools.sandbox.common import Columns, apportion, haversine_km, lognormal_with_mean, rescale_to_mean, stage_rng
-from utp_env.tools.sandbox.geography import Cities, indian_airports
+from utp_env.tools.sandbox.common import (
+    Columns,
+    apportion,
+    haversine_km,
+    lognormal_with_mean,
+    rescale_to_mean,
+    stage_rng,
+)
+from utp_env.tools.sandbox.geography import Cities, airport_city, indian_airports
 from utp_env.tools.sandbox.profiles import Calibration, SandboxProfile
 from utp_env.tools.schema import TABLES
 
@@ -250,15 +258,18 @@ def flights_table(cities: Cities, airports: dict[str, int], profile: SandboxProf
 
 
 def _departures(origin: list[str], dest: list[str], rng: np.random.Generator) -> np.ndarray:
-    """Departure minute of every row: distinct 5-minute slots per route and direction, drawn by
+    """Departure minute of every row: distinct 5-minute slots per route and direction between the
+    places the airports serve (Mumbai -> Dabolim and Mumbai -> Mopa share Goa's slots), drawn by
     `HOUR_WEIGHT` (a daily row leaves at the same time every day)."""
     slots = np.array([h * 60 + m for h in HOUR_WEIGHT for m in range(0, 60, 5)])
     weight = np.repeat(np.array(list(HOUR_WEIGHT.values()), float), 12)
     weight /= weight.sum()
+    records = indian_airports()
+    place = {code: airport_city(records[code]) for code in set(origin) | set(dest)}
     dep = np.zeros(len(origin), dtype=np.int64)
     groups: dict[tuple[str, str], list[int]] = {}
-    for k, key in enumerate(zip(origin, dest, strict=True)):
-        groups.setdefault(key, []).append(k)
+    for k, (o, d) in enumerate(zip(origin, dest, strict=True)):
+        groups.setdefault((place[o], place[d]), []).append(k)
     for rows in groups.values():
         dep[rows] = rng.choice(slots, len(rows), replace=False, p=weight)
     return dep
