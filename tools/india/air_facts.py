@@ -24,8 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from utp_env.tools.india.sources import SOURCES_DIR, listed, number, optional_number, read_source, text
+from utp_env.tools.india.sources import SOURCES_DIR, Parser, listed, number, optional_number, read_source, text
 
+# The folder the readers below read `air/` from; tests point it at a damaged copy.
+SOURCE_ROOT = SOURCES_DIR
 # India's domestic departures a day: about 3,000-3,200 in 2024-25 (Ministry of Civil Aviation's
 # daily domestic traffic figures, e.g. 3,173 departures on 17 November 2024); the vendored network
 # is scaled to this total.
@@ -149,38 +151,40 @@ class Update:
     source: str
 
 
-def read_routes(root: Path = SOURCES_DIR) -> list[Route]:
+ROUTE_COLUMNS: dict[str, Parser] = {"airport_a": iata, "airport_b": iata, "carriers_2014": airline_codes, "basis": text}
+CARRIER_COLUMNS: dict[str, Parser] = {
+    "code": airline_code, "airline": text, "status": text, "share": share, "on_time": share,
+    "block_extra_min": optional_minutes, "cruise_kmh": optional_number, "fact": text, "source": text}
+ROUTE_CARRIER_COLUMNS: dict[str, Parser] = {
+    "airport_a": iata, "airport_b": iata, "carriers": airline_codes, "only": yes_no, "fact": text, "source": text}
+AIRPORT_COLUMNS: dict[str, Parser] = {
+    "iata": iata, "domestic_passengers_m": number, "taxi_extra_min": optional_minutes, "source": text}
+UPDATE_COLUMNS: dict[str, Parser] = {"change": text, "airport_a": iata, "airport_b": iata, "fact": text, "source": text}
+
+
+def read_routes(root: Path | None = None) -> list[Route]:
     """`air/routes.csv`: the airport pairs with scheduled service."""
-    rows = read_source("air/routes.csv", {"airport_a": iata, "airport_b": iata, "carriers_2014": airline_codes,
-                                          "basis": text}, root)
-    return [Route(**row) for row in rows]
+    return [Route(**row) for row in read_source("air/routes.csv", ROUTE_COLUMNS, root or SOURCE_ROOT)]
 
 
-def read_carriers(root: Path = SOURCES_DIR) -> list[Carrier]:
+def read_carriers(root: Path | None = None) -> list[Carrier]:
     """`air/carriers.csv`: the airlines, flying and gone."""
-    rows = read_source("air/carriers.csv", {"code": airline_code, "airline": text, "status": text, "share": share,
-                                            "on_time": share, "block_extra_min": optional_minutes,
-                                            "cruise_kmh": optional_number, "fact": text, "source": text}, root)
-    return [Carrier(**row) for row in rows]
+    return [Carrier(**row) for row in read_source("air/carriers.csv", CARRIER_COLUMNS, root or SOURCE_ROOT)]
 
 
-def read_route_carriers(root: Path = SOURCES_DIR) -> list[RouteCarriers]:
+def read_route_carriers(root: Path | None = None) -> list[RouteCarriers]:
     """`air/route_carriers.csv`: the regional airlines' routes."""
-    rows = read_source("air/route_carriers.csv", {"airport_a": iata, "airport_b": iata, "carriers": airline_codes,
-                                                  "only": yes_no, "fact": text, "source": text}, root)
+    rows = read_source("air/route_carriers.csv", ROUTE_CARRIER_COLUMNS, root or SOURCE_ROOT)
     return [RouteCarriers(**row) for row in rows]
 
 
-def read_airports(root: Path = SOURCES_DIR) -> list[AirportTraffic]:
-    """`air/airports.csv`: yearly passengers and extra taxi minutes per airport."""
-    rows = read_source("air/airports.csv", {"iata": iata, "domestic_passengers_m": number,
-                                            "taxi_extra_min": optional_minutes, "source": text}, root)
+def read_airports(root: Path | None = None) -> list[AirportTraffic]:
+    """`air/airports.csv`: domestic passengers and extra taxi minutes per airport."""
+    rows = read_source("air/airports.csv", AIRPORT_COLUMNS, root or SOURCE_ROOT)
     return [AirportTraffic(iata=r["iata"], passengers_m=r["domestic_passengers_m"],
                            taxi_extra_min=r["taxi_extra_min"] or 0, source=r["source"]) for r in rows]
 
 
-def read_updates(root: Path = SOURCES_DIR) -> list[Update]:
+def read_updates(root: Path | None = None) -> list[Update]:
     """`air/updates.csv`: the changes to the 2014 route table."""
-    rows = read_source("air/updates.csv", {"change": text, "airport_a": iata, "airport_b": iata, "fact": text,
-                                           "source": text}, root)
-    return [Update(**row) for row in rows]
+    return [Update(**row) for row in read_source("air/updates.csv", UPDATE_COLUMNS, root or SOURCE_ROOT)]

@@ -68,17 +68,18 @@ def domestic_routes(routes_dat: Path, india: set[str]) -> dict[tuple[str, str], 
     return out
 
 
-def derive(raw_dir: Path) -> list[dict[str, str]]:
-    """The rows of `air/routes.csv` (rules 1-5 of the module docstring)."""
+def derive(raw_dir: Path, root: Path | None = None) -> list[dict[str, str]]:
+    """The rows of `air/routes.csv` (rules 1-5 of the module docstring), with the facts of `root`
+    (`tools/india/` by default)."""
     directed = domestic_routes(_raw(raw_dir, "routes.dat"), indian_airports(_raw(raw_dir, "airports.dat")))
-    gone = {c.code for c in read_carriers() if not c.flying}
+    gone = {c.code for c in read_carriers(root) if not c.flying}
     pairs: dict[tuple[str, str], set[str]] = defaultdict(set)
     both_ways: dict[tuple[str, str], bool] = {}
     for (o, d), airlines in directed.items():
         key = (min(o, d), max(o, d))
         pairs[key] |= airlines
         both_ways[key] = (d, o) in directed
-    updates = read_updates()
+    updates = read_updates(root)
     unknown = sorted({u.change for u in updates} - set(CHANGES))
     if unknown:
         raise SystemExit(f"air/updates.csv: unknown change(s) {unknown}; use one of {', '.join(CHANGES)}")
@@ -110,15 +111,15 @@ def derive(raw_dir: Path) -> list[dict[str, str]]:
         if key in rows:
             raise SystemExit(f"air/updates.csv: 'add {key[0]} {key[1]}' is already in the 2014 table (drop the row)")
         rows[key] = {"airport_a": key[0], "airport_b": key[1], "carriers_2014": "", "basis": "added (updates.csv)"}
-    _check_airports(rows)
+    _check_airports(rows, root)
     return [rows[k] for k in sorted(rows)]
 
 
-def _check_airports(rows: dict[tuple[str, str], dict[str, str]]) -> None:
+def _check_airports(rows: dict[tuple[str, str], dict[str, str]], root: Path | None) -> None:
     import airportsdata
 
     known = {code for code, a in airportsdata.load("IATA").items() if a["country"] == "IN"}
-    listed = {a.iata for a in read_airports()}
+    listed = {a.iata for a in read_airports(root)}
     used = {code for key in rows for code in key}
     if used - known:
         raise SystemExit(f"airports not in airportsdata as Indian: {sorted(used - known)}")
