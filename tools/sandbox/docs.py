@@ -130,7 +130,9 @@ def generation_markdown() -> str:
 PROFILES_PROSE = """### Profiles
 
 `configs/sandbox/<profile>.yaml` equal the code defaults in `tools/sandbox/profiles.py`; a
-profile YAML path can be passed instead of a name.
+profile YAML path can be passed instead of a name. Flights have no count: they are the real air
+network's flights between the profile's cities (the flights stage above says how their number
+compares with Table 1).
 
 """
 
