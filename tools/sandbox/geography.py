@@ -239,7 +239,7 @@ AIRPORT_MAX_KM = 60.0  # an airport serves a city at most this far away (Mopa - 
 
 
 @functools.cache
-def indian_airports() -> dict[str, dict[str, Any]]:
+def indian_airports() -> dict[str, Mapping[str, Any]]:
     """The Indian airports of `airportsdata` by IATA code (read once per process)."""
     import airportsdata
 

@@ -106,10 +106,10 @@ def figures(db: Database) -> list[Figure]:
                        inside == len(legs) and len(legs) > 0,
                        "OpenFlights route database (2014, ODbL) with tools/india/air/updates.csv"))
     if {"Delhi", "Mumbai"} <= cities:
-        routes: Counter[frozenset[str]] = Counter()
+        routes: dict[frozenset[str], float] = defaultdict(float)
         for (o, d), n in pairs.items():
             routes[frozenset((o, d))] += n
-        top = [route for route, _ in routes.most_common(5)]
+        top = sorted(routes, key=lambda r: -routes[r])[:5]
         text = ", ".join("-".join(sorted(route)) for route in top[:3])
         ok = bool(top) and top[0] == frozenset(("Delhi", "Mumbai")) and all(r in BUSIEST_ROUTES for r in top)
         out.append(_figure("busiest flight routes", text, "Delhi-Mumbai first; top 5 among India's busiest", ok,
