@@ -72,7 +72,7 @@ def reference(env: UTPReplanEnv, i: int | None = None, where: Any = None) -> tup
 
 def next_day_reference(env: UTPReplanEnv) -> tuple[str, Plan]:
     """The first validation reference plan whose day-1 leg (not a cab) runs on day 2 too: the same
-    service can be booked again the next day (a flight row is one weekly departure, docs/DATA.md)."""
+    service can be booked again the next day (a row runs on the weekdays of its `run_days`, docs/DATA.md)."""
     from utp_env.resolve import find_service
     from utp_env.tools.schema import SERVICE_TABLE, runs_on
 

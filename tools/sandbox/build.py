@@ -74,8 +74,8 @@ def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str |
     step("trains")
     counts["trains"] = write_table(out, "trains", trains_table(cities, gc, prof, seed, crowd_idx))
     step("flights")
-    airports = match_airports(cities, prof.airport_radius_km, prof.airport_cities)
-    counts["flights"] = write_table(out, "flights", flights_table(cities, gc, airports, prof, seed))
+    flights = flights_table(cities, match_airports(cities, prof.airport_radius_km), prof, seed)
+    counts["flights"] = write_table(out, "flights", flights)
     step("venues")
     venues = {"attractions": attractions_table(cities, prof, seed),
               "restaurants": restaurants_table(cities, prof, seed),
@@ -102,7 +102,7 @@ def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str |
         "calendar": {"start": prof.calendar_start, "end": prof.calendar_end},
         "row_counts": {name: counts[name] for name in db.tables},
         "states": len(set(cities.state)),
-        "airport_cities": len(airports),
+        "airport_cities": len(set(flights["origin_city"])),
         "crowd_cities": [cities.name[i] for i in crowd_idx],
         "content_hash": db.content_hash,
     }

@@ -132,7 +132,9 @@ def generation_markdown() -> str:
 PROFILES_PROSE = """### Profiles
 
 `configs/sandbox/<profile>.yaml` equal the code defaults in `tools/sandbox/profiles.py`; a
-profile YAML path can be passed instead of a name.
+profile YAML path can be passed instead of a name. Flights have no count: they are the real air
+network's flights between the profile's cities (the flights stage above says how their number
+compares with Table 1).
 
 """
 
@@ -250,8 +252,8 @@ def render_data_md() -> str:
     """The full text of docs/DATA.md."""
     tables = "\n\n".join(table_markdown(name) for name in TABLES)
     rows = ["| profile | " + " | ".join(PROFILES) + " |", "|---|" + "---|" * len(PROFILES)]
-    for field in ("n_states", "n_cities", "flights", "trains", "buses", "road_routes", "restaurants",
-                  "attractions", "accommodations", "events", "transit_stops", "crowd_cities", "airport_cities"):
+    for field in ("n_states", "n_cities", "trains", "buses", "road_routes", "restaurants",
+                  "attractions", "accommodations", "events", "transit_stops", "crowd_cities"):
         rows.append(f"| {field} | " + " | ".join(f"{getattr(p, field):,}" for p in PROFILES.values()) + " |")
     calibration = "## Calibration\n\n`utp-env data stats [DIR]` prints each figure with its target.\n\n" + \
         CALIBRATION_DOC.split("\n\n", 1)[1].replace("+/-", "±").strip() + "\n"

@@ -11,13 +11,15 @@ populations replaced by the census figure).
 
 Airports: each real airport of `airportsdata` serves the city it is named for (its `city`, else
 its name without "Airport"; `AIRPORT_CITY_ALIASES` maps old spellings and airport localities to
-the city: Bangalore -> Bengaluru, Tuticorin -> Thoothukudi, Dabolim -> Panaji ...), if that city
-is chosen and within `AIRPORT_MAX_KM`; an airport of a place that is not chosen (Daman, Jewar)
-serves no city, rather than the nearest big town.
+the city: Bangalore -> Bengaluru, Tuticorin -> Thoothukudi, Dabolim and Mopa -> Panaji ...), if
+that city is chosen and within `AIRPORT_MAX_KM`; an airport of a place that is not chosen (Daman,
+Jewar) serves no city, rather than the nearest big town. Which airports have flights is the air
+network's (`tools/india/air/routes.csv`).
 """
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,8 +43,6 @@ STATE_OF_ADMIN1: dict[str, str] = {
     "37": "Chhattisgarh", "38": "Jharkhand", "39": "Uttarakhand", "40": "Telangana", "41": "Ladakh",
     "52": "Dadra and Nagar Haveli and Daman and Diu",
 }
-# The main commercial airport of cities that also have secondary or military airfields nearby.
-MAIN_AIRPORTS = frozenset({"BOM", "DEL", "BLR", "HYD", "MAA", "CCU", "GOI", "COK", "PNQ", "AMD", "VTZ"})
 ISLAND_STATES = frozenset({"Andaman and Nicobar Islands", "Lakshadweep"})
 MIN_POPULATION = 15_000
 # geonames entries that are not cities in their own right: taluks, districts or localities of a
@@ -118,7 +118,7 @@ class Cities:
     lat: np.ndarray
     lon: np.ndarray
     population: np.ndarray
-    draw: np.ndarray  # the population the gravity models use: visitors for tourist places
+    draw: np.ndarray  # the weight of the road, bus and venue-count models: see `TOURIST_DRAW`
 
     @property
     def n(self) -> int:
@@ -212,17 +212,6 @@ def select_cities(profile: SandboxProfile) -> Cities:
     )
 
 
-@dataclass(frozen=True)
-class Airport:
-    """A city's main airport (`iata`) and its other commercial airports (`others`: Mopa beside
-    Dabolim for Goa), whose flights the city shares."""
-
-    iata: str
-    name: str
-    city_index: int
-    others: tuple[str, ...] = ()
-
-
 # airportsdata's city (or the airport's name) -> the sandbox city it serves: old spellings, and
 # airports named after a locality of the city they serve.
 AIRPORT_CITY_ALIASES: dict[str, str] = {
@@ -239,23 +228,14 @@ AIRPORT_CITY_ALIASES: dict[str, str] = {
 AIRPORT_NAME_ENDINGS = (" International Airport", " Southwest Airport", " Air Force Station", " Air Force Base",
                         " Civil Airport", " Airport", " Aerodrome")
 AIRPORT_MAX_KM = 60.0  # an airport serves a city at most this far away (Mopa - Panaji ~35 km)
-# approximate yearly passengers (millions, AAI FY2023-24, rounded) of the busiest airports
-AIRPORT_MPAX = {
-    "DEL": 74.0, "BOM": 53.0, "BLR": 37.0, "HYD": 25.0, "MAA": 22.0, "CCU": 20.0, "AMD": 12.0, "COK": 10.5,
-    "PNQ": 9.5, "GOI": 8.0, "GOX": 4.5, "GAU": 6.2, "LKO": 5.6, "JAI": 5.5, "SXR": 4.6, "TRV": 4.4, "BBI": 4.5,
-    "CCJ": 3.8, "PAT": 3.5, "IDR": 3.4, "VNS": 3.0, "NAG": 2.9, "CJB": 2.9, "IXB": 3.0, "VTZ": 2.8, "RPR": 2.3,
-    "IXC": 2.4, "IXR": 2.0, "IXE": 2.1, "TRZ": 1.9, "ATQ": 1.6, "BHO": 1.6, "IXM": 1.6, "DED": 1.6, "IXJ": 1.5,
-    "UDR": 1.4, "BDQ": 1.4, "STV": 1.3, "IXA": 1.3, "VGA": 1.2, "TIR": 1.0, "IXL": 1.3, "GWL": 0.5, "JDH": 0.8,
-    "IXU": 0.6, "RAJ": 0.6, "HBX": 0.5, "IXZ": 1.4, "KUU": 0.2, "JSA": 0.1, "HJR": 0.1,
-}
-# Second commercial airports that share a city's flights with its main one.
-SECOND_AIRPORTS = frozenset({"GOX"})
 
 
-def airport_traffic(iata: str, population: float) -> float:
-    """Yearly passengers (millions) of an airport: `AIRPORT_MPAX`, else ~0.1 million per 100,000
-    people of its city (at most 1 million)."""
-    return AIRPORT_MPAX.get(iata, min(1.0, float(population) / 1e6))
+@functools.cache
+def indian_airports() -> dict[str, Mapping[str, Any]]:
+    """The Indian airports of `airportsdata` by IATA code (read once per process)."""
+    import airportsdata
+
+    return {code: a for code, a in sorted(airportsdata.load("IATA").items()) if a["country"] == "IN"}
 
 
 def airport_city(airport: Mapping[str, Any]) -> str:
@@ -269,39 +249,20 @@ def airport_city(airport: Mapping[str, Any]) -> str:
     return AIRPORT_CITY_ALIASES.get(name, name)
 
 
-def match_airports(cities: Cities, radius_km: float, limit: int) -> dict[int, Airport]:
-    """Real Indian airports (IATA) serving the chosen cities; returns city index -> airport.
+def match_airports(cities: Cities, radius_km: float) -> dict[str, int]:
+    """Every real Indian airport (IATA) serving one of the chosen cities -> that city's index.
 
     An airport serves the city it is named for (`airport_city`) when that city is chosen and
-    within `max(radius_km, AIRPORT_MAX_KM)`; a city served by several keeps its main commercial
-    airport, else its closest; a `SECOND_AIRPORTS` one is kept beside it. The tourist places'
-    airport cities and then the most populous are kept, `limit` in all (the paper's flights
-    cover 67 cities).
+    within `max(radius_km, AIRPORT_MAX_KM)`: Daman's airport serves no city rather than the
+    nearest big town. A city may have several (Goa: Dabolim and Mopa); which of them have
+    scheduled flights is the air network's business (`tools/sandbox/air.py`).
     """
-    import airportsdata
-
-    airports = sorted((a for a in airportsdata.load("IATA").values() if a["country"] == "IN"),
-                      key=lambda a: a["iata"])
     index = {name.casefold(): i for i, name in enumerate(cities.name)}
     reach = max(radius_km, AIRPORT_MAX_KM)
-    best: dict[int, tuple[float, Airport]] = {}
-    second: dict[int, list[str]] = {}
-    for a in airports:
+    served: dict[str, int] = {}
+    for code, a in indian_airports().items():
         i = index.get(airport_city(a).casefold())
-        if i is None:
-            continue
-        d = float(haversine_km(cities.lat[i], cities.lon[i], float(a["lat"]), float(a["lon"])))
-        if d > reach:
-            continue
-        if a["iata"] in SECOND_AIRPORTS:
-            second.setdefault(i, []).append(a["iata"])
-            continue
-        rank = d - (1e6 if a["iata"] in MAIN_AIRPORTS else 0.0)
-        if i not in best or rank < best[i][0]:
-            best[i] = (rank, Airport(a["iata"], a["name"], i))
-    tourist = set(TOURIST_PLACES.values())
-    def order(i: int) -> tuple[bool, float, int]:
-        return cities.name[i] not in tourist, -airport_traffic(best[i][1].iata, cities.population[i]), i
-
-    keep = sorted(best, key=order)[:limit]
-    return {i: Airport(best[i][1].iata, best[i][1].name, i, tuple(second.get(i, ()))) for i in sorted(keep)}
+        if i is not None and float(haversine_km(cities.lat[i], cities.lon[i], float(a["lat"]),
+                                                float(a["lon"]))) <= reach:
+            served[code] = i
+    return served

@@ -1,7 +1,8 @@
 """Sandbox profiles: how big the generated database is and what it is calibrated to.
 
 The code defaults below equal `configs/sandbox/<name>.yaml` (a test asserts it); `full` matches
-the paper's Table 1 counts exactly, `mini` is a few states for fast tests.
+the paper's Table 1 counts exactly except flights, which are the real air network's (no count:
+docs/DATA.md says how they compare with Table 1); `mini` is a few states for fast tests.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ class Calibration(BaseModel):
 
 
 class SandboxProfile(BaseModel):
-    """Sizes of one sandbox; every count is the exact number of rows written."""
+    """Sizes of one sandbox; every count is the exact number of rows written. Flights have no
+    count: they are the real network's between the profile's cities (tools/sandbox/air.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -42,7 +44,6 @@ class SandboxProfile(BaseModel):
     states: list[str] | None = Field(None, description="Restrict to these states (None: the n_states largest)")
     n_states: int = Field(ge=1)
     n_cities: int = Field(ge=2)
-    flights: int = Field(ge=0)
     trains: int = Field(ge=0)
     buses: int = Field(ge=0)
     road_routes: int = Field(ge=0, description="Ordered pairs; even (routes go both ways)")
@@ -52,7 +53,6 @@ class SandboxProfile(BaseModel):
     events: int = Field(ge=0)
     transit_stops: int = Field(ge=0)
     crowd_cities: int = Field(ge=0, description="Major cities whose venues get crowd profiles")
-    airport_cities: int = Field(67, ge=2, description="Most airport cities kept (paper: 67)")
     airport_radius_km: float = 40.0
     bus_max_km: float = 700.0
     road_factor: float = 1.28
@@ -63,13 +63,13 @@ class SandboxProfile(BaseModel):
 
 PROFILES: dict[str, SandboxProfile] = {
     "full": SandboxProfile(
-        name="full", n_states=33, n_cities=504, flights=29_346, trains=68_068, buses=34_925,
+        name="full", n_states=33, n_cities=504, trains=68_068, buses=34_925,
         road_routes=4_052, restaurants=3_433, attractions=2_990, accommodations=3_670, events=783,
         transit_stops=10_025, crowd_cities=20,
     ),
     "mini": SandboxProfile(
         name="mini", states=["Maharashtra", "Goa", "Karnataka", "Gujarat"], n_states=4, n_cities=36,
-        flights=600, trains=1_500, buses=900, road_routes=180, restaurants=500, attractions=360,
+        trains=1_500, buses=900, road_routes=180, restaurants=500, attractions=360,
         accommodations=240, events=60, transit_stops=1_100, crowd_cities=6,
     ),
 }
