@@ -123,7 +123,10 @@ def test_bad_calls_get_the_env_errors(mini_db_path: Path, qids: list[str]) -> No
     asyncio.run(go())
 
 
-def test_a_tool_before_new_episode_starts_the_default_episode(mini_db_path: Path, qids: list[str]) -> None:
+def test_a_tool_before_new_episode_is_refused_and_the_defaults_start_the_episode(mini_db_path: Path,
+                                                                                  qids: list[str]) -> None:
+    """No episode is started behind the client's back: a tool called first is refused and changes
+    nothing; `new_episode` without arguments then plays the server's default seed and query."""
     from utp_env.serve.session import EpisodeDefaults
 
     local = in_process(mini_db_path, qids[1], 3, [("view_plan", {}), ("submit", {})])
@@ -131,10 +134,17 @@ def test_a_tool_before_new_episode_starts_the_default_episode(mini_db_path: Path
     async def go() -> None:
         factory = SessionFactory(db_path=mini_db_path, defaults=EpisodeDefaults(seed=3, query_id=qids[1]))
         async with create_connected_server_and_client_session(build_server(factory)) as session:
+            refused = await session.call_tool("view_plan", {})
+            assert refused.isError and _text(refused).startswith("Error: no episode is running in this session")
+            assert NEW_EPISODE in _text(refused) and (refused.structuredContent or {})["refused"] == "NO_EPISODE"
+            started = await session.call_tool(NEW_EPISODE, {})
+            assert _text(started) == local[0][0]
+            token = (started.structuredContent or {})["episode"]
             first = await session.call_tool("view_plan", {})
             last = await session.call_tool("submit", {})
-            assert [_text(first), _text(last)] == local[0][1:]
+            assert [_text(first), _text(last)] == local[0][1:]  # the refused call took no step
             assert (last.structuredContent or {})["reward"] == local[1]
+            assert (first.structuredContent or {})["episode"] == (last.structuredContent or {})["episode"] == token
 
     asyncio.run(go())
 

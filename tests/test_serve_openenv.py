@@ -19,8 +19,7 @@ from serve_process import openenv_server
 from serve_script import in_process, query_ids, scripted_calls
 
 from utp_env.env.core import UTPEnv
-from utp_env.serve.openenv_server import UTPEnvClient, UTPOpenEnv
-from utp_env.serve.session import SessionFactory
+from utp_env.serve.openenv_server import UTPEnvClient
 
 
 async def play(url: str, seed: int, query_id: str, calls: list[tuple[str, dict[str, Any]]],
@@ -103,21 +102,6 @@ def test_closed_loop_episode_matches_and_bad_input_is_one_line(mini_db_path: Pat
     with openenv_server("--db", str(mini_db_path), "--env", "UTP-Replan-v0") as url:
         assert_same(asyncio.run(play(url, 9, qids[0], calls)), local)
         asyncio.run(bad(url))
-
-
-def test_a_session_env_answers_as_the_env(mini_db_path: Path, qids: list[str]) -> None:
-    """In-process check of the OpenEnv environment class: steps, state, and close dropping the episode."""
-    session_env = UTPOpenEnv(SessionFactory(db_path=mini_db_path))
-    assert session_env.state.episode_id is None
-    first = session_env.reset(seed=4, query_id=qids[3])
-    assert first.metadata["query_id"] == qids[3] and not first.done
-    answer = session_env.step(CallToolAction(tool_name="no_such_tool", arguments={}))
-    assert not answer.ok and answer.text.startswith("Error: unknown tool 'no_such_tool'")  # type: ignore[attr-defined]
-    assert session_env.state.step_count == 1 and not session_env.state.done
-    unsupported = session_env.step(object())
-    assert not unsupported.ok  # type: ignore[attr-defined]
-    session_env.close()
-    assert session_env.session.env.episode is None
 
 
 def test_sessions_beyond_the_limit_are_refused(mini_db_path: Path, qids: list[str]) -> None:
