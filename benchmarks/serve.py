@@ -119,7 +119,7 @@ async def drive(url: str, work: list[tuple[str, int, list[Call]]], sessions: int
     seconds, wall seconds)."""
     from openenv.core.env_server.mcp_types import CallToolAction
 
-    from utp_env.serve.openenv_server import UTPEnvClient
+    from utp_env.serve.openenv_client import UTPEnvClient
 
     rewards = [float("nan")] * len(work)
     latencies: list[float] = []
@@ -165,7 +165,7 @@ async def hold(url: str, n: int, work: list[tuple[str, int, list[Call]]], pid: i
     """Open and reset `n` sessions, leave them idle; (RSS before MB, RSS with them MB, sessions still served)."""
     from openenv.core.env_server.mcp_types import CallToolAction
 
-    from utp_env.serve.openenv_server import UTPEnvClient
+    from utp_env.serve.openenv_client import UTPEnvClient
 
     before = rss_mb(pid)
     clients = [UTPEnvClient(base_url=url, message_timeout_s=600) for _ in range(n)]

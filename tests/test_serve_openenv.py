@@ -19,7 +19,7 @@ from serve_process import openenv_server
 from serve_script import in_process, query_ids, scripted_calls
 
 from utp_env.env.core import UTPEnv
-from utp_env.serve.openenv_server import UTPEnvClient
+from utp_env.serve.openenv_client import UTPEnvClient
 
 
 async def play(url: str, seed: int, query_id: str, calls: list[tuple[str, dict[str, Any]]],

@@ -110,19 +110,13 @@ def handle(args: argparse.Namespace) -> int:
     check(args)
     try:
         import mcp  # noqa: F401
+        import starlette  # noqa: F401
         import uvicorn  # noqa: F401
-
-        if args.mcp is None:
-            import openenv  # noqa: F401
     except ImportError as exc:
         raise ValueError(f"needs the serve extra ({exc}); install it with {EXTRA_HINT}") from None
-    from utp_env.serve.guard import is_loopback, new_token, read_token_file
     from utp_env.serve.session import EpisodeDefaults, SessionFactory
 
-    token = args.token if args.token_file is None else read_token_file(args.token_file)
-    generated = token is None and args.mcp != "stdio" and not is_loopback(args.host)
-    if generated:
-        token = new_token()
+    token, generated = server_token(args)
     factory = SessionFactory(env=args.env, db_path=args.db, profile=args.profile, split=args.split,
                              config=None if args.config is None else str(args.config),
                              defaults=EpisodeDefaults(seed=args.seed, query_id=args.query_id), served=True)
@@ -145,6 +139,7 @@ def handle(args: argparse.Namespace) -> int:
                               max_client_connections=args.max_client_connections or max_client_sessions + 32,
                               request_timeout=args.request_timeout, max_message_bytes=args.max_message_bytes)
     what = "MCP (streamable HTTP)" if args.mcp == "http" else "OpenEnv"
+    app_of(args, factory, token, max_client_sessions, 0)  # imports the app's modules once, before any fork
     workers = f" ({args.workers} workers)" if args.workers > 1 else ""
 
     def make_app(worker: int) -> Any:
@@ -159,6 +154,17 @@ def handle(args: argparse.Namespace) -> int:
                   f"'Authorization: Bearer {token}' (choose the token with --token-file)", file=sys.stderr, flush=True)
 
     return serve(make_app, args.host, args.port, args.workers, limits, announce)
+
+
+def server_token(args: argparse.Namespace) -> tuple[str | None, bool]:
+    """(the token clients must send or None, whether it was generated here): `--token`, the first line of
+    `--token-file`, else a new one when the server listens on anything but loopback (never for stdio)."""
+    from utp_env.serve.guard import is_loopback, new_token, read_token_file
+
+    token = args.token if args.token_file is None else read_token_file(args.token_file)
+    if token is None and args.mcp != "stdio" and not is_loopback(args.host):
+        return new_token(), True
+    return token, False
 
 
 def app_of(args: argparse.Namespace, factory: Any, token: str | None, max_client_sessions: int, worker: int) -> Any:

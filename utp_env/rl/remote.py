@@ -65,7 +65,7 @@ class RemoteEpisode:
         """One tool call on the server (its answer, or its refusal); `EpisodeLostError` when the episode is gone."""
         from openenv.core.env_server.mcp_types import CallToolAction
 
-        from utp_env.serve.openenv_server import EpisodeLostError
+        from utp_env.serve.openenv_client import EpisodeLostError
 
         if self.lost is not None:
             raise EpisodeLostError(str(self.lost))
@@ -123,7 +123,7 @@ class RemoteRLToolEnv(RLToolEnv):
     @classmethod
     def _connect(cls) -> Any:
         """A connected client of the next server in turn; the ones after it when it does not answer."""
-        from utp_env.serve.openenv_server import UTPEnvClient
+        from utp_env.serve.openenv_client import UTPEnvClient
 
         first = next(cls._turns)
         failures = []

@@ -183,17 +183,21 @@ def listening_socket(host: str, port: int, reuse_port: bool = False) -> socket.s
     return sock
 
 
-def serve_socket(app: Any, sock: socket.socket, limits: ConnectionLimits,
-                 ledger: ConnectionLedger | None = None) -> None:
-    """Run `app` under uvicorn on the already listening `sock` until interrupted, with the limits'
-    connection caps, request deadline and WebSocket message bound."""
+def http_server(app: Any, limits: ConnectionLimits, ledger: ConnectionLedger | None = None) -> Any:
+    """A uvicorn `Server` for `app` with the limits' connection caps (counted in `ledger`), request deadline
+    and WebSocket message bound."""
     import uvicorn
 
     http, ws = guarded_protocols(ledger or ConnectionLedger(limits))
     config = uvicorn.Config(app, http=http, ws=ws, log_level="warning", lifespan="on",
                             ws_max_size=PROTOCOL_FRAME_FACTOR * limits.max_message_bytes,
                             ws_per_message_deflate=False)  # compressing every message cost ~1 ms of CPU each
-    uvicorn.Server(config).run(sockets=[sock])
+    return uvicorn.Server(config)
+
+
+def serve_socket(app: Any, sock: socket.socket, limits: ConnectionLimits) -> None:
+    """Run `app` (`http_server`) on the already listening `sock` until interrupted."""
+    http_server(app, limits).run(sockets=[sock])
 
 
 def serve(make_app: Callable[[int], Any], host: str, port: int, workers: int, limits: ConnectionLimits,
@@ -271,9 +275,12 @@ class _Supervisor:
                 self.first.close()  # the first worker's socket: only the first worker may hold it
             for s in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(s, signal.SIG_DFL)
+            app = self.make_app(worker)  # before the socket: no connection waits on a worker still importing
+            import uvicorn  # noqa: F401
+
             own = sock if sock is not None else listening_socket(self.host, self.port, reuse_port=True)
             os.write(self.ready_write, b"1")
-            serve_socket(self.make_app(worker), own, self.limits)
+            serve_socket(app, own, self.limits)
         except BaseException as exc:
             if not isinstance(exc, KeyboardInterrupt | SystemExit):
                 print(f"utp-env serve: worker {worker}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)

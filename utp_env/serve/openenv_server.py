@@ -1,10 +1,10 @@
-"""`utp-env serve`: an OpenEnv environment server, and its Python client (docs/SERVE.md).
+"""`utp-env serve`: an OpenEnv environment server (docs/SERVE.md); its client is `openenv_client.py`.
 
 The server speaks OpenEnv's WebSocket protocol at `/ws` (the messages of
 `openenv.core.env_server.types`: `reset`, `step`, `state`, `close`; answers `observation`, `state`,
-`error`), so OpenEnv's own `EnvClient` (here `UTPEnvClient`) drives it, and serves `/health`,
-`/schema` and `/metadata`. It is this project's own app, not `openenv`'s `HTTPEnvServer`, because
-each of these has to hold and there they did not:
+`error`; the shapes in `wire.py`), so OpenEnv's own `EnvClient` (here `UTPEnvClient`) drives it, and
+serves `/health`, `/schema` and `/metadata`. It is this project's own app, not `openenv`'s
+`HTTPEnvServer` (and imports no `openenv`), because each of these has to hold and there they did not:
 
 - **A session is its connection.** One WebSocket holds one session (an `EpisodeEngine`,
   utp_env/env/engine.py) and counts against `--max-sessions` and `--max-client-sessions` until its
@@ -41,19 +41,12 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from openenv.core.client_types import StepResult
-from openenv.core.env_client import EnvClient
-from openenv.core.env_server.mcp_types import CallToolAction, ListToolsObservation
-from openenv.core.env_server.types import EnvironmentMetadata, Observation, State
-from pydantic import Field
-from websockets.exceptions import ConnectionClosed
-
 from utp_env.env.engine import EpisodeEngine, Refusal, ToolAnswer
 from utp_env.serve.guard import AccessPolicy, Guard
 from utp_env.serve.session import SessionFactory, SessionLimits
+from utp_env.serve.wire import UTPState, schemas
 
-__all__ = ["CAPACITY_CLOSE_CODE", "END_EPISODE", "IDLE_CLOSE_CODE", "EpisodeLostError", "UTPEnvClient",
-           "UTPObservation", "UTPState", "openenv_app"]
+__all__ = ["CAPACITY_CLOSE_CODE", "END_EPISODE", "IDLE_CLOSE_CODE", "NOT_SERVED", "OpenEnvServer", "openenv_app"]
 
 END_EPISODE = "end_episode"
 """A `CallToolAction` name for the harness, not the model (never listed): ends the running episode as at
@@ -70,31 +63,21 @@ NOT_SERVED = ("not served: a session lives on the WebSocket /ws of this server (
               "one; for MCP start `utp-env serve --mcp http`")
 
 
-class UTPObservation(Observation):
-    """The env's answer: `text` (the task after reset, a tool's answer after a step), whether the call
-    succeeded, and (inherited) `done`, `reward` and `metadata` (the episode token; the evaluation at the end)."""
-
-    text: str = Field(default="", description="The env's observation text")
-    ok: bool = Field(default=True, description="Whether the tool call succeeded")
-
-
-class UTPState(State):
-    """The session's episode: the env's episode id and step count (OpenEnv's), the episode token, the
-    query, seed and how it ended."""
-
-    episode: str | None = Field(default=None, description="The episode's token (what a step may name)")
-    query_id: str | None = Field(default=None, description="The episode's query")
-    seed: int | None = Field(default=None, description="The episode's seed")
-    done: bool = Field(default=False, description="Whether the episode has ended")
-    termination_reason: str | None = Field(default=None, description="Why it ended (docs/ENV.md)")
-
-
 class _BadMessage(Exception):
     """A message the server cannot act on: answered with an error frame, the session kept."""
 
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def __getattr__(name: str) -> Any:
+    """The client's names, as this module gave them before the client had a module of its own."""
+    if name in ("UTPEnvClient", "EpisodeLostError", "UTPObservation", "UTPState"):
+        from utp_env.serve import openenv_client
+
+        return getattr(openenv_client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _error(message: str, code: str) -> str:
@@ -305,14 +288,11 @@ class OpenEnvServer:
                 "worker": self.worker}
 
     def metadata(self) -> dict[str, Any]:
-        return EnvironmentMetadata(name=self.factory.env_id, version="1",
-                                   description="Uncertainty-aware travel planning in India (utp-env): plan a trip "
-                                   "with lookup and itinerary tools, submit it, get it scored.").model_dump()
-
-    @staticmethod
-    def schema() -> dict[str, Any]:
-        return {"action": CallToolAction.model_json_schema(), "observation": UTPObservation.model_json_schema(),
-                "reset_observation": UTPObservation.model_json_schema(), "state": UTPState.model_json_schema()}
+        """What OpenEnv's `/metadata` answers (its `EnvironmentMetadata` keys)."""
+        return {"name": self.factory.env_id, "version": "1", "readme_content": None, "author": None,
+                "documentation_url": None,
+                "description": "Uncertainty-aware travel planning in India (utp-env): plan a trip with lookup and "
+                               "itinerary tools, submit it, get it scored."}
 
 
 def openenv_app(factory: SessionFactory, policy: AccessPolicy | None = None, limits: SessionLimits | None = None,
@@ -334,7 +314,7 @@ def openenv_app(factory: SessionFactory, policy: AccessPolicy | None = None, lim
         return JSONResponse(server.metadata())
 
     async def schema(_request: Request) -> Response:
-        return JSONResponse(server.schema())
+        return JSONResponse(schemas())
 
     async def not_served(request: Request) -> Response:
         if request.url.path == "/mcp":
@@ -358,97 +338,3 @@ def openenv_app(factory: SessionFactory, policy: AccessPolicy | None = None, lim
     ], lifespan=lifespan)
     app.state.server = server
     return Guard(app, policy)
-
-
-class EpisodeLostError(RuntimeError):
-    """The client's episode is no longer on the server: the server restarted, closed the session (idle,
-    stopped) or lost the connection. Nothing was sent; call `reset` to start a new episode."""
-
-
-class UTPEnvClient(EnvClient[Any, Any, UTPState]):
-    """The Python client of `utp-env serve`: one instance is one session (one WebSocket).
-
-    ```python
-    from openenv.core.env_server.mcp_types import CallToolAction
-    from utp_env.serve.openenv_server import UTPEnvClient
-
-    with UTPEnvClient(base_url="http://127.0.0.1:8000").sync() as env:   # token="..." for a server that asks
-        result = env.reset(seed=0, query_id="utp-q-0001")
-        result = env.step(CallToolAction(tool_name="search_flights", arguments={...}))
-        print(result.observation.text, result.reward, result.done)
-    ```
-
-    Every step names the episode `reset` started (its token); when the session that held it is gone
-    (the server restarted or closed it, the connection dropped) the next `step` or `state` raises
-    `EpisodeLostError` instead of reconnecting to a new, empty session, and the server refuses a step
-    that names another episode. `reset` always starts afresh (on a new connection if need be).
-    """
-
-    def __init__(self, base_url: str | None = None, token: str | None = None, **kwargs: Any) -> None:
-        if token is not None:
-            kwargs["headers"] = {**(kwargs.get("headers") or {}), "Authorization": f"Bearer {token}"}
-        super().__init__(base_url=base_url, **kwargs)
-        self._episode: str | None = None
-        self._episode_query: str | None = None
-        self._episode_socket: Any = None
-
-    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
-        held = self._episode if message.get("type") in ("step", "state") else None
-        if held is not None and (self._ws is not self._episode_socket or _closed(self._episode_socket)):
-            raise self._lost()
-        try:
-            response = await super()._send_and_receive(message)
-        except ConnectionClosed:
-            if held is None:
-                raise
-            raise self._lost() from None
-        except RuntimeError as exc:
-            if held is not None and any(f"(code: {r})" in str(exc) for r in (Refusal.NO_EPISODE,
-                                                                              Refusal.WRONG_EPISODE)):
-                self._episode = None
-                raise EpisodeLostError(f"episode {held} of query {self._episode_query} is not this session's on the "
-                                       f"server ({exc}); call reset to start a new episode") from None
-            raise
-        if message.get("type") == "reset":
-            meta = response.get("data", {}).get("metadata") or {}
-            self._episode, self._episode_query = meta.get("episode"), meta.get("query_id")
-            self._episode_socket = self._ws
-        return response
-
-    def _lost(self) -> EpisodeLostError:
-        ws, held, query = self._episode_socket, self._episode, self._episode_query
-        self._episode = None
-        code = getattr(ws, "close_code", None)
-        reason = getattr(ws, "close_reason", None) or ""
-        how = (f"the server closed the session (code {code}{': ' + reason if reason else ''})" if code is not None
-               else "the connection to the server was lost")
-        return EpisodeLostError(f"episode {held} of query {query} is gone: {how}; nothing was sent; call reset "
-                                "to start a new episode")
-
-    def _step_payload(self, action: Any) -> dict[str, Any]:
-        dumped: dict[str, Any] = action.model_dump()
-        if self._episode is not None and dumped.get("type") == "call_tool":
-            dumped["metadata"] = {**(dumped.get("metadata") or {}), "episode": self._episode}
-        return dumped
-
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[Any]:
-        obs = dict(payload.get("observation", {}))
-        done, reward = bool(payload.get("done", False)), payload.get("reward")
-        observation: Observation
-        if "tools" in obs:
-            observation = ListToolsObservation(tools=obs["tools"], done=done, reward=reward,
-                                               metadata=obs.get("metadata", {}))
-        else:
-            observation = UTPObservation(text=obs.get("text", ""), ok=obs.get("ok", True), done=done,
-                                         reward=reward, metadata=obs.get("metadata", {}))
-        return StepResult(observation=observation, reward=reward, done=done, metadata=payload.get("metadata"))
-
-    def _parse_state(self, payload: dict[str, Any]) -> UTPState:
-        return UTPState.model_validate(payload)
-
-
-def _closed(ws: Any) -> bool:
-    from websockets.protocol import State as SocketState
-
-    return ws is None or ws.state in (SocketState.CLOSING, SocketState.CLOSED)
-
