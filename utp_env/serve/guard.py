@@ -41,6 +41,9 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 DEFAULT_MAX_MESSAGE_BYTES = 4 * 2**20
 """A request body or a WebSocket message at most (4 MiB, MCP's own default): a whole plan is a few KB."""
 
+DRAIN_FACTOR = 4
+"""A body over the limit is read and dropped up to this many times the limit (see `Guard._read_body`)."""
+
 OPEN_PATHS = frozenset({"/health"})
 """Paths answered without the token (a load balancer's probe; it tells nothing about episodes)."""
 
@@ -171,10 +174,12 @@ class Guard:
         await self.app(scope, receive, send)
 
     async def _read_body(self, scope: Scope, receive: Receive) -> bytes | None:
-        """The whole request body, or None once it passes the limit (by `Content-Length` or by count)."""
+        """The whole request body, or None once it passes the limit (by `Content-Length` or by count).
+        A body over the limit is read on and dropped up to `DRAIN_FACTOR` times the limit, so that the
+        client, still sending, reads the 413 instead of a reset connection; a bigger one is not read."""
         limit = self.policy.max_message_bytes
         length = _headers(scope).get("content-length")
-        if length is not None and length.strip().isdigit() and int(length) > limit:
+        if length is not None and length.strip().isdigit() and int(length) > DRAIN_FACTOR * limit:
             return None
         chunks: list[bytes] = []
         size = 0
@@ -184,9 +189,10 @@ class Guard:
                 break
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > limit:
+            if size <= limit:
+                chunks.append(chunk)
+            elif size > DRAIN_FACTOR * limit or not message.get("more_body", False):
                 return None
-            chunks.append(chunk)
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
