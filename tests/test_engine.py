@@ -167,3 +167,15 @@ def test_refused_calls_change_nothing_and_the_reward_is_kept(mini_db_path: Path,
         ep = engine.env.episode
         if answer.refused is not None:
             assert (None if ep is None else ep.steps) == steps and engine.final is final
+
+
+def test_the_calls_that_evaluate_are_known(mini_db_path: Path, qid: str) -> None:
+    """What a server runs off its event loop: the evaluating tools, and any call that reaches the step limit."""
+    engine = EpisodeEngine(UTPEnv(db_path=mini_db_path, config={"step_limit": 3}))
+    engine.start(seed=0, query_id=qid)
+    assert {n for n in ("submit", "submit_plan", "check_plan", "view_plan", "search_stays") if engine.evaluates(n)} \
+        == {"submit", "submit_plan", "check_plan"}
+    engine.call("view_plan", {})
+    engine.call("view_plan", {})
+    assert engine.evaluates("view_plan")  # the third call ends the episode at the step limit
+    assert engine.call("view_plan", {}).info["termination_reason"] == "step_limit"

@@ -149,6 +149,20 @@ def test_a_tool_before_new_episode_is_refused_and_the_defaults_start_the_episode
     asyncio.run(go())
 
 
+def test_a_served_new_episode_on_a_missing_train_split_is_refused_at_once(mini_db_path: Path) -> None:
+    from utp_env.serve.session import TRAIN_REFUSAL
+
+    async def go() -> None:
+        server = build_server(SessionFactory(db_path=mini_db_path, served=True))
+        async with create_connected_server_and_client_session(server) as session:
+            for arguments in ({"split": "train"}, {"query_id": "utp-train-00001"}):
+                result = await session.call_tool(NEW_EPISODE, arguments)
+                assert result.isError and _text(result) == f"Error: reset: {TRAIN_REFUSAL}"
+            assert (await session.call_tool("view_plan", {})).isError  # and no episode was started
+
+    asyncio.run(go())
+
+
 def test_stdio_server_lists_and_plays(mini_db_path: Path, qids: list[str]) -> None:
     """The real command: `utp-env serve --mcp stdio` spawned as a subprocess by the mcp client."""
     calls = scripted_calls(mini_db_path, qids[2])

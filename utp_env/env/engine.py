@@ -39,11 +39,16 @@ import gymnasium as gym
 from utp_env.dataset import is_train_id
 from utp_env.env.core import UTPEnv
 from utp_env.env.episode import TerminationReason
+from utp_env.env.itinerary_tools import ENDING, EXECUTION_TOOLS
 from utp_env.queries.generate import TRAIN_SPLIT
 
 _PROCESS_PREFIX = secrets.token_hex(4)
 """Random per process: two processes (a server and its restart) never issue the same episode token."""
 _STARTS = itertools.count(1)
+
+EVALUATING_TOOLS = frozenset({*ENDING, "check_plan", *EXECUTION_TOOLS})
+"""Tools whose call evaluates the plan (ending it, checking it, or living the trip through): the calls
+a server runs off its event loop (`EpisodeEngine.evaluates`)."""
 
 
 class Refusal(StrEnum):
@@ -194,6 +199,12 @@ class EpisodeEngine:
         """The query of the session's episode (running or ended), or None."""
         ep = self.env.episode
         return None if self.token is None or ep is None else ep.query.query_id
+
+    def evaluates(self, name: str) -> bool:
+        """Whether a call of `name` now may evaluate the plan: an evaluating tool, or any call that reaches
+        the step limit (which ends the episode and scores it)."""
+        ep = self.env.episode
+        return name in EVALUATING_TOOLS or (ep is not None and ep.steps + 1 >= self.env.config.step_limit)
 
     @property
     def steps(self) -> tuple[str, ...]:

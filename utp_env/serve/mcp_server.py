@@ -14,8 +14,9 @@ at the end, the evaluation (`termination_reason`, `final_pass`, `metrics`, `repo
 resource `utp://episode` is the same for the harness, whatever its client hands the model: the
 session's episode as JSON (`EpisodeEngine.state`).
 
-Every tool call, like a start, goes through the session's `EpisodeEngine` (utp_env/env/engine.py) on
-the factory's threads, never on the event loop: a tool called before `new_episode` is refused (no
+Every tool call, like a start, goes through the session's `EpisodeEngine` (utp_env/env/engine.py),
+the heavy ones (a start, any call that evaluates the plan) on the factory's threads, never on the event
+loop (utp_env/serve/session.py): a tool called before `new_episode` is refused (no
 default episode is started behind the client's back), and a call after the end answers the kept final
 reward again. Over streamable HTTP (`http_app`), sessions are capped in total (`--max-sessions`) and
 per client address (`--max-client-sessions`), Host and Origin are checked by MCP's
@@ -130,7 +131,7 @@ def build_server(factory: SessionFactory, limits: SessionLimits | None = None) -
         if name == NEW_EPISODE:
             result: types.CallToolResult = await start_result(factory, session, arguments)
             return result
-        result = answer_result(await factory.run(session.call, name, arguments))
+        result = answer_result(await factory.call(session, name, arguments))
         return result
 
     @server.list_resources()  # type: ignore[untyped-decorator]

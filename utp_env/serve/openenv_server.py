@@ -18,8 +18,9 @@ serves `/health`, `/schema` and `/metadata`. It is this project's own app, not `
 - **Every malformed frame is answered, and the session kept**: a binary frame, text that is not JSON
   (an integer of more digits than Python reads, nesting deeper than the parser goes), JSON that is
   not an object (an array, a number, null), an unknown type, a message over `--max-message-bytes`.
-- **Nothing runs on the event loop but I/O**: a session's reset and steps run on the factory's
-  threads (utp_env/serve/session.py), so a long step holds neither `/health` nor another session.
+- **Nothing heavy runs on the event loop**: a session's start and every call that evaluates the plan
+  run on the factory's threads (utp_env/serve/session.py), so a long step holds neither `/health`
+  nor another session; a lookup or an edit (about a millisecond) is answered on the loop.
 
 Actions are OpenEnv's MCP-shaped ones: `CallToolAction(tool_name=..., arguments={...})` runs one tool
 of the env (exactly one `env.step`, so the same answers, errors and rewards as in-process) and
@@ -230,7 +231,7 @@ class OpenEnvServer:
         if name == END_EPISODE:
             answer = await self.factory.run(self._end, engine, named, args)
         else:
-            answer = await self.factory.run(engine.call, name, args, named)
+            answer = await self.factory.call(engine, name, args, named)
         if answer.refused in (Refusal.NO_EPISODE, Refusal.WRONG_EPISODE):
             raise _BadMessage(answer.text.removeprefix("Error: "), str(answer.refused))
         meta = {k: v for k, v in answer.structured().items() if k not in ("done", "reward")}

@@ -8,10 +8,15 @@ exactly one `env.step` of that env, so observations, rewards and reports are tho
 env for the same seed and the same calls (tests/test_serve_mcp.py, tests/test_serve_openenv.py
 compare them).
 
-The factory's `run` is where a server does the work of a session: on a small pool of threads
+The factory's `run` is where a server does the heavy work of a session: building its env, starting an
+episode, and every call that evaluates the plan (`EpisodeEngine.evaluates`: submit, `check_plan`, the
+closed loop's `continue_trip`, the call that reaches the step limit) run on a small pool of threads
 (`STEP_THREADS`), never on the event loop, so that a long step (an evaluation with Monte Carlo
-robustness, a big `check_plan`) delays neither `/health` nor another session's step. The pool is
-bounded by construction: each session has at most one call in flight, and sessions are capped.
+robustness) delays neither `/health` nor another session's step. A lookup or a plan edit (about a
+millisecond) runs on the loop (`call`): handing it to a thread would cost more than it takes, and
+while a thread holds the GIL the loop waits for it (up to the interpreter's switch interval, lowered
+to `SWITCH_INTERVAL` in a serving process). The pool is bounded by construction: each session has
+at most one call in flight, and sessions are capped.
 A served factory (`served=True`) never builds the train split while serving: `preload` loads it
 (building it first if it is missing) when the server's default split is `train`, and otherwise a
 start that needs it is refused at once with the command that builds it.
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -54,6 +60,10 @@ TRAIN_REFUSAL = ("this server was not started with the train split, and building
 
 EpisodeSession = EpisodeEngine
 """A served session is an `EpisodeEngine` (the name the serving modules and the Inspect task use)."""
+
+SWITCH_INTERVAL = 0.001
+"""Seconds a thread holding the GIL runs before another may take it (Python's default: 0.005): the
+event loop waits at most this long while a thread evaluates a plan."""
 
 T = TypeVar("T")
 
@@ -165,9 +175,18 @@ class SessionFactory:
     async def run(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """`work(*args, **kwargs)` on the factory's threads (module docstring), awaited from the event loop."""
         if self._pool is None:  # made on first use: after a fork, in the process that serves
+            sys.setswitchinterval(SWITCH_INTERVAL)
             self._pool = ThreadPoolExecutor(max_workers=STEP_THREADS, thread_name_prefix="utp-session")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, functools.partial(work, *args, **kwargs))
+
+    async def call(self, engine: EpisodeEngine, name: str, args: Any = None, episode: str | None = None
+                   ) -> ToolAnswer:
+        """One tool call of `engine` (`EpisodeEngine.call`): on the threads when it may evaluate the plan, on
+        the event loop otherwise (module docstring)."""
+        if engine.evaluates(name):
+            return await self.run(engine.call, name, args, episode)
+        return engine.call(name, args, episode)
 
     def shutdown(self) -> None:
         """Stop the threads (after the server stopped serving)."""
