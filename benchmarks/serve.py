@@ -76,11 +76,11 @@ def episodes(db_path: str | None, profile: str, n: int) -> Work:
     return out
 
 
-def in_process(db_path: str | None, profile: str, work: Work) -> tuple[list[float], float]:
-    """Play every episode on one env in this process: (rewards, seconds)."""
+def in_process(db_path: str | None, profile: str, work: Work) -> tuple[list[float], float, float]:
+    """Play every episode on one env in this process: (rewards, wall seconds, CPU seconds)."""
     env = UTPEnv(db_path=db_path, profile=profile)
     rewards = []
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for query_id, seed, calls in work:
         env.reset(seed=seed, options={"query_id": query_id})
         reward = 0.0
@@ -89,7 +89,7 @@ def in_process(db_path: str | None, profile: str, work: Work) -> tuple[list[floa
             if terminated or truncated:
                 break
         rewards.append(float(reward))
-    return rewards, time.perf_counter() - start
+    return rewards, time.perf_counter() - start, time.process_time() - cpu
 
 
 def load() -> str:
@@ -114,6 +114,16 @@ def server(db_path: str | None, profile: str, max_sessions: int, workers: int = 
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system) of process `pid` and of its children alive now (the workers)."""
+    total = 0.0
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    for p in [pid, *(int(c) for c in (children.read_text().split() if children.exists() else []))]:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def rss_mb(pid: int) -> float:
@@ -252,7 +262,7 @@ def main() -> int:
     db, profile = args.db, args.profile
     print(f"machine at the start: {load()}")
     work = episodes(db, profile, args.episodes)
-    local, local_s = in_process(db, profile, work)
+    local, local_s, local_cpu = in_process(db, profile, work)
     gc.collect()
     gc.freeze()  # this process holds the database too: its full collections must not count as server latency
     steps = sum(len(c) for _, _, c in work)
@@ -261,7 +271,7 @@ def main() -> int:
     max_sessions = max(args.sessions, args.hold) + 8
     same = True
 
-    with server(db, profile, max_sessions) as (url, _):
+    with server(db, profile, max_sessions) as (url, pid):
         ka, fresh = keep_alive(url)
         print(f"GET /health: {ka:.2f} ms on one kept-alive connection, {fresh:.2f} ms on a new connection each "
               "(medians of 200)")
@@ -272,15 +282,19 @@ def main() -> int:
         print(f"paced, 1 process: {args.sessions} concurrent sessions each waiting {args.think_ms:.0f} ms on average "
               f"(exponential) before a call: tool call p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(paced)} calls; "
               f"rewards equal to in-process: {'yes' if paced_rewards == local else 'MISMATCH'} [{load()}]")
+        cpu = cpu_seconds(pid)
         one, rewards_one = throughput(url, work, args.sessions)
+        cpu = cpu_seconds(pid) - cpu
         same &= rewards_one == local
-    with server(db, profile, max_sessions, workers=args.workers) as (url, _):
+    with server(db, profile, max_sessions, workers=args.workers) as (url, pid):
         many, rewards_many = throughput(url, work, args.sessions)
         same &= rewards_many == local
     scale = many / one
     print(f"back to back, two client processes, {args.sessions} sessions: 1 worker {one:.1f} episodes/s, "
           f"{args.workers} workers {many:.1f} episodes/s: {scale:.2f}x; rewards equal to in-process: "
           f"{'yes' if rewards_one == local and rewards_many == local else 'MISMATCH'} [{load()}]")
+    print(f"server CPU per tool call (1 worker, the session's start and connection included): "
+          f"{1000 * cpu / steps:.2f} ms, against {1000 * local_cpu / steps:.2f} ms per step in-process")
 
     with server(db, profile, max_sessions) as (url, pid):  # a fresh server: no memory freed by earlier sessions
         asyncio.run(drive(url, work[:1], 1))  # one episode first: what any first session loads is not counted
