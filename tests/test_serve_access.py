@@ -123,6 +123,41 @@ def test_any_frame_is_a_message_or_a_one_line_refusal(text: str) -> None:
         assert isinstance(message, dict)
 
 
+def test_the_guard_hands_on_whole_bodies_only() -> None:
+    """A body that stops half way (the client left, or the request timeout cut it) never reaches the app;
+    a whole one reaches it whole, in one message; one over the limit is answered 413."""
+    from utp_env.serve.guard import Guard
+
+    seen: list[bytes] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append((await receive())["body"])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def call(messages: list[dict[str, Any]], limit: int = 100) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return messages.pop(0)
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"host", b"127.0.0.1")]}
+        await Guard(app, AccessPolicy(max_message_bytes=limit))(scope, receive, send)  # type: ignore[arg-type]
+        return sent
+
+    cut = asyncio.run(call([{"type": "http.request", "body": b'{"a": 1}', "more_body": True},
+                            {"type": "http.disconnect"}]))
+    assert cut == [] and seen == []
+    whole = asyncio.run(call([{"type": "http.request", "body": b'{"a": ', "more_body": True},
+                              {"type": "http.request", "body": b"1}", "more_body": False}]))
+    assert whole[0]["status"] == 200 and seen == [b'{"a": 1}']
+    big = asyncio.run(call([{"type": "http.request", "body": b"x" * 101, "more_body": False}]))
+    assert big[0]["status"] == 413 and seen == [b'{"a": 1}']
+
+
 # ---------------------------------------------------------------- TCP_NODELAY
 
 

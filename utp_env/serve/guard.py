@@ -165,7 +165,10 @@ class Guard:
             await _refuse(scope, send, *refused)
             return
         if scope["type"] == "http" and scope.get("method") not in BODILESS_METHODS:
-            body = await self._read_body(scope, receive)
+            try:
+                body = await self._read_body(scope, receive)
+            except _ClientGone:
+                return  # nothing to answer, and nothing half-read reaches the app
             if body is None:
                 await _refuse(scope, send, 413, f"the request body is over {self.policy.max_message_bytes:,} bytes, "
                               "the most this server reads (--max-message-bytes)")
@@ -186,7 +189,7 @@ class Guard:
         while True:
             message = await receive()
             if message["type"] != "http.request":
-                break
+                raise _ClientGone
             chunk = message.get("body", b"")
             size += len(chunk)
             if size <= limit:
@@ -196,6 +199,10 @@ class Guard:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
+
+
+class _ClientGone(Exception):
+    """The client disconnected (or was cut off by the request timeout) before its body was whole."""
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

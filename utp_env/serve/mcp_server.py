@@ -105,9 +105,9 @@ def build_server(factory: SessionFactory, limits: SessionLimits | None = None) -
     @contextlib.asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[EpisodeEngine]:
         client = CLIENT.get() or "?"
+        session = await factory.run(factory.new, NEW_EPISODE)
         if limits is not None:
             limits.hold(client)
-        session = await factory.run(factory.new, NEW_EPISODE)
         try:
             yield session
         finally:
@@ -193,8 +193,10 @@ def http_app(factory: SessionFactory, policy: AccessPolicy | None = None, limits
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
-        factory.shutdown()
+        try:
+            async with manager.run():
+                yield
+        finally:
+            factory.shutdown()
 
     return Guard(Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan), policy)
