@@ -158,6 +158,39 @@ def test_the_guard_hands_on_whole_bodies_only() -> None:
     assert big[0]["status"] == 413 and seen == [b'{"a": 1}']
 
 
+def test_a_flooding_client_leaves_room_for_the_others() -> None:
+    """Sessions and connections are capped per client address before the totals: a client that takes
+    its share is refused with a message naming the per-client flag, and another still gets in."""
+    from utp_env.serve.session import SessionLimits
+
+    sessions = SessionLimits(max_sessions=10, max_client_sessions=5)
+    for _ in range(5):
+        assert sessions.refusal("10.0.0.1") is None
+        sessions.hold("10.0.0.1")
+    assert "--max-client-sessions" in (sessions.refusal("10.0.0.1") or "")
+    assert sessions.refusal("10.0.0.2") is None
+    sessions.release("10.0.0.1")
+    assert sessions.refusal("10.0.0.1") is None and sessions.held == 4
+
+    class Transport:
+        def __init__(self, host: str) -> None:
+            self.host = host
+
+        def get_extra_info(self, name: str) -> Any:
+            return (self.host, 40000) if name == "peername" else None
+
+    ledger = ConnectionLedger(ConnectionLimits(max_connections=6, max_client_connections=4))
+    flood = [Transport("10.0.0.1") for _ in range(5)]
+    answers = [ledger.admit(t) for t in flood]
+    assert answers[:4] == [None] * 4 and "--max-client-connections" in (answers[4] or "")
+    others = [Transport("10.0.0.2") for _ in range(3)]
+    assert [ledger.admit(t) for t in others][:2] == [None, None]
+    assert "--max-connections" in (ledger.admit(Transport("10.0.0.3")) or "")
+    ledger.release(flood[0])
+    ledger.release(flood[0])  # twice: nothing more
+    assert ledger.admit(Transport("10.0.0.3")) is None and ledger.per_client["10.0.0.1"] == 3
+
+
 # ---------------------------------------------------------------- TCP_NODELAY
 
 
