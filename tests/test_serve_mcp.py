@@ -219,12 +219,23 @@ def test_http_sessions_are_separate_episodes(mini_db_path: Path, qids: list[str]
     (["--seed", "-2"], "--seed must be a non-negative integer"),
     (["--session-timeout", "0"], "--session-timeout must be a positive number"),
     (["--max-sessions", "0"], "--max-sessions must be at least 1"),
+    (["--workers", "2"], "--workers: --mcp stdio serves one session"),
+    (["--token", "short"], "--token must be at least 16 characters"),
+    (["--max-message-bytes", "10"], "--max-message-bytes must be at least 1024"),
+    (["--request-timeout", "-1"], "--request-timeout must be a positive number of seconds"),
+    (["--token", "0123456789abcdefgh", "--token-file", "/x"], "--token and --token-file: give one of them"),
     (["--config", "/nonexistent/env.yaml"], "--config: file '/nonexistent/env.yaml' does not exist"),
 ])
 def test_bad_options_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--mcp", "stdio", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("utp-env serve: error: ") and message in err and "\n" not in err
+
+
+def test_mcp_over_http_refuses_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--mcp", "http", "--workers", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("utp-env serve: error: --workers: an MCP session lives in one process") and "\n" not in err
 
 
 def test_an_unknown_default_query_is_one_line_before_serving(mini_db_path: Path,

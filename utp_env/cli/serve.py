@@ -87,6 +87,9 @@ def check(args: argparse.Namespace) -> None:
         raise ValueError(f"--workers must be at least 1, not {args.workers}")
     if args.workers > 1 and args.mcp == "stdio":
         raise ValueError("--workers: --mcp stdio serves one session on this process's stdin/stdout; drop --workers")
+    if args.workers > 1 and args.mcp == "http":
+        raise ValueError("--workers: an MCP session lives in one process, and its HTTP requests may come on several "
+                         "connections, which the kernel may hand to different workers; run one process per port")
     for name in ("session_timeout", "request_timeout"):
         if not getattr(args, name) > 0:
             flag = "--" + name.replace("_", "-")
