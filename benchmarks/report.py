@@ -62,7 +62,7 @@ def benches(db: str | None) -> dict[str, Bench]:
         "sandbox": Bench("sandbox.py", [], ["--profile", "mini", "--repeat", "1"]),
         "plan_format": Bench("plan_format.py", [], ["--k", "500", "--repeat", "1"]),
         "serve": Bench("serve.py", [], [*where, "--episodes", "6", "--sessions", "3", "--hold", "4",
-                                        "--processes", "1", "--think-ms", "1"]),
+                                        "--think-ms", "1"]),
     }
 
 
@@ -110,15 +110,16 @@ FIGURES: dict[str, tuple[str, str, int]] = {
     "open_cold": ("sandbox", r"open, validating every CSV:\s+([\d.]+) s", 1),
     "growth": ("plan_format", r"\(worst ([\d.]+)x\)", 1),
     "worst_s": ("plan_format", r"\(worst ([\d.]+) s\)", 1),
-    "serve_rate": ("serve", r"1 server process, \d+ concurrent sessions: ([\d.]+) sessions/s", 1),
-    "serve_vs_local": ("serve", r"sessions/s \(([\d.]+)x in-process\)", 1),
-    "serve_p50": ("serve", r"1 server process.*?tool call p50 ([\d.]+) ms", 1),
-    "serve_p99": ("serve", r"1 server process.*?p99 ([\d.]+) ms", 1),
-    "serve_paced_p50": ("serve", r"paced: .*?p50 ([\d.]+) ms", 1),
-    "serve_paced_p99": ("serve", r"paced: .*?p99 ([\d.]+) ms", 1),
+    "serve_paced_p50": ("serve", r"paced, 1 process: .*?p50 ([\d.]+) ms", 1),
+    "serve_paced_p99": ("serve", r"paced, 1 process: .*?p99 ([\d.]+) ms", 1),
+    "serve_paced_load": ("serve", r"paced, 1 process: .*?\[load average ([\d.]+)", 1),
+    "serve_scale": ("serve", r"workers [\d.]+ episodes/s: ([\d.]+)x", 1),
+    "serve_scale_load": ("serve", r"back to back, .*?\[load average ([\d.]+)", 1),
+    "serve_cpu": ("serve", r"server CPU per tool call .*?: ([\d.]+) ms", 1),
+    "serve_env_cpu": ("serve", r"against ([\d.]+) ms per step in-process", 1),
+    "serve_keepalive": ("serve", r"GET /health: ([\d.]+) ms on one kept-alive", 1),
     "serve_held": ("serve", r"(\d+) idle sessions held, (\d+) still served", 2),
     "serve_idle_mb": ("serve", r"([\d.]+) MB per idle session", 1),
-    "serve_scale": ("serve", r"-> ([\d.]+)x one process", 1),
     "serve_same": ("serve", r"rewards equal to in-process: (\w+)", 1),
 }
 
@@ -163,13 +164,15 @@ def rows(b: dict[str, Bench]) -> list[tuple[str, str, str, str]]:
         ("build the full sandbox / open it",
          f"{f['build']} s / {f['open']} s (validating every CSV: {f['open_cold']} s)", "< 60 s / < 2 s",
          cmd["sandbox"]),
-        ("`utp-env serve` (OpenEnv): 200 scripted episodes, 50 concurrent WebSocket sessions, one server process",
-         f"{f['serve_rate']} sessions/s ({f['serve_vs_local']}× in-process); tool call p99 {f['serve_paced_p99']} ms "
-         f"paced (200 ms on average between calls), {f['serve_p99']} ms back to back (the queue of a saturated core); "
-         f"rewards equal to in-process: {f['serve_same']}", "p99 < 50 ms", cmd["serve"]),
-        ("`utp-env serve`: idle sessions held / memory per idle session / 2 server processes vs 1",
-         f"{f['serve_held']} / {f['serve_idle_mb']} MB / {f['serve_scale']}×", "200 / < 2 MB / ≥ 1.6×",
-         cmd["serve"]),
+        ("`utp-env serve` (OpenEnv): 200 scripted episodes, 50 concurrent paced WebSocket sessions (200 ms on "
+         "average between calls), one server process",
+         f"tool call p50 {f['serve_paced_p50']} ms, p99 {f['serve_paced_p99']} ms (load average "
+         f"{f['serve_paced_load']}); server CPU {f['serve_cpu']} ms per call (the env: {f['serve_env_cpu']} ms); "
+         f"kept-alive `GET /health` {f['serve_keepalive']} ms; rewards equal to in-process: {f['serve_same']}",
+         "p99 < 50 ms", cmd["serve"]),
+        ("`utp-env serve`: idle sessions held / memory per idle session / `--workers 2` vs 1 behind one address",
+         f"{f['serve_held']} / {f['serve_idle_mb']} MB / {f['serve_scale']}× (load average {f['serve_scale_load']})",
+         "200 / < 2 MB / ≥ 1.6×", cmd["serve"]),
         ("the plan parser on 17 adversarial inputs (baseline: the paper's plan repeated to the same length)",
          f"growth for 4× the length: worst {f['growth']}× (linear 4×, quadratic 16×); worst {f['worst_s']} s",
          "≤ 8×, < 2 s", cmd["plan_format"]),

@@ -200,3 +200,58 @@ def test_a_closed_loop_record_refuses_the_planning_env(mini_db_path: Path) -> No
         replay(record, env=UTPEnv(db_path=mini_db_path, config=dict(record["env_config"])))
     with pytest.raises(ValueError, match="neither utp_env/UTP-v0 nor"):
         replay({**record, "env": "utp_env/Other-v0"}, db_path=mini_db_path)
+
+
+# ---------------------------------------------------------------- where the file goes, and what a kill leaves
+
+
+def test_out_must_be_a_file_and_may_have_no_suffix(mini_db_path: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """--out a folder, or a device-like file (a pipe here; /dev/full is one too), is refused up front with
+    what to do; a name without a suffix is written (the temporary file once took its place and was lost)."""
+    import os
+
+    folder, pipe = tmp_path / "folder", tmp_path / "pipe"
+    folder.mkdir()
+    os.mkfifo(pipe)
+    for out, wrong in ((folder, "is a folder; name the JSONL file to write in it"),
+                       (pipe, "is not a regular file (a device, pipe or socket)")):
+        assert main(["data", "demos", "--split", "validation", "--db", str(mini_db_path), "--limit", "1",
+                     "--out", str(out)]) == 2
+        assert capsys.readouterr().err.strip().splitlines()[-1].startswith(
+            f"utp-env data demos: error: --out {str(out)!r} {wrong}")
+    assert pipe.exists() and not pipe.is_file()  # untouched
+    bare = tmp_path / "demos"
+    assert main(["data", "demos", "--split", "validation", "--db", str(mini_db_path), "--limit", "1",
+                 "--out", str(bare)]) == 0
+    assert len(read_demos(bare)) == 1 and sorted(p.name for p in tmp_path.iterdir()) == ["demos", "folder", "pipe"]
+
+
+def test_a_killed_write_leaves_nothing_once_the_command_runs_again(mini_db_path: Path, tmp_path: Path) -> None:
+    """SIGTERM mid-write: the temporary file is removed on the way out. SIGKILL (nothing runs): the next
+    run removes what the killed one left, and writes the file."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "demos.jsonl"
+    argv = [sys.executable, "-m", "utp_env", "data", "demos", "--split", "validation", "--db", str(mini_db_path),
+            "--out", str(out)]
+
+    def temporaries() -> list[str]:
+        return sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".demos.jsonl."))
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        proc = subprocess.Popen(argv, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        while not temporaries() and proc.poll() is None:
+            time.sleep(0.01)
+        assert temporaries() and proc.poll() is None, "the write ended before it could be interrupted"
+        proc.send_signal(sig)
+        proc.wait(timeout=120)
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 128 + signal.SIGTERM and temporaries() == [] and not out.exists()
+    assert temporaries() and not out.exists()  # what SIGKILL left
+    assert main(["data", "demos", "--split", "validation", "--db", str(mini_db_path), "--limit", "1",
+                 "--out", str(out)]) == 0
+    assert temporaries() == [] and len(read_demos(out)) == 1

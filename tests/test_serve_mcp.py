@@ -123,7 +123,10 @@ def test_bad_calls_get_the_env_errors(mini_db_path: Path, qids: list[str]) -> No
     asyncio.run(go())
 
 
-def test_a_tool_before_new_episode_starts_the_default_episode(mini_db_path: Path, qids: list[str]) -> None:
+def test_a_tool_before_new_episode_is_refused_and_the_defaults_start_the_episode(mini_db_path: Path,
+                                                                                  qids: list[str]) -> None:
+    """No episode is started behind the client's back: a tool called first is refused and changes
+    nothing; `new_episode` without arguments then plays the server's default seed and query."""
     from utp_env.serve.session import EpisodeDefaults
 
     local = in_process(mini_db_path, qids[1], 3, [("view_plan", {}), ("submit", {})])
@@ -131,10 +134,31 @@ def test_a_tool_before_new_episode_starts_the_default_episode(mini_db_path: Path
     async def go() -> None:
         factory = SessionFactory(db_path=mini_db_path, defaults=EpisodeDefaults(seed=3, query_id=qids[1]))
         async with create_connected_server_and_client_session(build_server(factory)) as session:
+            refused = await session.call_tool("view_plan", {})
+            assert refused.isError and _text(refused).startswith("Error: no episode is running in this session")
+            assert NEW_EPISODE in _text(refused) and (refused.structuredContent or {})["refused"] == "NO_EPISODE"
+            started = await session.call_tool(NEW_EPISODE, {})
+            assert _text(started) == local[0][0]
+            token = (started.structuredContent or {})["episode"]
             first = await session.call_tool("view_plan", {})
             last = await session.call_tool("submit", {})
-            assert [_text(first), _text(last)] == local[0][1:]
+            assert [_text(first), _text(last)] == local[0][1:]  # the refused call took no step
             assert (last.structuredContent or {})["reward"] == local[1]
+            assert (first.structuredContent or {})["episode"] == (last.structuredContent or {})["episode"] == token
+
+    asyncio.run(go())
+
+
+def test_a_served_new_episode_on_a_missing_train_split_is_refused_at_once(mini_db_path: Path) -> None:
+    from utp_env.serve.session import TRAIN_REFUSAL
+
+    async def go() -> None:
+        server = build_server(SessionFactory(db_path=mini_db_path, served=True))
+        async with create_connected_server_and_client_session(server) as session:
+            for arguments in ({"split": "train"}, {"query_id": "utp-train-00001"}):
+                result = await session.call_tool(NEW_EPISODE, arguments)
+                assert result.isError and _text(result) == f"Error: reset: {TRAIN_REFUSAL}"
+            assert (await session.call_tool("view_plan", {})).isError  # and no episode was started
 
     asyncio.run(go())
 
@@ -195,12 +219,23 @@ def test_http_sessions_are_separate_episodes(mini_db_path: Path, qids: list[str]
     (["--seed", "-2"], "--seed must be a non-negative integer"),
     (["--session-timeout", "0"], "--session-timeout must be a positive number"),
     (["--max-sessions", "0"], "--max-sessions must be at least 1"),
+    (["--workers", "2"], "--workers: --mcp stdio serves one session"),
+    (["--token", "short"], "--token must be at least 16 characters"),
+    (["--max-message-bytes", "10"], "--max-message-bytes must be at least 1024"),
+    (["--request-timeout", "-1"], "--request-timeout must be a positive number of seconds"),
+    (["--token", "0123456789abcdefgh", "--token-file", "/x"], "--token and --token-file: give one of them"),
     (["--config", "/nonexistent/env.yaml"], "--config: file '/nonexistent/env.yaml' does not exist"),
 ])
 def test_bad_options_are_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--mcp", "stdio", *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("utp-env serve: error: ") and message in err and "\n" not in err
+
+
+def test_mcp_over_http_refuses_workers(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--mcp", "http", "--workers", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("utp-env serve: error: --workers: an MCP session lives in one process") and "\n" not in err
 
 
 def test_an_unknown_default_query_is_one_line_before_serving(mini_db_path: Path,

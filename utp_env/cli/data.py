@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from utp_env.dataset import TRAIN_SIZE
 from utp_env.tools.database import Database
@@ -181,11 +184,16 @@ def cmd_demos(args: argparse.Namespace) -> int:
     if args.db is not None and not args.db.is_dir():
         print(f"utp-env data demos: error: --db {str(args.db)!r} is not a database directory", file=sys.stderr)
         return 2
-    summary = write_demos(args.out, args.split, fmt=args.fmt, db_path=args.db, profile=args.profile,
-                          limit=args.limit, max_tokens=args.max_tokens,
-                          max_observation_chars=args.max_observation_chars or DEFAULT_OBSERVATION_CHARS,
-                          compact=args.compact,
-                          closed_loop=args.closed_loop, seed=args.seed)
+    wrong = _not_a_file(args.out)
+    if wrong is not None:
+        print(f"utp-env data demos: error: --out {str(args.out)!r} {wrong}", file=sys.stderr)
+        return 2
+    with _terminated_as_exit():  # a kill (SIGTERM, SIGHUP) unwinds, so the half-written file is removed
+        summary = write_demos(args.out, args.split, fmt=args.fmt, db_path=args.db, profile=args.profile,
+                              limit=args.limit, max_tokens=args.max_tokens,
+                              max_observation_chars=args.max_observation_chars or DEFAULT_OBSERVATION_CHARS,
+                              compact=args.compact,
+                              closed_loop=args.closed_loop, seed=args.seed)
     kind = "closed-loop transcripts" if args.closed_loop else "transcripts"
     print(f"{summary.written} {kind} of {summary.queries} {args.split} queries in {args.out} "
           f"[{summary.seconds:.1f} s]: approx. tokens mean {summary.tokens_mean:,.0f}, max {summary.tokens_max:,}; "
@@ -194,6 +202,31 @@ def cmd_demos(args: argparse.Namespace) -> int:
         print(f"--max-tokens {args.max_tokens}: {summary.lookups_dropped} lookups dropped, "
               f"{summary.over_cap} transcripts left out (over the cap without lookups)")
     return 0
+
+
+def _not_a_file(path: Path) -> str | None:
+    """What is wrong with `path` as a file to write (None: nothing): a folder, or something that is not a
+    regular file (a device such as /dev/full, a pipe, a socket), which a rename would replace."""
+    if path.is_dir():
+        return f"is a folder; name the JSONL file to write in it, e.g. {str(path / 'demos.jsonl')!r}"
+    if path.exists() and not path.is_file():
+        return "is not a regular file (a device, pipe or socket); name a JSONL file to write"
+    return None
+
+
+@contextlib.contextmanager
+def _terminated_as_exit() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise `SystemExit` (exit status 128 + the signal) instead
+    of ending the process on the spot, so the `finally` of an atomic write removes its temporary file."""
+    def leave(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = {s: signal.signal(s, leave) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ import gymnasium as gym
 
 from utp_env.env.config import EnvConfig, load_env_config
 from utp_env.env.core import UTPEnv, episode_tools
+from utp_env.env.engine import EpisodeEngine
 from utp_env.env.episode import plan_mismatch
 from utp_env.env.lc_tools import jsonable
 from utp_env.env.lc_tools import langchain_tools as langchain_tools  # re-exported: adapters' public API
@@ -96,17 +97,32 @@ class UTPToolEnv:
     `reset(**row)` starts an episode on the dataset row's `query_id` (or `split`/`seed`) and
     returns the task text; each public method is one tool (calling it is one env step); `reward`
     is 0 until the episode ends (submit or the step limit), then the env's reward. Bind another
-    database or config with `tool_env_class(db_path=..., profile=..., config=...)`.
+    database or config with `tool_env_class(db_path=..., profile=..., config=...)`. The episode is
+    played by the episode engine (utp_env/env/engine.py), as on every other front door.
     """
 
     env_kwargs: ClassVar[dict[str, Any]] = {}  # replaced (never mutated) by `tool_env_class`
     _env_class: ClassVar[type[UTPEnv]] = UTPEnv  # UTPReplanEnv with `tool_env_class(replan=True)`
 
     def __init__(self) -> None:
-        self._env = self._env_class(**self.env_kwargs)
-        self.reward = 0.0
-        self.done = False
-        self.final_info: dict[str, Any] = {}
+        self._engine: Any = EpisodeEngine(self._env_class(**self.env_kwargs))
+        self._env = self._engine.env
+
+    @property
+    def reward(self) -> float:
+        """The episode's reward once it has ended; 0 before."""
+        return float(self._engine.reward)
+
+    @property
+    def done(self) -> bool:
+        """Whether the episode has ended (submit, the step limit, or `get_reward` ended it)."""
+        return bool(self._engine.done)
+
+    @property
+    def final_info(self) -> dict[str, Any]:
+        """The end-of-episode info (`EpisodeOutcome.to_json()` keys) once the episode has ended; {} before."""
+        final = self._engine.final
+        return {} if final is None else dict(final.info)
 
     def reset(self, **kwargs: Any) -> str | None:
         """Start an episode for a dataset row (`query_id`, else `split`; optional `seed`, `stochastic`;
@@ -120,20 +136,13 @@ class UTPToolEnv:
                                  "tool_env_class(replan=True), or drop the plan column")
             options["plan"] = kwargs["plan"]
         seed = kwargs.get("seed")
-        observation, _ = self._env.reset(seed=None if seed is None else int(seed), options=options)
-        self.reward, self.done, self.final_info = 0.0, False, {}
-        return observation
+        observation, _ = self._engine.start(seed=None if seed is None else int(seed), **options)
+        text: str | None = observation
+        return text
 
     def _call(self, name: str, args: dict[str, Any]) -> str:
-        if self.done:
-            return "Error: the episode has ended; no further tool calls are executed."
-        try:
-            observation, reward, terminated, truncated, info = self._env.step({"tool": name, "args": _jsonable(args)})
-        except gym.error.ResetNeeded as exc:
-            return f"Error: {exc}"
-        if terminated or truncated:
-            self.reward, self.done, self.final_info = float(reward), True, info
-        return observation
+        text: str = self._engine.call(name, _jsonable(args)).text
+        return text
 
 
 def _install_tool_methods(cls: type, config: EnvConfig) -> None:

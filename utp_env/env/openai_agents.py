@@ -34,9 +34,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from utp_env.env.core import UTPEnv
+from utp_env.env.engine import EpisodeEngine
 from utp_env.env.episode import TerminationReason
-from utp_env.serve.session import holds_plan
 
 STRICT_DROPPED_KEYWORDS = frozenset({"default", "minLength", "maxLength", "title"})
 """Keywords OpenAI's strict mode does not take; the env checks them itself (its own error text)."""
@@ -145,7 +144,9 @@ class EpisodeResult:
 
 
 class AgentsEpisode:
-    """Episodes of a UTP env played by an openai-agents `Agent` (module docstring).
+    """Episodes of a UTP env played by an openai-agents `Agent` (module docstring), through the episode
+    engine (utp_env/env/engine.py): starting, refusing a call without an episode, ending and keeping the
+    reward are the engine's, as on every other front door.
 
     ```python
     from agents import Agent
@@ -157,19 +158,16 @@ class AgentsEpisode:
     """
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
-        inner = env.unwrapped
-        if not isinstance(inner, UTPEnv):
-            raise TypeError(f"expected a UTPEnv (or a wrapper of one), got {type(inner).__name__}")
-        self.env = inner
+        self.engine = EpisodeEngine(env)
+        self.env = self.engine.env
         self.task: str | None = None
         self.result: EpisodeResult | None = None
-        self._final: tuple[float, dict[str, Any]] | None = None
         self._tools: list[Any] | None = None
 
     def reset(self, seed: int | None = None, **options: Any) -> str:
         """Start an episode (`env.reset(seed=seed, options=options)`); returns the task text for the agent."""
-        self.task, _ = self.env.reset(seed=seed, options=options or None)
-        self.result, self._final = None, None
+        self.task, _ = self.engine.start(seed=seed, **options)
+        self.result = None
         return self.task
 
     @property
@@ -191,35 +189,23 @@ class AgentsEpisode:
         return invoke
 
     def call(self, name: str, args: dict[str, Any] | str) -> str:
-        """One tool call as one env step: the env's answer (after the end: an error saying so)."""
-        try:
-            observation, reward, terminated, truncated, info = self.env.step({"tool": name, "args": args})
-        except gym.error.ResetNeeded as exc:
-            return f"Error: {exc}"
-        if terminated or truncated:
-            self._final = (float(reward), info)
-        return observation
+        """One tool call as one env step: the env's answer (without an episode, or after its end: an error
+        saying so, and nothing done)."""
+        return self.engine.call(name, args).text
 
     @property
     def done(self) -> bool:
-        """Whether the episode has ended (submitted, step limit, or ended by `finish`)."""
-        ep = self.env.episode
-        return ep is None or ep.done
+        """Whether the episode has ended (submitted, step limit, or ended by `finish`), or none runs."""
+        return not self.engine.running
 
     def finish(self, final_output: Any = None, reason: TerminationReason | str = TerminationReason.STEP_LIMIT,
                message: str = STOPPED_MESSAGE) -> EpisodeResult:
         """End the episode if the agent did not: a final reply holding a plan is submitted with
-        `submit_plan`; otherwise the plan built so far is scored (`end_episode(reason)`)."""
-        open_ = self._final is None and not self.done
-        if open_ and isinstance(final_output, str) and holds_plan(self.env, final_output):
-            self.call("submit_plan", {"plan": final_output})
-        if self._final is None and not self.done:
-            reward, info = self.env.end_episode(reason, message)
-            self._final = (float(reward), info)
-        if self._final is None:
-            raise RuntimeError("finish: no episode was started; call reset first")
-        reward, info = self._final
-        self.result = EpisodeResult(reward, str(info.get("termination_reason")), info, final_output)
+        `submit_plan`; otherwise the plan built so far is scored (`end_episode(reason)`).
+        `RuntimeError` when no episode was started."""
+        answer = self.engine.finish(final_output, message, reason)
+        self.result = EpisodeResult(answer.reward, str(answer.info.get("termination_reason")), answer.info,
+                                    final_output)
         return self.result
 
     async def run(self, agent: Any, max_turns: int = 50, **runner_kwargs: Any) -> EpisodeResult:

@@ -50,7 +50,7 @@ from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.query import Query
 from utp_env.runs.replan_episode import StepRecorder
-from utp_env.tools.atomic import write_with_atomic
+from utp_env.tools.atomic import remove_stale_temporaries, write_with_atomic
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -293,6 +293,7 @@ def write_demos(out: str | Path, split: str = "train", *, fmt: DemoFormat = "trl
                 fh.write(json.dumps(record if fmt == "trl" else openai_record(record), ensure_ascii=False) + "\n")
                 bar.update(1)
 
+    remove_stale_temporaries(out)  # what a killed run left (the write below cleans up after itself)
     write_with_atomic(Path(out), write)
     summary.written = len(tokens)
     summary.tokens_mean = round(sum(tokens) / len(tokens), 1) if tokens else 0.0

@@ -51,17 +51,15 @@ class RLToolEnv(UTPToolEnv):
     def get_reward(self) -> float:
         """The rollout's reward: the env's reward once the episode has ended, ending it (as at the step
         limit, plan so far scored) when the model stopped before `submit`. Called by TRL once per rollout."""
-        env = self._env
-        episode = env.episode
-        if episode is None:  # reset was never called: nothing was planned
+        engine = self._engine
+        query_id = engine.query_id
+        if query_id is None:  # reset was never called (or failed): nothing was planned
             return 0.0
-        if not self.done and not episode.done:
-            reward, info = env.end_episode(TerminationReason.STEP_LIMIT, message=UNFINISHED_MESSAGE)
-            self.reward, self.done, self.final_info = float(reward), True, info
-        reason = str(self.final_info.get("termination_reason") or episode.status or "")
-        self.episodes.append(EpisodeRecord(episode.query.query_id, episode.steps,
-                                           tuple(entry.tool for entry in episode.trace), reason, self.reward))
-        return self.reward
+        answer = engine.end(TerminationReason.STEP_LIMIT, UNFINISHED_MESSAGE)
+        steps = engine.steps
+        self.episodes.append(EpisodeRecord(query_id, len(steps), steps,
+                                           str(answer.info.get("termination_reason") or ""), answer.reward))
+        return float(answer.reward)
 
 
 def rl_env_class(tools: Sequence[str] | None = None, **env_kwargs: Any) -> type[RLToolEnv]:

@@ -76,8 +76,11 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("full", "mini"),
                    help="embedded sandbox (default: mini with --tiny, else full)")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
-    p.add_argument("--server", metavar="URL", help="multi-turn: play the episodes on a `utp-env serve` (OpenEnv) "
-                   "server at URL instead of in this process (its env config must match: --config there)")
+    p.add_argument("--server", metavar="URL[,URL...]", help="multi-turn: play the episodes on `utp-env serve` "
+                   "(OpenEnv) servers instead of in this process, the sessions given to the URLs in turn (their env "
+                   "config must match: --config there; for the train split, start them with --split train)")
+    p.add_argument("--server-token-file", dest="server_token_file", metavar="FILE",
+                   help="the token the servers ask for (its first line), when they ask for one")
     p.add_argument("--split", default="train", help="query split to train on (default train: built on first use; "
                    "validation and test are held out, docs/RL.md)")
     p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed: another seed is another "
@@ -189,8 +192,11 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     local_class = env_class  # the tiny model's scripted warm-up runs in this process either way
     if getattr(args, "server", None) and use_environment:
         from utp_env.rl.remote import remote_env_class
+        from utp_env.serve.guard import read_token_file
 
-        env_class = remote_env_class(args.server, tools=tools)
+        token = None if args.server_token_file is None else read_token_file(Path(args.server_token_file))
+        env_class = remote_env_class([u.strip() for u in args.server.split(",") if u.strip()], tools=tools,
+                                     token=token)
     dataset = query_dataset(style, split=args.split, limit=chosen["limit"], db_path=args.db_path,
                             profile=chosen["profile"], config=env_config(chosen, args.compact), world=args.world)
     rows = [dict(r) for r in dataset]

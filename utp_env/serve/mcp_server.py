@@ -5,28 +5,41 @@ schemas (the ones `info["tools"]` gives in-process) and a bad call gets the env'
 error, not a schema validator's: arguments are not validated by the transport (`validate_input=False`)
 but by the env, exactly as in-process.
 
-Each MCP session is one `EpisodeSession`: the server's lifespan runs once per session (stdio: the
+Each MCP session is one `EpisodeEngine`: the server's lifespan runs once per session (stdio: the
 process; streamable HTTP: each `Mcp-Session-Id`), so it builds the session's env on open and drops
 it on close. The tools: every tool of the env (lookup, itinerary, submit; `continue_trip` in the
 closed loop) and `new_episode` (seed, query id, split, ...: the env's `reset`). A tool's text answer
 is the env's observation (what the model reads); its structured content says `done`, `reward` and,
 at the end, the evaluation (`termination_reason`, `final_pass`, `metrics`, `report`, ...). The
 resource `utp://episode` is the same for the harness, whatever its client hands the model: the
-session's episode as JSON (`EpisodeSession.state`).
+session's episode as JSON (`EpisodeEngine.state`).
 
-Calls run on the event loop, one at a time per process: the env is pure Python under the GIL, so
-threads would not add throughput; run more processes for more cores (docs/SERVE.md "Scale").
+Every tool call, like a start, goes through the session's `EpisodeEngine` (utp_env/env/engine.py),
+the heavy ones (a start, any call that evaluates the plan) on the factory's threads, never on the event
+loop (utp_env/serve/session.py): a tool called before `new_episode` is refused (no
+default episode is started behind the client's back), and a call after the end answers the kept final
+reward again. Over streamable HTTP (`http_app`), sessions are capped in total (`--max-sessions`) and
+per client address (`--max-client-sessions`), Host and Origin are checked by MCP's
+`TransportSecuritySettings` and by the server's `Guard` (same lists, utp_env/serve/guard.py), and so
+are the token and the body size.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import copy
 import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from utp_env.serve.session import NEW_EPISODE, EpisodeSession, SessionFactory, ToolAnswer
+from utp_env.env.engine import EpisodeEngine, ToolAnswer
+from utp_env.serve.guard import AccessPolicy, Guard
+from utp_env.serve.session import NEW_EPISODE, SessionFactory, SessionLimits
+
+CLIENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("utp_mcp_client", default=None)
+"""The address of the client whose request opens an MCP session: set by the HTTP endpoint, read by the
+session's lifespan (the session's task is started from that request, so it sees the value)."""
 
 SERVER_NAME = "utp-env"
 EPISODE_RESOURCE = "utp://episode"
@@ -35,13 +48,14 @@ INSTRUCTIONS = (f"Travel planning in India (utp-env). Call {NEW_EPISODE} first (
                 "submit_plan; the answer of the ending call carries the reward and the evaluation.")
 
 
-def new_episode_schema(session: EpisodeSession) -> dict[str, Any]:
+def new_episode_schema(session: EpisodeEngine) -> dict[str, Any]:
     """The JSON schema of `new_episode`'s arguments for this session's env."""
     props: dict[str, Any] = {
         "seed": {"type": "integer", "minimum": 0,
                  "description": "Episode seed (same seed and same calls: same answers and reward)."},
         "query_id": {"type": "string", "description": "The query to plan for (else drawn from the split)."},
-        "split": {"type": "string", "description": "Split to draw the query from: validation or test."},
+        "split": {"type": "string", "description": "Split to draw the query from: validation, test (or train, "
+                  "when the server was started with it)."},
     }
     if session.replan:
         props["plan"] = {"description": "Start the trip from this plan (paper JSON day format, text or object)."}
@@ -50,7 +64,7 @@ def new_episode_schema(session: EpisodeSession) -> dict[str, Any]:
     return {"type": "object", "properties": props}
 
 
-def tool_list(session: EpisodeSession) -> list[Any]:
+def tool_list(session: EpisodeEngine) -> list[Any]:
     """The session's MCP tools: `new_episode`, then the env's tools with their in-process schemas."""
     from mcp import types
 
@@ -63,44 +77,48 @@ def tool_list(session: EpisodeSession) -> list[Any]:
 
 
 def answer_result(answer: ToolAnswer) -> Any:
-    """A tool answer as an MCP `CallToolResult`: the env's text, `isError` for a failed call, and the
-    structured part (done, reward, evaluation at the end)."""
+    """A tool answer as an MCP `CallToolResult`: the env's text, `isError` for a failed or refused call, and
+    the structured part (done, reward, the episode token; the evaluation at the end)."""
     from mcp import types
 
     return types.CallToolResult(content=[types.TextContent(type="text", text=answer.text)],
                                 structuredContent=answer.structured(), isError=not answer.ok)
 
 
-def start_result(session: EpisodeSession, arguments: dict[str, Any]) -> Any:
+async def start_result(factory: SessionFactory, session: EpisodeEngine, arguments: dict[str, Any]) -> Any:
     """`new_episode`: the env's reset with the client's arguments; its one-line error when they are bad."""
     seed = arguments.get("seed")
     options = {k: v for k, v in arguments.items() if k != "seed"}
     try:
-        text, info = session.start(seed=seed, **options)
-    except ValueError as exc:
+        text, _ = await factory.run(session.start, seed, **options)
+    except (ValueError, TypeError) as exc:
         return answer_result(ToolAnswer(f"Error: {exc}", ok=False))
-    return answer_result(ToolAnswer(text, ok=True, info={
-        "query_id": info["query"]["query_id"], "seed": info["seed"], "episode_id": info["episode_id"],
-        "step_limit": info["step_limit"], "db_hash": info["db_hash"]}))
+    return answer_result(ToolAnswer(text, ok=True, info=session.started(), episode=session.token))
 
 
-def build_server(factory: SessionFactory) -> Any:
-    """An `mcp` low-level `Server` whose every session is one episode of `factory`'s env."""
+def build_server(factory: SessionFactory, limits: SessionLimits | None = None) -> Any:
+    """An `mcp` low-level `Server` whose every session is one episode engine of `factory`'s env; with
+    `limits`, each session counts against them (its client's address from `CLIENT`) while it lives."""
     from mcp import types
     from mcp.server.lowlevel import Server
 
     @contextlib.asynccontextmanager
-    async def lifespan(_server: Any) -> AsyncIterator[EpisodeSession]:
-        session = factory.new()
+    async def lifespan(_server: Any) -> AsyncIterator[EpisodeEngine]:
+        client = CLIENT.get() or "?"
+        session = await factory.run(factory.new, NEW_EPISODE)
+        if limits is not None:
+            limits.hold(client)
         try:
             yield session
         finally:
             session.close()
+            if limits is not None:
+                limits.release(client)
 
     server: Any = Server(SERVER_NAME, instructions=INSTRUCTIONS, lifespan=lifespan)
 
-    def current() -> EpisodeSession:
-        session: EpisodeSession = server.request_context.lifespan_context
+    def current() -> EpisodeEngine:
+        session: EpisodeEngine = server.request_context.lifespan_context
         return session
 
     @server.list_tools()  # type: ignore[untyped-decorator]
@@ -111,9 +129,9 @@ def build_server(factory: SessionFactory) -> Any:
     async def call_tool(name: str, arguments: dict[str, Any]) -> types.CallToolResult:
         session = current()
         if name == NEW_EPISODE:
-            result: types.CallToolResult = start_result(session, arguments)
+            result: types.CallToolResult = await start_result(factory, session, arguments)
             return result
-        result = answer_result(session.call(name, arguments))
+        result = answer_result(await factory.call(session, name, arguments))
         return result
 
     @server.list_resources()  # type: ignore[untyped-decorator]
@@ -135,29 +153,50 @@ async def serve_stdio(factory: SessionFactory) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(factory)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    try:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        factory.shutdown()
 
 
-def http_app(factory: SessionFactory, session_timeout: float | None = 1800.0,
-             max_sessions: int | None = 10_000) -> Any:
+def http_app(factory: SessionFactory, policy: AccessPolicy | None = None, limits: SessionLimits | None = None,
+             session_timeout: float | None = 1800.0) -> Any:
     """A Starlette app serving MCP's streamable HTTP transport at `/mcp`: one episode per MCP session,
-    sessions idle for `session_timeout` seconds closed and their episodes dropped."""
+    sessions idle for `session_timeout` seconds closed and their episodes dropped, behind the policy's
+    checks; a client that holds its share of sessions (`limits`) is refused another with 503."""
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
     from starlette.routing import Route
     from starlette.types import Receive, Scope, Send
 
-    manager = StreamableHTTPSessionManager(app=build_server(factory), session_idle_timeout=session_timeout,
-                                           max_sessions=max_sessions)
+    policy = policy or AccessPolicy()
+    caps = limits or SessionLimits()
+    manager = StreamableHTTPSessionManager(app=build_server(factory, caps), session_idle_timeout=session_timeout,
+                                           max_sessions=caps.max_sessions, security_settings=policy.mcp_security())
 
     class Endpoint:
         async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-            await manager.handle_request(scope, receive, send)
+            client = scope["client"][0] if scope.get("client") else "?"
+            opening = not any(k.lower() == b"mcp-session-id" for k, _ in scope.get("headers", []))
+            refused = caps.refusal(client) if opening and scope.get("method") == "POST" else None
+            if refused is not None:
+                body = {"jsonrpc": "2.0", "id": "server-error", "error": {"code": -32000, "message": refused}}
+                await JSONResponse(body, status_code=503)(scope, receive, send)
+                return
+            token = CLIENT.set(client)
+            try:
+                await manager.handle_request(scope, receive, send)
+            finally:
+                CLIENT.reset(token)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
+        try:
+            async with manager.run():
+                yield
+        finally:
+            factory.shutdown()
 
-    return Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan)
+    return Guard(Starlette(routes=[Route("/mcp", endpoint=Endpoint())], lifespan=lifespan), policy)

@@ -1,31 +1,112 @@
-"""One served episode: the env behind an MCP session or an OpenEnv session (docs/SERVE.md).
+"""The sessions of a server: one `EpisodeEngine` per client session over a database loaded once (docs/SERVE.md).
 
 A server holds one `SessionFactory` (the env id, the database and its query set opened once, the
-config) and makes an `EpisodeSession` per client session. Every session has its own env instance
-(its own generator, episode and plan) over the shared, read-only database (`open_database` caches it
-per process), so sessions never see each other's state. A tool call is exactly one `env.step` of
-that env, so observations, rewards and reports are those of the in-process env for the same seed and
-the same calls (tests/test_serve_mcp.py, tests/test_serve_openenv.py compare them).
+config) and makes an engine (`utp_env/env/engine.py`) per client session. Every session has its own
+env instance (its own generator, episode and plan) over the shared, read-only database
+(`open_database` caches it per process), so sessions never see each other's state. A tool call is
+exactly one `env.step` of that env, so observations, rewards and reports are those of the in-process
+env for the same seed and the same calls (tests/test_serve_mcp.py, tests/test_serve_openenv.py
+compare them).
+
+The factory's `run` is where a server does the heavy work of a session: building its env, starting an
+episode, and every call that evaluates the plan (`EpisodeEngine.evaluates`: submit, `check_plan`, the
+closed loop's `continue_trip`, the call that reaches the step limit) run on a small pool of threads
+(`STEP_THREADS`), never on the event loop, so that a long step (an evaluation with Monte Carlo
+robustness) delays neither `/health` nor another session's step. A lookup or a plan edit (about a
+millisecond) runs on the loop (`call`): handing it to a thread would cost more than it takes, and
+while a thread holds the GIL the loop waits for it (up to the interpreter's switch interval, lowered
+to `SWITCH_INTERVAL` in a serving process). The pool is bounded by construction: each session has
+at most one call in flight, and sessions are capped.
+A served factory (`served=True`) never builds the train split while serving: `preload` loads it
+(building it first if it is missing) when the server's default split is `train`, and otherwise a
+start that needs it is refused at once with the command that builds it.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+import asyncio
+import functools
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
-
-import gymnasium as gym
+from typing import Any, TypeVar
 
 from utp_env.env import ENV_ID, REPLAN_ENV_ID
-from utp_env.env.config import EnvConfig, open_database, query_pool
+from utp_env.env.config import EnvConfig, open_database, query_pool, split_pool
 from utp_env.env.core import UTPEnv
+from utp_env.env.engine import EpisodeDefaults, EpisodeEngine, ToolAnswer, holds_plan, json_safe
+from utp_env.queries.generate import TRAIN_SPLIT
+
+__all__ = ["ENV_NAMES", "NEW_EPISODE", "STEP_THREADS", "TRAIN_REFUSAL", "EpisodeDefaults", "EpisodeSession",
+           "SessionFactory", "SessionLimits", "ToolAnswer", "client_options", "env_class", "holds_plan", "json_safe"]
 
 ENV_NAMES = {"UTP-v0": ENV_ID, "UTP-Replan-v0": REPLAN_ENV_ID, ENV_ID: ENV_ID, REPLAN_ENV_ID: REPLAN_ENV_ID}
 """The env names a server takes (`--env`): the short ids and the registered ids."""
 
 NEW_EPISODE = "new_episode"
 """The MCP tool that starts an episode (OpenEnv's own `reset` does it on the OpenEnv server)."""
+
+STEP_THREADS = 4
+"""Threads a server process runs session work on: enough that one long step does not hold the
+others; the env is pure Python under the GIL, so more would add hand-offs, not throughput."""
+
+TRAIN_REFUSAL = ("this server was not started with the train split, and building it takes minutes "
+                 "(planning 5,000 reference plans), so it is not built while serving; start the server with "
+                 "`utp-env serve --split train ...` (it builds the split before it listens, once, if it is "
+                 "missing), or build it ahead with `utp-env data build --out DIR --train` and serve DIR with "
+                 "--split train")
+"""What a served start that needs the train split is refused with when the server did not load it."""
+
+EpisodeSession = EpisodeEngine
+"""A served session is an `EpisodeEngine` (the name the serving modules and the Inspect task use)."""
+
+SWITCH_INTERVAL = 0.001
+"""Seconds a thread holding the GIL runs before another may take it (Python's default: 0.005): the
+event loop waits at most this long while a thread evaluates a plan."""
+
+T = TypeVar("T")
+
+
+class SessionLimits:
+    """How many sessions a server process holds: at most `max_sessions`, at most `max_client_sessions`
+    per client address (`--max-sessions`, `--max-client-sessions`). A session counts from `hold` to
+    `release`: on OpenEnv, for as long as its WebSocket is open; over MCP, for as long as the MCP
+    session lives."""
+
+    def __init__(self, max_sessions: int = 1000, max_client_sessions: int | None = None) -> None:
+        self.max_sessions = max_sessions
+        self.max_client_sessions = max_sessions if max_client_sessions is None else max_client_sessions
+        self.per_client: dict[str, int] = {}
+        self.held = 0
+
+    def refusal(self, client: str) -> str | None:
+        """Why a new session of `client` is refused now, or None."""
+        if self.held >= self.max_sessions:
+            return f"server at capacity: {self.held} sessions held, the most it holds (--max-sessions)"
+        held = self.per_client.get(client, 0)
+        if held >= self.max_client_sessions:
+            return f"{client} holds {held} sessions, the most one client may (--max-client-sessions)"
+        return None
+
+    def hold(self, client: str) -> None:
+        """Count a session of `client` in."""
+        self.held += 1
+        self.per_client[client] = self.per_client.get(client, 0) + 1
+
+    def release(self, client: str) -> None:
+        """Count a session of `client` out."""
+        self.held -= 1
+        left = self.per_client.get(client, 0) - 1
+        if left > 0:
+            self.per_client[client] = left
+        else:
+            self.per_client.pop(client, None)
+
+
+def client_options(env_cls: type[UTPEnv]) -> list[str]:
+    """The options a client's start takes besides the seed (JSON values only: no `query` object)."""
+    return ["plan", "query_id", "split"] if env_cls.RESETS_FROM_PLAN else ["query_id", "split", "stochastic"]
 
 
 def env_class(env: str) -> type[UTPEnv]:
@@ -40,48 +121,8 @@ def env_class(env: str) -> type[UTPEnv]:
     return UTPEnv
 
 
-@dataclass(frozen=True)
-class EpisodeDefaults:
-    """What an episode starts with when the client does not say: the server's `--seed`/`--query-id`."""
-
-    seed: int | None = None
-    query_id: str | None = None
-
-
-@dataclass
-class ToolAnswer:
-    """One tool call's answer: the env's observation text, whether every call of it succeeded,
-    and, once the episode has ended, its reward and end-of-episode info (`EpisodeOutcome.to_json()`
-    keys, as in-process)."""
-
-    text: str
-    ok: bool
-    done: bool = False
-    reward: float = 0.0
-    info: dict[str, Any] = field(default_factory=dict)
-
-    def structured(self) -> dict[str, Any]:
-        """The answer's machine-readable part: done, reward, steps, and at the end the outcome (JSON-safe)."""
-        out: dict[str, Any] = {"done": self.done, "reward": self.reward}
-        keep = {k: v for k, v in self.info.items() if k not in ("evaluation", "tools", "calls")}
-        out.update(json_safe(keep))
-        return out
-
-
-def json_safe(value: Any) -> Any:
-    """`value` as plain JSON types (numpy numbers and other objects through `str`)."""
-    return json.loads(json.dumps(value, default=_json_default))
-
-
-def _json_default(value: Any) -> Any:
-    item = getattr(value, "item", None)
-    if callable(item):
-        return item()
-    return str(value)
-
-
 class SessionFactory:
-    """Makes the `EpisodeSession`s of one server: one env kind, one database, one config.
+    """Makes the sessions (`EpisodeEngine`s) of one server: one env kind, one database, one config.
 
     Args:
         env: `UTP-v0` or `UTP-Replan-v0` (or the registered ids).
@@ -90,136 +131,65 @@ class SessionFactory:
         split: The split episodes draw their query from when none is named.
         config: An env config (an `EnvConfig`, dict of overrides or YAML path).
         defaults: Seed and query id of an episode started without them.
+        served: The sessions are served from an event loop: no train split is built while serving
+            (module docstring); False (in-process, e.g. the Inspect task) builds it on first use.
     """
 
     def __init__(self, env: str = "UTP-v0", db_path: str | Path | None = None, profile: str = "full",
                  split: str | None = None, config: EnvConfig | dict[str, Any] | str | Path | None = None,
-                 defaults: EpisodeDefaults | None = None) -> None:
+                 defaults: EpisodeDefaults | None = None, served: bool = False) -> None:
         self.env_id = ENV_NAMES.get(env, env)
         self.env_cls = env_class(env)
         self.env_kwargs: dict[str, Any] = {"db_path": db_path, "profile": profile, "split": split, "config": config}
         self.defaults = defaults or EpisodeDefaults()
+        self.served = served
+        self.train_loaded = False
+        self._pool: ThreadPoolExecutor | None = None
 
     def preload(self) -> UTPEnv:
-        """Open the database and its query set now (not on the first client's call), and check the
-        config and the defaults: every mistake is a one-line `ValueError` before anything is served."""
+        """Open the database and its query set now (not on the first client's call), load the train split
+        when it is the default split (building it first if it is missing), and check the config and the
+        defaults: every mistake is a one-line `ValueError` before anything is served. Then one episode is
+        played to its end, so that the indices and memos every first episode builds are built already."""
+        db = open_database(self.env_kwargs["db_path"], self.env_kwargs["profile"])
+        query_pool(db)
+        if self.env_kwargs["split"] == TRAIN_SPLIT:
+            split_pool(db, TRAIN_SPLIT)
+            self.train_loaded = True
         env = self.env_cls(**self.env_kwargs)
-        query_pool(open_database(self.env_kwargs["db_path"], self.env_kwargs["profile"]))
-        if self.defaults.query_id is not None:
-            env.reset(seed=self.defaults.seed or 0, options={"query_id": self.defaults.query_id})
+        engine = self._engine(env)
+        engine.start(seed=self.defaults.seed or 0)
+        engine.end()
+        engine.close()
         return env
 
-    def new(self) -> EpisodeSession:
-        """A session with its own env over the shared database (no episode started yet)."""
-        return EpisodeSession(self.env_cls(**self.env_kwargs), self.defaults)
+    def new(self, start_call: str = "reset") -> EpisodeEngine:
+        """A session with its own env over the shared database (no episode started yet); `start_call`
+        names how its client starts an episode (`reset` on OpenEnv, `new_episode` over MCP)."""
+        return self._engine(self.env_cls(**self.env_kwargs), start_call)
 
+    def _engine(self, env: UTPEnv, start_call: str = "reset") -> EpisodeEngine:
+        return EpisodeEngine(env, self.defaults, start_call=start_call, options=client_options(self.env_cls),
+                             train_refusal=TRAIN_REFUSAL if self.served else None, train_loaded=self.train_loaded)
 
-class EpisodeSession:
-    """One client's episode: `start` is the env's `reset`, `call` one `env.step` with one tool call.
+    async def run(self, work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`work(*args, **kwargs)` on the factory's threads (module docstring), awaited from the event loop."""
+        if self._pool is None:  # made on first use: after a fork, in the process that serves
+            sys.setswitchinterval(SWITCH_INTERVAL)
+            self._pool = ThreadPoolExecutor(max_workers=STEP_THREADS, thread_name_prefix="utp-session")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, functools.partial(work, *args, **kwargs))
 
-    A tool called before any `start` starts an episode with the server's defaults first (its task
-    text is then what `start` with the same seed returns).
-    """
+    async def call(self, engine: EpisodeEngine, name: str, args: Any = None, episode: str | None = None
+                   ) -> ToolAnswer:
+        """One tool call of `engine` (`EpisodeEngine.call`): on the threads when it may evaluate the plan, on
+        the event loop otherwise (module docstring)."""
+        if engine.evaluates(name):
+            return await self.run(engine.call, name, args, episode)
+        return engine.call(name, args, episode)
 
-    def __init__(self, env: UTPEnv, defaults: EpisodeDefaults | None = None) -> None:
-        self.env = env
-        self.defaults = defaults or EpisodeDefaults()
-        self.task: str | None = None
-        self.reset_info: dict[str, Any] = {}
-        self.last: ToolAnswer | None = None  # the answer that ended the episode
-
-    @property
-    def replan(self) -> bool:
-        """Whether this is the closed-loop env (its reset takes a `plan`, not `stochastic`)."""
-        return self.env.RESETS_FROM_PLAN
-
-    def reset_options(self) -> list[str]:
-        """The `start` arguments besides `seed`: what the env's `reset` takes from a client."""
-        return ["query_id", "split", "plan"] if self.replan else ["query_id", "split", "stochastic"]
-
-    def start(self, seed: int | None = None, **options: Any) -> tuple[str, dict[str, Any]]:
-        """Start an episode (`env.reset(seed=seed, options=options)`, None values left out; a missing seed
-        and query id come from the defaults); returns the task text and the reset info. A bad argument
-        is the env's one-line `ValueError` ('reset: ...')."""
-        given = {k: v for k, v in options.items() if v is not None}
-        unknown = sorted(set(given) - set(self.reset_options()))
-        if unknown:
-            raise ValueError(f"reset: unknown argument(s) {unknown}; valid: {['seed', *self.reset_options()]}")
-        if seed is None:
-            seed = self.defaults.seed
-        if "query_id" not in given and self.defaults.query_id is not None:
-            given["query_id"] = self.defaults.query_id
-        observation, info = self.env.reset(seed=seed, options=given or None)
-        self.task, self.reset_info, self.last = observation, info, None
-        return observation, info
-
-    def call(self, name: str, args: Any = None) -> ToolAnswer:
-        """Run one tool call as one env step and answer it as the env does (bad calls: the env's error text)."""
-        if self.env.episode is None and self.task is None:
-            self.start()
-        try:
-            observation, reward, terminated, truncated, info = self.env.step(
-                {"tool": name, "args": {} if args is None else args})
-        except gym.error.ResetNeeded as exc:
-            return ToolAnswer(f"Error: {exc} (call {NEW_EPISODE})", ok=False, done=True)
-        ok = all(c.get("ok") for c in info.get("calls", [])) and bool(info.get("calls"))
-        if terminated or truncated:
-            self.last = ToolAnswer(observation, ok=ok, done=True, reward=float(reward), info=info)
-            return self.last
-        return ToolAnswer(observation, ok=ok, info={"steps": info.get("steps"), **(
-            {"phase": info["phase"]} if "phase" in info else {})})
-
-    def state(self) -> dict[str, Any]:
-        """The episode as JSON for a harness (not the model): query, seed, steps, done, reward, and at
-        the end the evaluation (`termination_reason`, `final_pass`, `metrics`, `report`, ...)."""
-        ep = self.env.episode
-        if ep is None:
-            return {"started": False, "done": False, "reward": 0.0}
-        out: dict[str, Any] = {"started": True, "query_id": ep.query.query_id, "seed": self.env.seed_value,
-                               "episode_id": ep.episode_id, "steps": ep.steps}
-        if self.last is not None and ep.done:
-            out.update(self.last.structured())
-        else:
-            out.update({"done": ep.done, "reward": 0.0})
-        return out
-
-    def end(self, reason: str = "step_limit", message: str | None = None) -> ToolAnswer:
-        """End the running episode from outside (the client stopped): the plan so far is scored."""
-        reward, info = self.env.end_episode(reason, message)
-        self.last = ToolAnswer(f"Episode ended ({reason}); reward {reward:.4f}.", ok=True, done=True,
-                               reward=float(reward), info=info)
-        return self.last
-
-    def finish(self, final_text: str | None, message: str) -> ToolAnswer:
-        """The episode's ending answer, ending it first if the agent did not: a final reply that holds a
-        plan (`holds_plan`) is submitted with `submit_plan`, otherwise the plan built so far is scored as at
-        the step limit (`message` says why). `RuntimeError` when no episode was started."""
-        ep = self.env.episode
-        if ep is None:
-            raise RuntimeError("finish: no episode was started")
-        if not ep.done and final_text and holds_plan(self.env, final_text):
-            self.call("submit_plan", {"plan": final_text})
-        ep = self.env.episode
-        if ep is not None and not ep.done:
-            return self.end("step_limit", message)
-        assert self.last is not None
-        return self.last
-
-    def close(self) -> None:
-        """Drop the episode (the database stays open for the other sessions)."""
-        self.env.episode = None
-        self.env.close()
-
-
-def holds_plan(env: UTPEnv, text: str) -> bool:
-    """Whether `text` (an agent's last reply) holds a plan `parse_plan` reads for the episode's query."""
-    from utp_env.plan_format import parse_plan
-
-    ep = env.episode
-    if ep is None:
-        return False
-    try:
-        parse_plan(text, query=ep.query, db=env.db)
-    except (ValueError, RecursionError):
-        return False
-    return True
+    def shutdown(self) -> None:
+        """Stop the threads (after the server stopped serving)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
