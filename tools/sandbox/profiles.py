@@ -1,7 +1,10 @@
 """Sandbox profiles: how big the generated database is and what it is calibrated to.
 
 The code defaults below equal `configs/sandbox/<name>.yaml` (a test asserts it); `full` matches
-the paper's Table 1 counts exactly, `mini` is a few states for fast tests.
+the paper's Table 1 counts exactly for the generated tables, `mini` is a few states for fast
+tests. The trains table has no count: it is every real train calling at two of the profile's
+cities (tools/sandbox/rail.py), so its size follows the city set (docs/DATA.md compares it with
+Table 1's 68,068).
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ class Calibration(BaseModel):
 
 
 class SandboxProfile(BaseModel):
-    """Sizes of one sandbox; every count is the exact number of rows written."""
+    """Sizes of one sandbox; every count is the exact number of rows written (the trains table,
+    built from the real timetable, has none)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -43,7 +47,6 @@ class SandboxProfile(BaseModel):
     n_states: int = Field(ge=1)
     n_cities: int = Field(ge=2)
     flights: int = Field(ge=0)
-    trains: int = Field(ge=0)
     buses: int = Field(ge=0)
     road_routes: int = Field(ge=0, description="Ordered pairs; even (routes go both ways)")
     restaurants: int = Field(ge=0)
@@ -63,13 +66,13 @@ class SandboxProfile(BaseModel):
 
 PROFILES: dict[str, SandboxProfile] = {
     "full": SandboxProfile(
-        name="full", n_states=33, n_cities=504, flights=29_346, trains=68_068, buses=34_925,
+        name="full", n_states=33, n_cities=504, flights=29_346, buses=34_925,
         road_routes=4_052, restaurants=3_433, attractions=2_990, accommodations=3_670, events=783,
         transit_stops=10_025, crowd_cities=20,
     ),
     "mini": SandboxProfile(
         name="mini", states=["Maharashtra", "Goa", "Karnataka", "Gujarat"], n_states=4, n_cities=36,
-        flights=600, trains=1_500, buses=900, road_routes=180, restaurants=220, attractions=160,
+        flights=600, buses=900, road_routes=180, restaurants=220, attractions=160,
         accommodations=120, events=40, transit_stops=480, crowd_cities=6,
     ),
 }
