@@ -154,9 +154,9 @@ def readable_train_name(source_name: str, stop_names: dict[str, str]) -> str:
     i = 0
     while i < len(words):
         word = words[i]
-        pair = (word, words[i + 1]) if i + 1 < len(words) else None
+        pair = (word, words[i + 1]) if i + 1 < len(words) else ("", "")
         if pair in TRAIN_WORD_PAIRS:
-            out.append(TRAIN_WORD_PAIRS[pair])  # type: ignore[index]
+            out.append(TRAIN_WORD_PAIRS[pair])
             i += 2
             continue
         if word in stop_names:
