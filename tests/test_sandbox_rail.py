@@ -319,3 +319,38 @@ def test_full_sandbox_traveller_rail_figures(tmp_path: Path) -> None:
         per_pair[(o, d)].add(num)
     assert per_pair[("Delhi", "Chandigarh")] and per_pair[("Kolkata", "Patna")]
     assert per_pair[("Kochi", "Thiruvananthapuram")]
+
+
+@pytest.mark.parametrize(("file", "row", "old", "new", "fragment"), [
+    ("stations.csv", 2, "DR,Dadar", "CSMT,Dadar", "row 2: station CSMT listed twice"),
+    ("stations.csv", 2, ",19.01718,", ",51.01718,", "row 2, column 'lat'"),
+    ("trains.csv", 2, "10104,", "10103,", "row 2: train 10103 listed twice"),
+    ("trains.csv", 2, "MAO KRMI THVM PERN SWV KUDL SNDD KKW VBW RAJP ADVI RN SGR CHI KHED MNI PNVL TNA DR CSMT",
+     "MAO", "row 2, column 'stops': a train needs at least two stops"),
+    ("trains.csv", 2, ",Express,", ",Local,", "row 2, column 'type'"),
+    ("timings.csv", 2, "12050,AGC,arr", "12050,AGC,dep", "row 2: a departure fact is for the train's first stop NZM"),
+    ("timings.csv", 2, "12050,AGC", "99999,AGC", "row 2: train 99999 is not in rail/trains.csv"),
+])
+def test_every_inconsistency_of_the_source_is_refused(tmp_path: Path, file: str, row: int, old: str, new: str,
+                                                      fragment: str) -> None:
+    """A deliberate edit recorded in SOURCE.json still has to make sense: each cross-check names its row."""
+    root = _damaged_copy(tmp_path)
+    _rewrite_row(root / "rail" / file, row, old, new)
+    update_record(f"rail/{file}", root)
+    with pytest.raises(SourceError) as err:
+        read_rail(root)
+    assert "\n" not in str(err.value) and f"rail/{file}" in str(err.value) and fragment in str(err.value)
+
+
+def test_derivation_refuses_a_fix_without_coordinates_and_a_bad_call(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from utp_env.tools.india.derive_rail import derive_stations, main
+
+    trains = {"00001": {"Stations": ["AAA", "BBB"]}}
+    datameet = [{"properties": {"code": "AAA", "name": "A", "state": None}, "geometry": None}]
+    fixes = [{"code": "AAA", "name": None, "same_as": "ZZZ", "lat": None, "lon": None, "serves": None, "basis": "x"}]
+    with pytest.raises(ValueError, match="AAA: same_as ZZZ has no coordinates"):
+        derive_stations(trains, datameet, {}, fixes)
+    with pytest.raises(ValueError, match="station AAA: no located station"):
+        derive_stations(trains, datameet, {}, [])
+    assert main(["/nonexistent"]) == 2 and "usage:" in capsys.readouterr().err

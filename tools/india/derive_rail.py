@@ -43,7 +43,9 @@ datameet's 2016 data, or a new terminal on the same site, takes the coordinates 
 Virangana Lakshmibai VGLB, Allahabad ALD -> Prayagraj PRYJ ...), `fixed` (coordinates given in
 `station_fixes.csv`, from public maps), or `interpolated` (no coordinates anywhere: the midpoint of
 its nearest located neighbours on the first train that calls at it, or the neighbour itself at a
-terminus; used only to measure distances along a route, never to place the station in a city).
+terminus; used only to measure distances along a route, never to place the station in a city);
+`serves`, the city a station serves although it lies outside it (`station_fixes.csv`: Karmali
+serves Panaji, Howrah Junction Kolkata), else empty.
 """
 
 from __future__ import annotations
