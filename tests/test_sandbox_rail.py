@@ -20,6 +20,7 @@ from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox.geography import Cities, select_cities
 from utp_env.tools.sandbox.profiles import PROFILES
 from utp_env.tools.sandbox.rail import (
+    KIND_DELAY,
     TYPE_CLASSES,
     TYPE_FARE,
     departures,
@@ -61,7 +62,7 @@ def test_the_source_is_every_train_with_known_stops_and_types() -> None:
     assert len(SOURCE.trains) == len(TRAIN)  # numbers unique
     assert {t.type for t in SOURCE.trains} <= set(TRAIN_TYPES)
     assert all(code in SOURCE.stations for t in SOURCE.trains for code in t.stops)
-    assert set(TYPE_CLASSES) == set(TRAIN_TYPES) == set(TYPE_FARE)
+    assert set(TYPE_CLASSES) == set(TRAIN_TYPES) == set(TYPE_FARE) == set(KIND_DELAY)
     assert all(fare_class(c) in c for c in TYPE_CLASSES.values())
 
 

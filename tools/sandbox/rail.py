@@ -10,8 +10,9 @@ Derived by the rules below (the open data has no per-stop times, classes or fare
   "Delhi Sarai Rohilla", "Chandigarh") when that city is within `NAME_MATCH_FACTOR` times its
   station radius, else to the city it lies nearest relative to that radius when within it
   (`station_radius_km`: 8 km for a town, growing with the square root of the population: Delhi 28,
-  Mumbai 30), or to the city `stations.csv` says it serves (Karmali for Panaji). A station whose
-  coordinates were only interpolated is in no city. A city has the stations its trains call at;
+  Mumbai 30); a station `stations.csv` says serves a city (Karmali serves Panaji, Howrah Junction
+  Kolkata) is in that city, or in none when the profile lacks it (so a smaller profile's rows are
+  the larger one's). A station whose coordinates were only interpolated is in no city. A city has the stations its trains call at;
   a city without one has no train.
 - Times along the route (`timetable`): each stop's km from the first stop is the great-circle
   path through the stations' coordinates scaled so that the last stop is at the train's real
@@ -140,12 +141,13 @@ def station_cities(cities: Cities, stations: dict[str, Station]) -> dict[str, in
     for code, s in stations.items():
         if s.position == "interpolated":
             continue
-        if s.serves is not None and s.serves in index:
-            out[code] = index[s.serves]
+        if s.serves is not None:  # in the city it serves, or in none when the profile lacks that city
+            if s.serves in index:
+                out[code] = index[s.serves]
             continue
         d = haversine_km(cities.lat, cities.lon, s.lat, s.lon)
-        named = [i for i, name in enumerate(cities.name)
-                 if _named_after(s.name, name) and d[i] <= NAME_MATCH_FACTOR * radius[i]]
+        near = np.flatnonzero(d <= NAME_MATCH_FACTOR * radius).tolist()
+        named = [i for i in near if _named_after(s.name, cities.name[i])]
         if named:
             out[code] = max(named, key=lambda i: (len(cities.name[i]), -d[i]))
             continue
