@@ -12,8 +12,8 @@ Derived by the rules below (the open data has no per-stop times, classes or fare
   (`station_radius_km`: 8 km for a town, growing with the square root of the population: Delhi 28,
   Mumbai 30); a station `stations.csv` says serves a city (Karmali serves Panaji, Howrah Junction
   Kolkata) is in that city, or in none when the profile lacks it (so a smaller profile's rows are
-  the larger one's). A station whose coordinates were only interpolated is in no city. A city has the stations its trains call at;
-  a city without one has no train.
+  the larger one's). A station whose coordinates were only interpolated is in no city. A city has
+  the stations its trains call at; a city without one has no train.
 - Times along the route (`timetable`): each stop's km from the first stop is the great-circle
   path through the stations' coordinates scaled so that the last stop is at the train's real
   distance; halts (`halt_minutes`: 10 min at a station where at least `MAJOR_STATION_TRAINS` of
