@@ -363,3 +363,9 @@ FAMOUS_ATTRACTIONS: dict[str, tuple[FamousAttraction, ...]] = {
     "Nashik": (_A("Trimbakeshwar Temple", (_S,), 0),
                _A("Pandavleni Caves", (_S,), 25, ("08:00", "18:00"))),
 }
+
+
+def top_sights(city: str) -> tuple[str, ...]:
+    """The names of `city`'s top sights, the one every visitor goes to first (empty for a city
+    without listed sights)."""
+    return tuple(sight.name for sight in FAMOUS_ATTRACTIONS.get(city, ()))
