@@ -32,6 +32,7 @@ from utp_env.tools.india.sources import (
     number,
     optional_hhmm,
     optional_number,
+    optional_text,
     optional_words,
     read_source,
     text,
@@ -61,9 +62,10 @@ RESTAURANT_KINDS: tuple[str, ...] = (
 BREAKFAST_KINDS: frozenset[str] = frozenset({"tiffin", "cafe", "irani_cafe", "bakery", "sweet_shop", "nasta",
                                              "misal", "dhaba", "paratha"})
 # Venues of events, by what is staged there (`tools/sandbox/events.py`).
-EVENT_VENUE_KINDS: tuple[str, ...] = ("stadium", "indoor_stadium", "auditorium", "theatre", "club", "cinema",
-                                      "open_air", "run_start", "gallery")
+EVENT_VENUE_KINDS: tuple[str, ...] = ("stadium", "indoor_stadium", "auditorium", "theatre", "comedy_club",
+                                      "music_club", "cinema", "open_air", "run_start", "gallery")
 TRANSIT_SYSTEMS: tuple[str, ...] = ("metro", "suburban")
+STOP_SUFFIX: dict[str, str] = {"metro": "Metro Station", "suburban": "Railway Station"}  # a station's stop name
 
 # Cities with a metro line in commercial service by the end of 2025 (the operators' and the Ministry
 # of Housing and Urban Affairs' announcements): Delhi and the NCR cities its lines reach (Noida,
@@ -82,6 +84,9 @@ SECTOR_CITIES: frozenset[str] = frozenset({
     "Chandigarh", "Mohali", "Panchkula", "Noida", "Greater Noida", "Gurugram", "Faridabad", "Navi Mumbai",
     "Gandhinagar", "Bhilai",
 })
+# Cities with Irani cafes (the Zoroastrian Iranian immigrants' cafes of the 19th and 20th
+# centuries: Mumbai, Pune and Hyderabad, whose Irani chai places still open at dawn).
+IRANI_CAFE_CITIES: frozenset[str] = frozenset({"Mumbai", "Thane", "Pune", "Hyderabad", "Secunderabad"})
 # Resort areas beyond the coast, the hill stations and the wildlife gateways of
 # `utp_env.tools.india` (COASTAL_CITIES, HILL_CITIES, WILDLIFE_CITIES): beach towns, hill stations
 # and desert-camp towns of TOURIST_CITIES those sets do not list. A "Resort/Beach" stay is only in
@@ -108,7 +113,8 @@ class Sight(NamedTuple):
     Indian-citizen adult ticket (None: not settled, derived by kind); `hours` the opening hours
     (None: by kind; open == close: round the clock); `closed` the weekly closing days;
     `midday_closed` the hours a temple or palace shuts at midday (kept as a fact; the tables have
-    no column for it, docs/DATA.md says why)."""
+    no column for it, docs/DATA.md says why); `nearest_stop` the metro or suburban station next to
+    it, where one is (a station of `transit_stations`; None: a bus stop)."""
 
     city: str
     name: str
@@ -120,6 +126,7 @@ class Sight(NamedTuple):
     midday_closed: tuple[str, str] | None
     day_trip_hr: float | None
     kind: str
+    nearest_stop: str | None = None
 
 
 class RealRestaurant(NamedTuple):
@@ -235,7 +242,7 @@ def sights() -> dict[str, tuple[Sight, ...]]:
         "city": text, "name": text, "categories": _all_of(ATTRACTION_CATEGORIES, "Table 7 category"),
         "visit_hr": _positive, "fee_inr": optional_number, "open": optional_hhmm, "close": optional_hhmm,
         "closed": _weekdays, "midday_closed": _interval, "day_trip_hr": optional_number,
-        "kind": _one_of(ATTRACTION_KINDS, "attraction kind"),
+        "kind": _one_of(ATTRACTION_KINDS, "attraction kind"), "nearest_stop": optional_text,
     }, FACTS_ROOT)
     out: dict[str, list[Sight]] = {}
     for n, r in enumerate(rows, 1):
@@ -251,8 +258,13 @@ def sights() -> dict[str, tuple[Sight, ...]]:
             raise _row_error(SIGHTS_FILE, n, "the midday closure lies outside the opening hours")
         out.setdefault(r["city"], []).append(Sight(
             r["city"], r["name"], tuple(r["categories"]), float(r["visit_hr"]), r["fee_inr"], hours, tuple(r["closed"]),
-            r["midday_closed"], trip, r["kind"]))
+            r["midday_closed"], trip, r["kind"], r["nearest_stop"]))
     _unique(SIGHTS_FILE, [(r["city"], r["name"]) for r in rows])
+    stations = {(s.city, f"{s.station} {STOP_SUFFIX[s.system]}") for v in transit_stations().values() for s in v}
+    for n, r in enumerate(rows, 1):
+        if r["nearest_stop"] is not None and (r["city"], r["nearest_stop"]) not in stations:
+            raise _row_error(SIGHTS_FILE, n, f"nearest_stop {r['nearest_stop']!r} is not a station of {r['city']} "
+                             f"in {TRANSIT_FILE}")
     return {city: tuple(places) for city, places in out.items()}
 
 
@@ -350,7 +362,20 @@ def event_venues() -> dict[str, tuple[EventVenue, ...]]:
     return {city: tuple(v) for city, v in out.items()}
 
 
+@cache
+def sight_index() -> dict[tuple[str, str], Sight]:
+    """(city, case-folded name) -> the real sight."""
+    return {(s.city, s.name.casefold()): s for places in sights().values() for s in places}
+
+
+@cache
+def restaurant_index() -> dict[tuple[str, str], RealRestaurant]:
+    """(city, case-folded name) -> the real restaurant."""
+    return {(r.city, r.name.casefold()): r for rows in real_restaurants().values() for r in rows}
+
+
 def clear_caches() -> None:
     """Forget the fact files read so far (after `FACTS_ROOT` changes, in tests)."""
-    for reader in (sights, real_restaurants, real_hotels, localities, transit_stations, event_venues):
+    for reader in (sights, real_restaurants, real_hotels, localities, transit_stations, event_venues, sight_index,
+                   restaurant_index):
         reader.cache_clear()
