@@ -69,7 +69,7 @@ PROFILES: dict[str, SandboxProfile] = {
     ),
     "mini": SandboxProfile(
         name="mini", states=["Maharashtra", "Goa", "Karnataka", "Gujarat"], n_states=4, n_cities=36,
-        flights=600, trains=1_500, buses=900, road_routes=180, restaurants=220, attractions=260,
+        flights=600, trains=1_500, buses=900, road_routes=180, restaurants=330, attractions=260,
         accommodations=120, events=40, transit_stops=480, crowd_cities=6,
     ),
 }

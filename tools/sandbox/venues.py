@@ -636,10 +636,16 @@ def _weighted(rng: np.random.Generator, weights: dict[str, float]) -> str:
     return keys[int(rng.choice(len(keys), p=w / w.sum()))]
 
 
+TOURIST_TOWN_RESTAURANTS = 10  # a tourist town has its breakfast places and ten places to eat at least
+
+
 def restaurant_floors(cities: Cities) -> np.ndarray:
-    """Each city's least restaurant rows: its real restaurants and one generated, at least 3."""
+    """Each city's least restaurant rows: its real restaurants and one generated, at least 3, and at
+    least `TOURIST_TOWN_RESTAURANTS` in a destination of `TOURIST_CITIES`."""
     facts = vf.real_restaurants()
-    return np.array([max(3, len(facts.get(c, ())) + 1) for c in cities.name], dtype=np.int64)
+    tourist = set(TOURIST_CITIES)
+    return np.array([max(3, len(facts.get(c, ())) + 1, TOURIST_TOWN_RESTAURANTS if c in tourist else 0)
+                     for c in cities.name], dtype=np.int64)
 
 
 def restaurants_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
