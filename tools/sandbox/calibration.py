@@ -180,11 +180,11 @@ def calibrate(db: Database, calibration: Calibration | None = None) -> Calibrati
                             target="mean > median", passed=mean > median))
     hourly = {kind: hourly_intensity(db, kind) for kind in ("attraction", "restaurant")}
     for kind, busier, quieter in (("attraction", DAY_HOURS, EVENING_HOURS), ("restaurant", EVENING_HOURS, DAY_HOURS)):
-        busy = [float(n) for n in busy_venues_by_hour(db, kind)]
-        a, b = _mean_over(list(busy), busier), _mean_over(list(busy), quieter)
+        busy: list[float | None] = [float(n) for n in busy_venues_by_hour(db, kind)]
+        a, b = _mean_over(busy, busier), _mean_over(busy, quieter)
         label = "day > evening" if busier == DAY_HOURS else "evening > day"
         checks.append(Check(name=f"{kind}s at Above Average or High, per hour: day / evening",
-                            value=f"{_mean_over(list(busy), DAY_HOURS):.1f} / {_mean_over(list(busy), EVENING_HOURS):.1f}",
+                            value=f"{_mean_over(busy, DAY_HOURS):.1f} / {_mean_over(busy, EVENING_HOURS):.1f}",
                             target=label, passed=bool(a > b)))
     air_only = air_only_towns(db)
     for variant, ok in connectivity(db).items():

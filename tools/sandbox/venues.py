@@ -20,7 +20,9 @@ profile's totals.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
+from typing import TypeVar
 
 import numpy as np
 
@@ -40,6 +42,7 @@ from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_RULES, days_mask
 
+T = TypeVar("T")
 SPREAD_DEG = 0.025  # ~2.8 km: s.d. of venue positions around the city centre
 AMENITIES = ("Free Wi-Fi", "Parking", "Restaurant", "Swimming Pool", "Gym", "Wellness Spa", "Airport Shuttle",
              "Air Conditioning", "Bar", "Business Centre", "Garden", "Kids Play Area")
@@ -122,7 +125,7 @@ KIND_VISIT_HR: dict[str, float] = {
     "palace": 1.5, "monument": 1.0, "cave": 1.5, "museum": 1.5, "garden": 1.0, "park": 1.0, "lake": 1.0,
     "beach": 1.5, "promenade": 1.0, "viewpoint": 0.75, "waterfall": 1.0, "zoo": 2.0, "wildlife": 3.5,
     "market": 1.5, "food_street": 1.5, "show": 1.5, "amusement_park": 4.5, "water_park": 4.5, "boat": 1.5,
-    "adventure": 3.0, "snow": 3.0, "dunes": 3.0, "spa": 2.0, "nightlife": 2.5, "casino": 2.5, "workshop": 1.5,
+    "adventure": 3.0, "snow": 3.0, "dunes": 3.0, "spa": 2.0, "nightlife": 2.0, "casino": 2.5, "workshop": 1.5,
     "games": 1.5,
 }
 # Kinds that charge no entry: places of worship, ghats, beaches, promenades, viewpoints, markets
@@ -143,8 +146,9 @@ FEE_BY_CATEGORY: dict[str, tuple[float, tuple[int, ...]]] = {
     "Spas & Wellness": (0.0, (1000, 1500, 2000, 3000)),
 }
 # Generated attractions by category: (name template, where). Where: "any"; "coastal" (a city on the
-# sea whose real beaches are not listed); "hill" (a hill station); "big" (a city of a million or more); "tourist" (a TOURIST_CITIES
-# destination); "christian" (Goa, Kerala, Tamil Nadu, the North East, or a big city). "@lake",
+# sea whose real beaches are not listed); "hill" (a hill station); "big" (a city of a million or
+# more); "tourist" (a TOURIST_CITIES destination); "christian" (Goa, Kerala, Tamil Nadu, the North
+# East, or a big city). "@lake",
 # "@park", "@food_street", "@stage" are the region's own patterns (`names.Region`).
 ATTRACTION_TEMPLATES: dict[str, tuple[tuple[str, str], ...]] = {
     "Sights & Landmarks": (("{temple}", "any"), ("{temple}", "any"), ("{temple}", "any"), ("{person} Memorial", "any"),
@@ -237,7 +241,7 @@ def least_fee(kind: str, categories: list[str] | tuple[str, ...]) -> float:
     sites charge little: a museum INR 10, a monument 20, a zoo 20)."""
     if kind in FREE_KINDS:
         return 0.0
-    free_share, fees = max((FEE_BY_CATEGORY[c] for c in categories), key=lambda f: (max(f[1]), -f[0]))
+    _, fees = max((FEE_BY_CATEGORY[c] for c in categories), key=lambda f: (max(f[1]), -f[0]))
     return float(min((f for f in fees if f > 0), default=0))
 
 
@@ -259,7 +263,7 @@ def sight_hours(sight: vf.Sight) -> tuple[str, str]:
     opening, closing = sight.hours or KIND_HOURS[sight.kind]
     if sight.day_trip_hr is None or opening == closing:
         return opening, closing
-    journey = int(round(sight.day_trip_hr * 4)) * 15
+    journey = round(sight.day_trip_hr * 4) * 15
     start = max(_minutes(opening) - journey, _minutes(DAY_TRIP_WINDOW[0]))
     end_minutes = _minutes(closing) if _minutes(closing) > _minutes(opening) else _minutes(closing) + 1440
     end = min(end_minutes + journey, _minutes(DAY_TRIP_WINDOW[1]))
@@ -277,7 +281,7 @@ def per_city(cities: Cities, total: int, floors: np.ndarray) -> np.ndarray:
     max(population, draw)^0.8. When the floors exceed the total (a small profile), each city's floor
     is capped at the largest value that fits, so every city keeps its first real venues."""
     floors = np.asarray(floors, dtype=np.int64)
-    base = int(floors.min(initial=0))
+    base = int(floors.min()) if floors.size else 0
     cap = int(floors.max(initial=0))
     while cap > base and int(np.minimum(floors, cap).sum()) > total:
         cap -= 1
@@ -302,7 +306,7 @@ def _pick(rng: np.random.Generator, weights: dict[str, float], k: int) -> list[s
     return [keys[i] for i in sorted(chosen.tolist())]
 
 
-def _choice(rng: np.random.Generator, options: tuple | list) -> object:
+def _choice(rng: np.random.Generator, options: Sequence[T]) -> T:
     return options[int(rng.integers(len(options)))]
 
 
@@ -476,10 +480,10 @@ KIND_OPENING: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "paratha": (("07:00", "07:30", "08:00"), ("22:00", "22:30")),
     "mess": (("11:00", "11:30"), ("22:00", "22:30")),
     "bhojanalaya": (("11:00", "11:30"), ("22:00", "22:30")),
-    "biryani": (("11:30", "12:00"), ("23:00", "23:30")),
-    "kebab": (("12:00", "17:00", "18:00"), ("23:30", "00:00")),
+    "biryani": (("11:30", "12:00"), ("23:30", "00:00")),
+    "kebab": (("12:00", "17:00", "18:00"), ("00:00", "01:00")),
     "chaat": (("15:30", "16:00", "16:30"), ("22:00", "22:30")),
-    "family": (("11:00", "11:30", "12:00"), ("22:30", "23:00")),
+    "family": (("11:00", "11:30", "12:00"), ("22:30", "23:00", "23:30")),
     "chinese": (("11:30", "12:00"), ("23:00",)),
     "momo": (("10:30", "11:00"), ("21:00", "21:30")),
     "pizzeria": (("11:30", "12:00"), ("23:00", "23:30")),
@@ -489,7 +493,7 @@ KIND_OPENING: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "bistro": (("12:00",), ("23:30",)),
     "continental": (("11:00", "12:00"), ("23:00",)),
     "burger": (("11:00", "11:30"), ("23:00",)),
-    "shawarma": (("12:00", "13:00"), ("00:00",)),
+    "shawarma": (("12:00", "13:00"), ("00:00", "01:00")),
     "cantina": (("12:00",), ("23:30",)),
     "pub": (("12:00", "17:00"), ("00:00", "01:00")),
     "brewpub": (("12:00",), ("00:00", "01:00")),
@@ -524,6 +528,8 @@ KIND_TIERS: dict[str, tuple[tuple[str, float], ...]] = {
     "fine_dining": (("$$$$", 1.0),), "food_market": (("$", 1.0),),
 }
 # Name templates of each generated kind; "@tiffin", "@sweet_shop", "@meals" are the region's own.
+# No template is another table's ("Hotel {word}" is a stay, "{word} Lounge" a nightlife attraction),
+# so that a city's restaurant, attraction and stay never share a name.
 KIND_TEMPLATES: dict[str, tuple[str, ...]] = {
     "tiffin": ("@tiffin",), "cafe": ("Cafe {word}", "{word} Coffee House"),
     "irani_cafe": ("Cafe {irani}", "{irani} Cafe and Bakery"), "bakery": ("{word} Bakery",),
@@ -532,14 +538,14 @@ KIND_TEMPLATES: dict[str, tuple[str, ...]] = {
     "paratha": ("{word} Paratha House", "{word} Kulcha House"), "mess": ("@meals",), "bhojanalaya": ("@meals",),
     "biryani": ("{word} Biryani House", "{word} Biryani"), "kebab": ("{word} Kabab Corner", "{word} Kebab House"),
     "chaat": ("{word} Chaat Bhandar", "{locality} Chaat Corner"),
-    "family": ("Hotel {word}", "{word} Restaurant", "{word} Family Restaurant"),
+    "family": ("{word} Restaurant", "{word} Family Restaurant", "Hotel {word} Restaurant"),
     "chinese": ("{word} Chinese Corner", "{word} Wok"), "momo": ("{word} Momo House", "{word} Tibetan Kitchen"),
     "pizzeria": ("{word} Pizzeria", "{word} Pizza Co."), "grill": ("{word} Grill", "{word} Barbeque"),
     "seafood": ("{word} Fish Curry House", "{word} Seafood"), "bistro": ("The {word} Kitchen", "{word} Bistro"),
     "continental": ("{word} Continental",), "burger": ("{word} Burger Co.", "{word} Diner"),
     "shawarma": ("{word} Shawarma", "{word} Arabian Mandi"), "cantina": ("{word} Cantina",),
     "pub": ("The {word} Pub", "{word} Bar and Kitchen"), "brewpub": ("{word} Brewing Company",),
-    "lounge": ("{word} Lounge",),
+    "lounge": ("{word} Rooftop Lounge",),
 }
 # Breakfast places of each region with their weights: what opens in the morning in its towns.
 BREAKFAST_WEIGHTS: dict[str, dict[str, float]] = {

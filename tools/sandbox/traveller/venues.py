@@ -77,7 +77,8 @@ LONG_VISIT_KINDS = frozenset({"amusement_park", "water_park", "wildlife", "adven
 FAMOUS_BREAKFAST: tuple[tuple[str, str], ...] = (
     ("Bengaluru", "Mavalli Tiffin Room"), ("Bengaluru", "Vidyarthi Bhavan"), ("Bengaluru", "CTR Malleshwaram"),
     ("Chennai", "Murugan Idli Shop"), ("Chennai", "Ratna Cafe"), ("Mumbai", "Cafe Madras"), ("Mumbai", "Kyani & Co."),
-    ("Hyderabad", "Nimrah Cafe"), ("Ahmedabad", "Chandravilas"), ("Pune", "Vaishali"), ("Jaipur", "Rawat Mishthan Bhandar"),
+    ("Hyderabad", "Nimrah Cafe"), ("Ahmedabad", "Chandravilas"), ("Pune", "Vaishali"),
+    ("Jaipur", "Rawat Mishthan Bhandar"),
     ("Udupi", "Mitra Samaj"), ("Mysuru", "Mylari"),
 )
 BREAKFAST_EARLY = "07:30"
@@ -195,7 +196,8 @@ def breakfast_figures(db: Database) -> list[Figure]:
     present = [(c, n) for c, n in FAMOUS_BREAKFAST if (c, n.casefold()) in rows]
     if present:
         early = [n for c, n in present if r["open_time"][rows[(c, n.casefold())]] <= BREAKFAST_EARLY]
-        out.append(Figure(name=f"famous breakfast places open by {BREAKFAST_EARLY}", value=f"{len(early)}/{len(present)}",
+        out.append(Figure(name=f"famous breakfast places open by {BREAKFAST_EARLY}",
+                          value=f"{len(early)}/{len(present)}",
                           target=f"= {len(present)}", passed=len(early) == len(present),
                           source="the places' own hours (Mavalli Tiffin Room 06:30, Murugan Idli Shop 07:00 ...)"))
     return out
