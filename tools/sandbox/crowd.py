@@ -6,8 +6,9 @@ Each venue's hourly intensity follows its kind (`venues.attraction_kind`, `venue
 temples at the morning and evening aarti, ghats at dawn and at the evening aarti, museums and zoos
 around midday, forts, palaces and monuments from mid-morning to mid-afternoon, viewpoints at sunset,
 safaris early and late, restaurants at lunch and more at dinner, breakfast places in the morning
-too, bars late. A city's real sights, the places every visitor goes to, are busier than its other
-places (`REAL_SIGHT_BOOST`). The profile is shifted by the venue's popularity and noise, quantised
+too, bars late. Like BestTime's, a profile is relative to the venue's own busiest hour: the Taj
+Mahal's quiet hour is quiet for the Taj Mahal, so a famous sight gets its kind's curve, not a
+higher one. The profile is shifted by the venue's popularity and noise, quantised
 to the five levels and merged into windows over its open hours (which may wrap past midnight).
 Some venues lack quiet hours or a peak window, as real BestTime data does. The table is one
 average day over the sandbox calendar: a weekday-weekend or seasonal difference would need a
@@ -64,8 +65,8 @@ ATTRACTION_PEAKS: dict[str, tuple[float, Peaks]] = {
     "mosque": (0.15, ((13.5, 1.2, 0.8), (18.5, 1.5, 0.9))),
     "church": (0.15, ((10.5, 2.0, 0.6), (17.5, 1.5, 0.6))),
     "monastery": (0.15, ((7.0, 1.5, 0.7), (11.0, 2.0, 0.7))),
-    "fort": (0.05, ((12.0, 2.5, 1.0),)), "palace": (0.05, ((12.0, 2.5, 1.0),)),
-    "monument": (0.05, ((12.0, 2.5, 1.0),)), "cave": (0.05, ((12.0, 2.5, 1.0),)),
+    "fort": (0.05, ((12.5, 2.0, 1.0),)), "palace": (0.05, ((12.5, 2.0, 1.0),)),
+    "monument": (0.05, ((12.5, 2.0, 1.0),)), "cave": (0.05, ((12.5, 2.0, 1.0),)),
     "museum": (0.05, ((13.0, 2.0, 1.0),)), "zoo": (0.1, ((11.5, 2.0, 1.0),)),
     "garden": (0.1, ((7.0, 1.2, 0.6), (17.0, 1.5, 0.9))), "park": (0.1, ((7.0, 1.2, 0.6), (17.0, 1.5, 0.9))),
     "lake": (0.1, ((10.0, 2.0, 0.4), (17.0, 1.8, 0.9))), "beach": (0.1, ((6.5, 1.0, 0.4), (17.75, 1.5, 1.1))),
@@ -88,7 +89,6 @@ RESTAURANT_PEAKS: dict[str, tuple[float, Peaks]] = {
     "chaat": (0.05, ((19.0, 1.5, 1.0),)),
 }
 LATE_RESTAURANTS = frozenset({"pub", "brewpub", "lounge", "food_market"})
-REAL_SIGHT_BOOST = 0.15  # a city's real sights are busier than its generated places
 
 
 def restaurant_profile(kind: str) -> str:
@@ -124,7 +124,7 @@ def windows_of(hours: list[int], levels: list[int]) -> list[tuple[int, int, str]
 
 def crowd_table(cities: Cities, venues: dict[str, Columns], profile: SandboxProfile, seed: int) -> Columns:
     """One crowd row for every attraction and restaurant of the crowd cities."""
-    from utp_env.tools.sandbox.venues import attraction_kind, restaurant_kind, sight_of
+    from utp_env.tools.sandbox.venues import attraction_kind, restaurant_kind
 
     rng = stage_rng(seed, "crowd")
     covered = {cities.name[i] for i in crowd_cities(cities, profile)}
@@ -139,11 +139,9 @@ def crowd_table(cities: Cities, venues: dict[str, Columns], profile: SandboxProf
             hours = open_hours(o, c)
             if kind == "attraction":
                 peaks = ATTRACTION_PEAKS[attraction_kind(city, name, tag)]
-                boost = REAL_SIGHT_BOOST if sight_of(city, name) is not None else 0.0
             else:
-                peaks, boost = RESTAURANT_PEAKS[restaurant_profile(restaurant_kind(city, name, tag))], 0.0
-            value = (intensity(peaks, np.array(hours)) + boost + rng.uniform(-0.25, 0.25)
-                     + rng.normal(0, 0.08, len(hours)))
+                peaks = RESTAURANT_PEAKS[restaurant_profile(restaurant_kind(city, name, tag))]
+            value = intensity(peaks, np.array(hours)) + rng.uniform(-0.25, 0.25) + rng.normal(0, 0.08, len(hours))
             levels = np.clip(np.round(value * 4), 0, 4).astype(int).tolist()
             top, low = max(levels), min(levels)
             quiet = [h for h, lv in zip(hours, levels, strict=True) if lv == low]

@@ -686,7 +686,7 @@ def restaurants_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
                 template = restaurant_template(kind, state, rng)
                 places = naming_places(city, state)
                 name = nm.unique_name(nm.fill(template, city, state, rng, places), city, state, taken, rng, places)
-                cuisines = _cuisines(kind, rng)
+                cuisines = _cuisines(kind, rng, city in COASTAL_CITIES or _has_beach(city))
                 tiers = KIND_TIERS[kind]
                 tier = tiers[int(rng.choice(len(tiers), p=[w for _, w in tiers]))][0]
                 low, high = TIER_COST[tier]
@@ -714,11 +714,19 @@ def _default_hours(kind: str) -> tuple[str, str]:
     return openings[0], closings[-1]
 
 
-def _cuisines(kind: str, rng: np.random.Generator) -> list[str]:
+# On the coast a meals place serves the day's catch too (a Malvani or Gomantak thali in Mumbai and
+# Goa, a fish meal in Kerala, Mangaluru or Chennai).
+COASTAL_SEAFOOD_KINDS = frozenset({"mess", "bhojanalaya", "family"})
+COASTAL_SEAFOOD_SHARE = 0.5
+
+
+def _cuisines(kind: str, rng: np.random.Generator, coastal: bool = False) -> list[str]:
     first, *more = KIND_CUISINES[kind]
-    draws = rng.random(len(more))
-    return sorted([first, *(c for c, d in zip(more, draws.tolist(), strict=True) if d < 0.4)],
-                  key=CUISINES.index)
+    draws = rng.random(len(more) + 1)
+    out = {first, *(c for c, d in zip(more, draws[1:].tolist(), strict=True) if d < 0.4)}
+    if coastal and kind in COASTAL_SEAFOOD_KINDS and draws[0] < COASTAL_SEAFOOD_SHARE:
+        out.add("Seafood/Steak/Grill")
+    return sorted(out, key=CUISINES.index)
 
 
 # ------------------------------------------------------------------------------- stays
