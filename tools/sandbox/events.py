@@ -230,11 +230,9 @@ VENUE_KIND_WORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 def venue_kind(city: str, venue: str) -> str:
     """The kind of an event venue (`venue_facts.EVENT_VENUE_KINDS`): a listed venue's kind, else the
     first kind whose words its name holds, else "auditorium"."""
+    from utp_env.tools.sandbox.venues import kind_from_words
+
     listed = {v.name: v.kind for v in event_venues().get(city, ())}
     if venue in listed:
         return listed[venue]
-    text = " " + " ".join("".join(ch if ch.isalnum() else " " for ch in venue.casefold()).split()) + " "
-    for kind, words in VENUE_KIND_WORDS:
-        if any(f" {w} " in text for w in words):
-            return kind
-    return "auditorium"
+    return kind_from_words(venue, VENUE_KIND_WORDS) or "auditorium"

@@ -206,11 +206,13 @@ def attraction_kind(city: str, name: str, categories: list[str] | tuple[str, ...
     sight = sight_of(city, name)
     if sight is not None:
         return sight.kind
+    return kind_from_words(name, ATTRACTION_KIND_WORDS) or (CATEGORY_KIND[categories[0]] if categories else "monument")
+
+
+def kind_from_words(name: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
+    """The first kind of `table` whose words `name` holds as whole words (case-insensitive), or None."""
     text = _text(name)
-    for kind, words in ATTRACTION_KIND_WORDS:
-        if _has(text, words):
-            return kind
-    return CATEGORY_KIND[categories[0]] if categories else "monument"
+    return next((kind for kind, words in table if _has(text, words)), None)
 
 
 @cache
@@ -597,10 +599,9 @@ def restaurant_kind(city: str, name: str, cuisines: list[str] | tuple[str, ...])
     real = vf.restaurant_index().get((city, name.casefold()))
     if real is not None:
         return real.kind
-    text = _text(name)
-    for kind, words in RESTAURANT_KIND_WORDS:
-        if _has(text, words):
-            return kind
+    named = kind_from_words(name, RESTAURANT_KIND_WORDS)
+    if named is not None:
+        return named
     if "Indian Subcontinent" in cuisines:
         return "family"
     return next((CUISINE_KIND[c] for c in cuisines if c in CUISINE_KIND), "family")
