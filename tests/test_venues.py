@@ -404,3 +404,13 @@ def test_full_venue_figures(tmp_path: Path) -> None:
     for table, paper in (("restaurants", 3433), ("attractions", 2990), ("accommodations", 3670), ("events", 783),
                          ("transit_stops", 10025)):
         assert abs(counts[table] - paper) <= 0.1 * paper
+
+
+def test_the_lookup_tool_says_a_day_trip_is_one(mini_db: Database) -> None:
+    from utp_env.tools.lookup import LOOKUP
+
+    text = LOOKUP.invoke(mini_db, "search_attractions", {"city": "Aurangabad", "limit": 20}).text
+    ajanta = next(line for line in text.splitlines() if line.startswith("Ajanta Caves |"))
+    assert "9 (day trip, 2.5 h each way included)" in ajanta and "06:30-20:00, closed Mon" in ajanta
+    bibi = next(line for line in text.splitlines() if line.startswith("Bibi Ka Maqbara |"))
+    assert "day trip" not in bibi
