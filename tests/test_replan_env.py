@@ -628,7 +628,7 @@ def test_continue_trip_with_arguments_is_an_error_and_does_not_move_the_clock(en
 
 
 def test_a_repair_of_a_later_day_is_accepted_and_changes_the_realised_trip(env: UTPReplanEnv) -> None:
-    query_id, plan = reference(env)
+    query_id, plan = reference(env, where=lambda p: any(item.activity == "visit" for item in p.days[-1].items))
     env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
     env.step(CONTINUE)  # the missed flight of day 1
     ep = env.episode
