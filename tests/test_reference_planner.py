@@ -135,7 +135,11 @@ def test_reference_plans_pass_and_score_high(reports: dict, queries: list[Query]
     assert _mean([r.bas for r in ref if risk[r.query_id] != "averse"]) >= 0.85
     assert _mean([r.bas for r in ref if risk[r.query_id] == "averse"]) >= 0.75
     assert _mean([r.tdas for r in ref]) >= 0.9
-    assert _mean([r.cats for r in ref]) >= 0.7
+    # CATS: crowds follow the kind of place (forts, palaces and museums busiest 11:00-15:00, temples at
+    # the aarti, dinner at its peak), so the day's sights cannot all be seen in quiet hours: this
+    # sample's mean is about 0.67, the full set's 0.67-0.71 by risk profile (was 0.70-0.79 when every
+    # attraction peaked mid-afternoon alike).
+    assert _mean([r.cats for r in ref]) >= 0.6
 
 
 def test_reference_books_the_shortest_buffer_inside_the_range(reports: dict, runs: dict) -> None:

@@ -628,7 +628,7 @@ def test_continue_trip_with_arguments_is_an_error_and_does_not_move_the_clock(en
 
 
 def test_a_repair_of_a_later_day_is_accepted_and_changes_the_realised_trip(env: UTPReplanEnv) -> None:
-    query_id, plan = reference(env)
+    query_id, plan = reference(env, where=lambda p: any(item.activity == "visit" for item in p.days[-1].items))
     env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
     env.step(CONTINUE)  # the missed flight of day 1
     ep = env.episode
@@ -1148,7 +1148,7 @@ def test_the_lived_and_realised_plans_keep_each_venue_in_the_city_it_was_resolve
 def test_an_item_added_during_the_trip_is_bound_to_the_city_it_happened_in(env: UTPReplanEnv) -> None:
     """add_item writes a venue's bare name; the realised plan names it with the city the traveller
     was in when it was done."""
-    query_id, plan = reference(env)
+    query_id, plan = reference(env, where=lambda p: any(item.meal for item in p.days[-1].items))
     env.reset(seed=0, options={"query_id": query_id, "plan": plan})
     ep = env.episode
     assert ep is not None

@@ -10,10 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.database import Database
 from utp_env.tools.india import (
-    FAMOUS_ATTRACTIONS,
     TOP_TOURIST_COUNT,
     TOURIST_CITIES,
     city_tier,
@@ -39,8 +37,8 @@ from utp_env.tools.sandbox.realism import (
 )
 from utp_env.tools.sandbox.traveller.rail import NO_RAILWAY
 from utp_env.tools.sandbox.traveller.rail import figures as rail_figures
-from utp_env.tools.sandbox.venues import category_weights, entry_fee, open_days_of
-from utp_env.tools.schema import ATTRACTION_CATEGORIES, days_mask, fare_class, runs_on, shift_run_days
+from utp_env.tools.sandbox.venues import category_weights, entry_fee
+from utp_env.tools.schema import fare_class, runs_on, shift_run_days
 
 
 def _check(db: Database, prefix: str):
@@ -60,9 +58,7 @@ def test_full_city_set_has_no_metro_neighbourhoods() -> None:
 def test_mini_realism_figures(mini_db: Database) -> None:
     """The figures that do not name cities outside the mini profile's states hold there too."""
     for prefix in ("buses under 20 km", "bus distance", "cities within 15 km", "train rows whose run days",
-                   "(train, alighting stop) pairs", "crowd cities among India's most-visited",
-                   "crowd cities with their best-known attraction", "famous attractions of crowd cities",
-                   "attractions with a weekly closing day"):
+                   "(train, alighting stop) pairs", "crowd cities among India's most-visited"):
         check = _check(mini_db, prefix)
         assert check.passed, check
 
@@ -98,7 +94,7 @@ def test_full_sandbox_realism_targets(tmp_path: Path) -> None:
     checks = realism(Database.open(tmp_path / "full"))
     for c in checks:
         print(f"  {c.name}: {c.value} (target {c.target}) {'pass' if c.passed else 'FAIL'}")
-    assert len(checks) == 25  # the train and flight figures are traveller figures (tools/sandbox/traveller/)
+    assert len(checks) == 21  # the train, flight and sight figures are traveller figures (tools/sandbox/traveller/)
     assert all(c.passed for c in checks), [c for c in checks if not c.passed]
 
 
@@ -344,17 +340,17 @@ def test_category_weights_leave_out_casinos_and_bars_where_illegal() -> None:
 
 
 def test_entry_fees_by_kind() -> None:
+    """Places of worship, ghats, beaches, markets and food streets charge nothing; the rest by the
+    tiers of their dearest category (a real sight's own fee is its listed one: test_venues.py)."""
     rng = np.random.default_rng(0)
     for _ in range(50):
-        assert entry_fee("Kinari Bazaar", ["Shopping"], rng) == 0
-        assert entry_fee("Law Garden Night Market", ["Shopping"], rng) == 0
-        assert entry_fee("Chandni Chowk", ["Food & Drink", "Shopping"], rng) == 0
-        assert entry_fee("Shiva Temple", ["Sights & Landmarks"], rng) == 0
-        assert entry_fee("Juhu Beach", ["Nature & Parks"], rng) == 0
-        assert entry_fee("Taj Mahal", ["Sights & Landmarks"], rng) == 50
-        assert entry_fee("Nagpur Museum", ["Museums"], rng) <= 200
-        assert entry_fee("Royal Water Park", ["Water & Amusement Parks"], rng) >= 500
-        assert entry_fee("Gandhi Park", ["Nature & Parks"], rng) <= 50
+        assert entry_fee("market", ["Shopping"], rng) == 0
+        assert entry_fee("food_street", ["Food & Drink", "Shopping"], rng) == 0
+        assert entry_fee("temple", ["Sights & Landmarks"], rng) == 0
+        assert entry_fee("beach", ["Nature & Parks"], rng) == 0
+        assert entry_fee("museum", ["Museums"], rng) <= 200
+        assert entry_fee("water_park", ["Water & Amusement Parks"], rng) >= 500
+        assert entry_fee("park", ["Nature & Parks"], rng) <= 50
     assert city_tier(5e6) == "metro" and city_tier(2e6) == "large" and city_tier(5e5) == "mid"
     assert city_tier(1e5) == "town"
 
@@ -387,7 +383,7 @@ def test_full_venues_and_prices(tmp_path: Path) -> None:
         assert check.passed, check
 
 
-# ------------------------------------------------ issue 23: the crowd cities and their famous attractions
+# ------------------------------------------------ issue 23: the crowd cities
 
 
 def test_crowd_cities_are_the_most_visited_places() -> None:
@@ -401,55 +397,3 @@ def test_crowd_cities_are_the_most_visited_places() -> None:
     mini = select_cities(PROFILES["mini"])
     assert [mini.name[i] for i in crowd_cities(mini, PROFILES["mini"])] == \
         ["Mumbai", "Bengaluru", "Ahmedabad", "Pune", "Mysuru", "Panaji"]
-
-
-def test_famous_attractions_are_facts_of_tourist_cities() -> None:
-    """Every tourist city has famous attractions; their categories are Table 7's, their hours clock
-    times and their closing days weekday names; the Taj Mahal closes on Fridays."""
-    assert set(TOURIST_CITIES[:TOP_TOURIST_COUNT]) <= set(FAMOUS_ATTRACTIONS)
-    for city, places in FAMOUS_ATTRACTIONS.items():
-        assert city in TOURIST_CITIES
-        assert len({p.name for p in places}) == len(places)
-        for p in places:
-            assert set(p.categories) <= set(ATTRACTION_CATEGORIES), p
-            assert p.hours is None or parse_hhmm(p.hours[0]) < parse_hhmm(p.hours[1]), p
-            days_mask(p.closed)  # raises on a name that is not a weekday
-    taj = next(p for p in FAMOUS_ATTRACTIONS["Agra"] if p.name == "Taj Mahal")
-    assert taj.closed == ("Fri",) and taj.fee_inr == 50 and taj.hours is not None and taj.hours[0] == "06:00"
-    assert open_days_of(taj.closed) == "1111011"
-    assert open_days_of(()) == "1111111"
-    with pytest.raises(ValueError, match="not a weekday name: 'Friday'"):
-        days_mask(("Friday",))
-
-
-def test_mini_famous_attractions_and_closing_days(mini_db: Database) -> None:
-    a = mini_db.tables["attractions"].columns
-    row = {(c, n): i for i, (c, n) in enumerate(zip(a["city"], a["name"], strict=True))}
-    elephanta = row[("Mumbai", "Elephanta Caves")]
-    assert a["open_days"][elephanta] == "0111111" and float(a["entry_fee_inr"][elephanta]) == 40
-    assert a["open_days"][row[("Aurangabad", "Ellora Caves")]] == "1011111"
-    hours = LOOKUP.invoke(mini_db, "search_attractions", {"city": "Mumbai", "limit": 50}).text
-    assert "09:00-17:30, closed Mon" in hours
-
-
-@pytest.mark.slow
-def test_full_famous_attractions_with_their_closing_days(tmp_path: Path) -> None:
-    """The Taj Mahal closes on Fridays (was open every day at Rs 30), Varanasi has its ghats (was
-    water parks and an aquarium), the Red Fort closes on Mondays; a Friday visit to the Taj fails."""
-    from utp_env.evaluation.commonsense import venue_closed_because
-
-    build_sandbox("full", 0, tmp_path / "full")
-    db = Database.open(tmp_path / "full")
-    a = db.tables["attractions"].columns
-    row = {(c, n): i for i, (c, n) in enumerate(zip(a["city"], a["name"], strict=True))}
-    taj = row[("Agra", "Taj Mahal")]
-    assert (a["open_days"][taj], float(a["entry_fee_inr"][taj]), a["open_time"][taj]) == ("1111011", 50.0, "06:00")
-    assert a["open_days"][row[("Delhi", "Red Fort")]] == "0111111"
-    assert float(a["entry_fee_inr"][row[("Varanasi", "Dashashwamedh Ghat")]]) == 0
-    friday, thursday = "2025-12-05", "2025-12-04"
-    assert "closed on Fri" in str(venue_closed_because(db, "attractions", taj, friday, 9 * 60, 12 * 60))
-    assert venue_closed_because(db, "attractions", taj, thursday, 9 * 60, 12 * 60) is None
-    for prefix in ("crowd cities among", "top 20 tourist places", "crowd cities with their best-known",
-                   "famous attractions of crowd cities", "Taj Mahal closed on", "attractions with a weekly"):
-        check = _check(db, prefix)
-        assert check.passed, check

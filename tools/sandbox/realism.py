@@ -32,15 +32,11 @@ them (the mini profile). Definitions (also in docs/DATA.md):
 - venues where they may be: cities with a casino outside Goa, Sikkim and Daman = 0; bars, pubs and
   brewpubs in dry states (Gujarat, Bihar, Nagaland, Mizoram: a "Nightlife" attraction, a
   restaurant or attraction named bar, pub, brew... or a stay with the "Bar" amenity) = 0;
-- crowd cities and their attractions: crowd cities among India's most-visited places
-  (`india.TOURIST_CITIES`) 100 %; where the database holds all of the top 20, all 20 have crowd
-  data; every crowd city has its best-known attraction (the first of `india.FAMOUS_ATTRACTIONS`)
-  with its categories, fee, hours and closing days; >= 90 % of the crowd cities' famous attractions
-  so (a town with fewer attraction rows keeps the first ones); the Taj Mahal closed on Fridays
-  only; attractions with a weekly closing day = the famous ones listed closed (generated ones open
-  daily);
-  shopping-only attractions (Shopping and/or Food & Drink) charging entry, other than a famous
-  place's own fee (Dilli Haat's Rs 30), = 0;
+- crowd cities: crowd cities among India's most-visited places (`india.TOURIST_CITIES`) 100 %;
+  where the database holds all of the top 20, all 20 have crowd data (the crowd cities' sights,
+  restaurants and stays are traveller figures: `traveller/venues.py`);
+- shopping-only attractions (Shopping and/or Food & Drink) charging entry, other than a real
+  place's own listed fee (Dilli Haat's Rs 30), = 0;
 - prices: 3-star stays' median price per night Rs 2,000-6,000; median stay price per night in towns
   under 300,000 people <= Rs 4,000; restaurants' median cost falls from metro to large city to
   mid-sized city to town (each median over >= 100 venues, else left out).
@@ -56,18 +52,16 @@ import numpy as np
 from utp_env.tools.database import Database
 from utp_env.tools.india import (
     CITY_TIERS,
-    FAMOUS_ATTRACTIONS,
     TOP_TOURIST_COUNT,
     TOURIST_CITIES,
-    FamousAttraction,
     alcohol_allowed,
     casinos_allowed,
     city_tier,
 )
 from utp_env.tools.sandbox.calibration import Check
 from utp_env.tools.sandbox.common import haversine_km
-from utp_env.tools.sandbox.venues import REAL_FEES, open_days_of
-from utp_env.tools.schema import closed_weekdays, shift_run_days
+from utp_env.tools.sandbox.venues import sight_of
+from utp_env.tools.schema import shift_run_days
 
 NEIGHBOURHOOD_KM = 15.0
 TOURIST_GATEWAYS = {"Darjeeling": "Siliguri"}  # the town a tourist place is reached from
@@ -220,8 +214,8 @@ def venue_checks(db: Database) -> list[Check]:
     s = db.tables["accommodations"].columns
     bars += sum(1 for c, am in zip(s["city"], s["amenities"], strict=True)
                 if not alcohol_allowed(state_of[c]) and "Bar" in am)
-    shop = [float(f) for n, cats, f in zip(a["name"], a["categories"], a["entry_fee_inr"], strict=True)
-            if set(cats) <= {"Shopping", "Food & Drink"} and n not in REAL_FEES]  # Dilli Haat's Rs 30 is real
+    shop = [float(f) for c, n, cats, f in zip(a["city"], a["name"], a["categories"], a["entry_fee_inr"], strict=True)
+            if set(cats) <= {"Shopping", "Food & Drink"} and sight_of(c, n) is None]  # Dilli Haat's Rs 30 is real
     checks = [Check(name="cities with a casino outside Goa, Sikkim, Daman", value=len(casino_cities), target="= 0",
                     passed=not casino_cities),
               Check(name="bars, pubs and brewpubs in dry states", value=bars, target="= 0", passed=bars == 0),
@@ -248,12 +242,8 @@ def venue_checks(db: Database) -> list[Check]:
     return checks
 
 
-FAMOUS_PRESENT_SHARE = 0.9  # a small town with fewer attraction rows than famous places keeps the first ones
-
-
-def attraction_checks(db: Database) -> list[Check]:
-    """The crowd cities are the places a visitor to India most goes to, and their famous attractions
-    are there with the fee, hours and closing days `utp_env.tools.india.FAMOUS_ATTRACTIONS` gives."""
+def crowd_city_checks(db: Database) -> list[Check]:
+    """The crowd cities are the places a visitor to India most goes to."""
     city = db.tables["cities"].columns
     present = set(city["city"])
     crowd = [c for c, has in zip(city["city"], city["has_crowd_data"], strict=True) if has]
@@ -267,31 +257,6 @@ def attraction_checks(db: Database) -> list[Check]:
         covered = sum(c in crowd for c in top)
         checks.append(Check(name=f"top {TOP_TOURIST_COUNT} tourist places with crowd data",
                             value=f"{covered}/{len(top)}", target=f"= {len(top)}", passed=covered == len(top)))
-    a = db.tables["attractions"].columns
-    rows = {(c, n): i for i, (c, n) in enumerate(zip(a["city"], a["name"], strict=True))}
-
-    def as_listed(c: str, f: FamousAttraction) -> bool:
-        i = rows.get((c, f.name))
-        return i is not None and sorted(a["categories"][i]) == sorted(f.categories) \
-            and (f.fee_inr is None or float(a["entry_fee_inr"][i]) == float(f.fee_inr)) \
-            and (f.hours is None or (a["open_time"][i], a["close_time"][i]) == f.hours) \
-            and a["open_days"][i] == open_days_of(f.closed)
-
-    famous = [(c, f) for c in crowd for f in FAMOUS_ATTRACTIONS.get(c, ())]
-    firsts = sum(as_listed(c, FAMOUS_ATTRACTIONS[c][0]) for c in crowd if c in FAMOUS_ATTRACTIONS)
-    checks.append(Check(name="crowd cities with their best-known attraction", value=f"{firsts}/{len(crowd)}",
-                        target=f"= {len(crowd)}", passed=firsts == len(crowd)))
-    kept = sum(as_listed(c, f) for c, f in famous)
-    checks.append(_share("famous attractions of crowd cities as listed (fee, hours, closed)",
-                         kept, len(famous), FAMOUS_PRESENT_SHARE, None, f">= {FAMOUS_PRESENT_SHARE:.0%}"))
-    if ("Agra", "Taj Mahal") in rows:
-        days = a["open_days"][rows[("Agra", "Taj Mahal")]]
-        closed = ", ".join(closed_weekdays(days)) or "none"
-        checks.append(Check(name="Taj Mahal closed on", value=closed, target="Fri", passed=closed == "Fri"))
-    weekly = sum(d != "1111111" for d in a["open_days"])
-    listed = sum(bool(f.closed) and (c, f.name) in rows for c, fs in FAMOUS_ATTRACTIONS.items() for f in fs)
-    checks.append(Check(name="attractions with a weekly closing day", value=weekly,
-                        target=f"= {listed}, the famous ones listed closed", passed=weekly == listed))
     return checks
 
 
@@ -391,4 +356,4 @@ def realism(db: Database) -> list[Check]:
                 n += len({k for k, o, d in zip(c[key], c["origin_city"], c["dest_city"], strict=True)
                           if (o, d) == ("Delhi", "Udaipur")})
             checks.append(Check(name="Delhi -> Udaipur direct services", value=n, target=">= 3", passed=n >= 3))
-    return checks + venue_checks(db) + attraction_checks(db)
+    return checks + venue_checks(db) + crowd_city_checks(db)

@@ -46,7 +46,8 @@ from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.clock import weekday
 from utp_env.tools.database import Database, normalize
-from utp_env.tools.india import PREFERENCE_CITIES, TOP_TOURIST_COUNT, TOURIST_CITIES, same_metro, top_sights
+from utp_env.tools.india import PREFERENCE_CITIES, TOP_TOURIST_COUNT, TOURIST_CITIES, same_metro
+from utp_env.tools.india.venue_facts import top_sights
 from utp_env.tools.sandbox.traveller import Figure
 
 MOST_VISITED = 30
