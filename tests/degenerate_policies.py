@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from utp_env.itinerary import Day, Plan, PlanItem
 from utp_env.query import Query
-from utp_env.tools.database import Database
+from utp_env.tools.database import Database, normalize
 
 PolicyFn = Callable[[Plan, Query, Database, Plan], Plan]
 """(honest plan, query, database, another query's honest plan) -> the degenerate plan."""
@@ -164,44 +164,389 @@ VARIANTS: dict[str, PolicyFn] = {
 each below the honest plan on every query."""
 
 
+
+# ---------------------------------------------------------------- tricks that add content
+# Each returns the honest plan with content added (or replaced) that the plan does not schedule, the
+# database does not know, or that counts twice; None when the trick has nothing to work on for this
+# query (no cuisine constraint, no timetabled leg, ...). None of them may reach the honest plan's reward.
+
+AdditiveFn = Callable[[Plan, Query, Database, Plan], Plan | None]
+
+
+def _key(name: str) -> str:
+    return normalize(name.rsplit(", ", 1)[0])
+
+
+def _used(plan: Plan) -> set[str]:
+    """Normalised names (without `, City`) of every venue the plan names, in items or summary fields."""
+    names: set[str] = set()
+    for d in plan.days:
+        names.update(_key(i.name) for i in d.items)
+        names.update(_key(n) for n in (d.breakfast, d.lunch, d.dinner, d.accommodation, *d.attractions, *d.events)
+                     if n)
+    return names
+
+
+def _persona_first(db: Database, query: Query, table: str, rows: list[int]) -> list[int]:
+    """`rows` with the ones the persona's keyword tables favour first (what a reward hacker would list)."""
+    from utp_env.evaluation.tripcraft import preferred_categories, preferred_tiers
+
+    pe = query.persona
+    cols = db.tables[table].columns
+    if table == "attractions":
+        wanted = preferred_categories(pe.location_preference, pe.purpose, pe.traveler_type)
+        fits = [bool(wanted.intersection(cols["categories"][r])) for r in rows]
+    else:
+        tiers = preferred_tiers(pe.spending)
+        fits = [cols["price_tier"][r] in tiers for r in rows]
+    return [r for r, f in sorted(zip(rows, fits, strict=True), key=lambda rf: not rf[1])]
+
+
+def _unused_rows(db: Database, table: str, city: str, used: set[str]) -> list[int]:
+    names = db.tables[table].columns["name"]
+    return [int(r) for r in db.city_rows(table, city) if normalize(names[int(r)]) not in used]
+
+
+def summary_names(plan: Plan, query: Query, db: Database, *_: object) -> Plan | None:
+    """Six more attractions in the `attraction` field and restaurants in the empty meal fields of each
+    day without a timed attraction (a travel day), persona-fitting first, none of them in the
+    point-of-interest list."""
+    used = _used(plan)
+    days = []
+    added = False
+    for d in plan.days:
+        if any(i.venue_type == "attraction" and i.timed for i in d.items):
+            days.append(d)
+            continue
+        city = d.cities[-1]
+        sights = _persona_first(db, query, "attractions", _unused_rows(db, "attractions", city, used))[:6]
+        names = db.tables["attractions"].columns["name"]
+        extra = [f"{names[r]}, {city}" for r in sights]
+        used.update(normalize(names[r]) for r in sights)
+        update: dict[str, object] = {"attractions": [*d.attractions, *extra]}
+        meals = _persona_first(db, query, "restaurants", _unused_rows(db, "restaurants", city, used))
+        rnames = db.tables["restaurants"].columns["name"]
+        for meal in ("breakfast", "lunch", "dinner"):
+            if getattr(d, meal) is None and meals:
+                r = meals.pop(0)
+                used.add(normalize(rnames[r]))
+                update[meal] = f"{rnames[r]}, {city}"
+        added |= bool(extra) or len(update) > 1
+        days.append(d.model_copy(update=update))
+    return plan.model_copy(update={"days": days}) if added else None
+
+
+def cuisine_in_summary(plan: Plan, query: Query, db: Database, other: Plan) -> Plan | None:
+    """`summary_names`, and every restaurant item that serves a cuisine the query requires replaced
+    in the schedule by one that serves none of them; the meal field keeps the covering restaurant."""
+    from utp_env.queries.options import serves
+
+    wanted = query.local_constraint.cuisine
+    if not wanted:
+        return None
+    padded = summary_names(plan, query, db) or plan
+    used = _used(padded)
+    names = db.tables["restaurants"].columns["name"]
+    changed = False
+    days = []
+    for d in padded.days:
+        items = []
+        for i in d.items:
+            if i.venue_type == "restaurant" and i.start is not None:
+                city = (i.name.rsplit(", ", 1)[1] if ", " in i.name else d.cities[-1])
+                rows = [r for r in db.city_rows("restaurants", city)
+                        if normalize(names[int(r)]) == _key(i.name)]
+                if rows and any(serves(db, int(rows[0]), c) for c in wanted):
+                    swap = [r for r in _unused_rows(db, "restaurants", city, used)
+                            if not any(serves(db, r, c) for c in wanted)]
+                    if swap:
+                        used.add(normalize(names[swap[0]]))
+                        i = i.model_copy(update={"name": f"{names[swap[0]]}, {city}", "transit_stop": None,
+                                                 "transit_distance_m": None})
+                        changed = True
+            items.append(i)
+        days.append(d.model_copy(update={"items": items}))
+    return plan.model_copy(update={"days": days}) if changed else None
+
+
+PADDING = 3
+
+
+def invented_transit(plan: Plan, *_: object) -> Plan | None:
+    """Three zero-length `<City> Central Bus Stand n` arrivals (no such stop) after the second day's
+    first attraction visit, or its first item: O_ord divides by the second day's length."""
+    if len(plan.days) < 2 or not plan.days[1].items:
+        return None
+    d = plan.days[1]
+    at = next((k for k, i in enumerate(d.items) if i.venue_type == "attraction" and i.end is not None),
+              next((k for k, i in enumerate(d.items) if i.end is not None), None))
+    if at is None:
+        return None
+    city, end = d.cities[-1], d.items[at].end
+    stops = [PlanItem(name=f"{city} Central Bus Stand {n}, {city}", activity="arrive", start=end, end=end,
+                      venue_type="transit") for n in range(1, PADDING + 1)]
+    items = [*d.items[:at + 1], *stops, *d.items[at + 1:]]
+    return plan.model_copy(update={"days": [plan.days[0], d.model_copy(update={"items": items}), *plan.days[2:]]})
+
+
+def stay_copies(plan: Plan, *_: object) -> Plan | None:
+    """Two zero-length copies of every stay item (with its transit note) right after it: S_spatial
+    counts every occurrence, and a repeated token costs O_ord nothing."""
+    days, n = [], 0
+    for d in plan.days:
+        items: list[PlanItem] = []
+        for i in d.items:
+            items.append(i)
+            if i.venue_type == "accommodation" and i.end is not None and i.end < 1440:
+                n += PADDING - 1
+                items += [i.model_copy(update={"activity": "stay", "start": i.end}) for _ in range(PADDING - 1)]
+        days.append(d.model_copy(update={"items": items}))
+    return plan.model_copy(update={"days": days}) if n else None
+
+
+def notes_dropped_after_padding(plan: Plan, *_: object) -> Plan | None:
+    """`stay_copies`, then the transit notes of every other venue item farther from its stop than the
+    stay dropped (S_spatial skips an item without a stated distance)."""
+    padded = stay_copies(plan)
+    if padded is None:
+        return None
+    days, dropped = [], 0
+    for d in padded.days:
+        stays = [i.transit_distance_m for i in d.items if i.venue_type == "accommodation"
+                 and i.transit_distance_m is not None]
+        near = min(stays) if stays else None
+        items = []
+        for i in d.items:
+            if (near is not None and i.transit_distance_m is not None and i.venue_type != "accommodation"
+                    and i.transit_distance_m > near):
+                i = i.model_copy(update={"transit_stop": None, "transit_distance_m": None})
+                dropped += 1
+            items.append(i)
+        days.append(d.model_copy(update={"items": items}))
+    return padded.model_copy(update={"days": days}) if dropped else None
+
+
+FORGED_MIN = 120
+
+
+def forged_times(plan: Plan, *_: object) -> Plan | None:
+    """Every flight, train and bus (and the arrival at its departure point) stated two hours earlier
+    than its service runs, where the day leaves room for it."""
+    days, n = [], 0
+    for d in plan.days:
+        legs, items = list(d.transport), list(d.items)
+        for k, leg in enumerate(legs):
+            if leg.mode == "cab" or leg.dep < FORGED_MIN:
+                continue
+            point = next((j for j, i in enumerate(items) if i.activity == "arrive" and i.end is not None
+                          and i.start is not None and i.end <= leg.dep and leg.dep - i.end <= 90), None)
+            if point is not None:
+                moved = items[point].start - FORGED_MIN  # type: ignore[operator]
+                before = [i.end for i in items[:point] if i.end is not None]
+                if moved < 0 or (before and max(before) > moved):
+                    continue
+                items[point] = items[point].model_copy(update={"start": moved, "end": items[point].end - FORGED_MIN})  # type: ignore[operator]
+            legs[k] = leg.model_copy(update={"dep": leg.dep - FORGED_MIN, "arr": leg.arr - FORGED_MIN,
+                                             "planned_arr": leg.planned_arrival - FORGED_MIN})
+            n += 1
+        days.append(d.model_copy(update={"transport": legs, "items": items}))
+    return plan.model_copy(update={"days": days}) if n else None
+
+
+def renumbered_days(plan: Plan, *_: object) -> Plan | None:
+    """Days numbered 1, 3, 2, ... (the second and third day swap numbers; order and dates kept)."""
+    if len(plan.days) < 3:
+        return None
+    numbers = list(range(1, len(plan.days) + 1))
+    numbers[1], numbers[2] = numbers[2], numbers[1]
+    return plan.model_copy(update={"days": [d.model_copy(update={"day": n}) for d, n in zip(plan.days, numbers,
+                                                                                          strict=True)]})
+
+
+def lateness_sink(plan: Plan, query: Query, db: Database, *_: object) -> Plan | None:
+    """After the trip's last leg home, `<a hotel of the origin>, rest` from the planned arrival plus
+    15 minutes for 8 hours: an elastic step that absorbs the return leg's delay in the closed loop."""
+    if not plan.days or not plan.days[-1].transport:
+        return None
+    last = plan.days[-1]
+    leg = max(last.transport, key=lambda leg: leg.planned_arrival)
+    from utp_env.queries.options import stay_options
+
+    rows = stay_options(db, query.org, query.local_constraint, query.people_number, 1)
+    if not rows:
+        return None
+    name = db.tables["accommodations"].columns["name"][rows[0]]
+    start = leg.planned_arrival + 15
+    rest = PlanItem(name=f"{name}, {query.org}", activity="rest", start=start, end=start + 480,
+                    venue_type="accommodation")
+    return plan.model_copy(update={"days": [*plan.days[:-1], last.model_copy(update={"items": [*last.items, rest]})]})
+
+
+def combined(plan: Plan, query: Query, db: Database, other: Plan) -> Plan | None:
+    """Summary-only names, invented transit, zero-length stay copies with notes dropped, forged
+    times and renumbered days, on one plan."""
+    out = plan
+    for trick in (summary_names, invented_transit, notes_dropped_after_padding, forged_times, renumbered_days):
+        out = trick(out, query, db, other) or out
+    return None if out is plan else out
+
+
+def cheapest_stay(plan: Plan, query: Query, db: Database, *_: object) -> Plan | None:
+    """A luxury traveller's stays replaced by the cheapest stay of the city that meets the query's
+    constraints (None for other spending styles, or when the plan's stay already is the cheapest)."""
+    from utp_env.queries.options import stay_options
+
+    if "luxur" not in query.persona.spending.casefold():
+        return None
+    names = db.tables["accommodations"].columns["name"]
+    swap: dict[str, str] = {}
+    for d in plan.days:
+        if d.accommodation and ", " in d.accommodation:
+            city = d.accommodation.rsplit(", ", 1)[1]
+            nights = sum(1 for e in plan.days if e.accommodation == d.accommodation)
+            options = stay_options(db, city, query.local_constraint, query.people_number, nights)
+            if options:
+                swap[_key(d.accommodation)] = f"{names[options[0]]}, {city}"
+    swap = {k: v for k, v in swap.items() if _key(v) != k}
+    if not swap:
+        return None
+
+    def change(name: str | None) -> str | None:
+        return swap.get(_key(name), name) if name else name
+
+    def restate(i: PlanItem) -> PlanItem:
+        new = swap[_key(i.name)]
+        name, city = new.rsplit(", ", 1)
+        stops = db.tables["transit_stops"]
+        row = stops.find(city, "accommodation", name)
+        note = (None, None) if row is None else (stops.columns["stop_name"][row], float(stops.columns["distance_m"][row]))
+        return i.model_copy(update={"name": new, "transit_stop": note[0], "transit_distance_m": note[1]})
+    days = [d.model_copy(update={"accommodation": change(d.accommodation), "items": [
+        restate(i) if i.venue_type == "accommodation" and _key(i.name) in swap else i for i in d.items]})
+        for d in plan.days]
+    return plan.model_copy(update={"days": days})
+
+
+ADDITIVE: dict[str, AdditiveFn] = {
+    "summary-only names": summary_names,
+    "cuisine covered in the summary only": cuisine_in_summary,
+    "invented transit stops": invented_transit,
+    "zero-length stay copies": stay_copies,
+    "notes dropped after padding": notes_dropped_after_padding,
+    "forged timetable": forged_times,
+    "renumbered days": renumbered_days,
+    "lateness sink": lateness_sink,
+    "combined tricks": combined,
+    "cheapest stay (luxury)": cheapest_stay,
+}
+"""Tricks that add or replace content (each None where it has nothing to work on): each below the
+honest plan on every query it applies to."""
+
+
+def env_reward(env: object, query_id: str, plan: Plan) -> float:
+    """The reward of `plan` through the env's public path: `reset` on the query, then `submit_plan` of
+    the plan in the paper's JSON day format (what an agent sends)."""
+    from utp_env.plan_format import format_plan
+
+    env.reset(options={"query_id": query_id})  # type: ignore[attr-defined]
+    _, reward, terminated, _, info = env.step(  # type: ignore[attr-defined]
+        {"tool": "submit_plan", "args": {"plan": format_plan(plan)}})
+    assert terminated, info.get("calls")
+    return float(reward)
+
+
+def lived_reward(env: object, query_id: str, plan: Plan, seed: int, repair: Callable[..., None] | None = None
+                 ) -> float:
+    """The realised reward of living `plan` through the closed loop (`reset(options={"plan": ...})`,
+    then `continue_trip` to the end), with `repair` called at each pause (None: no repair)."""
+    from utp_env.env.config import find_query
+    from utp_env.runs.replan_episode import live_trip
+
+    query = find_query(env.db, query_id)  # type: ignore[attr-defined]
+    return live_trip(env, query, plan, seed, repair)[0]
+
+
 def main() -> None:  # pragma: no cover - a measurement script
+    """Mean reward of the honest plan and of each policy and trick through the env's public path; with
+    `--closed-loop`, the lateness sink lived without repair against the reference plan lived with the
+    reference repair policy."""
     import argparse
+    import time
 
     import numpy as np
 
     from utp_env.agents.base import Toolkit
     from utp_env.agents.reference import ReferencePlanner
     from utp_env.dataset import open_dataset
-    from utp_env.env.config import DEFAULT_REWARD_WEIGHTS
-    from utp_env.env.episode import TerminationReason, finish
+    from utp_env.env.core import UTPEnv
 
-    parser = argparse.ArgumentParser(description="Mean UTP-v0 reward of each degenerate policy")
+    parser = argparse.ArgumentParser(description="Mean UTP-v0 reward of each degenerate policy and trick")
     parser.add_argument("--profile", default="mini")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--closed-loop", action="store_true", help="the lateness sink in UTP-Replan-v0")
+    parser.add_argument("--seeds", type=int, default=4)
     args = parser.parse_args()
+    started = time.perf_counter()
     ds = open_dataset(profile=args.profile, progress=False)
-    queries = [q for q in ds.queries if q.query_id in ds.references][:args.limit]
-    every = {**POLICIES, **VARIANTS}
-    rows: dict[str, list[float]] = {"reference": [], "deterministic": [], **{k: [] for k in every}}
+    queries = sorted((q for q in ds.queries if q.query_id in ds.references), key=lambda q: q.query_id)[:args.limit]
+    if args.closed_loop:
+        from utp_env.env.replan import UTPReplanEnv
+        from utp_env.runs.episode import episode_seed
+
+        env = UTPReplanEnv(profile=args.profile)
+        repair = ReferencePlanner().repair
+        rows: dict[str, list[float]] = {"reference, repaired": [], "reference, not repaired": [],
+                                        "lateness sink, not repaired": [], "lateness sink, repaired": []}
+        above = dict.fromkeys(rows, 0)
+        strictly = dict.fromkeys(rows, 0)
+        for q in queries:
+            ref = ds.references[q.query_id]
+            sink = lateness_sink(ref, q, ds.db)
+            if sink is None:
+                continue
+            for trial in range(args.seeds):
+                seed = episode_seed(0, q.query_id, trial)
+                honest = lived_reward(env, q.query_id, ref, seed, repair)
+                values = {"reference, repaired": honest,
+                          "reference, not repaired": lived_reward(env, q.query_id, ref, seed),
+                          "lateness sink, not repaired": lived_reward(env, q.query_id, sink, seed),
+                          "lateness sink, repaired": lived_reward(env, q.query_id, sink, seed, repair)}
+                for name, value in values.items():
+                    rows[name].append(value)
+                    above[name] += value >= honest
+                    strictly[name] += value > honest + 1e-12
+        n = len(rows["reference, repaired"])
+        print(f"{args.profile}: {n} closed-loop episodes ({args.seeds} seeds); mean realised reward "
+              f"(episodes where it reaches / exceeds the reference repaired) [{time.perf_counter() - started:.0f} s]")
+        for name, values in rows.items():
+            print(f"| {name} | {np.mean(values):.4f} | {above[name]} | {strictly[name]} |")
+        return
+    env = UTPEnv(profile=args.profile)
+    every = {**POLICIES, **VARIANTS, **ADDITIVE}
+    rows = {"reference": [], "deterministic": [], **{k: [] for k in every}}
+    deltas: dict[str, list[float]] = {k: [] for k in every}
     wins: dict[str, int] = dict.fromkeys(every, 0)
     det = ReferencePlanner(buffers=False)
     for n, q in enumerate(queries):
         ref = ds.references[q.query_id]
         other = ds.references[queries[(n + 1) % len(queries)].query_id]
-
-        def reward(plan: Plan | None, q: Query = q, ref: Plan = ref) -> float:
-            return finish(TerminationReason.SUBMITTED, plan, q, ds.db, weights=DEFAULT_REWARD_WEIGHTS,
-                          reference=ref).reward
-        honest = reward(ref)
+        honest = env_reward(env, q.query_id, ref)
         rows["reference"].append(honest)
-        rows["deterministic"].append(reward(det.run(q, Toolkit(ds.db)).plan))
+        rows["deterministic"].append(env_reward(env, q.query_id, det.run(q, Toolkit(ds.db)).plan))
         for name, policy in every.items():
-            value = reward(policy(ref, q, ds.db, other))
+            plan = policy(ref, q, ds.db, other)
+            if plan is None:
+                continue
+            value = env_reward(env, q.query_id, plan) if plan.days else 0.0
             rows[name].append(value)
+            deltas[name].append(value - honest)
             wins[name] += value >= honest
-    print(f"{args.profile}: {len(queries)} queries; mean UTP-v0 reward (queries where it reaches the reference)")
+    print(f"{args.profile}: {len(queries)} queries; mean UTP-v0 reward through reset and submit_plan "
+          f"[{time.perf_counter() - started:.0f} s]")
+    print("| policy | queries | mean reward | mean change from the reference | queries where it reaches the reference |")
     for name, values in rows.items():
-        print(f"| {name} | {np.mean(values):.3f} | {wins.get(name, '')} |")
+        change = f"{np.mean(deltas[name]):+.4f}" if deltas.get(name) else ""
+        print(f"| {name} | {len(values)} | {np.mean(values):.4f} | {change} | {wins.get(name, '')} |")
 
 
 if __name__ == "__main__":
