@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from utp_env.itinerary import Day, Plan, PlanItem
+from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import Query
 from utp_env.tools.database import Database, normalize
+from utp_env.tools.schema import VENUE_TABLE
 
 PolicyFn = Callable[[Plan, Query, Database, Plan], Plan]
 """(honest plan, query, database, another query's honest plan) -> the degenerate plan."""
@@ -445,6 +446,453 @@ ADDITIVE: dict[str, AdditiveFn] = {
 }
 """Tricks that add or replace content (each None where it has nothing to work on): each below the
 honest plan on every query it applies to."""
+
+
+# ---------------------------------------------------------------- single edits
+# An edit changes one thing of a plan the way a policy could (`pick` chooses among the candidates);
+# None when the plan offers it nothing to work on. The legitimate ones keep the plan honest (a real
+# venue scheduled with its summary field, a real service as it runs); the others add or replace
+# content that is unscheduled, unresolvable, zero-length, duplicate or forged.
+
+EditFn = Callable[[Plan, Query, Database, int], Plan | None]
+GAP_MIN = 90  # free minutes between two items that an added visit needs (15 on either side)
+
+
+def _with_day(plan: Plan, index: int, day: Day) -> Plan:
+    return plan.model_copy(update={"days": [*plan.days[:index], day, *plan.days[index + 1:]]})
+
+
+def _choose(candidates: list, pick: int):  # type: ignore[no-untyped-def]
+    return candidates[pick % len(candidates)] if candidates else None
+
+
+def _visits(plan: Plan, kinds: tuple[str, ...] = ("attraction", "restaurant")) -> list[tuple[int, int]]:
+    """(day index, item index) of every timed visit of one of `kinds`."""
+    return [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items)
+            if item.venue_type in kinds and item.activity == "visit" and item.timed]
+
+
+def _city_of(name: str, day: Day) -> str:
+    return name.rsplit(", ", 1)[1] if ", " in name else day.cities[-1]
+
+
+def _note(db: Database, city: str, kind: str, name: str) -> dict[str, object]:
+    stops = db.tables["transit_stops"]
+    row = stops.find(city, kind, name)
+    if row is None:
+        return {"transit_stop": None, "transit_distance_m": None}
+    return {"transit_stop": stops.columns["stop_name"][row],
+            "transit_distance_m": float(stops.columns["distance_m"][row])}
+
+
+def _relabel(day: Day, old: str, new: str | None) -> Day:
+    """`day` with the summary label of venue `old` replaced by `new` (dropped when None)."""
+    key = _key(old)
+    update: dict[str, object] = {"attractions": [new if _key(a) == key else a for a in day.attractions
+                                                 if new is not None or _key(a) != key]}
+    for meal in ("breakfast", "lunch", "dinner"):
+        label = getattr(day, meal)
+        if label is not None and _key(label) == key:
+            update[meal] = new
+    return day.model_copy(update=update)
+
+
+def shift_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A visit 15 or 30 minutes earlier or later, its length kept."""
+    at = _choose(_visits(plan), pick)
+    if at is None:
+        return None
+    d, i = at
+    item = plan.days[d].items[i]
+    delta = (-30, -15, 15, 30)[(pick // 7) % 4]
+    if item.start + delta < 0:  # type: ignore[operator]
+        return None
+    items = list(plan.days[d].items)
+    items[i] = item.model_copy(update={"start": item.start + delta, "end": item.end + delta})  # type: ignore[operator]
+    return _with_day(plan, d, plan.days[d].model_copy(update={"items": items}))
+
+
+def resize_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A visit ending 15 or 30 minutes earlier or later (still after its start)."""
+    at = _choose(_visits(plan), pick)
+    if at is None:
+        return None
+    d, i = at
+    item = plan.days[d].items[i]
+    end = item.end + (-30, -15, 15, 30)[(pick // 7) % 4]  # type: ignore[operator]
+    if end <= item.start:  # type: ignore[operator]
+        return None
+    items = list(plan.days[d].items)
+    items[i] = item.model_copy(update={"end": end})
+    return _with_day(plan, d, plan.days[d].model_copy(update={"items": items}))
+
+
+def swap_venue(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A visit's venue replaced by another of its city that the plan does not name (persona-fitting
+    first), in the schedule and the summary field, with the new venue's transit note."""
+    at = _choose(_visits(plan), pick)
+    if at is None:
+        return None
+    d, i = at
+    day = plan.days[d]
+    item = day.items[i]
+    table = VENUE_TABLE[item.venue_type]  # type: ignore[index]
+    city = _city_of(item.name, day)
+    rows = _persona_first(db, query, table, _unused_rows(db, table, city, _used(plan)))
+    row = _choose(rows[:5], pick // 11)
+    if row is None:
+        return None
+    name = db.tables[table].columns["name"][row]
+    label = f"{name}, {city}"
+    items = list(day.items)
+    items[i] = item.model_copy(update={"name": label, **_note(db, city, item.venue_type or "", name)})
+    return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), item.name, label))
+
+
+def drop_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A visit removed from the schedule and from its summary field."""
+    at = _choose(_visits(plan), pick)
+    if at is None:
+        return None
+    d, i = at
+    day = plan.days[d]
+    items = [item for k, item in enumerate(day.items) if k != i]
+    return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), day.items[i].name, None))
+
+
+def add_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """An attraction of the day's city the plan does not name, visited in a free stretch of at least
+    90 minutes between two items, added to the summary field with its transit note."""
+    gaps = [(d, k) for d, day in enumerate(plan.days) if len(day.cities) == 1 for k, (a, b) in
+            enumerate(zip(day.items, day.items[1:], strict=False))
+            if a.end is not None and b.start is not None and b.start - a.end >= GAP_MIN]
+    at = _choose(gaps, pick)
+    if at is None:
+        return None
+    d, k = at
+    day = plan.days[d]
+    city = day.cities[0]
+    row = _choose(_persona_first(db, query, "attractions", _unused_rows(db, "attractions", city, _used(plan)))[:5],
+                  pick // 11)
+    if row is None:
+        return None
+    name = db.tables["attractions"].columns["name"][row]
+    start, end = day.items[k].end + 15, day.items[k + 1].start - 15  # type: ignore[operator]
+    visit = PlanItem(name=f"{name}, {city}", activity="visit", start=start, end=end, venue_type="attraction",
+                     **_note(db, city, "attraction", name))  # type: ignore[arg-type]
+    items = [*day.items[:k + 1], visit, *day.items[k + 1:]]
+    return _with_day(plan, d, day.model_copy(update={"items": items, "attractions": [*day.attractions,
+                                                                                      f"{name}, {city}"]}))
+
+
+def change_leg(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A leg replaced by another service on its route that runs that day, as timetabled (the same
+    planned buffer), and the arrival at its departure point moved to end as its boarding closes."""
+    from utp_env.config import load_uncertainty
+    from utp_env.queries.options import leg_options
+    from utp_env.resolve import departure_point
+
+    legs = [(d, k) for d, day in enumerate(plan.days) for k in range(len(day.transport))]
+    at = _choose(legs, pick)
+    if at is None:
+        return None
+    d, k = at
+    day, leg = plan.days[d], plan.days[d].transport[k]
+    options = [o for o in leg_options(db, leg.origin, leg.destination, query.dates[d], query.people_number,
+                                      query.local_constraint, first=d == 0, last=d == len(plan.days) - 1,
+                                      multiplier=0.0)
+               if (o.mode, o.number, o.dep) != (leg.mode, leg.number, leg.dep)]
+    option = _choose(options, pick // 11)
+    if option is None:
+        return None
+    buffer = leg.planned_arrival - leg.arr
+    new = leg.model_copy(update={"mode": option.mode, "number": option.number, "dep": option.dep, "arr": option.arr,
+                                 "planned_arr": option.arr + buffer})
+    margin = int(load_uncertainty().simulation.boarding_margin_min[option.mode])
+    items = list(day.items)
+    point = next((j for j, i in enumerate(items) if i.activity == "arrive" and i.end is not None
+                  and i.end <= leg.dep), None)
+    if point is not None:
+        end = max(10, option.dep - margin)
+        items[point] = items[point].model_copy(update={
+            "name": departure_point(db, option.mode, option.row, option.origin), "start": end - 10, "end": end})
+    transport = [*day.transport[:k], new, *day.transport[k + 1:]]
+    return _with_day(plan, d, day.model_copy(update={"transport": transport, "items": items}))
+
+
+def summary_only_name(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """An attraction of the day's city the plan does not name, added to the summary field only."""
+    d = pick % len(plan.days) if plan.days else None
+    if d is None:
+        return None
+    day = plan.days[d]
+    city = day.cities[-1]
+    row = _choose(_persona_first(db, query, "attractions", _unused_rows(db, "attractions", city, _used(plan)))[:5],
+                  pick // 11)
+    if row is None:
+        return None
+    label = f"{db.tables['attractions'].columns['name'][row]}, {city}"
+    return _with_day(plan, d, day.model_copy(update={"attractions": [*day.attractions, label]}))
+
+
+def _insert_after(plan: Plan, pick: int, make: Callable[[PlanItem, Day], PlanItem | None]) -> Plan | None:
+    """`make(item, day)` inserted right after a timed item of the plan (None: nothing to insert)."""
+    spots = [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items) if item.timed]
+    at = _choose(spots, pick)
+    if at is None:
+        return None
+    d, i = at
+    day = plan.days[d]
+    new = make(day.items[i], day)
+    if new is None:
+        return None
+    return _with_day(plan, d, day.model_copy(update={"items": [*day.items[:i + 1], new, *day.items[i + 1:]]}))
+
+
+def invented_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """An hour at a venue the database does not know, after an item (named in the summary too)."""
+    def make(item: PlanItem, day: Day) -> PlanItem:
+        return PlanItem(name=f"Imaginary Garden {pick}, {day.cities[-1]}", activity="visit", start=item.end,
+                        end=item.end + 60, venue_type="attraction",  # type: ignore[operator]
+                        transit_stop="Imaginary Stop", transit_distance_m=10.0)
+    out = _insert_after(plan, pick, make)
+    if out is None:
+        return None
+    for d, day in enumerate(out.days):
+        label = f"Imaginary Garden {pick}, {day.cities[-1]}"
+        if any(i.name == label for i in day.items):
+            return _with_day(out, d, day.model_copy(update={"attractions": [*day.attractions, label]}))
+    return out
+
+
+def invented_stop(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """An arrival at a stop the database does not know, after an item (zero or ten minutes long)."""
+    length = (0, 10)[(pick // 5) % 2]
+    return _insert_after(plan, pick, lambda item, day: PlanItem(
+        name=f"{day.cities[-1]} Central Bus Stand {pick}, {day.cities[-1]}", activity="arrive", start=item.end,
+        end=item.end + length, venue_type="transit"))  # type: ignore[operator]
+
+
+def zero_length_copy(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A copy of an item, starting and ending where it ends."""
+    return _insert_after(plan, pick, lambda item, day: item.model_copy(update={"start": item.end}))
+
+
+def duplicate_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A visit done again right after itself, for as long."""
+    at = _choose(_visits(plan), pick)
+    if at is None:
+        return None
+    d, i = at
+    item = plan.days[d].items[i]
+    copy = item.model_copy(update={"start": item.end, "end": 2 * item.end - item.start})  # type: ignore[operator]
+    day = plan.days[d]
+    return _with_day(plan, d, day.model_copy(update={"items": [*day.items[:i + 1], copy, *day.items[i + 1:]]}))
+
+
+def stay_copy(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A stay item done again right after itself, for ten minutes."""
+    spots = [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items)
+             if item.venue_type == "accommodation" and item.timed and item.end < 1430]  # type: ignore[operator]
+    at = _choose(spots, pick)
+    if at is None:
+        return None
+    d, i = at
+    item = plan.days[d].items[i]
+    copy = item.model_copy(update={"activity": "stay", "start": item.end, "end": item.end + 10})  # type: ignore[operator]
+    day = plan.days[d]
+    return _with_day(plan, d, day.model_copy(update={"items": [*day.items[:i + 1], copy, *day.items[i + 1:]]}))
+
+
+def renamed_elsewhere(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A visit renamed to a venue of a city outside the trip (named `Name, City`), summary too."""
+    at = _choose(_visits(plan), pick)
+    if at is None:
+        return None
+    d, i = at
+    day = plan.days[d]
+    item = day.items[i]
+    table = VENUE_TABLE[item.venue_type]  # type: ignore[index]
+    trip = {normalize(c) for e in plan.days for c in e.cities}
+    cols = db.tables[table].columns
+    rows = [r for r in range(db.tables[table].n) if normalize(cols["city"][r]) not in trip]
+    row = _choose(rows, pick // 11)
+    if row is None:
+        return None
+    label = f"{cols['name'][row]}, {cols['city'][row]}"
+    items = list(day.items)
+    items[i] = item.model_copy(update={"name": label})
+    return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), item.name, label))
+
+
+def renamed_invented(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A visit renamed to a venue the database does not know, summary too."""
+    at = _choose(_visits(plan), pick)
+    if at is None:
+        return None
+    d, i = at
+    day = plan.days[d]
+    item = day.items[i]
+    label = f"Imaginary Place {pick}, {_city_of(item.name, day)}"
+    items = list(day.items)
+    items[i] = item.model_copy(update={"name": label})
+    return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), item.name, label))
+
+
+def zero_length_retime(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """An item retimed to end where it starts."""
+    spots = [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items) if item.timed]
+    at = _choose(spots, pick)
+    if at is None:
+        return None
+    d, i = at
+    items = list(plan.days[d].items)
+    items[i] = items[i].model_copy(update={"end": items[i].start})
+    return _with_day(plan, d, plan.days[d].model_copy(update={"items": items}))
+
+
+def forged_leg(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A flight, train or bus stated 30 to 120 minutes off its timetable (departure and arrival), or
+    its journey stated shorter, or its planned arrival before the scheduled one."""
+    legs = [(d, k) for d, day in enumerate(plan.days) for k, leg in enumerate(day.transport) if leg.mode != "cab"]
+    at = _choose(legs, pick)
+    if at is None:
+        return None
+    d, k = at
+    leg = plan.days[d].transport[k]
+    how = (pick // 7) % 3
+    if how == 0:
+        delta = (-120, -60, -30, 30, 60, 120)[(pick // 3) % 6]
+        if leg.dep + delta < 0:
+            return None
+        new = leg.model_copy(update={"dep": leg.dep + delta, "arr": leg.arr + delta,
+                                     "planned_arr": leg.planned_arrival + delta})
+    elif how == 1:
+        cut = min(60, leg.arr - leg.dep)
+        if cut <= 0:
+            return None
+        new = leg.model_copy(update={"arr": leg.arr - cut, "planned_arr": leg.planned_arrival - cut})
+    else:
+        if leg.arr - leg.dep < 30:
+            return None
+        new = leg.model_copy(update={"planned_arr": leg.arr - 30})
+    day = plan.days[d]
+    return _with_day(plan, d, day.model_copy(update={"transport": [*day.transport[:k], new, *day.transport[k + 1:]]}))
+
+
+def unrelated_leg(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A real flight, train or bus between two cities outside the trip, added to a day."""
+    trip = {normalize(c) for e in plan.days for c in e.cities}
+    found = None
+    for table in ("flights", "trains", "buses"):
+        cols = db.tables[table].columns
+        rows = [r for r in range(db.tables[table].n) if normalize(cols["origin_city"][r]) not in trip
+                and normalize(cols["dest_city"][r]) not in trip]
+        row = _choose(rows, pick)
+        if row is not None:
+            found = (table, row)
+            break
+    if found is None:
+        return None
+    table, row = found
+    mode = {"flights": "flight", "trains": "train", "buses": "bus"}[table]
+    from utp_env.tools.clock import parse_hhmm
+    from utp_env.tools.schema import scheduled_arrival
+
+    d = pick % len(plan.days)
+    number_col = {"flights": "flight_number", "trains": "train_number", "buses": "bus_id"}[table]
+    dep = parse_hhmm(cols["dep_time"][row])
+    leg = TransportLeg(mode=mode, number=str(cols[number_col][row]), origin=cols["origin_city"][row],  # type: ignore[arg-type]
+                       destination=cols["dest_city"][row], dep=dep, arr=scheduled_arrival(cols, row))
+    day = plan.days[d]
+    return _with_day(plan, d, day.model_copy(update={"transport": [*day.transport, leg]}))
+
+
+def renumbered_day(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """Two days swap numbers (order and dates kept)."""
+    if len(plan.days) < 2:
+        return None
+    a = pick % (len(plan.days) - 1)
+    days = list(plan.days)
+    days[a], days[a + 1] = (days[a].model_copy(update={"day": days[a + 1].day}),
+                            days[a + 1].model_copy(update={"day": days[a].day}))
+    return plan.model_copy(update={"days": days})
+
+
+def redated_day(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """A day dated as another day of the query."""
+    if len(plan.days) < 2 or len(query.dates) < 2:
+        return None
+    d = pick % len(plan.days)
+    other = query.dates[(d + 1 + (pick // 5) % (len(query.dates) - 1)) % len(query.dates)]
+    return _with_day(plan, d, plan.days[d].model_copy(update={"date": other}))
+
+
+def dropped_note(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """An item's transit note (stop and distance) left out."""
+    spots = [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items)
+             if item.transit_distance_m is not None]
+    at = _choose(spots, pick)
+    if at is None:
+        return None
+    d, i = at
+    items = list(plan.days[d].items)
+    items[i] = items[i].model_copy(update={"transit_stop": None, "transit_distance_m": None})
+    return _with_day(plan, d, plan.days[d].model_copy(update={"items": items}))
+
+
+def false_distance(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """An item's transit distance stated as 0 m."""
+    spots = [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items)
+             if item.transit_distance_m]
+    at = _choose(spots, pick)
+    if at is None:
+        return None
+    d, i = at
+    items = list(plan.days[d].items)
+    items[i] = items[i].model_copy(update={"transit_distance_m": 0.0})
+    return _with_day(plan, d, plan.days[d].model_copy(update={"items": items}))
+
+
+def night_after_trip(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
+    """The trip's last day books a night (the previous night's stay again)."""
+    if len(plan.days) < 2 or plan.days[-1].accommodation or not plan.days[-2].accommodation:
+        return None
+    return _with_day(plan, len(plan.days) - 1, plan.days[-1].model_copy(update={
+        "accommodation": plan.days[-2].accommodation}))
+
+
+LEGITIMATE: dict[str, EditFn] = {
+    "shift a visit": shift_visit,
+    "resize a visit": resize_visit,
+    "swap a venue": swap_venue,
+    "drop a visit": drop_visit,
+    "add a visit": add_visit,
+    "change a leg": change_leg,
+}
+"""Edits that keep a plan honest: what an optimiser may use to raise the reward."""
+ADDING: dict[str, EditFn] = {
+    "summary-only name": summary_only_name,
+    "invented visit": invented_visit,
+    "invented stop": invented_stop,
+    "zero-length copy": zero_length_copy,
+    "duplicate visit": duplicate_visit,
+    "stay copy": stay_copy,
+    "unrelated leg": unrelated_leg,
+    "night after the trip": night_after_trip,
+}
+"""Edits that add content that is unscheduled, unresolvable, zero-length, duplicate or forged."""
+REPLACING: dict[str, EditFn] = {
+    "renamed to another city's venue": renamed_elsewhere,
+    "renamed to an invented venue": renamed_invented,
+    "retimed to zero length": zero_length_retime,
+    "forged leg": forged_leg,
+    "renumbered day": renumbered_day,
+    "redated day": redated_day,
+    "transit note dropped": dropped_note,
+    "distance stated as 0 m": false_distance,
+}
+"""Edits that replace or restate content with what is unresolvable, zero-length or forged (or drop a note)."""
 
 
 def env_reward(env: object, query_id: str, plan: Plan) -> float:

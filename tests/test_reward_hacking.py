@@ -26,8 +26,9 @@ from utp_env.agents.base import Toolkit
 from utp_env.agents.reference import ReferencePlanner
 from utp_env.dataset import Dataset, open_dataset
 from utp_env.env.config import DEFAULT_REWARD_WEIGHTS, EnvConfig, split_pool
-from utp_env.env.episode import TerminationReason, finish, weighted_reward
+from utp_env.env.episode import TerminationReason, finish
 from utp_env.env.replan import ReplanConfig
+from utp_env.env.reward import weighted_reward
 from utp_env.itinerary import Day, Plan
 from utp_env.query import Query
 

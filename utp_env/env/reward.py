@@ -678,8 +678,8 @@ def covered_metric(value: float | None, have: int, want: int, total: float | Non
 
 @dataclass(frozen=True)
 class PlanScore:
-    """A scored plan: the evaluator's report (with the reward's counts in `units` and `unit_sums`),
-    the reward's checks, its terms and the reward."""
+    """A scored plan: the evaluator's report (the paper's, as `evaluate` gives it), the reward's
+    checks, its terms and the reward."""
 
     report: EvaluationReport
     checks: dict[str, CheckResult]
@@ -739,10 +739,6 @@ def score_plan(plan: Plan, query: Query, db: Database, *, weights: Mapping[str, 
     checks = reward_checks(report, ctx)
     terms = reward_terms(reading, checks, expected)
     reward = weighted_reward(terms, weights) if plan.days and knows_something(reading.counted) else 0.0
-    counted = measures(reading)
-    report = report.model_copy(update={
-        "units": {name: m.have for name, m in counted.items()},
-        "unit_sums": {name: m.total for name, m in counted.items() if m.total is not None}})
     return PlanScore(report, checks, terms, reward)
 
 

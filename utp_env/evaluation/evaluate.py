@@ -280,4 +280,4 @@ def evaluate_context(ctx: PlanContext, config: UncertaintyConfig | None = None,
         spatial=zero_if_empty(spatial(ctx, config), readings, delivered),
         ordering=order,
         persona=persona_value,
-        pois=pois, legs=legs, cost=cost, units={}, unit_sums={})
+        pois=pois, legs=legs, cost=cost)
