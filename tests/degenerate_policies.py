@@ -442,10 +442,15 @@ ADDITIVE: dict[str, AdditiveFn] = {
     "renumbered days": renumbered_days,
     "lateness sink": lateness_sink,
     "combined tricks": combined,
-    "cheapest stay (luxury)": cheapest_stay,
 }
 """Tricks that add or replace content (each None where it has nothing to work on): each below the
 honest plan on every query it applies to."""
+ALTERNATIVES: dict[str, AdditiveFn] = {
+    "cheapest stay (luxury)": cheapest_stay,
+}
+"""Honest alternatives that used to pay for the wrong reason: a luxury traveller's cheapest stay may
+still beat the reference plan's, but never by fitting the persona worse (when both stays have the
+stars the persona favours, or neither has, the cheaper one may be nearer its stop)."""
 
 
 # ---------------------------------------------------------------- single edits
@@ -976,7 +981,7 @@ def main() -> None:  # pragma: no cover - a measurement script
             print(f"| {name} | {np.mean(values):.4f} | {above[name]} | {strictly[name]} |")
         return
     env = UTPEnv(profile=args.profile)
-    every = {**POLICIES, **VARIANTS, **ADDITIVE}
+    every = {**POLICIES, **VARIANTS, **ADDITIVE, **ALTERNATIVES}
     rows = {"reference": [], "deterministic": [], **{k: [] for k in every}}
     deltas: dict[str, list[float]] = {k: [] for k in every}
     wins: dict[str, int] = dict.fromkeys(every, 0)
