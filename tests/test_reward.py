@@ -41,7 +41,7 @@ from utp_env.env.reward import (
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.context import build_context
 from utp_env.evaluation.report import METRICS, CheckResult, EvaluationReport
-from utp_env.itinerary import Day, Plan
+from utp_env.itinerary import Day, Plan, PlanItem
 from utp_env.query import Query
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,6 +135,19 @@ def test_an_honest_plan_counts_whole_and_passes_every_rule_of_the_reward() -> No
         assert all(c.passed is not False for c in checks.values()), (query.query_id, checks)
 
 
+@pytest.mark.slow
+def test_every_honest_plan_counts_whole_and_passes_every_rule_of_the_reward() -> None:
+    db = mini().db
+    for query, plan in honest(1000):
+        ctx = build_context(plan, query, db)
+        counted = counted_context(ctx)
+        assert len(counted.legs) == len(ctx.legs), query.query_id
+        assert len(counted.visits) == sum(v.kind != "transport" for v in ctx.visits), query.query_id
+        failed = {name: c.reason for name, c in ((n, check(ctx)) for n, check in OWN_CHECKS.items())
+                  if c.passed is False}
+        assert not failed, (query.query_id, failed)
+
+
 def test_what_the_schedule_lacks_or_repeats_or_the_database_does_not_know_there_does_not_count() -> None:
     from degenerate_policies import duplicate_visit, forged_leg, summary_only_name, unrelated_leg, zero_length_copy
 
@@ -221,6 +234,21 @@ def test_a_stay_that_is_no_night_of_the_trip_fails_and_so_does_a_night_after_its
     assert late is not None
     check = own(late, query, "summary_matches_schedule")
     assert check.passed is False and "after the trip's last day" in str(check.reason)
+
+
+def test_a_stay_at_another_branch_of_the_nights_hotel_is_no_night_of_the_trip() -> None:
+    """A rest after the flight home at `<the last night's hotel name>, <origin>` (a chain's branch at
+    home, or no such branch) is not the previous night's stay, which was in another city."""
+    query, plan = first(lambda q, p: len(p.days) >= 2 and bool(p.days[-2].accommodation)
+                        and bool(p.days[-1].transport))
+    hotel = str(plan.days[-2].accommodation).rsplit(", ", 1)[0]
+    last = plan.days[-1]
+    arrival = max(leg.planned_arrival for leg in last.transport)
+    rest = PlanItem(name=f"{hotel}, {query.org}", activity="rest", start=arrival + 15, end=arrival + 495,
+                    venue_type="accommodation")
+    sink = with_day(plan, len(plan.days) - 1, items=[*last.items, rest])
+    check = own(sink, query, "summary_matches_schedule")
+    assert check.passed is False and "neither that night's accommodation" in str(check.reason)
 
 
 def test_a_zero_length_item_fails() -> None:

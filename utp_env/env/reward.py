@@ -22,10 +22,11 @@ changes.
 Every metric term is computed on what counts (`read_plan`), against what the query calls for: the
 same counts of its reference plan (`expected_content`). **The checks** (`reward_checks`) fail a plan
 for what does not count: the paper's ten, the extra rules `open_hours` and `transit_distances`, and
-the reward's own (`OWN_CHECKS`): summary fields that disagree with the schedule, zero-length items,
-arrivals at no departure point, days out of order, services off their timetable, legs that do not
-form the trip. A plan in which nothing counts (no venue, stay or service the database knows where
-the plan puts it) scores 0 (`knows_something`).
+the reward's own rules (`OWN_CHECKS`: summary fields that disagree with the schedule, zero-length
+items, arrivals at no departure point, days out of order, services off their timetable, legs that do
+not form the trip), each folded into the paper's check it belongs to (`FOLDED_INTO`). A plan in which
+nothing counts (no venue, stay or service the database knows where the plan puts it) scores 0
+(`knows_something`).
 
 `evaluate` (the paper's report, Table 3) reads the whole plan as the paper does, summary fields
 included; the reward is the env's.
@@ -111,17 +112,33 @@ def trip_cities(ctx: PlanContext) -> frozenset[str]:
     return frozenset({org, *(key for day in ctx.days for key in day.city_keys if in_destination(ctx, key))})
 
 
-def _stay_key(text: str | None) -> str | None:
-    return None if text is None or not text.strip() or text.strip() == "-" else VenueName.of(text).key
+StayKey = tuple[str, str | None]
+"""A stay as a summary field names it: its normalised name and the normalised city it states (None
+when it states none)."""
 
 
-def night_keys(ctx: PlanContext) -> list[frozenset[str]]:
+def _stay_key(text: str | None) -> StayKey | None:
+    if text is None or not text.strip() or text.strip() == "-":
+        return None
+    name = VenueName.of(text)
+    return name.key, normalize(name.stated_city) if name.stated_city is not None else None
+
+
+def night_keys(ctx: PlanContext) -> list[frozenset[StayKey]]:
     """Per day, the stays its accommodation items may name: that night's accommodation (its summary
     field; no night follows the trip's last day) and the previous night's (the morning end of it)."""
     last = ctx.query.days - 1
     tonight = [_stay_key(day.day.accommodation) if day.index < last else None for day in ctx.days]
     return [frozenset(k for k in (tonight[i], tonight[i - 1] if i else None) if k is not None)
             for i in range(len(ctx.days))]
+
+
+def is_night_stay(v: Visit, nights: frozenset[StayKey]) -> bool:
+    """Whether an accommodation item is at one of `nights`: the same name, in the city the summary
+    field states (the city the item states, else the one it was found in): a hotel chain's branch in
+    another city is another stay."""
+    city = normalize(v.stated_city) if v.stated_city is not None else v.city_key
+    return any(key == v.key and (stated is None or stated == city) for key, stated in nights)
 
 
 def _leg_key(lc: LegContext) -> tuple[Any, ...]:
@@ -161,10 +178,11 @@ def _scheduled(v: Visit) -> bool:
 
 def known_here(v: Visit, day: DayContext, trip: frozenset[str]) -> bool:
     """Whether a venue item was found in the database in one of that day's cities, a city of the trip,
-    and any city it states is one of that day's (`commonsense.within_current_city`'s reading)."""
+    and in the city it states, if it states one (`Name, Surat` found only in Amritsar is not known
+    where the plan puts it)."""
     if v.ref is None or v.city_key not in day.city_keys or v.city_key not in trip:
         return False
-    return v.stated_city is None or normalize(v.stated_city) in day.city_keys
+    return v.stated_city is None or normalize(v.stated_city) == v.city_key
 
 
 def _open(ctx: PlanContext, v: Visit, date: str | None) -> bool:
@@ -217,7 +235,7 @@ def counted_context(ctx: PlanContext) -> PlanContext:
                 if not known_here(v, day, trip):
                     continue
                 if v.kind == "accommodation":
-                    if v.key not in nights[day.index]:
+                    if not is_night_stay(v, nights[day.index]):
                         continue
                 else:
                     assert v.ref is not None  # known_here
@@ -269,7 +287,7 @@ def summary_matches_schedule(ctx: PlanContext) -> CheckResult:
             if v.item is None:
                 problems.append(f"{_day_of(day)}: {v.name!r} is in the summary fields but not scheduled")
             elif v.kind == "accommodation":
-                if v.key not in nights[day.index]:
+                if not is_night_stay(v, nights[day.index]):
                     problems.append(f"{_day_of(day)}: {v.name!r} is neither that night's accommodation "
                                     "nor the previous night's")
             elif v.kind in VENUE_KINDS and (v.kind, v.key) not in named:
@@ -843,14 +861,17 @@ def terms_table(terms: Iterable[RewardTerm] = PLAN_TERMS) -> str:
 
 
 def checks_table() -> str:
-    """The Markdown table of the reward's own checks (`OWN_CHECKS`) with their rules, for docs/ENV.md."""
-    lines = ["| check | rule |", "|---|---|"]
-    lines += [f"| `{name}` | {' '.join((check.__doc__ or '').split())} |" for name, check in OWN_CHECKS.items()]
+    """The Markdown table of the reward's own checks (`OWN_CHECKS`): the paper's check each fails with
+    (`FOLDED_INTO`) and its rule, for docs/ENV.md."""
+    lines = ["| rule | fails | what it asks |", "|---|---|---|"]
+    lines += [f"| `{name}` | `{FOLDED_INTO[name]}` | {' '.join((check.__doc__ or '').split())} |"
+              for name, check in OWN_CHECKS.items()]
     return "\n".join(lines)
 
 
-__all__ = ["DEFAULT_REALISED_WEIGHTS", "DEFAULT_REWARD_WEIGHTS", "OWN_CHECKS", "PASS_RATES", "PLAN_TERMS",
-           "REALISED_TERMS", "Expected", "Measure", "PlanReading", "PlanScore", "RewardTerm", "counted_context",
-           "covered_metric", "expected_content", "knows_something", "read_plan", "realised_reward",
-           "realised_terms", "reward_checks", "reward_gate", "reward_note", "reward_terms", "score_plan",
-           "terms_table", "weighted_reward"]
+__all__ = ["DEFAULT_REALISED_WEIGHTS", "DEFAULT_REWARD_WEIGHTS", "FOLDED_INTO", "OWN_CHECKS", "PASS_RATES",
+           "PLAN_TERMS", "REALISED_TERMS", "Expected", "Measure", "PlanReading", "PlanScore", "RewardTerm",
+           "checks_table", "counted_context", "counted_sequences", "covered_metric", "expected_content",
+           "knows_something", "read_plan", "realised_reward", "realised_terms", "required_units", "reward_checks",
+           "reward_gate", "reward_note", "reward_terms", "score_plan", "stay_stars", "terms_table", "trip_cities",
+           "weighted_reward"]
