@@ -383,6 +383,15 @@ def test_what_a_query_calls_for_without_a_reference_is_the_least_complete_inform
     assert expected_content(query, mini().db, None).reference is None
 
 
+def test_what_a_query_calls_for_is_remembered_and_follows_a_changed_reference() -> None:
+    query, plan = first(lambda q, p: len(p.days) >= 3)
+    db = mini().db
+    once = expected_content(query, db, plan)
+    assert expected_content(query, db, plan.model_copy(deep=True)) is once  # the same inputs: the memo's answer
+    shorter = plan.model_copy(update={"days": plan.days[:-1]})
+    assert expected_content(query, db, shorter).units != once.units
+
+
 def test_a_report_written_with_the_reward_counts_of_old_still_reads() -> None:
     query, plan = honest(1)[0]
     data = evaluate(plan, query, mini().db).model_dump(mode="json")

@@ -65,6 +65,7 @@ from utp_env.query import Query
 from utp_env.resolve import VenueName, departure_point_names
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import Database, normalize
+from utp_env.tools.memo import remember
 from utp_env.tools.schema import VENUE_TABLE
 
 if TYPE_CHECKING:
@@ -671,13 +672,34 @@ def required_units(query: Query) -> dict[str, int]:
             "temporal_attraction": full_days, "spatial": visits, "persona": visits, "ordering": 0}
 
 
+EXPECTED_MEMO_LIMIT = 1024
+"""Queries whose `expected_content` a database keeps (then the memo starts afresh): an RL group scores
+many plans of one query against the same reference."""
+
+
+class _ExpectedMemo:
+    """Per-database memo of `expected_content`, keyed on everything it reads: the query and the
+    reference plan (as their JSON: a plan is mutable) and the evaluation config."""
+
+    def __init__(self, db: Database) -> None:
+        self.entries: dict[tuple[str, str, str], Expected] = {}
+
+
 def expected_content(query: Query, db: Database, reference: Plan | None,
                      config: UncertaintyConfig | None = None) -> Expected:
-    """What the query calls for: the counts of its reference plan's reading, else `required_units`."""
+    """What the query calls for: the counts of its reference plan's reading, else `required_units`.
+    Memoised per database (`_ExpectedMemo`)."""
     if reference is None or not reference.days:
         return Expected(required_units(query))
-    reading = read_plan(build_context(reference, query, db), config)
-    return Expected({name: m.have for name, m in measures(reading).items()}, reading.counted)
+    config = config or DEFAULT_CONFIG
+    memo = db.derived(_ExpectedMemo).entries
+    key = (query.model_dump_json(), reference.model_dump_json(), config.model_dump_json())
+    hit = memo.get(key)
+    if hit is None:
+        reading = read_plan(build_context(reference, query, db), config)
+        hit = remember(memo, key, Expected({name: m.have for name, m in measures(reading).items()}, reading.counted),
+                       EXPECTED_MEMO_LIMIT)
+    return hit
 
 
 # ---------------------------------------------------------------- the plan reward
