@@ -923,6 +923,25 @@ def lived_reward(env: object, query_id: str, plan: Plan, seed: int, repair: Call
     return live_trip(env, query, plan, seed, repair)[0]
 
 
+def hill_climb(plan: Plan, query: Query, db: Database, reward: Callable[[Plan], float], evaluations: int,
+               rng: object) -> tuple[Plan, float, list[str]]:
+    """A seeded hill-climb from `plan` over every edit (`LEGITIMATE`, `ADDING`, `REPLACING`): `evaluations`
+    random edits, each kept when it raises `reward`. (the best plan, its reward, the kinds kept)."""
+    every = {**LEGITIMATE, **ADDING, **REPLACING}
+    names = sorted(every)
+    best, kept = reward(plan), []
+    for _ in range(evaluations):
+        name = names[int(rng.integers(len(names)))]  # type: ignore[attr-defined]
+        edited = every[name](plan, query, db, int(rng.integers(10_000)))  # type: ignore[attr-defined]
+        if edited is None:
+            continue
+        value = reward(edited)
+        if value > best + 1e-12:
+            plan, best = edited, value
+            kept.append(name)
+    return plan, best, kept
+
+
 def main() -> None:  # pragma: no cover - a measurement script
     """Mean reward of the honest plan and of each policy and trick through the env's public path; with
     `--closed-loop`, the lateness sink lived without repair against the reference plan lived with the
@@ -942,10 +961,33 @@ def main() -> None:  # pragma: no cover - a measurement script
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--closed-loop", action="store_true", help="the lateness sink in UTP-Replan-v0")
     parser.add_argument("--seeds", type=int, default=4)
+    parser.add_argument("--hill-climb", type=int, default=0, metavar="EVALUATIONS",
+                        help="a seeded hill-climb from each reference plan, this many evaluations per query")
     args = parser.parse_args()
     started = time.perf_counter()
     ds = open_dataset(profile=args.profile, progress=False)
     queries = sorted((q for q in ds.queries if q.query_id in ds.references), key=lambda q: q.query_id)
+    if args.hill_climb:
+        from collections import Counter
+
+        from utp_env.env.config import EnvConfig
+        from utp_env.env.episode import TerminationReason, finish
+
+        rng = np.random.default_rng(0)
+        gains, kinds = [], Counter()
+        weights = EnvConfig().reward_weights
+        for q in queries[:args.limit]:
+            ref = ds.references[q.query_id]
+
+            def score(plan: Plan, q: Query = q, ref: Plan = ref) -> float:
+                return finish(TerminationReason.SUBMITTED, plan, q, ds.db, weights=weights, reference=ref).reward
+            _, best, kept = hill_climb(ref, q, ds.db, score, args.hill_climb, rng)
+            gains.append(best - score(ref))
+            kinds.update(kept)
+        print(f"{args.profile}: hill-climb of {args.hill_climb} evaluations from {len(gains)} reference plans: "
+              f"mean gain {np.mean(gains):+.4f} (max {max(gains):+.4f}); edits kept: {dict(kinds)} "
+              f"[{time.perf_counter() - started:.0f} s]")
+        return
     if args.closed_loop:  # the first --limit queries the sink applies to
         queries = [q for q in queries if lateness_sink(ds.references[q.query_id], q, ds.db) is not None]
     queries = queries[:args.limit]
