@@ -471,6 +471,21 @@ def _choose(candidates: list, pick: int):  # type: ignore[no-untyped-def]
     return candidates[pick % len(candidates)] if candidates else None
 
 
+def _picked(plan: Plan, spots: list[tuple[int, int]], pick: int) -> tuple[int, int, Day, PlanItem] | None:
+    """(day index, item index, the day, the item) of the spot `pick` chooses, None without spots."""
+    at = _choose(spots, pick)
+    if at is None:
+        return None
+    d, i = at
+    return d, i, plan.days[d], plan.days[d].items[i]
+
+
+def _inserted(plan: Plan, d: int, i: int, new: PlanItem) -> Plan:
+    """`plan` with `new` right after item `i` of day `d`."""
+    day = plan.days[d]
+    return _with_day(plan, d, day.model_copy(update={"items": [*day.items[:i + 1], new, *day.items[i + 1:]]}))
+
+
 def _visits(plan: Plan, kinds: tuple[str, ...] = ("attraction", "restaurant")) -> list[tuple[int, int]]:
     """(day index, item index) of every timed visit of one of `kinds`."""
     return [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items)
@@ -504,11 +519,10 @@ def _relabel(day: Day, old: str, new: str | None) -> Day:
 
 def shift_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
     """A visit 15 or 30 minutes earlier or later, its length kept."""
-    at = _choose(_visits(plan), pick)
-    if at is None:
+    picked = _picked(plan, _visits(plan), pick)
+    if picked is None:
         return None
-    d, i = at
-    item = plan.days[d].items[i]
+    d, i, _, item = picked
     delta = (-30, -15, 15, 30)[(pick // 7) % 4]
     if item.start + delta < 0:  # type: ignore[operator]
         return None
@@ -519,11 +533,10 @@ def shift_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | Non
 
 def resize_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
     """A visit ending 15 or 30 minutes earlier or later (still after its start)."""
-    at = _choose(_visits(plan), pick)
-    if at is None:
+    picked = _picked(plan, _visits(plan), pick)
+    if picked is None:
         return None
-    d, i = at
-    item = plan.days[d].items[i]
+    d, i, _, item = picked
     end = item.end + (-30, -15, 15, 30)[(pick // 7) % 4]  # type: ignore[operator]
     if end <= item.start:  # type: ignore[operator]
         return None
@@ -532,15 +545,22 @@ def resize_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | No
     return _with_day(plan, d, plan.days[d].model_copy(update={"items": items}))
 
 
+def _renamed(plan: Plan, d: int, i: int, label: str, **update: object) -> Plan:
+    """`plan` with item `i` of day `d` named `label` (and `update`d), in the schedule and its summary field."""
+    day = plan.days[d]
+    item = day.items[i]
+    items = list(day.items)
+    items[i] = item.model_copy(update={"name": label, **update})
+    return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), item.name, label))
+
+
 def swap_venue(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
     """A visit's venue replaced by another of its city that the plan does not name (persona-fitting
     first), in the schedule and the summary field, with the new venue's transit note."""
-    at = _choose(_visits(plan), pick)
-    if at is None:
+    picked = _picked(plan, _visits(plan), pick)
+    if picked is None:
         return None
-    d, i = at
-    day = plan.days[d]
-    item = day.items[i]
+    d, i, day, item = picked
     table = VENUE_TABLE[item.venue_type]  # type: ignore[index]
     city = _city_of(item.name, day)
     rows = _persona_first(db, query, table, _unused_rows(db, table, city, _used(plan)))
@@ -548,19 +568,15 @@ def swap_venue(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None
     if row is None:
         return None
     name = db.tables[table].columns["name"][row]
-    label = f"{name}, {city}"
-    items = list(day.items)
-    items[i] = item.model_copy(update={"name": label, **_note(db, city, item.venue_type or "", name)})
-    return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), item.name, label))
+    return _renamed(plan, d, i, f"{name}, {city}", **_note(db, city, item.venue_type or "", name))
 
 
 def drop_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
     """A visit removed from the schedule and from its summary field."""
-    at = _choose(_visits(plan), pick)
-    if at is None:
+    picked = _picked(plan, _visits(plan), pick)
+    if picked is None:
         return None
-    d, i = at
-    day = plan.days[d]
+    d, i, day, _ = picked
     items = [item for k, item in enumerate(day.items) if k != i]
     return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), day.items[i].name, None))
 
@@ -643,15 +659,12 @@ def summary_only_name(plan: Plan, query: Query, db: Database, pick: int) -> Plan
 def _insert_after(plan: Plan, pick: int, make: Callable[[PlanItem, Day], PlanItem | None]) -> Plan | None:
     """`make(item, day)` inserted right after a timed item of the plan (None: nothing to insert)."""
     spots = [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items) if item.timed]
-    at = _choose(spots, pick)
-    if at is None:
+    picked = _picked(plan, spots, pick)
+    if picked is None:
         return None
-    d, i = at
-    day = plan.days[d]
-    new = make(day.items[i], day)
-    if new is None:
-        return None
-    return _with_day(plan, d, day.model_copy(update={"items": [*day.items[:i + 1], new, *day.items[i + 1:]]}))
+    d, i, day, item = picked
+    new = make(item, day)
+    return None if new is None else _inserted(plan, d, i, new)
 
 
 def invented_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
@@ -685,38 +698,32 @@ def zero_length_copy(plan: Plan, query: Query, db: Database, pick: int) -> Plan 
 
 def duplicate_visit(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
     """A visit done again right after itself, for as long."""
-    at = _choose(_visits(plan), pick)
-    if at is None:
+    picked = _picked(plan, _visits(plan), pick)
+    if picked is None:
         return None
-    d, i = at
-    item = plan.days[d].items[i]
-    copy = item.model_copy(update={"start": item.end, "end": 2 * item.end - item.start})  # type: ignore[operator]
-    day = plan.days[d]
-    return _with_day(plan, d, day.model_copy(update={"items": [*day.items[:i + 1], copy, *day.items[i + 1:]]}))
+    d, i, _, item = picked
+    return _inserted(plan, d, i, item.model_copy(update={"start": item.end,
+                                                          "end": 2 * item.end - item.start}))  # type: ignore[operator]
 
 
 def stay_copy(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
     """A stay item done again right after itself, for ten minutes."""
     spots = [(d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items)
              if item.venue_type == "accommodation" and item.timed and item.end < 1430]  # type: ignore[operator]
-    at = _choose(spots, pick)
-    if at is None:
+    picked = _picked(plan, spots, pick)
+    if picked is None:
         return None
-    d, i = at
-    item = plan.days[d].items[i]
-    copy = item.model_copy(update={"activity": "stay", "start": item.end, "end": item.end + 10})  # type: ignore[operator]
-    day = plan.days[d]
-    return _with_day(plan, d, day.model_copy(update={"items": [*day.items[:i + 1], copy, *day.items[i + 1:]]}))
+    d, i, _, item = picked
+    return _inserted(plan, d, i, item.model_copy(update={"activity": "stay", "start": item.end,
+                                                          "end": item.end + 10}))  # type: ignore[operator]
 
 
 def renamed_elsewhere(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
     """A visit renamed to a venue of a city outside the trip (named `Name, City`), summary too."""
-    at = _choose(_visits(plan), pick)
-    if at is None:
+    picked = _picked(plan, _visits(plan), pick)
+    if picked is None:
         return None
-    d, i = at
-    day = plan.days[d]
-    item = day.items[i]
+    d, i, _, item = picked
     table = VENUE_TABLE[item.venue_type]  # type: ignore[index]
     trip = {normalize(c) for e in plan.days for c in e.cities}
     cols = db.tables[table].columns
@@ -724,24 +731,16 @@ def renamed_elsewhere(plan: Plan, query: Query, db: Database, pick: int) -> Plan
     row = _choose(rows, pick // 11)
     if row is None:
         return None
-    label = f"{cols['name'][row]}, {cols['city'][row]}"
-    items = list(day.items)
-    items[i] = item.model_copy(update={"name": label})
-    return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), item.name, label))
+    return _renamed(plan, d, i, f"{cols['name'][row]}, {cols['city'][row]}")
 
 
 def renamed_invented(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
     """A visit renamed to a venue the database does not know, summary too."""
-    at = _choose(_visits(plan), pick)
-    if at is None:
+    picked = _picked(plan, _visits(plan), pick)
+    if picked is None:
         return None
-    d, i = at
-    day = plan.days[d]
-    item = day.items[i]
-    label = f"Imaginary Place {pick}, {_city_of(item.name, day)}"
-    items = list(day.items)
-    items[i] = item.model_copy(update={"name": label})
-    return _with_day(plan, d, _relabel(day.model_copy(update={"items": items}), item.name, label))
+    d, i, day, item = picked
+    return _renamed(plan, d, i, f"Imaginary Place {pick}, {_city_of(item.name, day)}")
 
 
 def zero_length_retime(plan: Plan, query: Query, db: Database, pick: int) -> Plan | None:
