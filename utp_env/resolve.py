@@ -76,19 +76,21 @@ def departure_point(db: Database, mode: Mode, row: int | None, origin: str) -> s
 
 def departure_point_names(db: Database, mode: Mode, row: int | None, origin: str) -> frozenset[str]:
     """The normalised names (without `, City`) an `arrive` item may give a leg's departure point:
-    `departure_point`'s, and the other ways the lookup tools let a plan write it: a flight's airport
-    code alone or `<City> Airport`, a train's `<City> Railway Station`, a bus's `<City> Bus Station`.
-    A cab leaves from wherever the traveller is: every name is its pickup (the empty set here)."""
+    `departure_point`'s, and the other ways a plan writes it: a flight's airport code alone,
+    `<City> Airport` or `<City> International Airport`; a train's `<City> Station`, `<City> Railway
+    Station` or `<City> Junction`; a bus's `<City> Bus Station` or `<City> Bus Terminal`. A cab leaves
+    from wherever the traveller is: every name is its pickup (the empty set here)."""
     if mode == "cab":
         return frozenset()
     names = [VenueName.of(departure_point(db, mode, row, origin)).name]
     if mode == "flight":
-        names += [f"{origin} Airport"] + ([str(db.tables["flights"].columns["origin_airport"][row])]
-                                          if row is not None else [])
+        names += [f"{origin} Airport", f"{origin} International Airport"]
+        if row is not None:
+            names.append(str(db.tables["flights"].columns["origin_airport"][row]))
     elif mode == "train":
-        names.append(f"{origin} Railway Station")
+        names += [f"{origin} Station", f"{origin} Railway Station", f"{origin} Junction"]
     else:
-        names.append(f"{origin} Bus Station")
+        names += [f"{origin} Bus Station", f"{origin} Bus Terminal"]
     return frozenset(normalize(n) for n in names)
 
 

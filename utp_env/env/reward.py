@@ -61,6 +61,7 @@ from utp_env.evaluation.hard import hard_checks
 from utp_env.evaluation.report import HARD_GATE, CheckResult, EvaluationReport, pass_rate
 from utp_env.evaluation.tripcraft import ordering_token, preferred_categories, preferred_tiers, spatial_item_score
 from utp_env.itinerary import Plan
+from utp_env.plan_format.text import is_absent
 from utp_env.query import Query
 from utp_env.resolve import VenueName, departure_point_names
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
@@ -119,8 +120,9 @@ when it states none)."""
 
 
 def _stay_key(text: str | None) -> StayKey | None:
-    if text is None or not text.strip() or text.strip() == "-":
+    if is_absent(text):
         return None
+    assert text is not None  # is_absent(None)
     name = VenueName.of(text)
     return name.key, normalize(name.stated_city) if name.stated_city is not None else None
 
