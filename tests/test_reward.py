@@ -185,6 +185,20 @@ def test_an_invented_plan_scores_zero_and_one_real_element_lifts_it() -> None:
     assert reward(real_leg, query) > 0.0
 
 
+def test_a_copy_of_the_prompts_example_plan_scores_zero_on_another_trip() -> None:
+    """A model that copies the one-shot example of the LLM prompts (a Mumbai -> Indore trip) onto
+    another query's trip holds nothing the database knows where the plan puts it."""
+    from utp_env.agents.llm.prompts import example_plan
+
+    def elsewhere(query: Query, plan: Plan) -> bool:
+        places = {query.org, query.dest}
+        return not places & {"Mumbai", "Indore", "Maharashtra", "Madhya Pradesh"}
+    query, _ = first(elsewhere)
+    for style in ("paper", "metric_aware"):
+        copy = example_plan(style).model_copy(update={"query_id": query.query_id})  # type: ignore[arg-type]
+        assert reward(copy, query) == 0.0, style
+
+
 def test_a_leg_between_two_other_cities_earns_less_than_the_trips_first_leg() -> None:
     from degenerate_policies import unrelated_leg
 
