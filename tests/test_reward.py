@@ -425,6 +425,24 @@ def test_check_plan_names_the_rule_a_plan_breaks() -> None:
     assert "FAILED valid_poi_list" in text and "summary matches schedule" in text
 
 
+def test_a_required_cuisine_covered_in_the_summary_only_fails_the_rewards_hard_check() -> None:
+    from degenerate_policies import cuisine_in_summary
+
+    from utp_env.env.core import UTPEnv
+
+    db = mini().db
+    query, plan = first(lambda q, p: cuisine_in_summary(p, q, mini().db, p) is not None)
+    tricked = cuisine_in_summary(plan, query, db, plan)
+    assert tricked is not None
+    assert evaluate(tricked, query, db).hard["cuisine"].passed is True  # the paper reads the summary fields
+    scored = score_plan(tricked, query, db, weights=DEFAULT_REWARD_WEIGHTS, reference=plan)
+    assert scored.terms["hard_pass_rate"] is not None and scored.terms["hard_pass_rate"] < 1.0
+    env = UTPEnv(profile="mini")
+    env.reset(seed=0, options={"query_id": query.query_id})
+    env.unwrapped.episode.plan = tricked  # type: ignore[union-attr]
+    assert "FAILED cuisine" in env.step({"tool": "check_plan"})[0]
+
+
 # ---------------------------------------------------------------- the closed loop's end
 
 

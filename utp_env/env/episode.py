@@ -190,15 +190,17 @@ def commonsense_rules(min_meal_gap: float | None = None) -> dict[str, str]:
     return rules
 
 
-def report_text(report: EvaluationReport, reward_checks: Mapping[str, CheckResult] | None = None) -> str:
+def report_text(report: EvaluationReport, reward_checks: Mapping[str, CheckResult] | None = None,
+                reward_hard: Mapping[str, CheckResult] | None = None) -> str:
     """A short account of a report for the agent: failed checks with reasons (a failed commonsense
     check also with its rule, `commonsense_rules`), then the metrics. Given the reward's checks
-    (`utp_env.env.reward.reward_checks`: the paper's with the reward's rules folded in, and the extra
-    checks it counts), those are listed instead of the paper's commonsense checks."""
+    (`utp_env.env.reward.plan_checks`: the paper's with the reward's rules folded in and the extra
+    checks it counts; the hard checks on what counts), those are listed instead of the paper's."""
     rules = commonsense_rules()
     lines: list[str] = []
     commonsense = report.commonsense if reward_checks is None else reward_checks
-    for group, checks in (("commonsense", commonsense), ("hard", report.hard)):
+    hard = report.hard if reward_hard is None else reward_hard
+    for group, checks in (("commonsense", commonsense), ("hard", hard)):
         failed = [(name, c.reason) for name, c in checks.items() if c.passed is False]
         applicable = sum(c.passed is not None for c in checks.values())
         lines.append(f"{group} checks: {applicable - len(failed)}/{applicable} passed")

@@ -625,7 +625,7 @@ def check_plan(ep: Episode, args: NoArgs) -> ToolResult:
     from utp_env.env.reward import plan_checks
 
     report = evaluate_plan(ep.plan, ep)
-    return ToolResult(ok=True, text=report_text(report, plan_checks(ep.plan, ep.query, ep.db, report)))
+    return ToolResult(ok=True, text=report_text(report, *plan_checks(ep.plan, ep.query, ep.db, report)))
 
 
 class SubmitPlan(Args):

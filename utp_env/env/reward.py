@@ -784,9 +784,12 @@ def score_plan(plan: Plan, query: Query, db: Database, *, weights: Mapping[str, 
     return PlanScore(report, checks, terms, reward)
 
 
-def plan_checks(plan: Plan, query: Query, db: Database, report: EvaluationReport) -> dict[str, CheckResult]:
-    """`reward_checks` of a plan whose report is already computed."""
-    return reward_checks(report, build_context(plan, query, db))
+def plan_checks(plan: Plan, query: Query, db: Database, report: EvaluationReport
+                ) -> tuple[dict[str, CheckResult], dict[str, CheckResult]]:
+    """(`reward_checks`, `reward_hard`) of a plan whose report is already computed (what `check_plan`
+    shows the agent)."""
+    ctx = build_context(plan, query, db)
+    return reward_checks(report, ctx), reward_hard(report, counted_context(ctx))
 
 
 # ---------------------------------------------------------------- the closed loop
