@@ -32,6 +32,7 @@ from utp_env.evaluation.report import CheckResult, CostBreakdown, EvaluationRepo
 from utp_env.evaluation.uncertainty import base_visit_minutes
 from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.query import Query
+from utp_env.simulation.compile import ELASTIC, KIND_NAMES
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE
 
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MEALS = UncertaintyConfig()
 """The meal windows that give a restaurant visit its base length (`uncertainty.base_visit_minutes`)."""
-ELASTIC_STEP = "elastic"
+ELASTIC_STEP = KIND_NAMES[ELASTIC]
 """The kind of an executed step that ends at its planned end however late it starts (a stay, a rest,
 an event: `utp_env.simulation.compile`): it absorbs lateness, so it never marks the trip's end."""
 
