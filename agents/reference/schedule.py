@@ -22,6 +22,7 @@ from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Activity, Meal, PlanItem, parse_hhmm
 from utp_env.queries.feasibility import MAX_VISIT_GAP_MIN
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, opens_on, serves, serves_meal
+from utp_env.resolve import departure_point
 from utp_env.tools.database import Database, normalize
 
 WAKE = 7 * 60 + 30  # a day in one city: breakfast from 08:00
@@ -115,13 +116,7 @@ class DayScheduler:
         self.out.items.append(item)
 
     def departure_point(self, leg: LegOption) -> str:
-        if leg.mode == "flight":
-            return f"{self.db.tables['flights'].columns['origin_airport'][leg.row]} Airport, {leg.origin}"
-        if leg.mode == "train":
-            return f"{self.db.tables['trains'].columns['origin_station'][leg.row]}, {leg.origin}"
-        if leg.mode == "bus":
-            return f"{leg.origin} Bus Stand, {leg.origin}"
-        return f"Cab pickup, {leg.origin}"
+        return departure_point(self.db, leg.mode, leg.row, leg.origin)
 
     def arrive_item(self, leg: LegOption) -> PlanItem:
         """At the departure point for AT_POINT minutes, ending when boarding closes (departure - margin)."""

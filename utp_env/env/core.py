@@ -41,6 +41,7 @@ from utp_env.env.episode import (
     realisation_text,
 )
 from utp_env.env.itinerary_tools import ITINERARY_TOOLS
+from utp_env.env.reward import reward_note
 from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
 from utp_env.itinerary import MAX_ITEMS_PER_DAY, Plan
 from utp_env.query import Query
@@ -294,11 +295,7 @@ class UTPEnv(gym.Env[str, Any]):
         return [
             "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
             *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
-            "REWARD: the two pass rates and the metrics; each metric counts the distinct venues and services "
-            "found in the database that it scores, against what the query calls for (a repeated or invented "
-            "venue adds nothing), and is scaled by the commonsense pass rate; an item without a start and an "
-            "end time counts as missing information; visits outside a venue's opening hours or on its closing "
-            "day and transit distances other than nearest_transit's count as failed checks.",
+            reward_note(),
             "TOOLS:", *tool_lines,
         ]
 

@@ -615,14 +615,17 @@ def view_plan(ep: Episode, args: ViewPlan) -> ToolResult:
 def check_plan(ep: Episode, args: NoArgs) -> ToolResult:
     """Check the plan built so far against the query's constraints and score it, without submitting.
 
-    Lists every failed commonsense or hard check with its reason, and the metric values.
+    Lists every failed commonsense or hard check (and every failed check of the reward's own) with its
+    reason, and the metric values.
     Example: {}
     """
     if not ep.check_plan_enabled:
         raise ToolError("check_plan is disabled in this environment's configuration")
     from utp_env.env.episode import evaluate_plan, report_text
+    from utp_env.env.reward import plan_checks
 
-    return ToolResult(ok=True, text=report_text(evaluate_plan(ep.plan, ep)))
+    report = evaluate_plan(ep.plan, ep)
+    return ToolResult(ok=True, text=report_text(report, *plan_checks(ep.plan, ep.query, ep.db, report)))
 
 
 class SubmitPlan(Args):
