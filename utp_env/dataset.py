@@ -33,7 +33,7 @@ GOLD_PLANNER = "reference"
 REFERENCE_SOURCE = "planner-made"
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
 # the embedded sandboxes cached on users' machines rebuild their query set.
-QUERY_SET_VERSION = "10"
+QUERY_SET_VERSION = "11"
 # The train split (docs/RL.md): its own files, built when first asked for, not covered by the
 # content hash (the benchmark's hash, recorded by every run, does not move when it is built).
 TRAIN_QUERIES_FILE = "train_queries.jsonl"
