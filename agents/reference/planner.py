@@ -56,7 +56,7 @@ from utp_env.evaluation.context import build_context
 from utp_env.evaluation.hard import trip_cost
 from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.queries.feasibility import TripQuote, cheapest_trip
-from utp_env.queries.options import LegOption, buffer_multiplier, has_category, serves
+from utp_env.queries.options import LegOption, attractions_by_appeal, buffer_multiplier, has_category, serves
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.errors import UnknownNameError
@@ -235,7 +235,8 @@ class ReferencePlanner:
         stays = choose_stays(query, db, sk, policy)
         events = choose_events(query, db, sk) if events is None else events
         lc = query.local_constraint
-        state = TripState(cuisines_left=list(lc.cuisine), categories_left=list(lc.attraction_categories))
+        state = TripState(cuisines_left=list(lc.cuisine), categories_left=list(lc.attraction_categories),
+                          must_see={rows[0] for rows in (attractions_by_appeal(db, c) for c in sk.cities) if rows})
         r_order = {c: restaurant_order(db, c, policy) for c in sk.cities}
         a_order = {c: attraction_order(db, c, policy, query) for c in sk.cities}
         cap = ATTRACTIONS_PER_DAY[_traveler_kind(query)]

@@ -55,6 +55,9 @@ class TripState:
     used_attractions: set[int] = field(default_factory=set)
     cuisines_left: list[str] = field(default_factory=list)
     categories_left: list[str] = field(default_factory=list)
+    # Each city's top sight (its first attraction by appeal): booked like a required attraction, its
+    # buffer squeezed if it must, so that a trip to Jaipur sees Amber Fort and one to Agra the Taj.
+    must_see: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -294,7 +297,8 @@ class DayScheduler:
                       and opens_on(self.db, "attractions", a, self.date)
                       and (self.price_cap is None or float(fee[a]) <= self.price_cap
                            or any(has_category(self.db, a, c) for c in wanted))]
-        required = [a for a in candidates if any(has_category(self.db, a, c) for c in wanted)]
+        required = [a for a in candidates
+                    if a in self.state.must_see or any(has_category(self.db, a, c) for c in wanted)]
         tries = [(a, required_latest_end, True) for a in required]
         tries += [(a, latest_end, False) for a in candidates if a not in set(required)]
         for a, end_by, is_required in tries:

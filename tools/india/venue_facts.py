@@ -61,6 +61,10 @@ RESTAURANT_KINDS: tuple[str, ...] = (
 )
 BREAKFAST_KINDS: frozenset[str] = frozenset({"tiffin", "cafe", "irani_cafe", "bakery", "sweet_shop", "nasta",
                                              "misal", "dhaba", "paratha"})
+# Kinds that open for lunch or in the evening only: none of them serves breakfast.
+LUNCH_EVENING_KINDS: frozenset[str] = frozenset({
+    "pizzeria", "chinese", "grill", "kebab", "biryani", "pub", "brewpub", "lounge", "food_market", "fine_dining",
+    "cantina", "shawarma", "bistro", "continental", "chaat"})
 # Venues of events, by what is staged there (`tools/sandbox/events.py`).
 EVENT_VENUE_KINDS: tuple[str, ...] = ("stadium", "indoor_stadium", "auditorium", "theatre", "comedy_club",
                                       "music_club", "cinema", "open_air", "run_start", "gallery")

@@ -19,8 +19,8 @@ database holds none of them (a small profile). Definitions:
 - restaurants open by 08:00, by kind (`venues.restaurant_kind`): tiffin rooms, Udupi and darshini
   places, cafes, Irani cafes, bakeries, sweet shops, nasta and misal houses, dhabas, paratha places
   and a few real restaurants that serve breakfast, none of a lunch-or-evening kind
-  (`LUNCH_EVENING_KINDS`: pizzerias, Chinese corners, grills, kebab and biryani houses, pubs and
-  bars ...) (source: the opening hours of India's breakfast places and of the rest);
+  (`LUNCH_EVENING_KINDS` of tools/india/venue_facts.py: pizzerias, Chinese corners, grills, kebab
+  and biryani houses, pubs and bars ...) (source: the opening hours of India's breakfast places and of the rest);
 - famous breakfast places open by 07:30 (Mavalli Tiffin Room, Vidyarthi Bhavan, Murugan Idli
   Shop, Ratna Cafe, Cafe Madras, Kyani & Co., Nimrah Cafe, Chandravilas, Vaishali ... where their
   city is in the database): all (source: the places' own hours);
@@ -82,9 +82,6 @@ FAMOUS_BREAKFAST: tuple[tuple[str, str], ...] = (
     ("Udupi", "Mitra Samaj"), ("Mysuru", "Mylari"),
 )
 BREAKFAST_EARLY = "07:30"
-# Kinds that open for lunch or in the evening only: none of them is open by 08:00.
-LUNCH_EVENING_KINDS = frozenset({"pizzeria", "chinese", "grill", "kebab", "biryani", "pub", "brewpub", "lounge",
-                                 "food_market", "fine_dining", "cantina", "shawarma", "bistro", "continental", "chaat"})
 PEAK_TARGETS: dict[str, tuple[tuple[int, int], ...]] = {
     "beach": ((16, 20),), "temple": ((5, 9), (17, 21)), "museum": ((11, 15),), "market": ((17, 21),),
 }
@@ -184,7 +181,7 @@ def breakfast_figures(db: Database) -> list[Figure]:
     total = sum(kinds.values())
     if not total:
         return []
-    wrong = {k: v for k, v in kinds.items() if k in LUNCH_EVENING_KINDS}
+    wrong = {k: v for k, v in kinds.items() if k in vf.LUNCH_EVENING_KINDS}
     morning = sum(v for k, v in kinds.items() if k in vf.BREAKFAST_KINDS)
     text = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in kinds.most_common(5))
     out = [Figure(name="restaurants open by 08:00, by kind",
