@@ -297,8 +297,9 @@ class DayScheduler:
                       and opens_on(self.db, "attractions", a, self.date)
                       and (self.price_cap is None or float(fee[a]) <= self.price_cap
                            or any(has_category(self.db, a, c) for c in wanted))]
-        required = [a for a in candidates
-                    if a in self.state.must_see or any(has_category(self.db, a, c) for c in wanted)]
+        # a category the query asks for first (a hard constraint), then the city's top sight
+        required = [a for a in candidates if any(has_category(self.db, a, c) for c in wanted)]
+        required += [a for a in candidates if a in self.state.must_see and a not in required]
         tries = [(a, required_latest_end, True) for a in required]
         tries += [(a, latest_end, False) for a in candidates if a not in set(required)]
         for a, end_by, is_required in tries:
