@@ -118,6 +118,20 @@ def unknown_message(parser: argparse.ArgumentParser, extras: Sequence[str]) -> s
     return f"unknown option {name}; {hint}"
 
 
+def add_layout_options(parser: argparse.ArgumentParser) -> None:
+    """`--no-ci` and `--format {ci,paper}`: Table 3 with each cell's 95% interval and n (the
+    default), or the paper's plain layout. Read back with `with_intervals`."""
+    parser.add_argument("--format", dest="table_format", choices=["ci", "paper"], default="ci",
+                        help="ci: each Table 3 cell with its 95%% interval and n (default); paper: the paper's "
+                        "plain layout, values only")
+    parser.add_argument("--no-ci", dest="no_ci", action="store_true", help="the same as --format paper")
+
+
+def with_intervals(args: argparse.Namespace) -> bool:
+    """Whether the table is printed with intervals (`add_layout_options`)."""
+    return not (getattr(args, "no_ci", False) or getattr(args, "table_format", "ci") == "paper")
+
+
 def build_parser() -> CliParser:
     parser = CliParser(prog="utp-env", description=DESCRIPTION, epilog=EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)

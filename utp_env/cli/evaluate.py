@@ -73,6 +73,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "with no line in PLANS is undelivered, as TravelPlanner's eval.py counts it; lines for "
                    "queries of other splits are skipped")
     p.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
+    from utp_env.cli import add_layout_options
+
+    add_layout_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -419,7 +422,10 @@ def handle(args: argparse.Namespace) -> int:
 
         write_with_atomic(args.out, write)
     tally, summary, missing = done["tally"], done["summary"], done["missing"]
-    print(summary.to_markdown() if args.markdown else summary.to_text())
+    from utp_env.cli import with_intervals
+
+    ci = with_intervals(args)
+    print(summary.to_markdown(ci) if args.markdown else summary.to_text(ci))
     if args.split is not None:
         print(f"split {args.split}: {len(queries) - len(missing)} of {len(queries)} queries have a plan; "
               f"{len(missing)} without one count as undelivered", file=sys.stderr)

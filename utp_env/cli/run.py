@@ -69,6 +69,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="resume --out although the agent's code or settings changed since its results were made "
                    "(refused otherwise): keep the old episodes and run the rest with this agent")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    from utp_env.cli import add_layout_options
+
+    add_layout_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -116,8 +119,10 @@ def handle(args: argparse.Namespace) -> int:
     except WorkerDiedError as exc:
         print(f"utp-env run: error: {exc}", file=sys.stderr)
         return 1
+    from utp_env.cli import with_intervals
+
     summary = load_summary(run_dir)
-    print(render_text(summary))
+    print(render_text(summary, ci=with_intervals(args)))
     print(f"\nresults in {run_dir}/ (results.jsonl, summary.json, summary.md, plots)", file=sys.stderr)
     failure = all_failed(summary)
     if failure is not None:

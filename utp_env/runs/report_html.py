@@ -231,25 +231,35 @@ def _summary_table(summary: RunSummary) -> str:
             + "".join(f"<p class=note>{e(line)}</p>" for line in extra) + closed)
 
 
-def compare_rows(left: RunSummary, right: RunSummary) -> list[tuple[str, str, str, str]]:
+def compare_rows(left: RunSummary, right: RunSummary, ci: bool = True) -> list[tuple[str, str, str, str]]:
     """(label, left, right, right - left) for each row of the 'all' column of two runs' Table 3
-    and the Monte Carlo hold rate; the difference is blank when a cell is not a number, and a
-    whole number for the query count."""
-    rows_l = dict(left.evaluation.model_copy(update={"groups": {"all": left.evaluation.groups["all"]}}).rows())
-    rows_r = dict(right.evaluation.model_copy(update={"groups": {"all": right.evaluation.groups["all"]}}).rows())
-    for summary, rows in ((left, rows_l), (right, rows_r)):
-        hold = summary.hold_rate.get("all")
-        rows["MC hold rate %"] = ["-" if hold is None else f"{100 * hold:.2f}"]
+    (each cell with its interval and n when `ci`) and the Monte Carlo hold rate; the difference is
+    blank when a cell has no value, and a whole number for the plan count. Whether a difference is
+    real is `utp-env compare`'s to say (utp_env/runs/compare.py)."""
+    from utp_env.evaluation.aggregate import format_cell
+
     out = []
-    for label in rows_l:
-        a, b = rows_l[label][0], rows_r.get(label, ["-"])[0]
-        try:
-            value = float(b) - float(a)
-        except ValueError:
+    for label, key, kind in left.evaluation.row_cells():
+        sides = []
+        for summary in (left, right):
+            evaluation = summary.evaluation
+            if key is None:
+                sides.append((float(evaluation.groups["all"].n_queries), str(evaluation.groups["all"].n_queries)))
+                continue
+            value = evaluation.value("all", key)
+            interval = evaluation.intervals.get("all", {}).get(key) if ci else None
+            sides.append((value, format_cell(value, kind, interval, ci and evaluation.has_intervals)))
+        (a, text_a), (b, text_b) = sides
+        if a is None or b is None:
             diff = ""
+        elif key is None:
+            diff = f"{int(b - a):+d}"
         else:
-            diff = f"{int(value):+d}" if a.isdigit() and b.isdigit() else f"{value:+.2f}"
-        out.append((label, a, b, diff))
+            diff = f"{(100 if kind == 'pct' else 1) * (b - a):+.{2 if kind == 'pct' else 3}f}"
+        out.append((label, text_a, text_b, diff))
+    holds = [summary.hold_rate.get("all") for summary in (left, right)]
+    out.append(("MC hold rate %", *("-" if h is None else f"{100 * h:.2f}" for h in holds),
+                "" if None in holds else f"{100 * (holds[1] - holds[0]):+.2f}"))  # type: ignore[operator]
     return out
 
 

@@ -246,11 +246,12 @@ def summary_notes(summary: RunSummary) -> list[str]:
     return notes
 
 
-def render_text(summary: RunSummary) -> str:
-    """The summary as the terminal shows it: Table 3, then robustness, pass^k and endings."""
+def render_text(summary: RunSummary, ci: bool = True) -> str:
+    """The summary as the terminal shows it: Table 3 (`ci`: each cell with its 95% interval and n,
+    else the paper's plain layout), then robustness, pass^k and endings."""
     env = " | closed loop (--env replan)" if summary.env == "replan" else ""
     lines = [f"agent {summary.agent} | split {summary.split} | {summary.episodes} episodes{env}", "",
-             summary.evaluation.to_text(), "", *summary_notes(summary)]
+             summary.evaluation.to_text(ci), "", *summary_notes(summary)]
     if summary.replan is not None:
         lines += ["", REPLAN_CAPTION, render_replan_text(summary.replan)]
     for error in summary.errors[:5]:
@@ -260,11 +261,12 @@ def render_text(summary: RunSummary) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(summary: RunSummary) -> str:
-    """The summary as `summary.md`: Table 3, the hold rates and the endings as markdown."""
+def render_markdown(summary: RunSummary, ci: bool = True) -> str:
+    """The summary as `summary.md`: Table 3 (`ci` as `render_text`), the hold rates and the endings
+    as markdown."""
     parts = [f"# Run summary: {summary.agent} on {summary.split}", "",
              f"{summary.episodes} episodes, {summary.trials} trial(s) per query.", "",
-             summary.evaluation.to_markdown(), ""]
+             summary.evaluation.to_markdown(ci), ""]
     if summary.hold_rate:
         parts += ["| Monte Carlo hold rate | " + " | ".join(summary.hold_rate) + " |",
                   "|---|" + "---:|" * len(summary.hold_rate),
@@ -333,6 +335,10 @@ def _unit_fields(summary: RunSummary) -> list[tuple[str, float | None]]:
             out += [(f"{where}.{table}.{k}.mean", m.mean) for k, m in getattr(group, table).items()]
         out += [(f"{where}.uncertainty.{metric}.{risk}.mean", m.mean)
                 for metric, by_risk in group.uncertainty.items() for risk, m in by_risk.items()]
+    for column, cells in summary.evaluation.intervals.items():
+        for key, interval in cells.items():
+            out += [(f"evaluation.intervals.{column}.{key}.low", interval.low),
+                    (f"evaluation.intervals.{column}.{key}.high", interval.high)]
     out += [(f"pass_hat_k.{k}", v) for k, v in summary.pass_hat_k.items()]
     out += [(f"hold_rate.{k}", v) for k, v in summary.hold_rate.items()]
     if summary.replan is not None:
