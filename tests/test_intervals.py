@@ -107,5 +107,5 @@ def test_every_interval_holds_its_value() -> None:
         for key, cell in cells.items():
             value = summary.value(column, key)
             assert value is not None and cell.low is not None and cell.high is not None
-            assert cell.low - 1e-12 <= value <= cell.high + 1e-12 and 0 <= cell.low and cell.high <= 1
+            assert cell.low - 1e-12 <= value <= cell.high + 1e-12 and cell.low >= 0 and cell.high <= 1
             assert not math.isnan(cell.low)

@@ -296,7 +296,7 @@ def plan_cells(query: Query, report: EvaluationReport | None) -> dict[str, tuple
         return out
     hard = {name: c.passed for name, c in report.hard.items() if c.passed is not None}
     for name, ok in hard.items():
-        if name in hard_set and hard_set[name]:
+        if hard_set.get(name):
             out[f"hard_checks.{name}"] = (float(bool(ok)), 1.0)
     hard_ok = all(hard.values())
     out["hard_micro"] = (float(sum(bool(ok) for ok in hard.values())), out["hard_micro"][1])

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.records import CONFIG_FILE, read_checked_records, read_run_config
+from utp_env.runs.records import read_checked_records, read_run_config, run_dataset
 from utp_env.runs.store import episode_key
 from utp_env.runs.summary import (
     REPLAN_CAPTION,
@@ -70,20 +70,7 @@ def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunD
     config = read_run_config(path)
     notes: list[str] = []
     if queries is None:
-        from utp_env.dataset import open_dataset
-
-        given = config.get("config")
-        settings: dict[str, Any] = given if isinstance(given, dict) else {}
-        bars = sys.stderr.isatty()  # progress bars on a terminal; else one line, not hundreds of \r updates
-        if not bars:
-            print(f"utp-env report: opening the database of {path} for the query texts (built once if missing) ...",
-                  file=sys.stderr, flush=True)
-        db_setting, profile, world = settings.get("db"), settings.get("profile", "full"), settings.get("world", 0)
-        if (not (db_setting is None or isinstance(db_setting, str)) or profile not in ("full", "mini")
-                or isinstance(world, bool) or not isinstance(world, int) or world < 0):
-            raise ValueError(f"{path / CONFIG_FILE}: config.db must be a folder path, config.profile full or "
-                             "mini and config.world a non-negative int; restore the file")
-        dataset = open_dataset(db_setting, profile=profile, seed=world, progress=bars)
+        dataset = run_dataset(path, config, "report")
         queries = {q.query_id: q for q in dataset.queries}
         recorded = config.get("db_hash")
         if isinstance(recorded, str) and recorded != dataset.db.content_hash:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.runs.agent_identity import agent_identity, identity_changes
-from utp_env.runs.config import RunConfig, identity_differences
+from utp_env.runs.config import RunConfig, env_identity, identity_differences
 from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, run_episode
 from utp_env.runs.records import CONFIG_FILE, LEGACY_AGENT, RecordContext, read_run_config
 from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key
@@ -239,6 +239,7 @@ def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False, a
     extra = {} if agent is None else {"agent": agent, "agent_hashes": sorted(accepted)}
     write_text_atomic(path, json.dumps({"config": config.model_dump(mode="json"),
                                         "config_identity": identity["config"], "db_hash": db_hash,
+                                        "env_config": env_identity(config),
                                         **extra, "versions": _versions()}, indent=2) + "\n")
     return accepted
 
