@@ -27,11 +27,12 @@ replan.yaml that `utp-env run` records as `env_config`).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from utp_env.runs.rows import episode_cells, row_specs
 from utp_env.runs.store import episode_key
 from utp_env.tools.seeding import stable_int
 
@@ -144,55 +145,6 @@ def check_episodes(left: Mapping[str, Any], right: Mapping[str, Any], names: tup
 
 
 # ---------------------------------------------------------------- the rows
-
-
-def _number(value: Any) -> float | None:
-    return None if value is None or isinstance(value, bool) else float(value)
-
-
-def _replan_value(key: str) -> Callable[[Mapping[str, Any]], float | None]:
-    def value(record: Mapping[str, Any]) -> float | None:
-        return _number((record.get("replan") or {}).get(key))
-    return value
-
-
-EPISODE_ROWS: tuple[tuple[str, str, str, Callable[[Mapping[str, Any]], float | None]], ...] = (
-    ("Reward (of the plan, UTP-v0)", "reward", "num", lambda r: _number(r.get("plan_reward", r.get("reward")))),
-)
-REPLAN_ROWS: tuple[tuple[str, str, str, Callable[[Mapping[str, Any]], float | None]], ...] = (
-    ("Realised score", "replan.realised_score", "num", _replan_value("realised_score")),
-    ("Items kept (share) %", "replan.items_kept", "pct", _replan_value("items_kept")),
-    ("Rebookings", "replan.rebookings", "num", _replan_value("rebookings")),
-    ("Late minutes", "replan.late_minutes", "num", _replan_value("late_minutes")),
-    ("Extra cost (INR)", "replan.extra_cost", "num", _replan_value("extra_cost")),
-)
-
-
-def row_specs(replan: bool) -> list[tuple[str, str, str]]:
-    """(label, key, kind) of every compared row: Table 3's rows, the reward, the realised rows."""
-    from utp_env.evaluation.aggregate import EvaluationSummary
-
-    rows = [(label, key, kind) for label, key, kind in EvaluationSummary(groups={}).row_cells() if key is not None]
-    rows += [(label, key, kind) for label, key, kind, _ in EPISODE_ROWS]
-    if replan:
-        rows += [(label, key, kind) for label, key, kind, _ in REPLAN_ROWS]
-    return rows
-
-
-def episode_cells(record: Mapping[str, Any], query: Query, replan: bool) -> dict[str, tuple[float, float]]:
-    """What one episode adds to every compared row: Table 3's `plan_cells` of its counted report (an
-    empty or missing plan is not delivered), then its reward and realised values (value over 1)."""
-    from utp_env.evaluation.aggregate import counted_report, plan_cells
-    from utp_env.evaluation.report import EvaluationReport
-
-    raw = record.get("report")
-    report = counted_report(record.get("plan"), None if raw is None else EvaluationReport.model_validate(raw))
-    out = dict(plan_cells(query, report))
-    for _, key, _, value in EPISODE_ROWS + (REPLAN_ROWS if replan else ()):
-        got = value(record)
-        if got is not None:
-            out[key] = (got, 1.0)
-    return out
 
 
 def _per_query(keys: list[str], records: Mapping[str, Mapping[str, Any]], queries: Mapping[str, Query],

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from utp_env.env.episode import TerminationReason
 from utp_env.evaluation.aggregate import RISK_PROFILES, EvaluationSummary, summarize
 from utp_env.evaluation.report import EvaluationReport
+from utp_env.runs.noise import NoiseFloor, noise_floor, noise_lines
+from utp_env.runs.rows import replan_block
 from utp_env.tools.atomic import write_text_atomic
 
 SUMMARY_JSON = "summary.json"
@@ -72,7 +74,7 @@ def summarize_replan(records: list[dict[str, Any]], queries: dict[str, Any]) -> 
     horizons = sorted({str(queries[r["query_id"]].days) for r in records}, key=int)
     for record in records:
         query = queries[record["query_id"]]
-        block = record.get("replan") or {"realised_score": 0.0, "items_kept": 0.0}
+        block = replan_block(record)
         for h in (str(query.days), "all"):
             for risk in (query.risk_profile, "all"):
                 cell = values[(h, risk)]
@@ -154,6 +156,8 @@ class RunSummary(BaseModel):
     mean_duration_s: float | None
     per_query: list[QuerySpread]
     replan: ReplanSummary | None = Field(default=None, description="Realised outcome of a closed-loop run")
+    noise: NoiseFloor | None = Field(default=None, description="With trials >= 2: verdict flips, each row's spread "
+                                                               "across trials, minimum detectable differences")
 
 
 def pass_hat_k(passes_per_query: list[tuple[int, int]], k: int) -> float | None:
@@ -224,6 +228,7 @@ def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent:
         mean_duration_s=sum(durations) / len(durations) if durations else None,
         per_query=per_query,
         replan=summarize_replan(records, queries) if env == "replan" else None,
+        noise=noise_floor(records, queries, trials, replan=env == "replan"),
     )
 
 
@@ -254,6 +259,8 @@ def render_text(summary: RunSummary, ci: bool = True) -> str:
              summary.evaluation.to_text(ci), "", *summary_notes(summary)]
     if summary.replan is not None:
         lines += ["", REPLAN_CAPTION, render_replan_text(summary.replan)]
+    if summary.noise is not None:
+        lines += ["", *noise_lines(summary.noise)]
     for error in summary.errors[:5]:
         lines.append(f"  {error['query_id']}#{error['trial']}: {error['reason'][:160]}")
     if len(summary.errors) > 5:
@@ -273,6 +280,8 @@ def render_markdown(summary: RunSummary, ci: bool = True) -> str:
                   "| | " + " | ".join(f"{v:.1%}" for v in summary.hold_rate.values()) + " |", ""]
     if summary.replan is not None:
         parts += [REPLAN_CAPTION, "", render_replan_markdown(summary.replan), ""]
+    if summary.noise is not None:
+        parts += [*noise_lines(summary.noise, markdown=True), ""]
     parts.append("Endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
     return "\n".join(parts) + "\n"
 
