@@ -62,7 +62,7 @@ def context_for(config: RunConfig, progress: bool = False) -> RunContext:
     key = config.model_dump_json()
     ctx = _CONTEXTS.get(key)
     if ctx is None:
-        dataset = _dataset(config, progress)
+        dataset = dataset_for(config, progress)
         from utp_env.agents.registry import load_agent  # the run worker is a composition point
 
         agent = load_agent(config.agent, config.agent_settings)
@@ -72,7 +72,7 @@ def context_for(config: RunConfig, progress: bool = False) -> RunContext:
     return ctx
 
 
-def _dataset(config: RunConfig, progress: bool) -> Dataset:
+def dataset_for(config: RunConfig, progress: bool = False) -> Dataset:
     """The dataset of the run's database, opened once per process for runs that share it (another
     output folder or worker count is the same data); a database folder whose files changed
     (name, size, modification time) is opened again."""

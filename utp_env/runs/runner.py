@@ -32,7 +32,7 @@ from typing import Any
 
 from utp_env.runs.agent_identity import agent_identity, identity_changes
 from utp_env.runs.config import RunConfig, env_identity, identity_differences
-from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, run_episode
+from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, dataset_for, run_episode
 from utp_env.runs.records import CONFIG_FILE, LEGACY_AGENT, RecordContext, read_run_config
 from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key
 from utp_env.tools.atomic import FileWriteError, write_text_atomic
@@ -59,9 +59,9 @@ class WorkerDiedError(RuntimeError):
 
 
 def plan_episodes(config: RunConfig) -> list[tuple[str, int]]:
-    """The run's episodes in canonical order: selected queries × trials."""
-    ctx = context_for(config)
-    ids = [q.query_id for q in ctx.queries.values()
+    """The run's episodes in canonical order: selected queries × trials (the database is opened, the
+    agent is not loaded)."""
+    ids = [q.query_id for q in dataset_for(config).queries
            if (config.split == "all" or q.split == config.split) and q.days in config.horizons]
     ids.sort()
     if config.limit is not None:
