@@ -23,7 +23,6 @@ returns no plan with the reason `agent_error`, the error and the trace so far.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +39,7 @@ from utp_env.agents.llm.models import (
     history_reply,
     invalid_call_id,
 )
+from utp_env.env.core import split_answers
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 
@@ -71,20 +71,6 @@ class EnvOutcome:
     result: AgentResult
     info: dict[str, Any] = field(default_factory=dict)
     reward: float = 0.0
-
-
-def split_answers(observation: str, n: int) -> list[str]:
-    """The env's combined observation of an n-call step, one answer per call.
-
-    The env prefixes answers with `[i/n] tool: ` and joins them with blank lines; if the split
-    does not find exactly n parts, the whole text answers the first call and the others point to it.
-    """
-    if n == 1:
-        return [observation]
-    parts = re.split(rf"\n\n(?=\[\d+/{n}\] )", observation)
-    if len(parts) == n:
-        return parts
-    return [observation] + [f"(answered together with the first call of this step: {observation[:80]}...)"] * (n - 1)
 
 
 def openai_entries(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
