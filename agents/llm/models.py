@@ -351,6 +351,16 @@ def message_text(message: Any) -> str:
     return text.strip()
 
 
+def truncation(reply: Any, max_tokens: int | None) -> str | None:
+    """When a model reply was cut off at the token limit (`finish_reason` 'length', Anthropic's
+    `stop_reason` 'max_tokens'): ' (finish_reason length, max_tokens N)' to name it in a message or a
+    record; None for a reply that ended on its own."""
+    metadata = getattr(reply, "response_metadata", None) or {}
+    if metadata.get("finish_reason") != "length" and metadata.get("stop_reason") != "max_tokens":
+        return None
+    return " (finish_reason length" + ("" if max_tokens is None else f", max_tokens {max_tokens}") + ")"
+
+
 def invalid_call_id(call: dict[str, Any], i: int) -> str:
     """The id of the i-th invalid tool call of a reply (its own, else one made up), under which it
     is answered and sent back in the history."""

@@ -38,6 +38,8 @@ from utp_env.agents.llm.models import (
     describe_failure,
     history_reply,
     invalid_call_id,
+    message_text,
+    truncation,
 )
 from utp_env.env.core import split_answers
 from utp_env.itinerary import Plan
@@ -52,8 +54,28 @@ names the tools return. Every reply must call at least one tool.
 {rules}
 
 {uncertainty}"""
-NUDGE = ("Reply with a tool call: continue planning with the tools, or call submit when the plan is complete. "
-         "Steps left: {left}.")
+NUDGE = ("Your reply called no tool{why}. Reply with a tool call (function calling, or the text action "
+         '{{"tool": "<tool name>", "args": {{...}}}}): continue planning with the tools, or call submit when the plan '
+         "is complete. Steps left: {left}.")
+NO_ACTION = " and held no JSON action"
+CUT = " (it was cut off at the token limit{limit}: write shorter replies)"
+TEXT_ACTION = "Result of your action (sent as text):\n{observation}"
+
+
+def text_action(text: str) -> list[Any] | None:
+    """The tool calls of a reply that writes the env's JSON action as text (`{"tool": ..., "args": ...}`, a list
+    of them, or either inside a ``` fence), as the task text describes actions; None when the text is not one."""
+    from utp_env.env.spaces import ActionError, parse_action
+
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`").removeprefix("json").strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    try:
+        return parse_action(stripped)
+    except ActionError:
+        return None
 
 
 class ToolCallingSettings(LLMSettings):
@@ -153,7 +175,24 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
             messages.append(history_reply(reply))
             calls = reply_calls(reply)
             if not calls:
-                messages.append(HumanMessage(NUDGE.format(left=self.settings.max_steps - turn - 1)))
+                text = message_text(reply)
+                parsed = text_action(text)
+                left = self.settings.max_steps - turn - 1
+                if parsed is None:  # say why nothing happened: no action at all, or a reply cut short
+                    cut = truncation(reply, self.settings.max_tokens)
+                    why = NO_ACTION if cut is None else CUT.format(limit=cut)
+                    messages.append(HumanMessage(NUDGE.format(why=why, left=left)))
+                    continue
+                observation, reward, terminated, truncated, step_info = env.step(text.strip().strip("`")
+                                                                                 .removeprefix("json").strip())
+                self._record(trace, [{"name": c.tool, "args": c.args} for c in parsed], step_info)
+                messages.append(HumanMessage(TEXT_ACTION.format(observation=observation)))
+                if terminated or truncated:
+                    final = step_info
+                    if "termination_reason" not in final:
+                        reward, final = base.end_episode("step_limit", message=f"cut by a wrapper after {turn + 1} "
+                                                         "model turns (truncated)")
+                    break
                 continue
             observation, reward, terminated, truncated, step_info = env.step(openai_entries(calls))
             self._record(trace, calls, step_info)

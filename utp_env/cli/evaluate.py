@@ -37,10 +37,12 @@ if TYPE_CHECKING:
 
     from utp_env.evaluation.aggregate import SummaryAccumulator
     from utp_env.itinerary import Plan
+    from utp_env.plan_format import Repair
     from utp_env.query import Query
     from utp_env.tools.database import Database
 
 EXIT_SKIPPED = 3
+SHOWN_REPAIRS = 20  # repaired plans named one by one on stderr; the rest are counted (all are in --out)
 RUN_CONFIG = "config.json"  # a run folder's config, which records the database hash of its results
 
 
@@ -73,6 +75,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "with no line in PLANS is undelivered, as TravelPlanner's eval.py counts it; lines for "
                    "queries of other splits are skipped")
     p.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
+    p.add_argument("--lenient", action="store_true",
+                   help="score plans the parser could read only by dropping part of their text (a day with broken "
+                   "JSON, a last day cut off), as what could be read; refused by default, naming the line and what "
+                   "the text needs")
     from utp_env.cli import add_layout_options
 
     add_layout_options(p)
@@ -164,21 +170,22 @@ def is_plan_json(raw: Any) -> bool:
             and ("cities" in days[0] or "items" in days[0]))
 
 
-def read_plan(raw: Any, query: Query, db: Database) -> Plan:
-    """The plan of a line: `Plan` JSON or the paper's format; PlanFormatError when it cannot be read."""
+def read_plan(raw: Any, query: Query, db: Database) -> tuple[Plan, list[Repair]]:
+    """The plan of a line (`Plan` JSON or the paper's format) and the parser's repairs (of a plan given as
+    text); PlanFormatError when it cannot be read."""
     from pydantic import ValidationError
 
     from utp_env.itinerary import Plan
-    from utp_env.plan_format import PlanFormatError, parse_plan
+    from utp_env.plan_format import PlanFormatError, parse_plan_repaired
 
     if raw is None:
         raise PlanFormatError("no plan (null): nothing was delivered")
     if is_plan_json(raw):
         try:
-            return Plan.model_validate(raw)
+            return Plan.model_validate(raw), []
         except (ValidationError, RecursionError) as exc:
             raise PlanFormatError(f"not a valid Plan JSON: {str(exc).splitlines()[0]}") from None
-    return parse_plan(raw, query=query, db=db)
+    return parse_plan_repaired(raw, query=query, db=db)
 
 
 def recorded_db_hash(plans: Path) -> str | None:
@@ -265,6 +272,8 @@ class Tally:
     first_foreign: str | None = None
     covered: set[str] = field(default_factory=set)
     seen: dict[tuple[str, int], int] = field(default_factory=dict)
+    repaired: int = 0
+    refused: list[str] = field(default_factory=list)  # plans read only by dropping part of them (not --lenient)
 
 
 def _accumulator() -> SummaryAccumulator:
@@ -274,14 +283,15 @@ def _accumulator() -> SummaryAccumulator:
 
 
 def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, Plan], db: Database, config: Any,
-               sink: ReportSink | None = None) -> Tally:
+               sink: ReportSink | None = None, lenient: bool = False) -> Tally:
     """Score every readable line of the plans file, one at a time; every other line is skipped
-    with its reason. Skipped lines, undelivered plans and warnings are printed to stderr as they
-    come; each line's report goes to `sink`. A DuplicatePlanError at the second line for a query
-    and trial."""
+    with its reason. Skipped lines, undelivered plans, repairs and warnings are printed to stderr as
+    they come; each line's report (with its repairs) goes to `sink`. A plan the parser read only by
+    dropping part of its text is not scored but kept in `Tally.refused` unless `lenient`. A
+    DuplicatePlanError at the second line for a query and trial."""
     from utp_env.env.episode import plan_mismatch
     from utp_env.evaluation import evaluate
-    from utp_env.plan_format import PlanFormatError
+    from utp_env.plan_format import LossyPlanError, PlanFormatError, lossy, refuse_lossy
     from utp_env.tools.progress import progress_bar
 
     name = path.name
@@ -334,20 +344,33 @@ def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, P
                     "times in the rates; keep one line per query, or give repeated runs distinct 'trial' numbers")
             try:
                 try:
-                    plan = read_plan(record["plan"], query, db)
+                    plan, repairs = read_plan(record["plan"], query, db)
                 except PlanFormatError as exc:
                     result: dict[str, Any] = {"query_id": query.query_id, "line": line.number, "delivered": False,
                                               "error": str(exc), "report": None}
                     report = None
                     print(f"not delivered: {query.query_id} (line {line.number}): {exc}", file=sys.stderr)
                 else:
+                    where = f"{name} line {line.number} (query {query.query_id})"
+                    if lossy(repairs) and not lenient:
+                        del out.seen[(query.query_id, trial)]
+                        try:
+                            refuse_lossy(repairs, where)
+                        except LossyPlanError as exc:
+                            out.refused.append(str(exc))
+                            print(f"refused: {exc}", file=sys.stderr)
+                        continue
+                    for repair in repairs:
+                        out.repaired += 1
+                        if out.repaired <= SHOWN_REPAIRS:
+                            print(f"{'dropped' if repair.lossy else 'repaired'}: {where}: {repair}", file=sys.stderr)
                     wrong = plan_mismatch(plan, query, db)
                     if wrong:
                         warn(f"{name} line {line.number}: the plan does not match query {query.query_id}: "
                              + "; ".join(wrong))
                     report = evaluate(plan, query, db, config, reference=references.get(query.query_id))
                     result = {"query_id": query.query_id, "line": line.number, "delivered": True, "error": None,
-                              "report": report.model_dump(mode="json")}
+                              "repairs": [str(r) for r in repairs], "report": report.model_dump(mode="json")}
             except Exception as exc:  # one line's failure costs that line, never the file
                 del out.seen[(query.query_id, trial)]
                 skip(line.number, f"{name} line {line.number}: could not be scored "
@@ -392,7 +415,12 @@ def handle(args: argparse.Namespace) -> int:
     done: dict[str, Any] = {}
 
     def score(sink: ReportSink | None) -> None:
-        tally = score_file(args.plans, queries, references, db, config, sink)
+        tally = score_file(args.plans, queries, references, db, config, sink, lenient=args.lenient)
+        if tally.refused:
+            from utp_env.plan_format import LossyPlanError
+
+            more = f" (and {len(tally.refused) - 1} more above)" if len(tally.refused) > 1 else ""
+            raise LossyPlanError(tally.refused[0] + more)
         if not tally.lines:
             raise ValueError(f"plans file {str(args.plans)!r} holds no plans (every line is blank)")
         if tally.readable and tally.foreign == tally.readable and tally.first_foreign is not None:
@@ -432,6 +460,10 @@ def handle(args: argparse.Namespace) -> int:
     else:
         print(f"{len(tally.covered)} of the {len(queries)} queries of the set have a plan; the rates are over those "
               "(pass --split to count every query of a split)", file=sys.stderr)
+    if tally.repaired:
+        print(f"{tally.repaired} repair(s) made to read the plans (each in --out under 'repairs')"
+              + (f"; the first {SHOWN_REPAIRS} shown above" if tally.repaired > SHOWN_REPAIRS else ""),
+              file=sys.stderr)
     if tally.warnings and tally.warnings == tally.scored:
         print(f"warning: no plan matches its query: were they made for another query set? (opened: {where})",
               file=sys.stderr)

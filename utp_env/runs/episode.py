@@ -179,15 +179,17 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
 
         return run_replan_episode(ctx, query, trial, seed, started, _plan)
     trace: Any = None
+    repairs: list[str] = []
     try:
         result = _plan(ctx, query)
     except AGENT_FAULTS as exc:
         outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=describe(exc))
     else:
         trace = result.trace
+        repairs = list(getattr(result, "repairs", None) or [])
         outcome = plan_outcome(ctx, query, seed, result)
     return {"query_id": query_id, "trial": trial, "seed": seed, "db_hash": ctx.dataset.db.content_hash,
-            **outcome.to_json(),
+            **outcome.to_json(), **({"repairs": repairs} if repairs else {}),
             "trace": trace_summary(trace), "usage": usage(trace),
             "duration_s": round(time.perf_counter() - started, 3)}
 

@@ -130,6 +130,8 @@ class EpisodeRecord(BaseModel):
     usage: dict[str, NonNegative | None] | None = None
     duration_s: NonNegative | None = None
     agent_hash: str | None = None
+    repairs: list[str] | None = Field(default=None, description="What the plan parser repaired to read the agent's "
+                                                                "plan (utp_env/plan_format/repairs.py)")
 
 
 @dataclass(frozen=True)
