@@ -44,6 +44,7 @@ from utp_env.agents.llm.models import (
     LLMSettings,
     ModelSession,
     describe_failure,
+    failure_reason,
     history_reply,
     invalid_call_id,
     message_text,
@@ -224,11 +225,13 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
             return self._loop(ep, trace)
         except Exception as exc:  # a model error ends the run; the last parsed plan (if any) is kept
             error = f"model call failed: {describe_failure(exc)}"
+            reason = failure_reason(exc)
             if ep.last_plan is None:
                 return AgentResult(plan=None, raw_output=ep.last_raw, trace=trace, error=error,
-                                   termination_reason="agent_error")
+                                   termination_reason=reason)
             return AgentResult(plan=ep.last_plan, raw_output=ep.last_raw, trace=trace, error=error,
-                               repairs=ep.last_repairs)
+                               repairs=ep.last_repairs,
+                               termination_reason=reason if reason == "infrastructure_error" else None)
 
     def _loop(self, ep: Episode, trace: Trace) -> AgentResult:
         s = self.settings

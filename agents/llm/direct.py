@@ -8,7 +8,9 @@ instructions, a one-shot example and that information, and parse the JSON plan. 
 cannot be parsed, one repair call shows the model the parse error; if that also fails, the plan
 is not delivered (AgentResult with plan None and the error). A model call that fails for good
 (after the retries of `RetryingModel`) is recorded in the trace and ends the run with the reason
-`agent_error` (plan None, the error and the trace so far, so the calls made are counted and billed).
+`agent_error` (plan None, the error and the trace so far, so the calls made are counted and billed), or
+`infrastructure_error` when the model server could not answer (`models.failure_reason`: a resumed run
+retries those episodes).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from utp_env.agents.llm.models import (
     LLMSettings,
     ModelSession,
     describe_failure,
+    failure_reason,
     message_text,
     truncation,
 )
@@ -101,7 +104,7 @@ class DirectAgent(ChatAgent[DirectSettings]):
             try:
                 reply = session.invoke("planner" if attempt == 0 else "repair", messages)
             except Exception as exc:
-                return AgentResult(plan=None, raw_output=raw, trace=trace, termination_reason="agent_error",
+                return AgentResult(plan=None, raw_output=raw, trace=trace, termination_reason=failure_reason(exc),
                                    error=f"model call failed: {describe_failure(exc)}")
             raw = message_text(reply)
             limit = truncation(reply, self.settings.max_tokens)

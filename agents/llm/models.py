@@ -243,6 +243,14 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(status, int) and status in TRANSIENT_STATUS
 
 
+def failure_reason(exc: BaseException) -> str:
+    """How an episode whose model call failed for good ends: `infrastructure_error` when the model server
+    could not answer (nothing listening, timeouts, 5xx, rate limits after the retries: `is_transient` or
+    `connection_refused`), which `utp-env run` retries when the run is resumed; else `agent_error` (a bad
+    request, a refused key, the agent's own code)."""
+    return "infrastructure_error" if connection_refused(exc) or is_transient(exc) else "agent_error"
+
+
 def backoff_delays(retries: int, initial: float, maximum: float) -> list[float]:
     """Exponential backoff: initial, 2·initial, 4·initial, ... capped at `maximum` (no jitter: reproducible)."""
     return [min(maximum, initial * 2**i) for i in range(retries)]

@@ -10,7 +10,8 @@ A reply without tool calls gets a reminder and counts toward `max_steps`. The ep
 the model submits, when the env's step limit truncates it (the accumulated plan is still scored),
 when a `TimeLimit` wrapper cuts it (the agent then ends the episode with `step_limit` through
 `env.unwrapped.end_episode`, so the plan built so far is scored too), or when the model call fails
-for good: the env ends the episode with the reason `agent_error` and the error is recorded.
+for good: the env ends the episode with the reason `agent_error` (or `infrastructure_error` when the model
+server could not answer, `models.failure_reason`) and the error is recorded.
 
 `run_env(env, options)` drives an env you already have, wrapped or not (`gym.make`), and returns
 the env's final info (termination reason, evaluation, reward); it never raises for a model error.
@@ -36,6 +37,7 @@ from utp_env.agents.llm.models import (
     LLMSettings,
     ModelSession,
     describe_failure,
+    failure_reason,
     history_reply,
     invalid_call_id,
     message_text,
@@ -170,7 +172,7 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
                 reply = session.invoke("agent", messages, model=bound)
             except Exception as exc:
                 error = f"model call failed at turn {turn + 1}: {describe_failure(exc)}"
-                reward, final = base.end_episode("agent_error", message=error)
+                reward, final = base.end_episode(failure_reason(exc), message=error)
                 break
             messages.append(history_reply(reply))
             calls = reply_calls(reply)

@@ -497,8 +497,12 @@ BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]], int], Records]] 
 }
 
 
+INFRASTRUCTURE = "infrastructure_error"
+RETIRED = "run again: it ended in an infrastructure error (model server down, a timeout, a tool or evaluator failure)"
+
+
 def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
-        accept_agent_change: bool = False) -> Path:
+        accept_agent_change: bool = False, retry_failed: bool = True) -> Path:
     """Execute (or resume) the run of `config`; returns its folder, with the summary written.
 
     `adopt_results`: accept a results.jsonl found without its config.json (the caller vouches
@@ -508,7 +512,9 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
     and its episode run again. Errors about the folder are `RunFolderError`
     (a ValueError), about writing it `FileWriteError` (an OSError); both are one line naming it.
     A pool worker that dies ends the run with a one-line `WorkerDiedError` (finished episodes
-    are kept; the same call resumes).
+    are kept; the same call resumes). On resume, episodes that ended in an infrastructure error (the
+    model server down or timing out, a tool, the evaluator or the simulation failing) run again, their
+    old records moved to results.rejected.jsonl, unless `retry_failed` is False (--no-retry-failed).
     """
     check_agent_settings(config)
     ctx = context_for(config, progress=progress)
@@ -530,11 +536,18 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
         context = RecordContext(queries=frozenset(q for q, _ in episodes), trials=config.trials, db_hash=db_hash,
                                 agent_hashes=accepted, env=config.env)
         store = ResultsStore(run_dir, context, agent_hash=agent["hash"])
+        failed = sorted(k for k, r in store.records.items() if r.get("termination_reason") == INFRASTRUCTURE)
+        if failed and retry_failed:
+            store.retire(failed, RETIRED)
         todo = [(q, t) for q, t in episodes if not store.done(q, t)]
-        if store.records or store.rejected:
+        if store.records or store.rejected or failed:
             message = (f"resuming {run_dir}: {len(episodes) - len(todo)} of {len(episodes)} episodes done, "
                        f"{len(store.records)} valid record(s) kept")
-            if store.rejected:
+            if failed:
+                what = "run again (--no-retry-failed keeps them)" if retry_failed else "kept (--no-retry-failed)"
+                message += (f"; {len(failed)} episode(s) that ended in an infrastructure error (e.g. {failed[0]}: "
+                            f"model server down, a timeout) {what}")
+            if store.bad_lines:
                 message += (f", {store.bad_lines} bad line(s) moved to {REJECTED} and their episodes redone "
                             f"({store.rejected_summary()})")
             print(message, file=sys.stderr)
