@@ -219,6 +219,7 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
     # ------------------------------------------------------------ the loop
 
     def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
+        self.start_episode(toolkit)
         trace: Trace = toolkit.trace
         ep = Episode(query, toolkit, ModelSession(self.model, trace, self.settings.billed_price))
         try:

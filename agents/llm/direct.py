@@ -91,6 +91,7 @@ class DirectAgent(ChatAgent[DirectSettings]):
                 HumanMessage(human)]
 
     def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
+        self.start_episode(toolkit)
         trace: Trace = toolkit.trace
         session = ModelSession(self.model, trace, self.settings.billed_price)
         info = gather_reference_info(query, toolkit, self.settings.reference)

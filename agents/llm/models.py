@@ -152,11 +152,19 @@ def make_chat_model(model: str | dict[str, Any] | ModelSpec) -> Any:
     """Build the LangChain chat model of a spec (not yet wrapped in retries; see `RetryingModel`).
 
     `base_url` -> `langchain_openai.ChatOpenAI(base_url=...)` (a key is optional: local servers
-    rarely need one). `provider:model` -> `langchain.chat_models.init_chat_model` when `langchain`
+    rarely need one). `scripted:reference` -> the offline scripted model (agents/llm/scripted.py: no
+    network, no key). `provider:model` -> `langchain.chat_models.init_chat_model` when `langchain`
     is installed, else the provider's own package directly. Raises ModelConfigError naming the
     package to install or the env var to set.
     """
     spec = as_spec(model)
+    if spec.base_url is None and spec.provider == "scripted":  # offline: agents/llm/scripted.py
+        from utp_env.agents.llm.scripted import scripted_model
+
+        try:
+            return scripted_model(spec.model)
+        except ValueError as exc:
+            raise ModelConfigError(str(exc)) from None
     common: dict[str, Any] = {"temperature": spec.temperature, "timeout": spec.timeout, "max_retries": 0}
     if spec.max_tokens is not None:
         common["max_tokens"] = spec.max_tokens
@@ -456,3 +464,11 @@ class ChatAgent(Generic[SettingsT]):
         if note:  # one line where the agent is built (the run's records carry cost_usd None)
             print(f"utp-env: note: agent {self.name}: {note}", file=sys.stderr)
         self.config = uncertainty_config or load_uncertainty()
+
+    def start_episode(self, toolkit: Any) -> None:
+        """Tell a model that answers from the benchmark's own data (the scripted model,
+        agents/llm/scripted.py) which database this episode is on; other models ignore it."""
+        inner = getattr(self.model, "model", None)
+        use = getattr(inner, "use_database", None)
+        if callable(use):
+            use(toolkit.db)

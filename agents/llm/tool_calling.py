@@ -146,6 +146,7 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
         partial plan with `termination_reason="agent_error"` and the error: the run scores it the way a
         step-limit cut is scored and records the reason and the error. With no plan built the result
         has no plan, the reason `agent_error`, the error and the trace (the run records all three)."""
+        self.start_episode(toolkit)
         env = self.make_env(toolkit)
         outcome = self.run_env(env, {"query": query}, trace=toolkit.trace, seed=seed)
         return outcome.result
