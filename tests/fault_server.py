@@ -141,7 +141,7 @@ class PlanningBrain:
         self.plan_for = plan_for
 
     def __call__(self, body: dict[str, Any], fault: str | None) -> Reply:
-        from utp_env.agents.llm.scripted import scripted_reply
+        from utp_env.scripted import scripted_reply
 
         tools = [t["function"]["name"] for t in body.get("tools") or []]
         messages = body["messages"]
@@ -153,7 +153,7 @@ class PlanningBrain:
                 return Reply(tool_calls=[(first, '{"day": 1,')])
             if fault == "unknown_tool":
                 return Reply(tool_calls=[("teleport", "{}")])
-        # the offline scripted model's own decision (agents/llm/scripted.py), over the wire
+        # the offline scripted model's own decision (utp_env/scripted.py), over the wire
         reply = scripted_reply(system, text_of(body), tools, answered, messages[-1].get("role") == "tool",
                                self.plan_for)
         return Reply(content=reply.content or None, tool_calls=reply.tool_calls)

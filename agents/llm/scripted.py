@@ -13,15 +13,14 @@ its query id or its text), the way a competent model would, in as few turns as t
 
 Every reply carries a token count (words and punctuation), so usage and cost are known offline. It
 is a harness for trying pipelines, not a baseline: its plans are the reference planner's.
-`scripted_reply` is the decision, shared with the scripted OpenAI-wire server of the tests.
+The decision is `utp_env.scripted.scripted_reply` (shared with the Inspect model and the tests'
+scripted server); this module wraps it as a LangChain chat model.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -30,47 +29,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-SCRIPTS = ("reference",)
-"""What `scripted:NAME` plays: the dataset's reference plan."""
-QUERY_ID = re.compile(r"\butp-q-\d+\b|\butp-train-\d+\b")
-UNKNOWN = "I do not know which trip you mean."
-
-
-@dataclass
-class Reply:
-    """A scripted reply: text and/or tool calls as (name, arguments JSON text)."""
-
-    content: str = ""
-    tool_calls: list[tuple[str, str]] = field(default_factory=list)
-
-
-def scripted_reply(system: str, conversation: str, tools: Sequence[str], answered: bool, last_was_tool: bool,
-                   plan_for: Callable[[str], str | None]) -> Reply:
-    """The reply of the scripted model (module docstring) to a conversation: its system text, all its text,
-    the names of the tools offered, whether a tool has answered, whether the last message is a tool answer,
-    and `plan_for(conversation)`, the reference plan as JSON text (None when the trip is unknown)."""
-    if tools:
-        first = "view_plan" if "submit_plan" in tools else "list_cities"
-        if "submit_plan" in tools:  # the env's tools: look once, then submit
-            if not answered:
-                return Reply(tool_calls=[(first, "{}")])
-            plan = plan_for(conversation)
-            return Reply(tool_calls=[("submit_plan", json.dumps({"plan": plan}))] if plan else [("submit", "{}")])
-        if not last_was_tool:  # the lookup tools (ATLAS's search): one call per round
-            return Reply(tool_calls=[(first, "{}")])
-        return Reply(content="I have gathered what the planner needs.")
-    if system.startswith("You are the checker"):
-        return Reply(content='{"verdict": "pass", "feedback": "all constraints hold"}')
-    if system.startswith("You are the constraint manager"):
-        return Reply(content='{"explicit": [], "implicit": []}')
-    if system.startswith("You are the search advisor"):
-        return Reply(content="Search the stays again.")
-    return Reply(content=plan_for(conversation) or UNKNOWN)
-
-
-def count_tokens(text: str) -> int:
-    """A tokenizer-free token count (words and punctuation marks), so usage is known offline."""
-    return len(re.findall(r"\w+|[^\w\s]", text))
+from utp_env.scripted import SCRIPTS, count_tokens, reference_plan_for, scripted_reply
 
 
 def _text(message: BaseMessage) -> str:
@@ -91,7 +50,6 @@ class ScriptedChatModel(BaseChatModel):
                                                      "was given")
     tool_names: list[str] = Field(default_factory=list)
     _db: Any = PrivateAttr(default=None)
-    _plans: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
@@ -99,34 +57,21 @@ class ScriptedChatModel(BaseChatModel):
 
     def use_database(self, db: Any) -> None:
         """Play the reference plans of this database (the agent's toolkit's)."""
-        if db is not self._db:
-            self._db, self._plans = db, {}
+        self._db = db
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
         names = [t["function"]["name"] if isinstance(t, dict) and "function" in t else
                  (t.get("name") if isinstance(t, dict) else getattr(t, "name", str(t))) for t in tools]
         bound = self.model_copy(update={"tool_names": names})
-        bound._db, bound._plans = self._db, self._plans
+        bound._db = self._db
         return bound
 
     def plan_for(self, conversation: str) -> str | None:
         """The reference plan (JSON text) of the query the conversation is about, or None."""
         from utp_env.dataset import dataset_of, open_dataset
-        from utp_env.plan_format import plan_to_json
 
         dataset = dataset_of(self._db) if self._db is not None else open_dataset(None, profile=self.profile)
-        found = QUERY_ID.search(conversation)
-        query = next((q for q in dataset.queries if found and q.query_id == found.group(0)), None)
-        if query is None:
-            query = next((q for q in dataset.queries if q.text and q.text in conversation), None)
-        if query is None:
-            return None
-        if query.query_id not in self._plans:
-            plan = dataset.references.get(query.query_id)
-            if plan is None:
-                return None
-            self._plans[query.query_id] = plan_to_json(plan)
-        return self._plans[query.query_id]
+        return reference_plan_for(dataset, conversation)
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
