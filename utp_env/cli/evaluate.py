@@ -274,6 +274,7 @@ class Tally:
     seen: dict[tuple[str, int], int] = field(default_factory=dict)
     repaired: int = 0
     refused: list[str] = field(default_factory=list)  # plans read only by dropping part of them (not --lenient)
+    other_split: dict[str, int] = field(default_factory=dict)  # split -> lines for its queries, outside --split
 
 
 def _accumulator() -> SummaryAccumulator:
@@ -283,12 +284,15 @@ def _accumulator() -> SummaryAccumulator:
 
 
 def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, Plan], db: Database, config: Any,
-               sink: ReportSink | None = None, lenient: bool = False) -> Tally:
+               sink: ReportSink | None = None, lenient: bool = False,
+               outside: Mapping[str, Query] | None = None) -> Tally:
     """Score every readable line of the plans file, one at a time; every other line is skipped
     with its reason. Skipped lines, undelivered plans, repairs and warnings are printed to stderr as
     they come; each line's report (with its repairs) goes to `sink`. A plan the parser read only by
     dropping part of its text is not scored but kept in `Tally.refused` unless `lenient`. A
-    DuplicatePlanError at the second line for a query and trial."""
+    DuplicatePlanError at the second line for a query and trial. `outside`: the queries of the set that
+    `--split` left out; a line for one of them is skipped and counted by split (one line at the end),
+    not reported one by one as unknown."""
     from utp_env.env.episode import plan_mismatch
     from utp_env.evaluation import evaluate
     from utp_env.plan_format import LossyPlanError, PlanFormatError, lossy, refuse_lossy
@@ -328,8 +332,17 @@ def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, P
                 out.first_foreign = min(out.first_foreign or line_hash, line_hash)
             query = queries.get(str(record["query_id"]))
             if query is None:
+                elsewhere = (outside or {}).get(str(record["query_id"]))
+                if elsewhere is not None:
+                    split = str(elsewhere.split)
+                    out.other_split[split] = out.other_split.get(split, 0) + 1
+                    out.skipped += 1
+                    if sink is not None:
+                        sink.skipped({"line": line.number, "reason": f"{name} line {line.number}: query "
+                                      f"{elsewhere.query_id} is of split {split}, outside --split"})
+                    continue
                 skip(line.number, f"{name} line {line.number}: unknown query_id {str(record['query_id'])!r} "
-                                  "(not in the query set, or not in --split)")
+                                  "(not in the query set)")
                 continue
             if foreign:
                 skip(line.number, f"{name} line {line.number}: made on database {line_hash[:12]}, not the one "
@@ -410,12 +423,18 @@ def handle(args: argparse.Namespace) -> int:
     if folder is not None and folder != db.content_hash:
         raise foreign_database(args.plans, folder, db, where)
     queries, references = load_queries(args.queries, db)
+    outside: dict[str, Query] = {}
     if args.split is not None:
-        queries = split_queries(queries, args.split)
+        chosen = split_queries(queries, args.split)
+        outside = {qid: q for qid, q in queries.items() if qid not in chosen}
+        queries = chosen
     done: dict[str, Any] = {}
 
     def score(sink: ReportSink | None) -> None:
-        tally = score_file(args.plans, queries, references, db, config, sink, lenient=args.lenient)
+        tally = score_file(args.plans, queries, references, db, config, sink, lenient=args.lenient, outside=outside)
+        for split, count in sorted(tally.other_split.items()):
+            print(f"skipped: {count} line(s) of {args.plans.name} hold plans for queries of split {split}; --split "
+                  f"{args.split} counts only its own queries", file=sys.stderr)
         if tally.refused:
             from utp_env.plan_format import LossyPlanError
 

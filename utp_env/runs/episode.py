@@ -137,7 +137,7 @@ def check_agent_settings(config: RunConfig) -> None:
     from utp_env.agents.registry import AgentConfigError, check_settings
 
     cls, data, where = agent_spec(config)
-    check_settings(cls, data, where)  # names, and values when the agent has a Settings model
+    check_settings(cls, data, where, frozenset(config.agent_settings))  # names, and values with a Settings model
     if isinstance(getattr(cls, "Settings", None), type):
         return
     try:
@@ -156,7 +156,8 @@ def check_agent_settings(config: RunConfig) -> None:
             adapter.validate_python(value)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
-            raise AgentConfigError(f"{where}: setting {key}={value!r} is refused: {first['msg']} "
+            origin = "--set" if key in config.agent_settings else f"{where}: setting"
+            raise AgentConfigError(f"{origin} {key}={value!r} is refused: {first['msg']} "
                                    f"(expected {_type_name(param.annotation)}); fix the value, e.g. "
                                    f"--set {key}=<{_type_name(param.annotation)}>") from None
 

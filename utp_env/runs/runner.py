@@ -497,6 +497,17 @@ BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]], int], Records]] 
 }
 
 
+def with_agent_folder(config: RunConfig, cls: type, agent: dict[str, Any]) -> RunConfig:
+    """`config` with its default run folder named after the version of a user's agent too (8 hex digits of
+    its identity hash, `agent_identity`) when no --out is given and the agent is not one of utp-env's: every
+    edit of one's own agent then starts a folder of its own instead of being refused by the folder of the
+    last version (which --accept-agent-change would mix in). utp-env's agents keep the names the docs use."""
+    if config.out is not None or cls.__module__.startswith("utp_env."):
+        return config
+    return config.model_copy(update={"out": str(Path("runs") / f"{config.default_run_name()}-agent"
+                                                                 f"{agent['hash'][:8]}")})
+
+
 INFRASTRUCTURE = "infrastructure_error"
 RETIRED = "run again: it ended in an infrastructure error (model server down, a timeout, a tool or evaluator failure)"
 
@@ -517,6 +528,9 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
     old records moved to results.rejected.jsonl, unless `retry_failed` is False (--no-retry-failed).
     """
     check_agent_settings(config)
+    cls, settings, _ = agent_spec(config)
+    agent = agent_identity(cls, settings)
+    config = with_agent_folder(config, cls, agent)
     ctx = context_for(config, progress=progress)
     if config.env == "replan":
         from utp_env.runs.replan_episode import repair_notice
@@ -524,8 +538,6 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
         notice = repair_notice(ctx.agent)
         if notice:
             print(notice, file=sys.stderr)
-    cls, settings, _ = agent_spec(config)
-    agent = agent_identity(cls, settings)
     run_dir = config.run_dir()
     if not (run_dir / CONFIG_FILE).exists():
         _check_new_folder(run_dir, adopt_results)  # before the lock file is created in a foreign folder
