@@ -141,7 +141,7 @@ class PlanningBrain:
         self.plan_for = plan_for
 
     def __call__(self, body: dict[str, Any], fault: str | None) -> Reply:
-        from utp_env.scripted import scripted_reply
+        from utp_env.scripted import ENDING, scripted_reply
 
         tools = [t["function"]["name"] for t in body.get("tools") or []]
         messages = body["messages"]
@@ -154,8 +154,10 @@ class PlanningBrain:
             if fault == "unknown_tool":
                 return Reply(tool_calls=[("teleport", "{}")])
         # the offline scripted model's own decision (utp_env/scripted.py), over the wire
+        submitted = any((c.get("function") or {}).get("name") in ENDING for m in messages
+                        if m.get("role") == "assistant" for c in m.get("tool_calls") or [])
         reply = scripted_reply(system, text_of(body), tools, answered, messages[-1].get("role") == "tool",
-                               self.plan_for)
+                               self.plan_for, submitted)
         return Reply(content=reply.content or None, tool_calls=reply.tool_calls)
 
 

@@ -71,7 +71,7 @@ from utp_env.evaluation.aggregate import (
 )
 from utp_env.evaluation.report import EvaluationReport
 from utp_env.query import Query
-from utp_env.scripted import SCRIPTS, count_tokens, reference_plan_for, scripted_reply
+from utp_env.scripted import ENDING, SCRIPTS, count_tokens, reference_plan_for, scripted_reply
 from utp_env.serve.session import EpisodeSession, SessionFactory, json_safe
 
 STOPPED_MESSAGE = "the solver stopped without submit; the plan built so far is scored as at the step limit"
@@ -243,8 +243,10 @@ class ScriptedInspectModel(ModelAPI):
         system = next((m.text for m in input if m.role == "system"), "")
         conversation = "\n".join(m.text for m in input)
         answered = any(m.role == "tool" for m in input)
+        submitted = any(c.function in ENDING for m in input if isinstance(m, ChatMessageAssistant)
+                        for c in m.tool_calls or [])
         reply = scripted_reply(system, conversation, [t.name for t in tools], answered,
-                               bool(input) and input[-1].role == "tool", _plan_of_running_sample)
+                               bool(input) and input[-1].role == "tool", _plan_of_running_sample, submitted)
         calls = [ToolCall(id=f"call_{len(input)}_{i}", function=name, arguments=json.loads(args))
                  for i, (name, args) in enumerate(reply.tool_calls)]
         message = ChatMessageAssistant(content=reply.content, tool_calls=calls or None, model=self.model_name,

@@ -39,13 +39,20 @@ class Reply:
     tool_calls: list[tuple[str, str]] = field(default_factory=list)
 
 
+ENDING = frozenset({"submit", "submit_plan"})
+"""The env's tools that end an episode: once one was called, the scripted model says it is done."""
+
+
 def scripted_reply(system: str, conversation: str, tools: Sequence[str], answered: bool, last_was_tool: bool,
-                   plan_for: Callable[[str], str | None]) -> Reply:
+                   plan_for: Callable[[str], str | None], submitted: bool = False) -> Reply:
     """The reply of the scripted model (module docstring) to a conversation: its system text, all its text,
     the names of the tools offered, whether a tool has answered, whether the last message is a tool answer,
-    and `plan_for(conversation)`, the reference plan as JSON text (None when the trip is unknown)."""
+    `plan_for(conversation)`, the reference plan as JSON text (None when the trip is unknown), and whether
+    it already called an ending tool (`ENDING`: then it replies in text, which ends an agent's loop)."""
     if tools:
         first = "view_plan" if "submit_plan" in tools else "list_cities"
+        if submitted:
+            return Reply(content="The plan is submitted.")
         if "submit_plan" in tools:  # the env's tools: look once, then submit
             if not answered:
                 return Reply(tool_calls=[(first, "{}")])

@@ -29,7 +29,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from utp_env.scripted import SCRIPTS, count_tokens, reference_plan_for, scripted_reply
+from utp_env.scripted import ENDING, SCRIPTS, count_tokens, reference_plan_for, scripted_reply
 
 
 def _text(message: BaseMessage) -> str:
@@ -79,7 +79,9 @@ class ScriptedChatModel(BaseChatModel):
         conversation = "\n".join(_text(m) for m in messages)
         answered = any(isinstance(m, ToolMessage) for m in messages)
         last_tool = bool(messages) and isinstance(messages[-1], ToolMessage)
-        reply = scripted_reply(system, conversation, self.tool_names, answered, last_tool, self.plan_for)
+        submitted = any(c.get("name") in ENDING for m in messages if isinstance(m, AIMessage)
+                        for c in m.tool_calls or [])
+        reply = scripted_reply(system, conversation, self.tool_names, answered, last_tool, self.plan_for, submitted)
         calls = [{"name": name, "args": json.loads(args), "id": f"call_{len(messages)}_{i}", "type": "tool_call"}
                  for i, (name, args) in enumerate(reply.tool_calls)]
         out_tokens = count_tokens(reply.content) + sum(count_tokens(a) for _, a in reply.tool_calls)
