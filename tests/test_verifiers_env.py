@@ -97,7 +97,7 @@ def test_vf_eval_gives_the_rewards_of_utp_env_run_and_the_in_process_transcripts
             calls = [json.loads(c) if isinstance(c, str) else c for c in messages[i]["tool_calls"]]
             entries = [{"id": c["id"], "type": "function", "function": {"name": c["name"],
                                                                        "arguments": c["arguments"]}} for c in calls]
-            observation, reward, terminated, truncated, _ = env.step(entries)
+            observation, reward, *_ = env.step(entries)
             answers = [m["content"] for m in messages[i + 1: i + 1 + len(calls)]]
             assert answers == split_answers(observation, len(calls))
         assert reward == pytest.approx(row["reward"], abs=1e-12)

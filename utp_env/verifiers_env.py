@@ -132,7 +132,7 @@ def _make_class(vf: Any) -> Any:
     from utp_env.env.core import UTPEnv, split_answers
     from utp_env.serve.session import env_class, holds_plan, json_safe
 
-    class UTPMultiTurnEnv(vf.MultiTurnEnv):  # type: ignore[misc, name-defined]
+    class UTPMultiTurnEnv(vf.MultiTurnEnv):
         """utp-env episodes as a verifiers multi-turn environment (module docstring)."""
 
         def __init__(self, env: str, profile: str, db_path: str | None, world: int, max_turns: int,
@@ -159,7 +159,7 @@ def _make_class(vf: Any) -> Any:
             self.episodes[state["trajectory_id"]] = env
             return state
 
-        @vf.stop
+        @vf.stop  # type: ignore[untyped-decorator]
         async def episode_ended(self, state: Any, **kwargs: Any) -> bool:
             env = self.episodes.get(state["trajectory_id"])
             return env is None or env.episode is None or env.episode.done
@@ -181,7 +181,7 @@ def _make_class(vf: Any) -> Any:
                 state["final_env_response"] = answers
             return answers
 
-        @vf.cleanup
+        @vf.cleanup  # type: ignore[untyped-decorator]
         async def end_episode(self, state: Any, **kwargs: Any) -> None:
             """End an episode the model left open (module docstring), keep its ending, close the env."""
             env = self.episodes.pop(state.get("trajectory_id"), None)

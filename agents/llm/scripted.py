@@ -41,13 +41,13 @@ def _text(message: BaseMessage) -> str:
 
 class ScriptedChatModel(BaseChatModel):
     """`scripted:reference` (module docstring). The agent gives it its database (`use_database`) when an
-    episode starts; until then it opens the embedded sandbox of `profile`."""
+    episode starts; until then it opens the embedded sandbox of `sandbox_profile`."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     script: str = Field(default="reference", description="What it plays (SCRIPTS)")
-    profile: str = Field(default="full", description="Sandbox whose reference plans it plays when no database "
-                                                     "was given")
+    sandbox_profile: str = Field(default="full", description="Sandbox whose reference plans it plays when no "
+                                                             "database was given")
     tool_names: list[str] = Field(default_factory=list)
     _db: Any = PrivateAttr(default=None)
 
@@ -59,7 +59,7 @@ class ScriptedChatModel(BaseChatModel):
         """Play the reference plans of this database (the agent's toolkit's)."""
         self._db = db
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:  # type: ignore[override]
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         names = [t["function"]["name"] if isinstance(t, dict) and "function" in t else
                  (t.get("name") if isinstance(t, dict) else getattr(t, "name", str(t))) for t in tools]
         bound = self.model_copy(update={"tool_names": names})
@@ -70,7 +70,7 @@ class ScriptedChatModel(BaseChatModel):
         """The reference plan (JSON text) of the query the conversation is about, or None."""
         from utp_env.dataset import dataset_of, open_dataset
 
-        dataset = dataset_of(self._db) if self._db is not None else open_dataset(None, profile=self.profile)
+        dataset = dataset_of(self._db) if self._db is not None else open_dataset(None, profile=self.sandbox_profile)
         return reference_plan_for(dataset, conversation)
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
@@ -99,4 +99,4 @@ def scripted_model(spec_model: str) -> ScriptedChatModel:
     if script not in SCRIPTS:
         raise ValueError(f"model {spec_model!r}: unknown script {script!r}; scripted models: "
                          + ", ".join(f"scripted:{s}" for s in SCRIPTS))
-    return ScriptedChatModel(script=script, profile=profile or "full")
+    return ScriptedChatModel(script=script, sandbox_profile=profile or "full")

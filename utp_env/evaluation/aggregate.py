@@ -140,13 +140,16 @@ class EvaluationSummary(BaseModel):
         group = self.groups[column]
         family, _, rest = key.partition(".")
         if not rest:
-            return getattr(group, key)  # type: ignore[no-any-return]
+            value: float | None = getattr(group, key)
+            return value
         table = getattr(group, family)
         if family == "uncertainty":
             metric, risk = rest.split(".")
-            return table[metric][risk].mean  # type: ignore[no-any-return]
+            mean: float | None = table[metric][risk].mean
+            return mean
         entry = table.get(rest)
-        return entry.mean if isinstance(entry, MetricMean) else entry  # type: ignore[no-any-return]
+        found: float | None = entry.mean if isinstance(entry, MetricMean) else entry
+        return found
 
     @property
     def has_intervals(self) -> bool:

@@ -275,8 +275,10 @@ def verify_bundle(bundle: str | Path, db: str | Path | None = None) -> Verified:
         if entry.get("bytes") != len(files[name]):
             raise BundleError(f"{name}: {len(files[name]):,} bytes, not {MANIFEST} files.{name}.bytes")
     config = _json(CONFIG_FILE, files[CONFIG_FILE])
+    if not isinstance(config, dict):
+        raise BundleError(f"{CONFIG_FILE} is not a run's config (a JSON {type(config).__name__})")
     summary_given = _json(SUMMARY, files[SUMMARY])
-    settings = config.get("config") if isinstance(config, dict) else None
+    settings = config.get("config")
     try:
         run_config = RunConfig.model_validate(settings)
     except ValueError as exc:
@@ -310,12 +312,14 @@ def verify_bundle(bundle: str | Path, db: str | Path | None = None) -> Verified:
                                   "other parameters")
     episodes = plan_episodes(run_config)
     chosen = sorted({q for q, _ in episodes})
-    query_set = manifest.get("query_set") if isinstance(manifest.get("query_set"), dict) else {}
+    given_set = manifest.get("query_set")
+    query_set: dict[str, Any] = given_set if isinstance(given_set, dict) else {}
     expected_hash = query_set_hash([ctx.queries[q] for q in chosen])
     if query_set.get("sha256") != expected_hash:
         raise BundleError(f"{MANIFEST}: query_set.sha256 is {_show(query_set.get('sha256'))} but the run's "
                           f"{len(chosen)} queries on {where} hash to {expected_hash[:12]}...: another query set")
-    agent = config.get("agent") if isinstance(config.get("agent"), dict) else {}
+    given_agent = config.get("agent")
+    agent: dict[str, Any] = given_agent if isinstance(given_agent, dict) else {}
     hashes = config.get("agent_hashes")
     context = RecordContext(queries=frozenset(chosen), trials=run_config.trials, db_hash=opened,
                             agent_hashes=frozenset(hashes) if isinstance(hashes, list) else None, env="plan")
@@ -367,7 +371,8 @@ def _numpy_note(config: Mapping[str, Any]) -> str | None:
     """Why seeded numbers may differ here: the bundle's NumPy version is not this one (None when equal)."""
     import numpy
 
-    versions = config.get("versions") if isinstance(config.get("versions"), dict) else {}
+    given = config.get("versions")
+    versions: Mapping[str, Any] = given if isinstance(given, dict) else {}
     theirs = versions.get("numpy")
     if theirs == numpy.__version__:
         return None

@@ -225,9 +225,9 @@ def compare_rows(left: RunSummary, right: RunSummary, ci: bool = True) -> list[t
     real is `utp-env compare`'s to say (utp_env/runs/compare.py)."""
     from utp_env.evaluation.aggregate import format_cell
 
-    out = []
+    out: list[tuple[str, str, str, str]] = []
     for label, key, kind in left.evaluation.row_cells():
-        sides = []
+        sides: list[tuple[float | None, str]] = []
         for summary in (left, right):
             evaluation = summary.evaluation
             if key is None:
@@ -244,9 +244,10 @@ def compare_rows(left: RunSummary, right: RunSummary, ci: bool = True) -> list[t
         else:
             diff = f"{(100 if kind == 'pct' else 1) * (b - a):+.{2 if kind == 'pct' else 3}f}"
         out.append((label, text_a, text_b, diff))
-    holds = [summary.hold_rate.get("all") for summary in (left, right)]
-    out.append(("MC hold rate %", *("-" if h is None else f"{100 * h:.2f}" for h in holds),
-                "" if None in holds else f"{100 * (holds[1] - holds[0]):+.2f}"))  # type: ignore[operator]
+    hold_a, hold_b = (summary.hold_rate.get("all") for summary in (left, right))
+    out.append(("MC hold rate %", "-" if hold_a is None else f"{100 * hold_a:.2f}",
+                "-" if hold_b is None else f"{100 * hold_b:.2f}",
+                "" if hold_a is None or hold_b is None else f"{100 * (hold_b - hold_a):+.2f}"))
     return out
 
 
