@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,47 +16,22 @@ import pytest
 pytest.importorskip("verifiers")
 pytest.importorskip("langchain_openai")
 
-from fault_server import FaultServer, PlanningBrain, check_request
+from fault_server import FaultServer, check_request
+from test_fault_server import server  # noqa: F401 (the scripted server, its brain playing reference plans)
 
-from utp_env.agents.base import Toolkit
-from utp_env.agents.reference import ReferencePlanner
 from utp_env.cli import main
-from utp_env.env.config import query_pool, split_pool
 from utp_env.env.core import UTPEnv, split_answers
-from utp_env.plan_format import plan_to_json
-from utp_env.tools.database import Database
 
 KEY_ENV = "UTP_VF_SERVER_KEY"
 N = 3
 
 
-@pytest.fixture(scope="module")
-def server(mini_db: Database) -> Iterator[FaultServer]:
-    queries = query_pool(mini_db)
-    plans: dict[str, str] = {}
-
-    def plan_for(text: str) -> str:
-        for query in queries:
-            if query.text in text:
-                if query.query_id not in plans:
-                    result = ReferencePlanner().run(query, Toolkit(mini_db))
-                    assert result.plan is not None
-                    plans[query.query_id] = plan_to_json(result.plan)
-                return plans[query.query_id]
-        return "I do not know which trip you mean."
-
-    for query in split_pool(mini_db, "validation")[:N]:
-        plan_for(query.text)
-    with FaultServer(PlanningBrain(plan_for)) as srv:
-        yield srv
-
-
-def vf_eval(server: FaultServer, mini_db_path: Path, out: Path) -> list[dict[str, Any]]:
+def vf_eval(llm: FaultServer, mini_db_path: Path, out: Path) -> list[dict[str, Any]]:
     """verifiers' own command line on the environment; the saved results, one per rollout."""
     env_args = {"db_path": str(mini_db_path), "limit": N, "max_turns": 10}
     done = subprocess.run(
         [sys.executable, "-m", "verifiers.legacy.scripts.eval", "utp-env", "-a", json.dumps(env_args), "-m",
-         "scripted-model", "-b", server.base_url, "-k", KEY_ENV, "-n", str(N), "-r", "1", "-c", "1", "-s", "-o",
+         "scripted-model", "-b", llm.base_url, "-k", KEY_ENV, "-n", str(N), "-r", "1", "-c", "1", "-s", "-o",
          str(out), "-d", "--disable-env-server"],
         cwd=out.parent, env={**os.environ, KEY_ENV: "sk-test-not-a-real-key"}, capture_output=True, text=True,
         timeout=600)
@@ -67,7 +41,7 @@ def vf_eval(server: FaultServer, mini_db_path: Path, out: Path) -> list[dict[str
 
 
 def test_vf_eval_gives_the_rewards_of_utp_env_run_and_the_in_process_transcripts(
-        server: FaultServer, mini_db_path: Path, tmp_path: Path) -> None:
+        server: FaultServer, mini_db_path: Path, tmp_path: Path) -> None:  # noqa: F811 (the fixture)
     rows = vf_eval(server, mini_db_path, tmp_path / "vf")
     assert server.refused == [] and all(check_request(body) is None for body in server.requests)
     assert len(rows) == N
