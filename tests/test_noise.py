@@ -46,3 +46,16 @@ def test_the_mdd_formula() -> None:
 def test_one_trial_has_no_noise_floor() -> None:
     q = queries()
     assert noise_floor([record(qid, True, 0.5, 0.5) for qid in q], q, trials=1) is None
+
+
+def test_the_summary_shows_the_mean_reward_with_its_interval() -> None:
+    """The reward appears in a single run's summary (not only beside another run's), with interval and n."""
+    from utp_env.runs.summary import render_text, summarize_run
+
+    q = queries()
+    records = [record(qid, True, 0.5, 0.4 + 0.01 * (i % 10)) for i, qid in enumerate(sorted(q))]
+    summary = summarize_run(records, q, "x", "validation", 1)
+    cell = summary.episode_means["reward"]["all"]
+    assert cell.n == len(q) and cell.mean == pytest.approx(sum(r["reward"] for r in records) / len(q))
+    assert cell.low is not None and cell.high is not None and cell.low < cell.mean < cell.high
+    assert "reward (of the plan, UTP-v0), mean per episode [95% interval] n: 3-day 0." in render_text(summary)

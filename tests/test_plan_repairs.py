@@ -140,6 +140,8 @@ def test_a_reply_cut_at_the_token_limit_is_named(good, mini_db: Database) -> Non
     assert result.plan is None and result.error is not None
     assert "cut off at the token limit (finish_reason length, max_tokens 100)" in result.error
     assert "cut off at the token limit" in fake.received[1][-1].content
+    names = [s.name for s in result.trace.steps if s.kind == "model_call"]
+    assert names == ["planner (cut at the token limit)", "repair (cut at the token limit)"]  # in the record's trace
 
 
 def test_tool_calling_runs_the_tasks_own_json_text_actions(mini_db: Database) -> None:

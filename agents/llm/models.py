@@ -425,6 +425,8 @@ class ModelSession:
         calls = [c.get("name") for c in getattr(reply, "tool_calls", None) or []]
         text = message_text(reply)
         summary = (f"tool calls: {', '.join(map(str, calls))}; " if calls else "") + text
+        if truncation(reply, None) is not None:  # named in the record's trace (by_name) too
+            role = f"{role} (cut at the token limit)"
         self.trace.add(TraceStep(kind="model_call", name=role,
                                  args={"messages": len(messages), "input_tokens": usage.input_tokens,
                                        "output_tokens": usage.output_tokens},

@@ -137,6 +137,55 @@ REPLAN_CAPTION = ("Closed loop (UTP-Replan-v0): realised outcome of one sampled 
                   "the plan, disrupt = disruptions reported (docs/REPLAN.md).")
 
 
+class EpisodeMean(BaseModel):
+    """The mean of a per-episode value over a column's episodes, with its 95% interval (the bootstrap
+    over queries of utp_env/evaluation/intervals.py) and n, the episodes with a value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mean: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+
+
+EPISODE_MEANS = {"reward": "reward (of the plan, UTP-v0)", "hold_rate": "Monte Carlo hold rate"}
+"""The per-episode values the summary averages besides Table 3 (keys of `utp_env.runs.rows.EPISODE_ROWS`)."""
+
+
+def episode_means(records: list[dict[str, Any]], queries: dict[str, Any]) -> dict[str, dict[str, EpisodeMean]]:
+    """For each value of `EPISODE_MEANS`, its mean by horizon and over all with interval and n."""
+    import numpy as np
+
+    from utp_env.evaluation.intervals import cell_intervals
+    from utp_env.runs.rows import EPISODE_ROWS
+
+    getters = {key: value for _, key, _, value in EPISODE_ROWS if key in EPISODE_MEANS}
+    keys = tuple(EPISODE_MEANS)
+    per_query: dict[str, list[list[float]]] = {}
+    for record in records:
+        sums = per_query.setdefault(record["query_id"], [[0.0] * len(keys), [0.0] * len(keys)])
+        for i, key in enumerate(keys):
+            value = getters[key](record)
+            if value is not None:
+                sums[0][i] += value
+                sums[1][i] += 1.0
+    out: dict[str, dict[str, EpisodeMean]] = {key: {} for key in keys}
+    horizons = sorted({queries[q].days for q in per_query})
+    for column, members in [*((str(h), [q for q in sorted(per_query) if queries[q].days == h]) for h in horizons),
+                            ("all", sorted(per_query))]:
+        num = np.array([per_query[q][0] for q in members])
+        den = np.array([per_query[q][1] for q in members])
+        intervals = cell_intervals(keys, frozenset(), num, den, den, f"episode-{column}")
+        for i, key in enumerate(keys):
+            total = float(den[:, i].sum())
+            cell = intervals.get(key)
+            out[key][column] = EpisodeMean(mean=float(num[:, i].sum()) / total if total else None,
+                                           low=None if cell is None else cell.low,
+                                           high=None if cell is None else cell.high, n=int(total))
+    return out
+
+
 class RunSummary(BaseModel):
     """Everything `summary.json` holds."""
 
@@ -158,6 +207,8 @@ class RunSummary(BaseModel):
     replan: ReplanSummary | None = Field(default=None, description="Realised outcome of a closed-loop run")
     noise: NoiseFloor | None = Field(default=None, description="With trials >= 2: verdict flips, each row's spread "
                                                                "across trials, minimum detectable differences")
+    episode_means: dict[str, dict[str, EpisodeMean]] = Field(
+        default_factory=dict, description="The mean reward and hold rate by horizon and 'all', with intervals")
 
 
 def pass_hat_k(passes_per_query: list[tuple[int, int]], k: int) -> float | None:
@@ -229,13 +280,20 @@ def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent:
         per_query=per_query,
         replan=summarize_replan(records, queries) if env == "replan" else None,
         noise=noise_floor(records, queries, trials, replan=env == "replan"),
+        episode_means=episode_means(records, queries),
     )
 
 
 def summary_notes(summary: RunSummary) -> list[str]:
     """The lines under Table 3, shared by the terminal and the HTML report: robustness, pass^k, endings."""
     notes = []
-    if summary.hold_rate:
+    for key, label in EPISODE_MEANS.items():
+        cells = summary.episode_means.get(key) or {}
+        shown = [f"{k}{'-day' if k.isdigit() else ''} {_mean_text(c, key == 'hold_rate')}" for k, c in cells.items()
+                 if c.mean is not None]
+        if shown:
+            notes.append(f"{label}, mean per episode [95% interval] n: " + ", ".join(shown))
+    if summary.hold_rate and not summary.episode_means.get("hold_rate"):  # a summary written before the means
         notes.append("Monte Carlo hold rate: " + ", ".join(
             f"{k}{'-day' if k.isdigit() else ''} {v:.1%}" for k, v in summary.hold_rate.items() if v is not None))
     if summary.trials > 1:
@@ -249,6 +307,14 @@ def summary_notes(summary: RunSummary) -> list[str]:
         notes.append(f"model usage: {usage['model_calls']:,.0f} calls, tokens in {usage.get('input_tokens') or 0:,.0f} "
                      f"/ out {usage.get('output_tokens') or 0:,.0f}, {priced}")
     return notes
+
+
+def _mean_text(cell: EpisodeMean, pct: bool) -> str:
+    def fmt(v: float) -> str:
+        return f"{100 * v:.1f}%" if pct else f"{v:.3f}"
+
+    interval = "[-]" if cell.low is None or cell.high is None else f"[{fmt(cell.low)}, {fmt(cell.high)}]"
+    return f"{fmt(cell.mean or 0.0)} {interval} n={cell.n}"
 
 
 def render_text(summary: RunSummary, ci: bool = True) -> str:
@@ -348,6 +414,9 @@ def _unit_fields(summary: RunSummary) -> list[tuple[str, float | None]]:
         for key, interval in cells.items():
             out += [(f"evaluation.intervals.{column}.{key}.low", interval.low),
                     (f"evaluation.intervals.{column}.{key}.high", interval.high)]
+    for key, by_column in summary.episode_means.items():
+        for column, cell in by_column.items():
+            out += [(f"episode_means.{key}.{column}.{part}", getattr(cell, part)) for part in ("mean", "low", "high")]
     out += [(f"pass_hat_k.{k}", v) for k, v in summary.pass_hat_k.items()]
     out += [(f"hold_rate.{k}", v) for k, v in summary.hold_rate.items()]
     if summary.replan is not None:
