@@ -415,8 +415,8 @@ def _unit_fields(summary: RunSummary) -> list[tuple[str, float | None]]:
             out += [(f"evaluation.intervals.{column}.{key}.low", interval.low),
                     (f"evaluation.intervals.{column}.{key}.high", interval.high)]
     for key, by_column in summary.episode_means.items():
-        for column, cell in by_column.items():
-            out += [(f"episode_means.{key}.{column}.{part}", getattr(cell, part)) for part in ("mean", "low", "high")]
+        for column, mean in by_column.items():
+            out += [(f"episode_means.{key}.{column}.{part}", getattr(mean, part)) for part in ("mean", "low", "high")]
     out += [(f"pass_hat_k.{k}", v) for k, v in summary.pass_hat_k.items()]
     out += [(f"hold_rate.{k}", v) for k, v in summary.hold_rate.items()]
     if summary.replan is not None:
