@@ -297,7 +297,15 @@ def summary_notes(summary: RunSummary) -> list[str]:
         notes.append("Monte Carlo hold rate: " + ", ".join(
             f"{k}{'-day' if k.isdigit() else ''} {v:.1%}" for k, v in summary.hold_rate.items() if v is not None))
     if summary.trials > 1:
-        notes.append("pass^k: " + ", ".join(f"k={k} {v:.1%}" for k, v in summary.pass_hat_k.items() if v is not None))
+        from utp_env.evaluation.intervals import wilson_interval
+
+        def with_interval(k: str, v: float) -> str:
+            n = sum(1 for q in summary.per_query if q.trials >= int(k))  # queries with k trials: each a share
+            low, high = wilson_interval(v, n) if n else (v, v)
+            return f"k={k} {v:.1%} [{low:.1%}, {high:.1%}] n={n}"
+
+        notes.append("pass^k [95% Wilson interval over queries] n: " + ", ".join(
+            with_interval(k, v) for k, v in summary.pass_hat_k.items() if v is not None))
     notes.append("endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
     usage = summary.usage
     if usage.get("model_calls"):
