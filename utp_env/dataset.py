@@ -24,7 +24,7 @@ from utp_env.plan_format.errors import PlanFormatError
 from utp_env.queries.generate import TRAIN_SPLIT
 from utp_env.query import Query
 from utp_env.tools.atomic import write_text_atomic
-from utp_env.tools.database import Database, collector_paused
+from utp_env.tools.database import Database, collector_paused, require_directory
 
 QUERIES_FILE = "queries.jsonl"
 REFERENCES_FILE = "reference_plans.jsonl"
@@ -358,7 +358,7 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
         from utp_env.tools.sandbox.cache import ensure_sandbox
 
         db_path = ensure_sandbox(profile, seed, quiet=not progress)
-    db_path = Path(db_path)
+    db_path = require_directory(db_path)  # a wrong path is said before anything is built into it
     if not (db_path / QUERIES_FILE).exists() or (embedded and _query_set_version(db_path) != QUERY_SET_VERSION):
         if progress:
             print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)

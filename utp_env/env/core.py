@@ -14,6 +14,7 @@ Following `step`: `spaces.parse_action` reads the action, each call runs a looku
 
 from __future__ import annotations
 
+import re
 import reprlib
 import traceback
 from collections.abc import Mapping
@@ -516,3 +517,18 @@ def _preview(action: Any, limit: int = 300) -> str:
         return _PREVIEW.repr(action)[:limit]
     except Exception:  # a user object whose __repr__ fails
         return f"<{type(action).__name__}>"
+
+
+def split_answers(observation: str, n: int) -> list[str]:
+    """The env's combined observation of an n-call step, one answer per call (for a chat history that
+    answers each tool call with its own message: the tool-calling agent, the verifiers environment).
+
+    `UTPEnv.step` prefixes answers with `[i/n] tool: ` and joins them with blank lines; if the split
+    does not find exactly n parts, the whole text answers the first call and the others point to it.
+    """
+    if n == 1:
+        return [observation]
+    parts = re.split(rf"\n\n(?=\[\d+/{n}\] )", observation)
+    if len(parts) == n:
+        return parts
+    return [observation] + [f"(answered together with the first call of this step: {observation[:80]}...)"] * (n - 1)

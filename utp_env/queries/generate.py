@@ -11,7 +11,8 @@ a multi-city trip's state by the summed weight of its destinations, whose route 
 them (`feasibility.candidate_routes`). The origin is drawn by population among the cities with a
 direct service to the destination and back, at least `MIN_TRIP_HOURS` away by road (travellers set
 out from the big cities; Siliguri is a trip from Darjeeling, Mathura none from Vrindavan). The
-persona is honoured: a "Beaches" query goes to a coastal place, "Mountains" to a hill station, "Historical Sites" to a heritage city, "Lakes and Rivers" to a lake or river town,
+persona is honoured: a "Beaches" query goes to a coastal place, "Mountains" to a hill station,
+"Historical Sites" to a heritage city, "Lakes and Rivers" to a lake or river town,
 "Cities" to a metro (`utp_env.tools.india.PREFERENCE_CITIES`); when no such trip is found in half
 the attempts, any destination is drawn and the preference becomes the first one its route
 honours. No trip visits two parts of one metro.
