@@ -287,8 +287,8 @@ def test_the_planner_books_no_attraction_on_its_closing_day(mini_db: Database, m
     days = mini_db.tables["attractions"].columns["open_days"]
     closable = {i for i, d in enumerate(days) if d != "1111111"}
     original = planner_module.attraction_order
-    monkeypatch.setattr(planner_module, "attraction_order", lambda db, city, policy: sorted(
-        original(db, city, policy), key=lambda r: r not in closable))
+    monkeypatch.setattr(planner_module, "attraction_order", lambda db, city, policy, query: sorted(
+        original(db, city, policy, query), key=lambda r: r not in closable))
     crowd = set(mini_db.tables["attractions"].columns["city"][i] for i in closable)
     queries = [q for q in generate_queries(mini_db, 80, seed=23) if q.dest in crowd][:25]
     on_open, on_closed = _closed_day_bookings(mini_db, queries)

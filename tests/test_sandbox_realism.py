@@ -35,6 +35,7 @@ from utp_env.tools.sandbox.realism import (
     run_day_contradictions,
     track_ratios,
 )
+from utp_env.tools.sandbox.road import BUS_MIN_KM, LOCAL_BUS_MIN_KM
 from utp_env.tools.sandbox.traveller.rail import NO_RAILWAY
 from utp_env.tools.sandbox.traveller.rail import figures as rail_figures
 from utp_env.tools.sandbox.venues import category_weights, entry_fee
@@ -82,7 +83,13 @@ def test_mini_buses_are_intercity(mini_db: Database) -> None:
     r = mini_db.tables["road_routes"].columns
     km = dict(zip(zip(r["origin_city"], r["dest_city"], strict=True), r["distance_km"], strict=True))
     dist = np.array([km[p] for p in zip(b["origin_city"], b["dest_city"], strict=True)])
-    assert dist.min() >= 50
+    assert dist.min() >= LOCAL_BUS_MIN_KM
+    # a bus under BUS_MIN_KM is a town bus: one end has no road of BUS_MIN_KM or more (Madgaon-Panaji)
+    longest = {}
+    for (o, _), v in km.items():
+        longest[o] = max(longest.get(o, 0.0), v)
+    for (o, d), v in zip(zip(b["origin_city"], b["dest_city"], strict=True), dist.tolist(), strict=True):
+        assert v >= BUS_MIN_KM or min(longest[o], longest[d]) < BUS_MIN_KM, (o, d, v)
     long = dist > 350
     assert all("Sleeper" in t for t, is_long in zip(b["bus_type"], long.tolist(), strict=True) if is_long)
 

@@ -18,6 +18,7 @@ from utp_env.tools.database import Database
 from utp_env.tools.india import TOURIST_CITIES, alcohol_allowed
 from utp_env.tools.india import venue_facts as vf
 from utp_env.tools.india.sources import SourceError, update_record
+from utp_env.tools.india.venue_facts import LUNCH_EVENING_KINDS
 from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox import names as nm
 from utp_env.tools.sandbox.crowd import ATTRACTION_PEAKS, RESTAURANT_PEAKS, intensity
@@ -25,7 +26,6 @@ from utp_env.tools.sandbox.events import EVENT_KINDS, OPEN_AIR_END, event_end, v
 from utp_env.tools.sandbox.geography import Cities, select_cities
 from utp_env.tools.sandbox.profiles import PROFILES
 from utp_env.tools.sandbox.traveller.venues import (
-    LUNCH_EVENING_KINDS,
     event_problems,
     figures,
     misplaced_stops,
