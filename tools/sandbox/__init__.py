@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from utp_env.tools.sandbox.cache import cache_root, ensure_sandbox, open_sandbox, sandbox_path
+from utp_env.tools.sandbox.cache import ensure_sandbox, open_sandbox
+from utp_env.tools.sandbox.location import cache_root, sandbox_path
 from utp_env.tools.sandbox.profiles import PROFILES, SandboxProfile, load_profile
 from utp_env.tools.sandbox.version import GENERATOR_VERSION
 

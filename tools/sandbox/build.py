@@ -51,7 +51,7 @@ def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str |
     if not isinstance(seed, int | np.integer) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if out is None:
-        from utp_env.tools.sandbox.cache import sandbox_path
+        from utp_env.tools.sandbox.location import sandbox_path
 
         out = sandbox_path(str(profile), int(seed))
     out = Path(out)

@@ -24,29 +24,11 @@ except ImportError:  # pragma: no cover - Windows: leftovers are removed by age 
     fcntl = None  # type: ignore[assignment]
 
 from utp_env.tools.database import MANIFEST, Database
-from utp_env.tools.sandbox.profiles import load_profile
-from utp_env.tools.sandbox.version import GENERATOR_VERSION
+from utp_env.tools.sandbox.location import sandbox_path
 
-CACHE_ENV = "UTP_ENV_CACHE"
 STAGES = 11
 LEFTOVER_PATTERN = ".sandbox-*"
 UNLOCKED_MAX_AGE_S = 86_400  # without flock, a temporary build directory this old is a leftover
-
-
-def cache_root() -> Path:
-    """Where embedded sandboxes live: $UTP_ENV_CACHE, else the platform's user cache directory."""
-    override = os.environ.get(CACHE_ENV)
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("utp-env"))
-
-
-def sandbox_path(profile: str = "full", seed: int = 0) -> Path:
-    """The cache directory of one sandbox."""
-    name = load_profile(profile).name
-    return cache_root() / f"sandbox-{name}-seed{seed}-v{GENERATOR_VERSION}"
 
 
 def build_sandbox(profile: str, seed: int, out: Path,

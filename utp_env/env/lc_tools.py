@@ -1,15 +1,15 @@
 """The env's tools as LangChain `StructuredTool`s, each call one step of the env's live episode.
 
 A module of its own so that the env core (`core.py`, whose `UTPEnv.langchain_tools` returns these)
-imports no adapter: this module needs the env only as "something with `tools` and `step`", so it
-imports nothing of `core`, `adapters` or `replan` at run time (issue 24: the adapters <-> core <->
-replan import circle). `utp_env.env.adapters` re-exports `langchain_tools`.
+imports no adapter: this module needs the env only as "something with `tools` and `step`" (the
+`Stepper` protocol), so it imports nothing of `core`, `adapters` or `replan`, and no import circle
+runs through it. `utp_env.env.adapters` re-exports `langchain_tools`.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import gymnasium as gym
 from pydantic import BaseModel, ValidationError
@@ -19,10 +19,14 @@ from utp_env.tools.lookup.registry import ToolResult, ToolSpec, format_validatio
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool
 
-    from utp_env.env.core import UTPEnv
+
+class Stepper(Protocol):
+    """What a tool call needs of the env: one step of its live episode (`UTPEnv.step`)."""
+
+    def step(self, action: Any) -> tuple[Any, ...]: ...
 
 
-def step_text(env: UTPEnv, name: str, args: dict[str, Any]) -> str:
+def step_text(env: Stepper, name: str, args: dict[str, Any]) -> str:
     """Run one tool call as an env step and return its observation (or why it could not run)."""
     try:
         observation, *_ = env.step({"tool": name, "args": args})

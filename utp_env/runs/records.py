@@ -34,6 +34,7 @@ from utp_env.env.episode import TerminationReason
 from utp_env.evaluation.report import METRICS, EvaluationReport
 from utp_env.itinerary import Plan
 from utp_env.simulation.report import RobustnessReport
+from utp_env.tools.jsonl import decode_json_line
 
 TOLERANCE = 1e-9  # slack on [0, 1] for values computed in floating point
 LEGACY_AGENT = "unrecorded"
@@ -247,12 +248,38 @@ def check_record(record: Any, context: RecordContext | None = None) -> str | Non
     return wrong
 
 
+RESULTS = "results.jsonl"
+"""A run folder's episode records, one JSON line each (`utp_env/runs/store.py` appends and repairs it)."""
+
+
+def episode_key(query_id: str, trial: int) -> str:
+    """The identity of an episode inside a run."""
+    return f"{query_id}#{trial}"
+
+
+def read_record(raw: bytes, context: RecordContext | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """(record, None) for a valid results line (of the run of `context`, when given), else
+    (None, the one-line reason it is not one)."""
+    record, error = decode_json_line(raw)
+    if error is not None:
+        return None, error
+    if not isinstance(record, dict):
+        return None, f"a JSON {type(record).__name__}, not an episode record object"
+    if not isinstance(record.get("query_id"), str) or not record["query_id"]:
+        return None, "no string 'query_id'"
+    trial = record.get("trial")
+    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
+        return None, "no non-negative integer 'trial'"
+    reason = check_record(record, context)
+    if reason is not None:
+        return None, reason
+    return record, None
+
+
 def checked_records(lines: Iterable[bytes], context: RecordContext | None = None) -> tuple[list[dict[str, Any]],
                                                                               list[tuple[int, str]]]:
     """(valid records, first per episode, in file order; [(line number, reason)] of the others)
     of an iterable of raw results.jsonl lines, for readers that never rewrite the file."""
-    from utp_env.runs.store import episode_key, read_record
-
     seen: dict[str, int] = {}
     kept: list[dict[str, Any]] = []
     bad: list[tuple[int, str]] = []
@@ -314,8 +341,6 @@ def read_checked_records(run_dir: str | Path, command: str, queries: Iterable[st
     """The valid records of a run folder's results.jsonl (checked against its config.json and,
     when given, the query set), without changing the folder, and the warnings about the lines
     skipped (printed to stderr, at most `SHOWN_BAD` one by one, then a count)."""
-    from utp_env.runs.store import RESULTS
-
     path = Path(run_dir) / RESULTS
     if not path.exists():
         raise FileNotFoundError(f"{path} not found: is {run_dir} a run folder made by `utp-env run`?")

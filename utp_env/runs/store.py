@@ -20,18 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.records import RecordContext, check_record
+from utp_env.runs.records import RESULTS, RecordContext, check_record, episode_key, read_record
 from utp_env.tools.atomic import FileWriteError, write_bytes_atomic
-from utp_env.tools.jsonl import decode_json_line
 
-RESULTS = "results.jsonl"
 REJECTED = "results.rejected.jsonl"
 MAX_PREVIEW = 2000  # characters of a rejected line kept in results.rejected.jsonl
-
-
-def episode_key(query_id: str, trial: int) -> str:
-    """The identity of an episode inside a run."""
-    return f"{query_id}#{trial}"
 
 
 def encode_line(record: dict[str, Any]) -> bytes:
@@ -47,25 +40,6 @@ class RejectedLine:
     line: int
     reason: str
     text: str
-
-
-def read_record(raw: bytes, context: RecordContext | None = None) -> tuple[dict[str, Any] | None, str | None]:
-    """(record, None) for a valid results line (of the run of `context`, when given), else
-    (None, the one-line reason it is not one)."""
-    record, error = decode_json_line(raw)
-    if error is not None:
-        return None, error
-    if not isinstance(record, dict):
-        return None, f"a JSON {type(record).__name__}, not an episode record object"
-    if not isinstance(record.get("query_id"), str) or not record["query_id"]:
-        return None, "no string 'query_id'"
-    trial = record.get("trial")
-    if not isinstance(trial, int) or isinstance(trial, bool) or trial < 0:
-        return None, "no non-negative integer 'trial'"
-    reason = check_record(record, context)
-    if reason is not None:
-        return None, reason
-    return record, None
 
 
 class ResultsStore:

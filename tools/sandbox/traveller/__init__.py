@@ -12,13 +12,9 @@ because they read the query set and its reference plans. `utp-env data stats` pr
 from __future__ import annotations
 
 from utp_env.tools.database import Database
-from utp_env.tools.sandbox.calibration import Check
+from utp_env.tools.sandbox.traveller.figure import Figure
 
-
-class Figure(Check):
-    """A traveller figure: a `Check` with the public source of its target."""
-
-    source: str
+__all__ = ["Figure", "traveller"]
 
 
 def traveller(db: Database) -> list[Figure]:

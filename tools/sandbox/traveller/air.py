@@ -44,7 +44,7 @@ from utp_env.tools.india.air_facts import (
     read_carriers,
     read_routes,
 )
-from utp_env.tools.sandbox.traveller import Figure
+from utp_env.tools.sandbox.traveller.figure import Figure
 
 INDIA_WIDE = ("Delhi", "Mumbai", "Kolkata", "Chennai")
 GOA = "Panaji"

@@ -34,7 +34,7 @@ from collections import defaultdict
 
 from utp_env.tools.database import Database
 from utp_env.tools.india.rail_facts import read_rail
-from utp_env.tools.sandbox.traveller import Figure
+from utp_env.tools.sandbox.traveller.figure import Figure
 
 TIMETABLE = "Indian Railways timetable, trains between the cities' stations (NTES / IRCTC listings, 2024)"
 # (origin, destination, least, most trains a day; None: no upper bound)

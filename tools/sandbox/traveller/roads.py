@@ -18,7 +18,7 @@ import numpy as np
 
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox.calibration import air_only_towns
-from utp_env.tools.sandbox.traveller import Figure
+from utp_env.tools.sandbox.traveller.figure import Figure
 
 ROAD_SOURCE = "road guides and state tourism departments' typical driving times"
 ROAD_TIMES: tuple[tuple[str, str, float, float], ...] = (

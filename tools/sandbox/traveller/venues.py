@@ -60,7 +60,7 @@ from utp_env.tools.india import venue_facts as vf
 from utp_env.tools.sandbox import names as nm
 from utp_env.tools.sandbox.calibration import INTENSITY
 from utp_env.tools.sandbox.events import venue_kind
-from utp_env.tools.sandbox.traveller import Figure
+from utp_env.tools.sandbox.traveller.figure import Figure
 from utp_env.tools.sandbox.venues import (
     attraction_kind,
     open_days_of,
