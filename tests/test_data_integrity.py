@@ -506,16 +506,16 @@ def test_any_crowd_json_gives_a_value_or_one_data_error(value: object) -> None:
 
 
 def test_leftover_build_folders_are_removed_by_the_next_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from utp_env.tools.sandbox import cache
+    from utp_env.tools.sandbox import cache, location
 
     monkeypatch.setenv("UTP_ENV_CACHE", str(tmp_path))
-    target = cache.sandbox_path("mini", 0)
+    target = location.sandbox_path("mini", 0)
     leftovers = [tmp_path / f".{target.name}.k1ll3d00", tmp_path / ".sandbox-full-seed0-v1.abcd1234"]
     for path in leftovers:
         path.mkdir()
         (path / "cities.csv").write_text("city\n", encoding="utf-8")
     # a build in progress in another process holds its folder: it must survive
-    live, lock = cache._claim_build_dir(cache.sandbox_path("mini", 1))
+    live, lock = cache._claim_build_dir(location.sandbox_path("mini", 1))
     seen = []
 
     def fake_build(profile: str, seed: int, out: Path, progress: object = None) -> dict:

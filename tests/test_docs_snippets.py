@@ -91,7 +91,7 @@ def runnable_bash(code: str) -> str:
 @pytest.fixture(scope="module")
 def cache(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A cache whose embedded full and mini sandboxes are a copy of the tests' mini sandbox."""
-    from utp_env.tools.sandbox.cache import sandbox_path
+    from utp_env.tools.sandbox.location import sandbox_path
 
     root = tmp_path_factory.mktemp("snippet-cache")
     old = os.environ.get("UTP_ENV_CACHE")

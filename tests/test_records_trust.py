@@ -23,9 +23,9 @@ from utp_env.agents.reference import ReferencePlanner
 from utp_env.cli import main
 from utp_env.runs.agent_identity import agent_identity, identity_changes
 from utp_env.runs.config import RunConfig
-from utp_env.runs.records import LEGACY_AGENT, RecordContext, check_record
+from utp_env.runs.records import LEGACY_AGENT, RESULTS, RecordContext, check_record
 from utp_env.runs.runner import RunFolderError, run
-from utp_env.runs.store import REJECTED, RESULTS, ResultsStore
+from utp_env.runs.store import REJECTED, ResultsStore
 from utp_env.runs.summary import SUMMARY_JSON, load_summary
 
 EPISODES = 6  # 3 queries x 2 trials

@@ -23,8 +23,9 @@ from utp_env.query import Query
 from utp_env.runs import runner as runner_module
 from utp_env.runs import store as store_module
 from utp_env.runs.config import RunConfig
+from utp_env.runs.records import RESULTS
 from utp_env.runs.runner import RunFolderError, run, run_lock
-from utp_env.runs.store import REJECTED, RESULTS, ResultsStore
+from utp_env.runs.store import REJECTED, ResultsStore
 from utp_env.tools.atomic import FileWriteError
 
 

@@ -39,8 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.records import CONFIG_FILE
-from utp_env.runs.store import RESULTS, episode_key
+from utp_env.runs.records import CONFIG_FILE, RESULTS, episode_key
 
 FORMAT = "utp-env-bundle/1"
 MANIFEST = "manifest.json"

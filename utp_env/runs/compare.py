@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from utp_env.runs.records import episode_key
 from utp_env.runs.rows import episode_cells, row_specs
-from utp_env.runs.store import episode_key
 from utp_env.tools.seeding import stable_int
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.store import episode_key
+from utp_env.runs.records import episode_key
 from utp_env.runs.summary import episode_score
 
 # Two-sided 97.5% quantiles of Student's t for 1..30 degrees of freedom; above, the Cornish-Fisher

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.records import read_checked_records, read_run_config, run_dataset
-from utp_env.runs.store import episode_key
+from utp_env.runs.records import episode_key, read_checked_records, read_run_config, run_dataset
 from utp_env.runs.summary import (
     REPLAN_CAPTION,
     RunSummary,

@@ -33,8 +33,8 @@ from typing import Any
 from utp_env.runs.agent_identity import agent_identity, identity_changes
 from utp_env.runs.config import RunConfig, env_identity, identity_differences
 from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, dataset_for, run_episode
-from utp_env.runs.records import CONFIG_FILE, LEGACY_AGENT, RecordContext, read_run_config
-from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key
+from utp_env.runs.records import CONFIG_FILE, LEGACY_AGENT, RESULTS, RecordContext, episode_key, read_run_config
+from utp_env.runs.store import REJECTED, ResultsStore
 from utp_env.tools.atomic import FileWriteError, write_text_atomic
 
 LOCK_FILE = ".run.lock"
