@@ -18,6 +18,7 @@ def small_runs(db: Path) -> dict[str, list[str]]:
         "env_steps.py": ["--db", str(db), "--n", "300"],
         "evaluate.py": ["--db", str(db), "--plans", "5", "--seconds", "0.2"],
         "evaluate_memory.py": ["--db", str(db), "--mb", "0.3"],
+        "import_time.py": ["--rounds", "2"],
         "lookup.py": ["--db", str(db), "--n", "12", "--repeat", "1"],
         "simulate.py": ["--db", str(db), "--rollouts", "200", "--loop-rollouts", "50", "--repeat", "1"],
         "plan_format.py": ["--k", "500", "--repeat", "1"],
