@@ -1,6 +1,7 @@
 """`utp-env report`: one self-contained HTML file to browse a run, or two runs side by side.
 
-The file holds its CSS and JS inline and fetches nothing (it works from a file:// URL). The
+The page is the template `report_page.html` beside this module (HTML with its CSS and JS inline;
+it fetches nothing and works from a file:// URL), filled here with a run's data. The
 Table-3 summary is rendered here from the run's `summary.json` with the same rows and caption as
 the terminal (`EvaluationSummary.rows()` / `caption()` in utp_env/evaluation/aggregate.py). The
 episodes are embedded as one JSON blob (every `<`, `>`, `&` escaped, so model output cannot close
@@ -14,7 +15,9 @@ filtered view can be bookmarked and tests/test_report_html.py can drive the page
 
 from __future__ import annotations
 
+import functools
 import html
+import importlib.resources
 import json
 import sys
 from dataclasses import dataclass, field
@@ -292,6 +295,18 @@ def _clean(value: Any) -> Any:
     return value
 
 
+PAGE_TEMPLATE = "report_page.html"
+"""The page (HTML, its CSS and JavaScript) beside this module, shipped as package data (pyproject.toml):
+`build_report` fills its `__TITLE__`, `__SUMMARIES__`, `__COMPARE__` and `__DATA__` slots."""
+
+
+@functools.cache
+def page_template() -> str:
+    """The text of `PAGE_TEMPLATE`, read once per process from the installed package."""
+    return importlib.resources.files(__package__ or "utp_env.runs").joinpath(PAGE_TEMPLATE).read_text(
+        encoding="utf-8")
+
+
 def build_report(runs: list[RunData]) -> str:
     """The HTML text of the report of one run, or of two runs on the same queries."""
     if not 1 <= len(runs) <= 2:
@@ -316,7 +331,7 @@ def build_report(runs: list[RunData]) -> str:
     compare = ("<section><h2>A vs B (all queries)</h2>"
                + (f"<p class=fail>{e(note)}</p>" if note else "")
                + f"{_compare_table(runs[0].summary, runs[1].summary)}</section>" if len(runs) == 2 else "")
-    return (PAGE.replace("__TITLE__", e(title))
+    return (page_template().replace("__TITLE__", e(title))
             .replace("__SUMMARIES__", summaries)
             .replace("__COMPARE__", compare)
             .replace("__DATA__", _json_for_script(_clean(data))))
@@ -334,238 +349,3 @@ def write_report(run_dirs: list[str | Path], out: str | Path | None = None,
         out = runs[0].path / name
     write_text_atomic(out, build_report(runs))
     return Path(out)
-
-
-PAGE = r"""<!DOCTYPE html>
-<html lang=en><head><meta charset=utf-8>
-<meta name=viewport content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<title>__TITLE__</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 3em;color:#222}
-h1{font-size:1.3em}h2{font-size:1.1em;margin:.8em 0 .3em}h3{font-size:1em;margin:.6em 0 .2em}
-.runs{display:flex;gap:2em;flex-wrap:wrap}.run{flex:1 1 28em}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-td,th{padding:1px 6px;border-bottom:1px solid #e3e3e3;text-align:right}
-th[scope=row],td.l,th.l{text-align:left}thead th{background:#f3f3f3;position:sticky;top:0}
-.caption,.note{color:#555;font-size:.9em;margin:.2em 0}
-#filters{display:flex;gap:.8em;flex-wrap:wrap;align-items:end;padding:.5em 0;position:sticky;top:0;background:#fff;z-index:2;border-bottom:1px solid #ccc}
-#filters label{display:flex;flex-direction:column;font-size:.85em;color:#444}
-#list th{cursor:pointer;user-select:none}#list tr.row{cursor:pointer}#list tr.row:hover{background:#eef4ff}
-#list tr.open{background:#dde8ff}.pass{color:#176b2c}.fail{color:#a4161a}
-.detail{display:flex;gap:1.5em;flex-wrap:wrap}.detail>div{flex:1 1 36em;min-width:0}
-.ep{border:1px solid #bbb;border-radius:4px;padding:.5em 1em;margin:.5em 0;background:#fcfcfc}
-.day td,.day th{font-size:.92em}.leg td{color:#0b4f8a}.bad{background:#ffe1e1}
-.tl{position:relative;height:34px;background:#f2f2f2;margin:.3em 0 .2em;border:1px solid #ddd}
-.tl div{position:absolute;top:2px;height:28px;overflow:hidden;white-space:nowrap;font-size:10px;line-height:14px;
- border-right:1px solid #fff;padding:0 2px;box-sizing:border-box;color:#fff}
-.tl .k-attraction{background:#2a7ab0}.tl .k-restaurant{background:#d98a1c}.tl .k-leg{background:#555}
-.tl .k-transit,.tl .k-other{background:#8a8a8a}.tl .k-stay,.tl .k-hotel,.tl .k-accommodation{background:#6b5ca5}
-.tl .qbad{outline:2px solid #d00;outline-offset:-2px}
-.axis{position:relative;height:12px;font-size:9px;color:#777}.axis span{position:absolute;transform:translateX(-50%)}
-.muted{color:#888}button{font:inherit}
-</style></head><body>
-<h1>__TITLE__</h1>
-<p class=note>First render <span id=render-ms>?</span> ms after the page began loading (its script: <span id=script-ms>?</span> ms). Filters and the open episode are kept in the address (#...),
-so a view can be bookmarked. Click a column head to sort, a row to open its episode.</p>
-<div class=runs>__SUMMARIES__</div>
-__COMPARE__
-<h2>Episodes</h2>
-<div id=filters></div>
-<div id=episode></div>
-<p id=count class=note></p>
-<table id=list></table>
-<p><button id=more hidden>show more</button></p>
-<script type="application/json" id=data>__DATA__</script>
-<script>
-"use strict";
-const T0 = performance.now();
-const DATA = JSON.parse(document.getElementById("data").textContent);
-const RUNS = DATA.runs, TWO = RUNS.length === 2, PAGE_SIZE = 100;
-for (const run of RUNS) for (const e of run.episodes) Object.assign(e, DATA.queries[e.qid] || {});
-// h(tag, attributes, ...children): DOM built with textContent only, never innerHTML of data.
-function h(tag, attrs, ...kids) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === null || v === undefined || v === false) continue;
-    if (k === "style") el.style.cssText = v; else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const kid of kids.flat()) if (kid !== null && kid !== undefined) el.append(kid instanceof Node ? kid : String(kid));
-  return el;
-}
-const fmt = (v, d = 3) => v === null || v === undefined ? "-" : typeof v === "number" ? (Number.isInteger(v) ? String(v) : v.toFixed(d)) : String(v);
-const pct = v => v === null || v === undefined ? "-" : (100 * v).toFixed(1) + "%";
-// Minutes from the day's midnight as HH:MM; past midnight with "+1" (the next day).
-const clock = m => { if (m === null || m === undefined) return ""; const d = Math.floor(m / 1440), r = Math.round(m - 1440 * d);
-  return String(Math.floor(r / 60)).padStart(2, "0") + ":" + String(r % 60).padStart(2, "0") + (d ? (d > 0 ? "+" : "") + d : ""); };
-const score = e => { const v = ["bas", "cats", "tdas"].map(k => e.m[k]).filter(x => x !== null && x !== undefined); return v.length ? v.reduce((a, b) => a + b) / v.length : null; };
-// Rows of the list: one per episode of run A, joined with run B's episode of the same key.
-const byKey = TWO ? new Map(RUNS[1].episodes.map(e => [e.key, e])) : null;
-const ROWS = RUNS[0].episodes.map(a => ({a, b: TWO ? (byKey.get(a.key) || null) : null}));
-if (TWO) { const seen = new Set(RUNS[0].episodes.map(e => e.key)); for (const b of RUNS[1].episodes) if (!seen.has(b.key)) ROWS.push({a: null, b}); }
-const ep = r => r.a || r.b;
-// Closed-loop runs: the realised columns (a record's plan reward stays apart from its realised score).
-const REALISED = [["realised", x => x.score], ["kept", x => x.kept], ["disruptions", x => x.disr],
-  ["rebookings", x => x.rebook], ["late min", x => x.late], ["extra ₹", x => x.extra]];
-const REPLAN = RUNS.map(r => r.env === "replan"), BOTH_REPLAN = TWO && REPLAN[0] && REPLAN[1];
-const delta = (get, r) => { const a = r.a && get(r.a), b = r.b && get(r.b); return a !== null && a !== undefined && b !== null && b !== undefined ? b - a : null; };
-const COLUMNS = TWO ? [
-  ["episode", r => ep(r).key, "l"], ["days", r => ep(r).h], ["level", r => ep(r).lv, "l"], ["risk", r => ep(r).risk, "l"],
-  ["A pass", r => r.a ? (r.a.pass ? 1 : 0) : null], ["B pass", r => r.b ? (r.b.pass ? 1 : 0) : null],
-  ["A score", r => r.a && score(r.a)], ["B score", r => r.b && score(r.b)], ["Δ score", r => r.a && r.b && score(r.a) !== null && score(r.b) !== null ? score(r.b) - score(r.a) : null],
-  ["A plan reward", r => r.a && r.a.reward], ["B plan reward", r => r.b && r.b.reward], ["Δ plan reward", r => delta(e => e.reward, r)],
-  ...(BOTH_REPLAN ? [["A realised", r => r.a && r.a.rl && r.a.rl.score], ["B realised", r => r.b && r.b.rl && r.b.rl.score],
-    ["Δ realised", r => delta(e => e.rl ? e.rl.score : null, r)]] : []),
-  ["A hold", r => r.a && r.a.hold], ["B hold", r => r.b && r.b.hold], ["Δ hold", r => r.a && r.b && r.a.hold !== null && r.b.hold !== null ? r.b.hold - r.a.hold : null],
-  ["A failed", r => r.a && r.a.fails.length], ["B failed", r => r.b && r.b.fails.length],
-] : [
-  ["episode", r => r.a.key, "l"], ["days", r => r.a.h], ["level", r => r.a.lv, "l"], ["risk", r => r.a.risk, "l"],
-  ["ended", r => r.a.end, "l"], ["pass", r => r.a.pass ? 1 : 0], ["BAS", r => r.a.m.bas], ["CATS", r => r.a.m.cats],
-  ["TDAS", r => r.a.m.tdas], ["plan reward", r => r.a.reward], ["MC hold", r => r.a.hold], ["failed checks", r => r.a.fails.length],
-  ...(REPLAN[0] ? REALISED.map(([label, get]) => [label, r => r.a.rl ? get(r.a.rl) : null]) : []),
-  ["tool calls", r => r.a.usage.tool_calls], ["tokens", r => (r.a.usage.input_tokens || 0) + (r.a.usage.output_tokens || 0) || null],
-];
-// Filters: name -> [label, value of an episode].
-const FILTERS = {
-  h: ["horizon (days)", e => e.h], level: ["level", e => e.lv], risk: ["risk profile", e => e.risk],
-  end: ["termination reason", e => e.end], fail: ["failed check", e => e.fails.map(f => f[1])],
-};
-function parseHash() {
-  const out = {};
-  for (const part of location.hash.replace(/^#/, "").split("&")) {
-    if (!part) continue; const i = part.indexOf("=");
-    out[decodeURIComponent(i < 0 ? part : part.slice(0, i))] = i < 0 ? "" : decodeURIComponent(part.slice(i + 1));
-  }
-  return out;
-}
-function setHash(state) {
-  const parts = Object.entries(state).filter(([, v]) => v !== "" && v !== undefined && v !== null).map(([k, v]) => encodeURIComponent(k) + "=" + encodeURIComponent(v));
-  history.replaceState(null, "", parts.length ? "#" + parts.join("&") : location.pathname + location.search);
-  render();
-}
-function update(changes) { setHash(Object.assign(parseHash(), changes)); }
-function matches(e, state) {
-  if (!e) return false;
-  for (const [name, [, get]] of Object.entries(FILTERS)) {
-    const want = state[name]; if (!want) continue;
-    const got = get(e); if (Array.isArray(got) ? !got.includes(want) : String(got) !== want) return false;
-  }
-  if (state.q) { const q = state.q.toLowerCase(); if (!(e.key.toLowerCase().includes(q) || (e.text || "").toLowerCase().includes(q))) return false; }
-  return true;
-}
-function buildFilters(state) {
-  const box = document.getElementById("filters"); box.replaceChildren();
-  const all = RUNS.flatMap(r => r.episodes);
-  for (const [name, [label, get]] of Object.entries(FILTERS)) {
-    const values = [...new Set(all.flatMap(e => { const v = get(e); return Array.isArray(v) ? v : [v]; }).filter(v => v !== undefined && v !== null).map(String))].sort();
-    const sel = h("select", {id: "f-" + name, onchange: ev => update({[name]: ev.target.value, page: ""})}, h("option", {value: ""}, "any"),
-      values.map(v => h("option", {value: v, selected: state[name] === v}, v)));
-    box.append(h("label", {}, label, sel));
-  }
-  box.append(h("label", {}, "query id or text", h("input", {id: "f-q", value: state.q || "", onchange: ev => update({q: ev.target.value, page: ""})})));
-  box.append(h("button", {onclick: () => setHash({})}, "clear"));
-}
-let built = false;
-function render() {
-  const state = parseHash();
-  if (!built) { buildFilters(state); built = true; }
-  for (const name of [...Object.keys(FILTERS), "q"]) { const el = document.getElementById("f-" + name); if (el && el.value !== (state[name] || "")) el.value = state[name] || ""; }
-  let rows = ROWS.filter(r => matches(r.a, state) || matches(r.b, state));
-  const sortIdx = COLUMNS.findIndex(c => c[0] === state.sort);
-  if (sortIdx >= 0) {
-    const get = COLUMNS[sortIdx][1], dir = state.dir === "desc" ? -1 : 1;
-    rows = rows.map(r => [get(r), r]).sort((x, y) => {
-      const a = x[0], b = y[0];
-      if (a === null || a === undefined) return (b === null || b === undefined) ? 0 : 1;
-      if (b === null || b === undefined) return -1;
-      return (typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b))) * dir;
-    }).map(p => p[1]);
-  }
-  const shown = Math.min(rows.length, PAGE_SIZE * (parseInt(state.page || "1", 10) || 1));
-  document.getElementById("count").textContent = `${rows.length} of ${ROWS.length} episodes match; ${shown} listed.`;
-  const head = h("tr", {}, COLUMNS.map(([label, , cls]) => h("th", {class: cls, title: "sort by " + label,
-    onclick: () => update({sort: label, dir: state.sort === label && state.dir !== "desc" ? "desc" : "asc"})},
-    label + (state.sort === label ? (state.dir === "desc" ? " ▼" : " ▲") : ""))));
-  const body = rows.slice(0, shown).map(r => h("tr", {class: "row" + (state.episode === ep(r).key ? " open" : ""), "data-key": ep(r).key,
-    onclick: () => update({episode: ep(r).key})},
-    COLUMNS.map(([label, get, cls]) => { const v = get(r); const isPass = /pass$/.test(label);
-      return h("td", {class: (cls || "") + (isPass && v !== null ? (v ? " pass" : " fail") : "")}, isPass && v !== null ? (v ? "yes" : "no") : fmt(v)); })));
-  document.getElementById("list").replaceChildren(h("thead", {}, head), h("tbody", {}, body));
-  const more = document.getElementById("more"); more.hidden = shown >= rows.length;
-  more.onclick = () => update({page: String((parseInt(state.page || "1", 10) || 1) + 1)});
-  renderEpisode(state.episode);
-}
-function findEpisode(run, key) {
-  if (!key) return null;
-  return run.episodes.find(e => e.key === key) || run.episodes.find(e => e.qid === key) || null;
-}
-function timeline(day) {
-  const spans = [...day.items.map(i => ({s: i.s, e: i.e, label: i.n, k: i.k || "other", q: i.q})),
-                 ...day.legs.map(l => ({s: l.s, e: l.e, label: `${l.mode} ${l.no || ""} ${l.o}→${l.d}`, k: "leg", q: l.q}))]
-    .filter(x => typeof x.s === "number" && typeof x.e === "number");
-  if (!spans.length) return null;
-  let lo = Math.min(...spans.map(x => x.s)), hi = Math.max(...spans.map(x => x.e > x.s ? x.e : x.s + 1440));
-  lo = Math.floor(lo / 60) * 60; hi = Math.ceil(hi / 60) * 60; const w = Math.max(hi - lo, 60);
-  const box = h("div", {class: "tl"}, spans.map(x => { const end = x.e >= x.s ? x.e : x.e + 1440;
-    return h("div", {class: `k-${x.k}` + (x.q ? " qbad" : ""), title: `${clock(x.s)}-${clock(x.e)} ${x.label}` + (x.q ? ` (Q ${fmt(x.q)})` : ""),
-      style: `left:${100 * (x.s - lo) / w}%;width:${Math.max(0.4, 100 * (end - x.s) / w)}%`}, x.label.split(",")[0]); }));
-  const ticks = []; for (let t = lo; t <= hi; t += (w > 720 ? 180 : 60)) ticks.push(h("span", {style: `left:${100 * (t - lo) / w}%`}, clock(t % 1440)));
-  return h("div", {}, box, h("div", {class: "axis"}, ticks));
-}
-function planView(e) {
-  if (!e.days.length) return h("p", {class: "muted"}, "no plan");
-  return e.days.map(day => {
-    const rows = [...day.items.map(i => ({s: i.s, row: h("tr", {class: i.q ? "bad" : null},
-        h("td", {class: "l"}, clock(i.s) + "–" + clock(i.e)), h("td", {class: "l"}, i.a || i.m || ""), h("td", {class: "l"}, i.n || ""),
-        h("td", {class: "l"}, i.k || ""), h("td", {}, fmt(i.q)), h("td", {}, fmt(i.c)), h("td", {}, "")) })),
-      ...day.legs.map(l => ({s: l.s, row: h("tr", {class: "leg" + (l.q ? " bad" : "")},
-        h("td", {class: "l"}, clock(l.s) + "–" + clock(l.e)), h("td", {class: "l"}, l.mode || ""), h("td", {class: "l"}, `${l.no || ""} ${l.o} → ${l.d}`),
-        h("td", {class: "l"}, l.ed == null ? "" : `E[delay] ${fmt(l.ed, 1)} min`), h("td", {}, ""), h("td", {}, ""), h("td", {}, fmt(l.q))) }))]
-      .sort((x, y) => (x.s ?? 1e9) - (y.s ?? 1e9)).map(x => x.row);
-    return h("div", {class: "day"}, h("h3", {}, `Day ${day.d} · ${day.date || ""} · ${day.cities.join(", ")}` + (day.stay ? ` · stay: ${day.stay}` : "")),
-      timeline(day),
-      h("table", {}, h("thead", {}, h("tr", {}, h("th", {class: "l"}, "time"), h("th", {class: "l"}, "what"), h("th", {class: "l"}, "venue / leg"),
-        h("th", {class: "l"}, "type"), h("th", {title: "BAS: normalised deviation of the buffer from its range (0 = inside)"}, "BAS Q"),
-        h("th", {title: "CATS crowd score"}, "crowd"), h("th", {title: "TDAS: normalised deviation of the leg's buffer (0 = inside)"}, "TDAS Q"))),
-        h("tbody", {}, rows)));
-  });
-}
-function episodeView(e, label) {
-  if (!e) return h("div", {class: "ep"}, h("h2", {}, label), h("p", {class: "muted"}, "not in this run"));
-  const mc = e.mc, tr = e.trace, u = e.usage;
-  const calls = Object.entries(tr.by || {}).filter(([k]) => k.startsWith("tool_call:"));
-  return h("div", {class: "ep", id: "ep-" + (label ? label + "-" : "") + e.key},
-    h("h2", {}, (label ? label + ": " : "") + e.key + " · " + (e.pass ? "passes" : "fails"), h("span", {class: "muted"}, ` · ended ${e.end}`)),
-    e.text ? h("p", {class: "query"}, e.text) : null,
-    h("p", {class: "note"}, `${e.h ?? "?"} days, ${e.lv ?? "?"}, risk ${e.risk ?? "?"}, ${e.org ?? "?"} → ${e.dest ?? "?"}, ${e.people ?? "?"} people, budget ₹${fmt(e.budget, 0)}; plan cost ₹${fmt(e.cost, 0)}; plan reward ${fmt(e.reward)}; BAS ${fmt(e.m.bas)}, CATS ${fmt(e.m.cats)}, TDAS ${fmt(e.m.tdas)}`),
-    e.rl ? h("p", {class: "realised"}, `Closed loop: realised score ${fmt(e.rl.score)}; items kept ${pct(e.rl.kept)} (${fmt(e.rl.done)} of ${fmt(e.rl.planned)}); ${fmt(e.rl.disr)} disruption(s); ${fmt(e.rl.rebook)} rebooking(s); ${fmt(e.rl.late, 1)} late minutes; extra cost ₹${fmt(e.rl.extra, 0)}; ${fmt(e.rl.repairs)} repair step(s)` + (e.rl.rerr ? `; repair error: ${e.rl.rerr}` : "")) : null,
-    e.err ? h("p", {class: "fail"}, "error: " + e.err) : null,
-    h("h3", {}, `Failed checks (${e.fails.length})`),
-    e.fails.length ? h("ul", {class: "fails"}, e.fails.map(([g, n, r]) => h("li", {}, h("b", {}, n), ` (${g}): ${r}`))) : h("p", {class: "muted"}, "none"),
-    h("h3", {}, "Monte Carlo robustness"),
-    mc ? h("div", {}, h("p", {}, `hold rate ${pct(mc.hold)} over ${mc.n} rollouts (late tolerance ${mc.tol} min); P(any missed leg) ${pct(mc.miss)}; expected lost items ${fmt(mc.lost)}; item start lateness mean ${fmt(mc.item[0], 1)} / p95 ${fmt(mc.item[2], 1)} min; trip end lateness mean ${fmt(mc.trip[0], 1)} / p95 ${fmt(mc.trip[2], 1)} min`),
-      mc.steps.length ? h("table", {}, h("thead", {}, h("tr", {}, ["step (late or at risk)", "start late mean", "start late p95", "end late p95", "P(lost)", "P(missed)"].map((t, i) => h("th", {class: i ? null : "l"}, t)))),
-        h("tbody", {}, mc.steps.map(s => h("tr", {}, h("td", {class: "l"}, s[0]), s.slice(1).map((v, i) => h("td", {}, fmt(v, i < 3 ? 1 : 3))))))) : null,
-      h("p", {class: "note"}, `${mc.steps.length} of ${mc.nsteps} steps late or at risk`)) : h("p", {class: "muted"}, "not simulated (rollouts 0 or no plan)"),
-    h("h3", {}, "Trace"),
-    h("p", {}, `${tr.steps ?? "-"} steps; ${calls.reduce((a, [, n]) => a + n, 0)} tool calls; ${Object.values(tr.failed || {}).reduce((a, n) => a + n, 0)} failed; model calls ${fmt(u.model_calls)}; tokens in ${fmt(u.input_tokens)} / out ${fmt(u.output_tokens)}; cost ${u.cost_usd === undefined ? "-" : "$" + fmt(u.cost_usd, 4)}`),
-    calls.length ? h("p", {class: "note"}, calls.map(([k, n]) => `${k.slice(10)} ×${n}` + ((tr.failed || {})[k] ? ` (${tr.failed[k]} failed)` : "")).join(", ")) : null,
-    h("h3", {}, "Plan"), planView(e));
-}
-function renderEpisode(key) {
-  const box = document.getElementById("episode");
-  if (!key) { box.replaceChildren(); return; }
-  const found = RUNS.map(r => findEpisode(r, key));
-  if (!found.some(Boolean)) { box.replaceChildren(h("p", {class: "fail"}, `no episode ${key} in this report`)); return; }
-  box.replaceChildren(h("p", {}, h("button", {onclick: () => update({episode: ""})}, "close episode")),
-    h("div", {class: "detail"}, found.map((e, i) => h("div", {}, episodeView(e, TWO ? "AB"[i] : "")))));
-  if (!render.first) box.scrollIntoView();
-}
-window.addEventListener("hashchange", () => render());
-render.first = true; render(); render.first = false;
-document.getElementById("script-ms").textContent = (performance.now() - T0).toFixed(0);
-document.getElementById("render-ms").textContent = performance.now().toFixed(0);
-</script>
-</body></html>
-"""  # noqa: E501 (the page's inline JS and CSS)
