@@ -90,7 +90,7 @@ def test_an_env_episode_loads_no_agent(mini_db_path: Path) -> None:
 
 
 def test_the_env_core_imports_no_adapter() -> None:
-    """Issue 24: no adapters <-> core <-> replan circle; the core reaches LangChain tools through lc_tools.py,
+    """No adapters <-> core <-> replan circle; the core reaches LangChain tools through lc_tools.py,
     which imports nothing of core, adapters or replan at run time."""
     for rel, banned in (("utp_env/env/core.py", ("utp_env.env.adapters", "utp_env.env.replan")),
                         ("utp_env/env/lc_tools.py", ("utp_env.env.adapters", "utp_env.env.replan")),
@@ -111,7 +111,7 @@ def _runtime_imports(path: Path) -> list[str]:
 
 
 def test_the_episode_workers_form_no_import_circle() -> None:
-    """Issue 24: utp_env/runs/episode.py dispatches to replan_episode.py; the closed loop's worker takes
+    """utp_env/runs/episode.py dispatches to replan_episode.py; the closed loop's worker takes
     the helpers both need from utp_env/runs/outcome.py, never from episode.py."""
     for rel, banned in (("utp_env/runs/replan_episode.py", ("utp_env.runs.episode",)),
                         ("utp_env/runs/outcome.py", ("utp_env.runs.episode", "utp_env.runs.replan_episode"))):

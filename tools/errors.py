@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class DataError(ValueError):
     """A database file does not match the schema.
@@ -35,3 +37,10 @@ class UnknownNameError(LookupError):
         if suggestions:
             text += "; did you mean " + ", ".join(repr(s) for s in suggestions) + "?"
         super().__init__(text)
+
+
+def first_validation_error(exc: ValidationError) -> str:
+    """The first error of a pydantic `ValidationError` on one line: `field.path: message`."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where + ': ' if where else ''}{first['msg']}"

@@ -3,7 +3,7 @@
 Every config file (run configs, agent configs, `configs/*.yaml`, sandbox profiles, data bounds)
 and every `--set KEY=VALUE` value is read through `load_yaml_text` / `load_yaml_file`. YAML
 anchors (`&name`) and aliases (`*name`) are refused: nine nested aliases in a 500-byte file expand
-to 387 million strings, and a 1 KB run config grew to 5.8 GB before this reader existed (issue 26).
+to 387 million strings, and a 1 KB run config grew to 5.8 GB before this reader existed.
 No config of utp-env needs them; a value used twice is written twice. Nesting deeper than
 `MAX_DEPTH` is refused too (PyYAML composes recursively). Each error names the file (or the flag)
 and the line, and says what to do.

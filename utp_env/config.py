@@ -97,7 +97,7 @@ class EvaluationReadings(_Strict):
 
     complete_information: CompleteInformationReading = Field(
         default="tripcraft", description="tripcraft: TripCraft's is_not_absent (the paper's format, with "
-        "event and PoI list); travelplanner: TravelPlanner's is_not_absent; basic: the rules before issue 22 "
+        "event and PoI list); travelplanner: TravelPlanner's is_not_absent; basic: the project's first rules "
         "(day count, no empty day, stays, transport on travel days, timed items)")
     empty_metrics: EmptyMetricReading = Field(
         default="zero", description="zero: a delivered plan with nothing to score on a TripCraft metric scores 0 "

@@ -254,7 +254,7 @@ class ReferencePlans(Mapping[str, Plan]):
     error naming the file and the line, at once); the plans themselves were validated when the
     query set was built (`build_query_set` parses each line it writes). Parsing all 1,000 plans
     of the full sandbox on every open cost a run worker 1.3 s of CPU before its first episode,
-    which needs one plan (issue 14); a grammar error in a hand-edited line is reported, with its
+    which needs one plan; a grammar error in a hand-edited line is reported, with its
     file and line, when that plan is read.
     """
 

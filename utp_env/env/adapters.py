@@ -164,11 +164,10 @@ def tool_env_class(replan: bool = False, **env_kwargs: Any) -> type[UTPToolEnv]:
     """
     if not replan:
         return type("UTPToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs), **tool_attributes(env_kwargs)})
-    from utp_env.env.itinerary_tools import EXECUTION_TOOLS, closed_loop_ending_tools
-    from utp_env.env.replan import UTPReplanEnv
+    from utp_env.env.replan import EXECUTION_TOOLS, UTPReplanEnv
 
     cls = type("UTPReplanToolEnv", (UTPToolEnv,), {"env_kwargs": dict(env_kwargs), "_env_class": UTPReplanEnv})
-    for name, spec in {**closed_loop_ending_tools(), **EXECUTION_TOOLS}.items():
+    for name, spec in UTPReplanEnv.EXTRA_TOOLS.items():
         if name in EXECUTION_TOOLS or hasattr(cls, name):  # submit/submit_plan as the closed loop describes them
             setattr(cls, name, _tool_method(spec))
     return cls

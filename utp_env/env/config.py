@@ -4,6 +4,8 @@
   the shipped YAML equals these defaults). Reward weights name terms of the reward's table
   (`PLAN_TERMS` of utp_env/env/reward.py, where their defaults are); a partial `reward_weights`
   changes only the terms it names, and a weight of 0 drops a term from the reward.
+- `ReplanConfig`: the knobs the closed loop (`UTPReplanEnv`, utp_env/env/replan.py) adds, with
+  defaults equal to `configs/replan.yaml`.
 - Data sources: the dataset (`utp_env.dataset`) of a database path or of the embedded sandbox
   profile, built on first use and opened once per process. Constructors receive only paths and
   profile names (picklable, so `AsyncVectorEnv` workers build their own env); each database
@@ -15,13 +17,13 @@ from __future__ import annotations
 import functools
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from utp_env.config import CONFIG_DIR, load_model
 from utp_env.dataset import dataset_of, open_dataset
-from utp_env.env.reward import DEFAULT_REWARD_WEIGHTS
+from utp_env.env.reward import DEFAULT_REALISED_WEIGHTS, DEFAULT_REWARD_WEIGHTS, REALISED_TERM_NAMES
 from utp_env.itinerary import Plan
 from utp_env.queries.generate import TRAIN_SPLIT
 from utp_env.query import Query
@@ -81,6 +83,91 @@ def load_env_config(config: EnvConfig | dict[str, Any] | str | Path | None = Non
     if config is None:
         return load_model(EnvConfig, ENV_CONFIG_PATH if ENV_CONFIG_PATH.exists() else None)
     return load_model(EnvConfig, config)
+
+
+# ---------------------------------------------------------------- the closed loop
+
+REPLAN_CONFIG_PATH = CONFIG_DIR / "replan.yaml"
+DisruptionKind = Literal["late_arrival", "missed_departure", "overrun", "cancellation"]
+
+def _default_kinds() -> list[DisruptionKind]:
+    """The kinds active by default: `realise.DEFAULT_KINDS` (no cancellation); imported here so that
+    UTP-v0, which never reads it, does not load the realiser."""
+    from utp_env.simulation.realise import DEFAULT_KINDS
+
+    return list(DEFAULT_KINDS)  # type: ignore[arg-type]  # DisruptionKind spells DISRUPTION_KINDS (tested)
+
+
+class ReplanConfig(BaseModel):
+    """The knobs of the closed loop (configs/replan.yaml; a test checks the file equals these defaults)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    disruptions: list[DisruptionKind] = Field(
+        default_factory=_default_kinds,
+        description="Which departures from the plan pause the trip for a repair; 'cancellation' (a "
+                    "flight in its delay model's disruption branch does not fly) is an assumption beyond "
+                    "the paper's data, off by default")
+    late_arrival_slack_min: float = Field(
+        default=15.0, ge=0, description="A late leg pauses the trip when the next step would start more than "
+                                        "this many minutes late (or is lost or missed)")
+    overrun_slack_min: float = Field(
+        default=15.0, ge=0, description="A visit that overruns pauses the trip when the next step would start "
+                                        "more than this many minutes late (or is lost or missed)")
+    max_disruptions: int = Field(default=3, ge=0, le=50, description="Most pauses per trip; then it plays out")
+    punctuality_scale_min: float = Field(default=120.0, gt=0,
+                                         description="Late minutes at commitments that make punctuality 0")
+    reward_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_REALISED_WEIGHTS),
+                                             description="Realised term -> weight (>= 0); the terms not "
+                                                         "named keep their default weight")
+
+    @field_validator("reward_weights", mode="before")
+    @classmethod
+    def _merge_weights(cls, given: Any) -> Any:
+        """A partial `reward_weights` overrides only the terms it names (the others keep their default)."""
+        return {**DEFAULT_REALISED_WEIGHTS, **given} if isinstance(given, dict) else given
+
+    @model_validator(mode="after")
+    def _weights(self) -> ReplanConfig:
+        bad = {k: w for k, w in self.reward_weights.items() if not (math.isfinite(w) and w >= 0)}
+        if bad:
+            raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
+        if not any(w > 0 for w in self.reward_weights.values()):
+            raise ValueError(f"reward_weights: at least one of {', '.join(REALISED_TERM_NAMES)} needs a positive "
+                             f"weight (else every trip scores 0); got {self.reward_weights}")
+        unknown = set(self.reward_weights) - set(REALISED_TERM_NAMES)
+        if unknown:
+            raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; "
+                             f"known: {', '.join(REALISED_TERM_NAMES)}")
+        if len(set(self.disruptions)) != len(self.disruptions):
+            raise ValueError(f"disruptions: each kind once; got {self.disruptions}")
+        return self
+
+    @property
+    def slack(self) -> dict[str, float]:
+        return {"late_arrival": self.late_arrival_slack_min, "overrun": self.overrun_slack_min}
+
+
+def load_replan_config(config: ReplanConfig | dict[str, Any] | str | Path | None = None,
+                       source: str = "replan=") -> ReplanConfig:
+    """A `ReplanConfig` from an instance, a dict of overrides, a YAML path, or configs/replan.yaml.
+
+    An error in a dict of overrides names `source` (where the caller's dict came from: the `replan=`
+    argument, a run config's `replan:`), not configs/replan.yaml, which holds only the defaults."""
+    if isinstance(config, ReplanConfig):
+        return config
+    default = REPLAN_CONFIG_PATH if REPLAN_CONFIG_PATH.exists() else None
+    if isinstance(config, dict):
+        base = load_model(ReplanConfig, default)  # an error in the defaults names their file
+        try:
+            return ReplanConfig.model_validate({**base.model_dump(), **config})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            known = ", ".join(ReplanConfig.model_fields)
+            raise ValueError(f"{source}: {where + ': ' if where else ''}{first['msg']} (keys of ReplanConfig: "
+                             f"{known}; docs/REPLAN.md)") from None
+    return load_model(ReplanConfig, default if config is None else config)
 
 
 # ---------------------------------------------------------------- data sources

@@ -35,18 +35,21 @@ from utp_env.env.config import (
 )
 from utp_env.env.episode import (
     Episode,
+    EpisodeOutcome,
     TerminationReason,
     TraceEntry,
     commonsense_rules,
     finish,
     realisation_text,
 )
-from utp_env.env.itinerary_tools import ITINERARY_TOOLS
+from utp_env.env.given_plan import decoded_plan_json, plan_query_id, read_given_plan
+from utp_env.env.itinerary_tools import ENDING, ITINERARY_TOOLS
 from utp_env.env.reward import reward_note
 from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
 from utp_env.itinerary import MAX_ITEMS_PER_DAY, Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
+from utp_env.tools.errors import first_validation_error
 from utp_env.tools.json_depth import check_depth
 from utp_env.tools.lookup import LOOKUP_TOOLS
 from utp_env.tools.lookup.registry import ToolResult, ToolSpec
@@ -95,33 +98,73 @@ def compact_schema(schema: Any, *, in_properties: bool = False) -> Any:
 
 
 class UTPEnv(gym.Env[str, Any]):
-    """Uncertainty-aware travel planning: plan a trip with tools, submit it, get it scored.
+    """Uncertainty-aware travel planning: plan a trip with tools, submit it, get it scored (`utp_env/UTP-v0`).
 
-    Args:
-        db_path: A database directory; default: the embedded sandbox of `profile`.
-        profile: Sandbox profile when no `db_path` is given ('full' or 'mini').
-        split: Query split sampled by `reset` ('validation' or 'test'); default from the config.
-        config: An `EnvConfig`, a dict of overrides, or a YAML path; default `configs/env.yaml`.
-        render_mode: None or 'ansi' (`render()` returns the plan as text).
-        world: The seed of the embedded sandbox when no `db_path` is given: another seed is another
-            world (same cities and statistics, other services, venues and names) with its own
-            query set (docs/RL.md "Worlds"); default 0.
+    One episode is one travel query; docs/ENV.md has the long form of each section.
+
+    ## Action Space
+
+    `ToolCallSpace`: one tool call or a list of at most `max_calls_per_action` of them, as a dict,
+    a JSON string or OpenAI `tool_calls` entries, e.g. `{"tool": "search_flights", "args": {...}}`.
+    The tools are the lookup tools over the database (`utp_env/tools/lookup/`) and the itinerary
+    tools that build, check and submit the plan (`itinerary_tools.py`); `openai_tools()` gives
+    their schemas. A bad action is answered with an error observation and counts as a step; it
+    never raises.
+
+    ## Observation
+
+    Text (`TextObservation`, at most `max_observation_chars`). After `reset`: the task (request,
+    trip facts, persona, risk profile, constraints, how to act, the rules every plan is checked on,
+    the tools). After `step`: each call's answer in order, headed `[i/n] tool:` when there are several.
+
+    ## Rewards
+
+    0 on every step until the episode ends, then the plan's reward in [0, 1]
+    (`utp_env/env/reward.py`): the weighted mean of the terms of its table (the commonsense and
+    hard pass rates, BAS, CATS, TDAS, TripCraft's temporal, spatial, ordering and persona scores),
+    each scaled by how much of what the query calls for it covers; `EnvConfig.reward_weights`.
+
+    ## Episode End
+
+    Terminated by `submit` or `submit_plan`. Truncated at `EnvConfig.step_limit` steps, or by
+    `end_episode(reason)` from outside; the plan built so far is then scored. The final `info` holds
+    the `EpisodeOutcome` (`termination_reason`, `plan`, `report`, `reward`, ...; utp_env/env/episode.py).
+
+    ## Arguments
+
+    db_path: A database directory; default: the embedded sandbox of `profile`.
+    profile: Sandbox profile when no `db_path` is given ('full' or 'mini').
+    split: Query split sampled by `reset` ('validation' or 'test'); default from the config.
+    config: An `EnvConfig`, a dict of overrides, or a YAML path; default `configs/env.yaml`.
+    render_mode: None or 'ansi' (`render()` returns the plan as text).
+    world: The seed of the embedded sandbox when no `db_path` is given: another seed is another
+        world (same cities and statistics, other services, venues and names) with its own
+        query set (docs/RL.md "Worlds"); default 0.
+
+    `reset` takes the options `query_id` (or a `query`), `split` and `stochastic`.
     """
 
     metadata: dict[str, Any] = METADATA
+
+    # ------------------------------------------------------------ hooks a variant of the env fills in
+    # A variant (the closed loop, utp_env/env/replan.py) sets these class attributes and overrides the
+    # hook methods `on_submit` (what a submission does), `episode_info` (what every step says of the
+    # episode's state) and `_finish` (what ends the episode and how its reward is computed).
+
     RESETS_FROM_PLAN: ClassVar[bool] = False
     """Whether `reset(options={"plan": ...})` starts from a given plan (the closed-loop env does)."""
     RESET_OPTIONS: ClassVar[frozenset[str]] = RESET_OPTIONS
+    EXTRA_TOOLS: ClassVar[Mapping[str, ToolSpec[Any]]] = {}
+    """Which extra tools the env offers beyond `episode_tools`: a new name is added; the name of an
+    itinerary tool replaces that tool where the config offers it (the closed loop's `submit`)."""
+    NO_STOCHASTIC: ClassVar[str | None] = None
+    """Why the env takes no `stochastic` reset option (None: it takes it), named in the error."""
+    task_note: str | None = None
+    """A paragraph the variant adds at the end of the task text (set by its constructor)."""
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,
                  render_mode: str | None = None, world: int = 0) -> None:
-        self._setup(db_path, profile, split, config, render_mode, world=world)
-
-    def _setup(self, db_path: str | Path | None, profile: str, split: str | None,
-               config: EnvConfig | dict[str, Any] | str | Path | None, render_mode: str | None, *,
-               world: int = 0) -> None:
-        """The constructor's work (also run by `__setstate__`, which rebuilds from these arguments)."""
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
         self._init_args = {"db_path": None if db_path is None else str(db_path), "profile": profile,
@@ -131,7 +174,10 @@ class UTPEnv(gym.Env[str, Any]):
         self.split = split or self.config.split
         self.render_mode = render_mode
         self.db: Database = open_database(db_path, profile, world)
-        self.tools = episode_tools(self.config)
+        tools = episode_tools(self.config)
+        extra = {name: spec for name, spec in self.EXTRA_TOOLS.items()
+                 if name in tools or (name not in ITINERARY_TOOLS and name not in LOOKUP_TOOLS)}
+        self.tools: dict[str, ToolSpec[Any]] = {**tools, **extra}
         self.observation_space = TextObservation(self.config.max_observation_chars)
         self.action_space = ToolCallSpace(self.tools, self.db.cities, self.config.max_action_bytes,
                                           self.config.max_calls_per_action)
@@ -165,7 +211,21 @@ class UTPEnv(gym.Env[str, Any]):
             raise
 
     def _reset(self, seed: int | None, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """The work of `reset` on checked options (`_reset_options`); a subclass extends this one."""
+        """The work of `reset` on checked options (`_reset_options`). A plan given in `options["plan"]`
+        (only where `RESETS_FROM_PLAN`) is submitted at once (`on_submit`), with its `EpisodeOutcome`
+        when `options["plan_outcome"]` gives it."""
+        if self.NO_STOCHASTIC is not None and "stochastic" in options:
+            raise ValueError(f"reset: options['stochastic'] does not apply to {self.NO_STOCHASTIC}; drop the option")
+        given = options.pop("plan", None)
+        evaluated = options.pop("plan_outcome", None)
+        if evaluated is not None and not (isinstance(evaluated, EpisodeOutcome) and isinstance(given, Plan)
+                                          and evaluated.plan == given and evaluated.report is not None):
+            raise ValueError("reset: options['plan_outcome'] must be the EpisodeOutcome (with its report) of "
+                             "options['plan'], a Plan; drop it to let the env evaluate the plan")
+        decoded = decoded_plan_json(given)
+        named = plan_query_id(decoded) if given is not None else None
+        if named and options.get("query_id") is None and options.get("query") is None:
+            options["query_id"] = named  # the query the plan names, rather than a random one
         query = self._choose_query(options)  # before seeding: an unknown query id leaves the generator as it was
         super().reset(seed=seed)
         if query is None:
@@ -179,7 +239,18 @@ class UTPEnv(gym.Env[str, Any]):
         info = {"query": query.model_dump(mode="json"), "tools": self.openai_tools(),
                 "db_hash": self.db.content_hash, "seed": self.seed_value, "episode_id": episode_id,
                 "stochastic": self.stochastic, "step_limit": self.config.step_limit}
-        return self._clip(self.task_text(query)), info
+        observation = self._clip(self.task_text(query))
+        if given is not None:
+            ep = self._require_episode()
+            ep.plan = read_given_plan(decoded, query, self.db)
+            if ep.plan.query_id and ep.plan.query_id != query.query_id:
+                raise ValueError(f"reset: options['plan'] is a plan for {ep.plan.query_id}, not for the episode's "
+                                 f"query {query.query_id}; give that query's plan, or drop options['query_id']")
+            text = self.on_submit(ep, evaluated, at_reset=True)
+            if text is not None:
+                observation = self._clip(observation + "\n\n" + text)
+        info.update(self.episode_info(self._require_episode(), at_reset=True))
+        return observation, info
 
     def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Execute every tool call of `action` in order and answer each; end on submit or the step limit."""
@@ -202,10 +273,11 @@ class UTPEnv(gym.Env[str, Any]):
             observation += (f"\n\nStep limit ({self.config.step_limit}) reached: the episode ends and the plan "
                             "built so far is scored.")
         if ep.status is None:
-            return self._clip(observation), 0.0, False, False, info
+            return self._clip(observation), 0.0, False, False, {**info, **self.episode_info(ep)}
         terminated = ep.status == TerminationReason.SUBMITTED
         reward, final = self._finish(ep, TerminationReason(ep.status))
         info.update(final)
+        info.update(self.episode_info(ep))
         return self._clip(observation), reward, terminated, not terminated, info
 
     def render(self) -> str | None:
@@ -259,9 +331,29 @@ class UTPEnv(gym.Env[str, Any]):
             close = suggest(str(name), self.tools) or list(self.tools)
             return ToolResult.failure(f"unknown tool {name!r}; did you mean: {', '.join(close)}? "
                                       f"Actions look like {ACTION_FORMAT}")
-        if name in ITINERARY_TOOLS:
-            return spec.invoke(ep, args)
-        return spec.invoke(self.db, args)
+        if name in LOOKUP_TOOLS:
+            return spec.invoke(self.db, args)
+        if name in ENDING and ep.execution is not None:
+            return ToolResult.failure(f"{name}: the plan was already submitted and the trip is under way; repair "
+                                      "what is still ahead with the itinerary tools, then call continue_trip")
+        result = spec.invoke(ep, args)
+        if name in ENDING and result.ok and ep.status == TerminationReason.SUBMITTED:
+            goes_on = self.on_submit(ep)
+            if goes_on is not None:
+                return ToolResult(ok=True, text=goes_on)
+        return result
+
+    def on_submit(self, ep: Episode, outcome: EpisodeOutcome | None = None, at_reset: bool = False) -> str | None:
+        """Hook: what a submission does. Called when `ep`'s plan was submitted (by submit or submit_plan,
+        or given to `reset`, `at_reset`, with its `outcome` when the caller has it). Here: nothing, and
+        the episode ends and is scored (None). A variant that goes on (the closed loop starts the trip)
+        sets `ep.status` back to None and returns the text the agent reads next."""
+        return None
+
+    def episode_info(self, ep: Episode, at_reset: bool = False) -> dict[str, Any]:
+        """Hook: what the info of every `step` (and of `reset`, `at_reset`) says of the episode's state
+        beyond the call results; nothing here (the closed loop says its phase and any disruption)."""
+        return {}
 
     def task_text(self, query: Query) -> str:
         """The first observation: the request, persona, risk profile, constraints and how to act."""
@@ -285,6 +377,7 @@ class UTPEnv(gym.Env[str, Any]):
             f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
             f"submit_plan). You have {self.config.step_limit} steps.",
             *self._rules_and_tools(tool_lines),
+            *(["", self.task_note] if self.task_note is not None else []),
         ])
 
     def _rules_and_tools(self, tool_lines: list[str]) -> list[str]:
@@ -416,7 +509,8 @@ class UTPEnv(gym.Env[str, Any]):
         return head + result.text
 
     def _finish(self, ep: Episode, reason: TerminationReason) -> tuple[float, dict[str, Any]]:
-        """End `ep` for `reason` through the shared `finish` step; (reward, end-of-episode info)."""
+        """Hook: end `ep` for `reason` and compute its reward; (reward, end-of-episode info). Here through
+        the shared `finish` step (utp_env/env/episode.py): the plan's evaluation and reward."""
         outcome = finish(reason, ep.plan, ep.query, ep.db, weights=self.config.reward_weights,
                          reference=ep.reference,
                          rollouts=self.config.robustness_rollouts if self.config.robustness else 0,
@@ -424,7 +518,7 @@ class UTPEnv(gym.Env[str, Any]):
                          rng=self.np_random if self.stochastic else None)
         ep.status = outcome.termination_reason
         info: dict[str, Any] = {"episode_id": ep.episode_id, "steps": ep.steps, **outcome.to_json()}
-        info["evaluation"] = info["report"]  # the name before the outcome record; kept for existing callers
+        info["evaluation"] = info["report"]  # the same dict under a second name (docs/ENV.md "Info")
         if outcome.realisation is not None:
             info["realisation_text"] = realisation_text(outcome.realisation)
         return outcome.reward, info
@@ -443,13 +537,13 @@ class UTPEnv(gym.Env[str, Any]):
         saved = None if ep is None else {
             "query": ep.query.model_dump(mode="json"), "episode_id": ep.episode_id,
             "plan": ep.plan.model_dump(mode="json"), "steps": ep.steps, "status": ep.status,
-            "trace": [t.to_dict() for t in ep.trace]}
+            "trace": [t.to_dict() for t in ep.trace], "execution": ep.execution}
         rng = None if self._np_random is None else self._np_random.bit_generator.state
         return {"init": self._init_args, "rng": rng, "stochastic": self.stochastic,
                 "seed_value": self.seed_value, "episode": saved}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._setup(**state["init"])
+        type(self).__init__(self, **state["init"])
         if state["rng"] is not None:
             self._np_random = np.random.Generator(getattr(np.random, state["rng"]["bit_generator"])())
             self._np_random.bit_generator.state = state["rng"]
@@ -464,13 +558,8 @@ class UTPEnv(gym.Env[str, Any]):
                                    trace=[TraceEntry(**t) for t in saved["trace"]],
                                    check_plan_enabled=self.config.check_plan,
                                    reference=reference_plan(self.db, query.query_id))
-
-
-def first_validation_error(exc: ValidationError) -> str:
-    """The first error of a pydantic `ValidationError` on one line: `field.path: message`."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where + ': ' if where else ''}{first['msg']}"
+            if saved["execution"] is not None:  # the phase after submission pickles itself, without the episode
+                saved["execution"].attach(self.episode)
 
 
 def _reset_seed(seed: Any) -> int | None:

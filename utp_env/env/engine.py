@@ -39,7 +39,8 @@ import gymnasium as gym
 from utp_env.dataset import is_train_id
 from utp_env.env.core import UTPEnv
 from utp_env.env.episode import TerminationReason
-from utp_env.env.itinerary_tools import ENDING, EXECUTION_TOOLS
+from utp_env.env.itinerary_tools import ENDING
+from utp_env.env.replan import EXECUTION_TOOLS
 from utp_env.queries.generate import TRAIN_SPLIT
 
 _PROCESS_PREFIX = secrets.token_hex(4)

@@ -12,7 +12,6 @@ times are `HH:MM` of the day (an end earlier than its start, or a `+1 day` suffi
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
@@ -24,7 +23,7 @@ from utp_env.resolve import VenueName, find_service, find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, parse_hhmm, parse_stamp
 from utp_env.tools.database import Database, suggest
 from utp_env.tools.lookup.common import Args, Name, city_of
-from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, ToolSpec, make_registry
+from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, make_registry
 from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 from utp_env.tools.schema import (
     NUMBER_COLUMN,
@@ -39,9 +38,6 @@ from utp_env.tools.schema import (
 ITINERARY: Registry[Episode] = make_registry("itinerary")
 itinerary_tool = ITINERARY.tool
 ITINERARY_TOOLS = ITINERARY.tools
-EXECUTION: Registry[Episode] = make_registry("execution")
-EXECUTION_TOOLS = EXECUTION.tools
-"""The tools of the execution phase of `utp_env/UTP-Replan-v0` only (`continue_trip`)."""
 PLAN_CHANGING = frozenset({"add_leg", "remove_leg", "add_item", "move_item", "remove_item", "set_stay"})
 ENDING = frozenset({"submit", "submit_plan"})
 
@@ -663,43 +659,3 @@ def submit(ep: Episode, args: NoArgs) -> ToolResult:
     """Submit the plan built with the itinerary tools; the episode ends and is scored. Example: {}"""
     ep.status = TerminationReason.SUBMITTED
     return ToolResult(ok=True, text=f"Plan submitted ({len(ep.plan.days)} days). The episode ends and is scored.")
-
-
-CLOSED_LOOP_ENDINGS: dict[str, tuple[str, str]] = {
-    "submit_plan": ("and ends the episode, which is then scored.",
-                    "and starts the trip: it is lived through one sampled reality, paused at disruptions for "
-                    "repairs (continue_trip resumes it), and what actually happens is scored."),
-    "submit": ("the episode ends and is scored.",
-               "the trip then starts: it is lived through one sampled reality, paused at disruptions for "
-               "repairs (continue_trip resumes it), and what actually happens is scored."),
-}
-"""For each ending tool, the words of its description that say the episode ends, and what they say
-instead in the closed-loop env utp_env/UTP-Replan-v0, where submitting starts the trip."""
-
-
-def closed_loop_ending_tools() -> dict[str, ToolSpec[Episode]]:
-    """`submit` and `submit_plan` as utp_env/UTP-Replan-v0 describes them (`CLOSED_LOOP_ENDINGS`):
-    the same specs with the description saying that submitting starts the trip."""
-    out: dict[str, ToolSpec[Episode]] = {}
-    for name, (ends, starts) in CLOSED_LOOP_ENDINGS.items():
-        spec = ITINERARY_TOOLS[name]
-        if ends not in spec.description:
-            raise RuntimeError(f"the description of {name} no longer says {ends!r}; update CLOSED_LOOP_ENDINGS")
-        out[name] = dataclasses.replace(spec, description=spec.description.replace(ends, starts))
-    return out
-
-
-@EXECUTION.tool
-def continue_trip(ep: Episode, args: NoArgs) -> ToolResult:
-    """Go on with the trip after a disruption report (or the briefing at its start): the clock runs
-    until the next disruption or the trip's end, which ends the episode and scores what happened.
-
-    Repair first with the lookup and itinerary tools if you want to: what has started or passed is
-    locked. Only in the closed-loop env utp_env/UTP-Replan-v0, after the plan is submitted.
-    Example: {}
-    """
-    execution: Execution | None = ep.execution
-    if execution is None:
-        raise ToolError("the trip has not started: this tool is only available after the plan is submitted; "
-                        "call submit (or submit_plan) first")
-    return execution.resume()

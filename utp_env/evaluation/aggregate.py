@@ -44,8 +44,9 @@ AGGREGATION = (f"pass rates as TravelPlanner evaluation/eval.py: fixed denominat
 LEGACY_AGGREGATION = ("per-plan applicable checks, 11 commonsense checks (a summary written before the "
                       "TravelPlanner aggregation; rerun or re-evaluate to recompute)")
 
-# What a summary written before the readings were recorded (issue 22) was computed with.
-LEGACY_READINGS = ("not recorded (a summary written before issue 22: complete information basic, empty TripCraft "
+# What a summary written before the readings were recorded was computed with.
+LEGACY_READINGS = ("not recorded (a summary written before the readings were recorded: complete information basic, "
+                   "empty TripCraft "
                    "metrics left out, O_ord day_by_day, P_persona keyword)")
 
 RISK_PROFILES = ("tolerant", "optimized", "averse")

@@ -1,4 +1,4 @@
-"""Demonstrations: the reference planner's episodes as tool-calling chat transcripts (issue 25).
+"""Demonstrations: the reference planner's episodes as tool-calling chat transcripts.
 
 One transcript per query of a split, in the chat format TRL's `SFTTrainer` and OpenAI fine-tuning
 read: a system message, the user message (the env's task text, what `reset` returns), then one

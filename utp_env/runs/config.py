@@ -68,7 +68,7 @@ class RunConfig(BaseModel):
     def _valid_replan(cls, given: dict[str, Any]) -> dict[str, Any]:
         """The overrides must make a valid `ReplanConfig` (errors name `replan`, not configs/replan.yaml)."""
         if given:
-            from utp_env.env.replan import load_replan_config
+            from utp_env.env.config import load_replan_config
 
             load_replan_config(given, source="replan")
         return given
@@ -178,7 +178,7 @@ def env_identity(config: RunConfig) -> dict[str, str]:
 
     out = {"env": digest(load_env_config()), "uncertainty": digest(load_uncertainty())}
     if config.env == "replan":
-        from utp_env.env.replan import load_replan_config
+        from utp_env.env.config import load_replan_config
 
         out["replan"] = digest(load_replan_config(config.replan or None))
     return out

@@ -96,7 +96,7 @@ def process_start(pid: int) -> str:
 
 def _holder(text: str) -> tuple[int, str] | None:
     """(pid, start time or '') recorded in a lock file as `PID START` (START `-` when unknown); None
-    for an empty file, and for the bare `PID` that versions before issue 26 wrote and never
+    for an empty file, and for the bare `PID` that earlier versions of utp-env wrote and never
     cleared (so a folder they used is taken over without a notice)."""
     parts = text.split()
     if len(parts) != 2 or not parts[0].isdigit():
@@ -341,7 +341,7 @@ def _local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Re
     `run` has built the run's context (`context_for`: dataset, indices, agent), so each worker
     starts ready, sharing those pages copy-on-write, instead of importing the package and
     opening the dataset again (a spawned worker needs about a second before its first episode,
-    more than 30 reference episodes take; issue 14). Elsewhere, or when this process has started
+    more than 30 reference episodes take). Elsewhere, or when this process has started
     Ray, the workers are spawned. At most two episodes per process are queued at a time, so memory
     does not grow with the number of episodes. Workers die with this process (`_die_with_parent`);
     when one dies, the others are stopped and a `WorkerDiedError` says which and how.
