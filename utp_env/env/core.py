@@ -284,7 +284,7 @@ class UTPEnv(gym.Env[str, Any]):
         """The plan built so far as text (render_mode 'ansi')."""
         if self.render_mode != "ansi" or self.episode is None:
             return None
-        from utp_env.env.itinerary_tools import plan_text
+        from utp_env.env.plan_view import plan_text
 
         return plan_text(self.episode)
 

@@ -88,7 +88,7 @@ class Episode:
     check_plan_enabled: bool = True
     reference: Plan | None = None
     execution: Any = None
-    """The closed-loop execution phase (`utp_env/env/replan.py`, an `itinerary_tools.Execution`) once
+    """The closed-loop execution phase (`utp_env/env/replan.py`, a `locks.Execution`) once
     the trip is being lived through; None while planning (always None in `utp_env/UTP-v0`)."""
 
     def __post_init__(self) -> None:

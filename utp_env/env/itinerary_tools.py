@@ -13,11 +13,21 @@ times are `HH:MM` of the day (an end earlier than its start, or a `+1 day` suffi
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Field
 
 from utp_env.env.episode import Episode, TerminationReason
+from utp_env.env.locks import unlocked
+from utp_env.env.plan_view import (
+    booked_nights,
+    ends_previous_night,
+    item_text,
+    leg_text,
+    nights_note,
+    plan_text,
+    sync_summary,
+)
 from utp_env.itinerary import Activity, Day, Meal, Mode, PlanItem, TransportLeg, VenueType, too_many_items
 from utp_env.resolve import VenueName, find_service, find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, parse_hhmm, parse_stamp
@@ -49,55 +59,6 @@ ItemActivity = Literal["visit", "stay", "check-in", "checkout", "arrive", "event
 SEARCH_TOOL: dict[VenueKind, str] = {"accommodation": "search_stays", "attraction": "search_attractions",
                                      "restaurant": "search_restaurants", "event": "search_events"}
 T = TypeVar("T")
-
-
-# ---------------------------------------------------------------- the execution phase's locks
-
-
-class Execution(Protocol):
-    """What the itinerary tools ask an episode's execution phase (`Episode.execution`, set by
-    utp_env/env/replan.py once the trip is being lived through) before they change the plan: each
-    `refuse_*` returns why the change touches what has started or passed (None when it may go on)."""
-
-    def refuse_element(self, day: int, element: PlanItem | TransportLeg, what: str) -> str | None:
-        """Why the plan element `what` (e.g. 'item 3') of day `day` may not be changed, or None."""
-        ...
-
-    def refuse_time(self, day: int, minute: int, what: str) -> str | None:
-        """Why something may not be placed at `minute` of day `day`, or None."""
-        ...
-
-    def refuse_day(self, day: int, what: str) -> str | None:
-        """Why day `day` may not be changed at all (it is over), or None."""
-        ...
-
-    def refuse_night(self, day: int, what: str) -> str | None:
-        """Why the accommodation of the night of day `day` may not be changed (it has begun), or None."""
-        ...
-
-    def resume(self) -> ToolResult:
-        """Run the trip's clock on (`continue_trip`)."""
-        ...
-
-
-def _unlocked(ep: Episode, argument: str, *, day: int, element: PlanItem | TransportLeg | None = None,
-              what: str = "", minute: int | None = None, nights: range = range(0)) -> None:
-    """Raise a ToolError naming `argument` when the change touches what the execution phase locked
-    (the day, an element of it, a time on it, or any of `nights`)."""
-    execution: Execution | None = ep.execution
-    if execution is None:
-        return
-    why = execution.refuse_day(day, what)
-    if why is None and element is not None:
-        why = execution.refuse_element(day, element, what)
-    if why is None and minute is not None:
-        why = execution.refuse_time(day, minute, what)
-    for night in nights:
-        if why is not None:
-            break
-        why = execution.refuse_night(night, f"the night of day {night}")
-    if why is not None:
-        raise ToolError(why, argument)
 
 
 # ---------------------------------------------------------------- helpers
@@ -186,108 +147,6 @@ def _insert_sorted(items: list[PlanItem], item: PlanItem, position: int | None) 
     return i + 1
 
 
-MORNING_END = 12 * 60  # a stay item starting before noon on the day after a booked night ends that night
-
-
-def ends_previous_night(item: PlanItem, label: str, previous_stay: str | None) -> bool:
-    """Whether a stay item is the morning end of the previous night (the reference plans' and the
-    paper's `stay at X from 07:00 to 07:30` on the day after the night) rather than a new night:
-    a `stay` at the previous night's accommodation that starts before noon and ends the same day."""
-    return (item.activity == "stay" and previous_stay is not None and label == previous_stay
-            and item.start is not None and item.start < MORNING_END
-            and item.end is not None and item.end <= MINUTES_PER_DAY)
-
-
-def sync_summary(ep: Episode, day: Day) -> None:
-    """Derive the day's summary fields (meals, attractions, events) from its items; the stay too
-    when `set_stay` left it unset and the day has a stay or check-in item that books a night: not
-    a checkout, not the morning end of the previous night (`ends_previous_night`), and never on
-    the trip's last day (no night follows it)."""
-    db = ep.db
-    meals: dict[str, str | None] = {"breakfast": None, "lunch": None, "dinner": None}
-    attractions: list[str] = []
-    events: list[str] = []
-    stay = day.accommodation
-    previous = ep.plan.days[day.day - 2].accommodation if 2 <= day.day <= len(ep.plan.days) + 1 else None
-    final = day.day >= ep.query.days
-    for item in day.items:
-        if not is_venue_kind(item.venue_type):
-            continue
-        ref = find_venue(db, item.name, day.cities, tables=(VENUE_TABLE[item.venue_type],), date=day.date)
-        label = f"{item.name}, {ref.city}" if ref else item.name
-        if item.venue_type == "restaurant" and item.meal is not None:
-            meals[item.meal] = meals[item.meal] or label
-        elif item.venue_type == "attraction" and label not in attractions:
-            attractions.append(label)
-        elif item.venue_type == "event" and label not in events:
-            events.append(label)
-        elif (item.venue_type == "accommodation" and stay is None and item.activity in ("stay", "check-in")
-              and not final and not ends_previous_night(item, label, previous)):
-            stay = label
-    day.breakfast, day.lunch, day.dinner = meals["breakfast"], meals["lunch"], meals["dinner"]
-    day.attractions, day.events, day.accommodation = attractions, events, stay
-
-
-def _nights(ep: Episode) -> list[str | None]:
-    """The accommodation of each planned day's night (what the evaluator prices)."""
-    return [day.accommodation for day in ep.plan.days]
-
-
-def _night_price(ep: Episode, label: str) -> str:
-    name, _, city = label.rpartition(", ")
-    row = ep.db.venue("accommodations", city, name) if name else None
-    if row is None:
-        return "price unknown"
-    return f"{ep.db.tables['accommodations'].value('price_per_night_inr', row)} INR per night per room"
-
-
-def nights_note(ep: Episode, before: list[str | None]) -> str:
-    """' Cost: ...' naming every night whose booking a call added, changed or removed (with its
-    price), or '' when the booked nights are as they were: no tool changes the cost silently."""
-    after = _nights(ep)
-    changes = []
-    for i in range(max(len(before), len(after))):
-        old = before[i] if i < len(before) else None
-        new = after[i] if i < len(after) else None
-        if old == new:
-            continue
-        if new is None:
-            changes.append(f"the night of day {i + 1} is no longer booked (was {old})")
-        else:
-            changes.append(f"the night of day {i + 1} is now booked at {new} ({_night_price(ep, new)})")
-    return (" Cost changed: " + "; ".join(changes) + ".") if changes else ""
-
-
-def _leg_text(leg: TransportLeg) -> str:
-    number = f" {leg.number}" if leg.number else ""
-    planned = f" (planned arrival {format_hhmm(leg.planned_arrival)})" if leg.planned_arr is not None else ""
-    return (f"{leg.mode}{number} {leg.origin} -> {leg.destination}, dep {format_hhmm(leg.dep)}, "
-            f"arr {format_stamp(leg.arr)}{planned}")
-
-
-def _item_text(item: PlanItem) -> str:
-    when = (f" from {format_hhmm(item.start)} to {format_stamp(item.end)}"
-            if item.start is not None and item.end is not None else "")
-    kind = f" [{item.venue_type}{'/' + item.meal if item.meal else ''}]" if item.venue_type else ""
-    transit = f", nearest transit: {item.transit_stop}" if item.transit_stop else ""
-    return f"{item.name}, {item.activity}{when}{kind}{transit}"
-
-
-def plan_text(ep: Episode) -> str:
-    """The plan as numbered lines per day (the numbers are what move_item/remove_item take)."""
-    if not ep.plan.days:
-        return f"The plan is empty ({ep.query.days} days to plan, from {ep.query.org})."
-    out = []
-    for day in ep.plan.days:
-        out.append(f"Day {day.day} ({day.date or 'no date'}): {day.current_city}; "
-                   f"stay: {day.accommodation or '-'}")
-        out.extend(f"  leg {i}. {_leg_text(leg)}" for i, leg in enumerate(day.transport, 1))
-        out.extend(f"  item {i}. {_item_text(item)}" for i, item in enumerate(day.items, 1))
-        if not day.transport and not day.items:
-            out.append("  (nothing planned)")
-    return "\n".join(out)
-
-
 # ---------------------------------------------------------------- tools
 
 
@@ -349,7 +208,7 @@ def add_leg(ep: Episode, args: AddLeg) -> ToolResult:
             raise ToolError(f"{args.mode} {args.number} departs at {format_hhmm(dep)}, not {args.departure}",
                             "departure")
         number = str(table.columns[NUMBER_COLUMN[SERVICE_TABLE[args.mode]]][row])
-    _unlocked(ep, "departure" if args.departure else "day", day=day_no, what=f"a {args.mode} leg", minute=dep)
+    unlocked(ep, "departure" if args.departure else "day", day=day_no, what=f"a {args.mode} leg", minute=dep)
     planned = None
     if args.planned_arrival:
         at, days = clock(args.planned_arrival, "planned_arrival")
@@ -370,7 +229,7 @@ def add_leg(ep: Episode, args: AddLeg) -> ToolResult:
     day.transport.sort(key=lambda leg_: leg_.dep)
     note = "" if day.cities[0] == origin or len(day.transport) > 1 else \
         f" Note: day {day_no} started in {day.cities[0]}, not {origin}."
-    return ToolResult(ok=True, text=f"Added to day {day_no}: {_leg_text(leg)}. Day {day_no} is now "
+    return ToolResult(ok=True, text=f"Added to day {day_no}: {leg_text(leg)}. Day {day_no} is now "
                                     f"'{day.current_city}'.{note}", rows=[leg.model_dump()])
 
 
@@ -387,13 +246,13 @@ def remove_leg(ep: Episode, args: RemoveLeg) -> ToolResult:
     """
     day = _existing_day(ep, args.day)
     leg = _pick(day.transport, args.index, "leg", args.day, "index")
-    _unlocked(ep, "index", day=args.day, element=leg, what=f"leg {args.index}")
+    unlocked(ep, "index", day=args.day, element=leg, what=f"leg {args.index}")
     day.transport.remove(leg)
     cities = [day.cities[0]]
     for other in day.transport:
         cities.append(other.destination)
     day.cities = cities
-    return ToolResult(ok=True, text=f"Removed from day {args.day}: {_leg_text(leg)}.")
+    return ToolResult(ok=True, text=f"Removed from day {args.day}: {leg_text(leg)}.")
 
 
 class AddItem(Args):
@@ -476,10 +335,10 @@ def add_item(ep: Episode, args: AddItem) -> ToolResult:
     """
     day_no = _day_number(ep, args.day)
     _room_for_one_more(ep, day_no, "day")
-    _unlocked(ep, "start", day=day_no, what=args.name, minute=minutes(args.start, "start"))
+    unlocked(ep, "start", day=day_no, what=args.name, minute=minutes(args.start, "start"))
     item = _make_item(ep, day_no, args.name, args.activity, minutes(args.start, "start"), minutes(args.end, "end"),
                       args.kind, args.meal)
-    before = _nights(ep)
+    before = booked_nights(ep)
     day = ep.day(day_no)
     at = _insert_sorted(day.items, item, args.position)
     sync_summary(ep, day)
@@ -488,7 +347,7 @@ def add_item(ep: Episode, args: AddItem) -> ToolResult:
     if item.venue_type == "accommodation" and previous is not None and previous.rpartition(", ")[0] == item.name \
             and ends_previous_night(item, previous, previous):
         ending = f" It ends the night of day {day_no - 1} at {previous}; no night is added."
-    return ToolResult(ok=True, text=f"Added to day {day_no} as item {at}: {_item_text(item)}.{ending}"
+    return ToolResult(ok=True, text=f"Added to day {day_no} as item {at}: {item_text(item)}.{ending}"
                                     f"{nights_note(ep, before)}", rows=[item.model_dump()])
 
 
@@ -509,7 +368,7 @@ def move_item(ep: Episode, args: MoveItem) -> ToolResult:
     """
     day = _existing_day(ep, args.day)
     item = _pick(day.items, args.index, "item", args.day, "index")
-    _unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
+    unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
     target_no = _day_number(ep, args.to_day or args.day, "to_day")
     if target_no != args.day:
         _room_for_one_more(ep, target_no, "to_day")
@@ -521,19 +380,19 @@ def move_item(ep: Episode, args: MoveItem) -> ToolResult:
         end += MINUTES_PER_DAY
     if start is None or end is None:
         raise ToolError("the item has no times; give both start and end", "start")
-    _unlocked(ep, "start", day=target_no, what=item.name, minute=start)
+    unlocked(ep, "start", day=target_no, what=item.name, minute=start)
     if target_no != args.day and is_venue_kind(item.venue_type):
         moved = _make_item(ep, target_no, item.name, item.activity, start, end, item.venue_type, item.meal, item.note)
     else:
         moved = item.model_copy(update={"start": start, "end": end})
-    before = _nights(ep)
+    before = booked_nights(ep)
     target = ep.day(target_no)
     day.items.remove(item)
     at = _insert_sorted(target.items, moved, args.position)
     sync_summary(ep, day)
     if target is not day:
         sync_summary(ep, target)
-    return ToolResult(ok=True, text=f"Moved to day {target_no}, item {at}: {_item_text(moved)}."
+    return ToolResult(ok=True, text=f"Moved to day {target_no}, item {at}: {item_text(moved)}."
                                     f"{nights_note(ep, before)}")
 
 
@@ -547,11 +406,11 @@ def remove_item(ep: Episode, args: RemoveItem) -> ToolResult:
     """Remove an item of a day (numbered as in view_plan). Example: {"day": 2, "index": 3}"""
     day = _existing_day(ep, args.day)
     item = _pick(day.items, args.index, "item", args.day, "index")
-    _unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
-    before = _nights(ep)
+    unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
+    before = booked_nights(ep)
     day.items.remove(item)
     sync_summary(ep, day)
-    return ToolResult(ok=True, text=f"Removed from day {args.day}: {_item_text(item)}.{nights_note(ep, before)}")
+    return ToolResult(ok=True, text=f"Removed from day {args.day}: {item_text(item)}.{nights_note(ep, before)}")
 
 
 class SetStay(Args):
@@ -571,7 +430,7 @@ def set_stay(ep: Episode, args: SetStay) -> ToolResult:
     if args.to_day < args.from_day:
         raise ToolError(f"to_day {args.to_day} is before from_day {args.from_day}", "to_day")
     _day_number(ep, args.to_day, "to_day")
-    _unlocked(ep, "from_day", day=args.from_day, what=f"the night of day {args.from_day}",
+    unlocked(ep, "from_day", day=args.from_day, what=f"the night of day {args.from_day}",
               nights=range(args.from_day, args.to_day + 1))
     city = city_of(ep.db, args.city, "city")
     name, city = _venue(ep, "accommodation", args.name, [city], None)

@@ -10,7 +10,7 @@ code paths) with a second phase:
   delay models and engine semantics, common random numbers keyed by the episode seed) runs until
   reality departs from the plan beyond its slack; the observation is then a disruption report. The
   agent repairs what is still ahead with the same tools (what has started or passed is locked:
-  `itinerary_tools.Execution`, filled in by `ExecutionPhase` of utp_env/env/trip.py) and calls
+  `locks.Execution`, filled in by `ExecutionPhase` of utp_env/env/trip.py) and calls
   `continue_trip`.
 - *ended*: the trip is over (`terminated`), or the step limit cut the episode (`truncated`; the trip
   is then played out without repairs): the reward is the realised outcome
@@ -44,7 +44,8 @@ from utp_env.env.episode import (
     finish,
     report_text,
 )
-from utp_env.env.itinerary_tools import ITINERARY_TOOLS, Execution, NoArgs
+from utp_env.env.itinerary_tools import ITINERARY_TOOLS, NoArgs
+from utp_env.env.locks import Execution
 from utp_env.env.trip import ExecutionPhase, new_realiser
 from utp_env.itinerary import Plan, PlanItem
 from utp_env.query import Query

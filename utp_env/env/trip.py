@@ -2,7 +2,7 @@
 
 Once the plan is submitted, `ExecutionPhase` (`Episode.execution`) holds one realisation of the
 trip (`utp_env.simulation.realise.Realiser`): the locks the itinerary tools consult before they
-change the plan (`itinerary_tools.Execution`), the clock that `continue_trip` runs on to the next
+change the plan (`locks.Execution`), the clock that `continue_trip` runs on to the next
 disruption (`resume`), the texts the agent reads, and the score of what happened (`score`:
 utp_env/evaluation/realised.py, weighted by `ReplanConfig.reward_weights`). It pickles without its
 episode and database and is attached back to the episode by `UTPEnv.__setstate__`.
@@ -15,7 +15,7 @@ from typing import Any
 from utp_env.config import load_uncertainty
 from utp_env.env.config import ReplanConfig
 from utp_env.env.episode import Episode, EpisodeOutcome, TerminationReason
-from utp_env.env.itinerary_tools import plan_text
+from utp_env.env.plan_view import plan_text
 from utp_env.env.reward import realised_reward, realised_terms
 from utp_env.evaluation.realised import booked_nights_cost, extra_fares, within_leg_ranges
 from utp_env.itinerary import Plan, PlanItem, TransportLeg
@@ -65,7 +65,7 @@ class ExecutionPhase:
         committed = compiled.kind != ELASTIC
         self.submitted_end: float | None = float(compiled.end[committed].max()) if committed.any() else None
 
-    # ------------------------------------------------------------ locks (itinerary_tools.Execution)
+    # ------------------------------------------------------------ locks (locks.Execution)
 
     @property
     def current_day(self) -> int:

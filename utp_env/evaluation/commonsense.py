@@ -185,8 +185,9 @@ def _parents_parts(ctx: PlanContext, parent: str) -> dict[str, CheckResult]:
 
 
 def _basic_parts(ctx: PlanContext) -> dict[str, CheckResult]:
-    """The project's first rules of complete information (the `basic` reading): every day of the query, no empty day, a stay for every
-    night, transport on every travel day, a start and end time for every point-of-interest item."""
+    """The project's first rules of complete information (the `basic` reading): every day of the
+    query, no empty day, a stay for every night, transport on every travel day, a start and end time
+    for every point-of-interest item."""
     problems: dict[str, list[str]] = {name: [] for name in (
         "empty_days", "accommodation", "transportation", "timed_items")}
     problems["days"] = _day_count(ctx)
