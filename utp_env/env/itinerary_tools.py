@@ -13,7 +13,7 @@ times are `HH:MM` of the day (an end earlier than its start, or a `+1 day` suffi
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
@@ -28,18 +28,26 @@ from utp_env.env.plan_view import (
     plan_text,
     sync_summary,
 )
-from utp_env.itinerary import Activity, Day, Meal, Mode, PlanItem, TransportLeg, VenueType, too_many_items
-from utp_env.resolve import VenueName, find_service, find_venue
-from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, parse_hhmm, parse_stamp
-from utp_env.tools.database import Database, suggest
+from utp_env.env.tool_args import (
+    cities_of,
+    clock,
+    day_number,
+    existing_day,
+    insert_sorted,
+    minutes,
+    pick,
+    transit_of,
+    venue_of,
+)
+from utp_env.itinerary import Activity, Meal, Mode, PlanItem, TransportLeg, VenueType, too_many_items
+from utp_env.resolve import find_service
+from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, parse_hhmm
 from utp_env.tools.lookup.common import Args, Name, city_of
 from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, make_registry
 from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE
 from utp_env.tools.schema import (
     NUMBER_COLUMN,
     SERVICE_TABLE,
-    VENUE_TABLE,
-    VenueKind,
     is_venue_kind,
     runs_on,
     scheduled_arrival,
@@ -56,95 +64,6 @@ Clock = Annotated[str, Field(min_length=4, max_length=16, description="HH:MM, e.
 Index = Annotated[int, Field(ge=1, le=100, description="Position as numbered by view_plan, from 1")]
 ItemKind = Literal["accommodation", "attraction", "restaurant", "event", "transit"]
 ItemActivity = Literal["visit", "stay", "check-in", "checkout", "arrive", "event", "rest", "travel"]
-SEARCH_TOOL: dict[VenueKind, str] = {"accommodation": "search_stays", "attraction": "search_attractions",
-                                     "restaurant": "search_restaurants", "event": "search_events"}
-T = TypeVar("T")
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def clock(text: str, argument: str) -> tuple[int, int | None]:
-    """(minutes of the clock time, the stated `+N day` offset or None) of a time argument, read
-    with the grammar of `utp_env.tools.clock`; a ToolError naming the argument otherwise."""
-    try:
-        return parse_stamp(text)
-    except ValueError:
-        raise ToolError(f"{text!r} is not a time; write HH:MM such as '07:45' (add '+1' for the next day)",
-                        argument) from None
-
-
-def minutes(text: str, argument: str) -> int:
-    """Minutes from the day's midnight of a time argument (`'07:40 +1'` -> 1900)."""
-    at, days = clock(text, argument)
-    return at + MINUTES_PER_DAY * (days or 0)
-
-
-def _day_number(ep: Episode, day: int, argument: str = "day") -> int:
-    if day > ep.query.days:
-        raise ToolError(f"day {day} is past the end of this {ep.query.days}-day trip", argument)
-    return day
-
-
-def _existing_day(ep: Episode, day: int, argument: str = "day") -> Day:
-    _day_number(ep, day, argument)
-    if day > len(ep.plan.days):
-        raise ToolError(f"day {day} has nothing planned yet (the plan has {len(ep.plan.days)} day(s))", argument)
-    return ep.plan.days[day - 1]
-
-
-def _pick(seq: list[T], index: int, what: str, day: int, argument: str) -> T:
-    if index > len(seq):
-        raise ToolError(f"day {day} has {len(seq)} {what}(s); give a number from 1 to {len(seq)} "
-                        "(see view_plan)" if seq else f"day {day} has no {what}s", argument)
-    return seq[index - 1]
-
-
-def _cities_of(ep: Episode, day: int) -> list[str]:
-    """The cities an item of `day` may be in: the day's cities, or the previous day's end city."""
-    if day <= len(ep.plan.days):
-        return list(ep.plan.days[day - 1].cities)
-    return [ep.plan.days[-1].end_city] if ep.plan.days else [ep.query.org]
-
-
-def _venue(ep: Episode, kind: VenueKind, name: str, cities: list[str], date: str | None) -> tuple[str, str]:
-    """(canonical name, city) of a venue of `kind` in one of `cities`; ToolError with suggestions otherwise."""
-    table = VENUE_TABLE[kind]
-    ref = find_venue(ep.db, name, cities, tables=(table,), date=date)
-    if ref is None and "," in name:  # an item of a lived plan (replan.lived_plan), 'Name, City', moved to a day
-        ref = find_venue(ep.db, VenueName.of(name).name, cities, tables=(table,), date=date)
-    if ref is None:
-        first = cities[0]
-        names = [ep.db.tables[table].columns["name"][j] for j in ep.db.city_rows(table, first)]
-        close = suggest(name, names)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise ToolError(f"no {kind} called {name!r} in {' or '.join(cities)}.{hint} Use {SEARCH_TOOL[kind]} to "
-                        "list them; "
-                        "a day's cities come from its transport legs", "name")
-    return str(ep.db.tables[table].columns["name"][ref.row]), ref.city
-
-
-def _transit(db: Database, city: str, kind: str, name: str) -> tuple[str | None, float | None]:
-    if kind not in ("attraction", "restaurant", "accommodation"):
-        return None, None
-    row = db.tables["transit_stops"].find(city, kind, name)
-    if row is None:
-        return None, None
-    cols = db.tables["transit_stops"].columns
-    return str(cols["stop_name"][row]), float(cols["distance_m"][row])
-
-
-def _insert_sorted(items: list[PlanItem], item: PlanItem, position: int | None) -> int:
-    """Insert `item` at 1-based `position`, else after every item starting no later; return its index."""
-    if position is not None:
-        i = min(position - 1, len(items))
-    else:
-        i = len(items)
-        if item.start is not None:
-            i = next((k for k, other in enumerate(items) if other.start is not None and other.start > item.start),
-                     len(items))
-    items.insert(i, item)
-    return i + 1
 
 
 # ---------------------------------------------------------------- tools
@@ -173,7 +92,7 @@ def add_leg(ep: Episode, args: AddLeg) -> ToolResult:
     "origin": "Pune", "destination": "Indore", "planned_arrival": "07:40"}
     """
     db = ep.db
-    day_no = _day_number(ep, args.day)
+    day_no = day_number(ep, args.day)
     origin, dest = city_of(db, args.origin, "origin"), city_of(db, args.destination, "destination")
     if origin == dest:
         raise ToolError(f"origin and destination are both {origin!r}", "destination")
@@ -244,8 +163,8 @@ def remove_leg(ep: Episode, args: RemoveLeg) -> ToolResult:
 
     Example: {"day": 1, "index": 1}
     """
-    day = _existing_day(ep, args.day)
-    leg = _pick(day.transport, args.index, "leg", args.day, "index")
+    day = existing_day(ep, args.day)
+    leg = pick(day.transport, args.index, "leg", args.day, "index")
     unlocked(ep, "index", day=args.day, element=leg, what=f"leg {args.index}")
     day.transport.remove(leg)
     cities = [day.cities[0]]
@@ -284,7 +203,7 @@ def _make_item(ep: Episode, day_no: int, name: str, activity: Activity, start: i
         end += MINUTES_PER_DAY
     if end - start > MINUTES_PER_DAY:
         raise ToolError("an item lasts at most 24 hours", "end")
-    cities = _cities_of(ep, day_no)
+    cities = cities_of(ep, day_no)
     kinds: tuple[VenueType, ...] = (kind,) if kind else _infer_kind(activity)
     found: tuple[str, str, VenueType] | None = None
     first_error: ToolError | None = None
@@ -293,7 +212,7 @@ def _make_item(ep: Episode, day_no: int, name: str, activity: Activity, start: i
             found = (name, cities[-1], k)
             break
         try:
-            canonical, city = _venue(ep, k, name, cities, ep.date_of(day_no))
+            canonical, city = venue_of(ep, k, name, cities, ep.date_of(day_no))
         except ToolError as exc:
             first_error = first_error or exc
             continue
@@ -307,7 +226,7 @@ def _make_item(ep: Episode, day_no: int, name: str, activity: Activity, start: i
         raise ToolError("say which meal this restaurant visit is: 'breakfast', 'lunch' or 'dinner'", "meal")
     if k != "restaurant" and meal is not None:
         raise ToolError(f"only restaurant visits carry a meal; {canonical!r} is a {k}", "meal")
-    stop, metres = _transit(ep.db, city, k, canonical)
+    stop, metres = transit_of(ep.db, city, k, canonical)
     return PlanItem(name=canonical, activity=activity, start=start, end=end, venue_type=k,
                     meal=meal, transit_stop=stop, transit_distance_m=metres, note=note)
 
@@ -333,14 +252,14 @@ def add_item(ep: Episode, args: AddItem) -> ToolResult:
     Example: {"day": 2, "name": "Chappan Dukan", "activity": "visit", "kind": "restaurant", "meal": "lunch",
     "start": "13:00", "end": "14:00"}
     """
-    day_no = _day_number(ep, args.day)
+    day_no = day_number(ep, args.day)
     _room_for_one_more(ep, day_no, "day")
     unlocked(ep, "start", day=day_no, what=args.name, minute=minutes(args.start, "start"))
     item = _make_item(ep, day_no, args.name, args.activity, minutes(args.start, "start"), minutes(args.end, "end"),
                       args.kind, args.meal)
     before = booked_nights(ep)
     day = ep.day(day_no)
-    at = _insert_sorted(day.items, item, args.position)
+    at = insert_sorted(day.items, item, args.position)
     sync_summary(ep, day)
     previous = ep.plan.days[day_no - 2].accommodation if day_no >= 2 else None
     ending = ""
@@ -366,10 +285,10 @@ def move_item(ep: Episode, args: MoveItem) -> ToolResult:
 
     Example: {"day": 2, "index": 3, "start": "15:00", "end": "16:30"}
     """
-    day = _existing_day(ep, args.day)
-    item = _pick(day.items, args.index, "item", args.day, "index")
+    day = existing_day(ep, args.day)
+    item = pick(day.items, args.index, "item", args.day, "index")
     unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
-    target_no = _day_number(ep, args.to_day or args.day, "to_day")
+    target_no = day_number(ep, args.to_day or args.day, "to_day")
     if target_no != args.day:
         _room_for_one_more(ep, target_no, "to_day")
     start = minutes(args.start, "start") if args.start else item.start
@@ -388,7 +307,7 @@ def move_item(ep: Episode, args: MoveItem) -> ToolResult:
     before = booked_nights(ep)
     target = ep.day(target_no)
     day.items.remove(item)
-    at = _insert_sorted(target.items, moved, args.position)
+    at = insert_sorted(target.items, moved, args.position)
     sync_summary(ep, day)
     if target is not day:
         sync_summary(ep, target)
@@ -404,8 +323,8 @@ class RemoveItem(Args):
 @itinerary_tool
 def remove_item(ep: Episode, args: RemoveItem) -> ToolResult:
     """Remove an item of a day (numbered as in view_plan). Example: {"day": 2, "index": 3}"""
-    day = _existing_day(ep, args.day)
-    item = _pick(day.items, args.index, "item", args.day, "index")
+    day = existing_day(ep, args.day)
+    item = pick(day.items, args.index, "item", args.day, "index")
     unlocked(ep, "index", day=args.day, element=item, what=f"item {args.index} ({item.name})")
     before = booked_nights(ep)
     day.items.remove(item)
@@ -429,11 +348,11 @@ def set_stay(ep: Episode, args: SetStay) -> ToolResult:
     """
     if args.to_day < args.from_day:
         raise ToolError(f"to_day {args.to_day} is before from_day {args.from_day}", "to_day")
-    _day_number(ep, args.to_day, "to_day")
+    day_number(ep, args.to_day, "to_day")
     unlocked(ep, "from_day", day=args.from_day, what=f"the night of day {args.from_day}",
               nights=range(args.from_day, args.to_day + 1))
     city = city_of(ep.db, args.city, "city")
-    name, city = _venue(ep, "accommodation", args.name, [city], None)
+    name, city = venue_of(ep, "accommodation", args.name, [city], None)
     for n in range(args.from_day, args.to_day + 1):
         ep.day(n, city=city).accommodation = f"{name}, {city}"
     row = ep.db.venue("accommodations", city, name)
