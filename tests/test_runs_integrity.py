@@ -20,11 +20,12 @@ from utp_env.agents.base import AgentResult, Toolkit
 from utp_env.agents.reference import ReferencePlanner
 from utp_env.cli import main
 from utp_env.query import Query
-from utp_env.runs import runner as runner_module
+from utp_env.runs import run_lock as run_lock_module
 from utp_env.runs import store as store_module
 from utp_env.runs.config import RunConfig
 from utp_env.runs.records import RESULTS
-from utp_env.runs.runner import RunFolderError, run, run_lock
+from utp_env.runs.run_lock import run_lock
+from utp_env.runs.runner import RunFolderError, run
 from utp_env.runs.store import REJECTED, ResultsStore
 from utp_env.tools.atomic import FileWriteError
 
@@ -177,7 +178,7 @@ def test_unrelated_or_unwritable_folders_are_one_line_errors(mini_db_path: Path,
 
     fake = types.SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")})
     fake.open = refuse
-    monkeypatch.setattr(runner_module, "os", fake)
+    monkeypatch.setattr(run_lock_module, "os", fake)
     with pytest.raises(FileWriteError) as caught_os:
         run(_config(mini_db_path, done), progress=False)
     assert str(done) in str(caught_os.value) and "read-only" in str(caught_os.value)
@@ -222,7 +223,7 @@ def test_the_cli_reports_an_unwritable_folder_in_one_line(mini_db_path: Path, tm
 
     fake = types.SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")})
     fake.open = refuse
-    monkeypatch.setattr(runner_module, "os", fake)
+    monkeypatch.setattr(run_lock_module, "os", fake)
     out = tmp_path / "locked"
     code = main(["run", "--db", str(mini_db_path), "--split", "all", "--limit", "2", "--rollouts", "0",
                  "--out", str(out), "--quiet"])
@@ -237,7 +238,7 @@ def test_a_second_process_on_a_busy_folder_is_refused(mini_db_path: Path, tmp_pa
 
     out = tmp_path / "shared"
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-                               "from utp_env.runs.runner import run_lock\n"
+                               "from utp_env.runs.run_lock import run_lock\n"
                                "with run_lock(Path(sys.argv[1])):\n    print('locked', flush=True)\n"
                                "    time.sleep(60)\n", str(out)], stdout=subprocess.PIPE, text=True)
     try:

@@ -18,9 +18,10 @@ from typing import Any
 import pytest
 
 from utp_env.cli import main
-from utp_env.runs import runner as runner_module
+from utp_env.runs import local_pool, ray_backend
 from utp_env.runs.config import RunConfig
-from utp_env.runs.runner import RunFolderError, process_start, run, run_lock, worker_count
+from utp_env.runs.run_lock import process_start, run_lock
+from utp_env.runs.runner import RunFolderError, run, worker_count
 
 TESTS = Path(__file__).resolve().parent
 linux_fork = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs Linux (/proc, fork)")
@@ -145,7 +146,7 @@ def _lock_holder_script(out: Path) -> list[str]:
     """A process that takes the run lock, forks a child that keeps the lock file open (as a pool
     worker does), prints both pids and waits."""
     return [sys.executable, "-c", "import os, sys, time\nfrom pathlib import Path\n"
-            "from utp_env.runs.runner import run_lock\n"
+            "from utp_env.runs.run_lock import run_lock\n"
             "with run_lock(Path(sys.argv[1])):\n"
             "    child = os.fork()\n"
             "    if child == 0:\n        time.sleep(120)\n        os._exit(0)\n"
@@ -181,7 +182,7 @@ def test_a_second_run_in_the_same_process_is_refused_and_the_first_keeps_its_loc
         with pytest.raises(RunFolderError, match=f"process {os.getpid()}"), run_lock(out):
             pass
         other = subprocess.run([sys.executable, "-c", "import sys\nfrom pathlib import Path\n"
-                                "from utp_env.runs.runner import run_lock\n"
+                                "from utp_env.runs.run_lock import run_lock\n"
                                 "with run_lock(Path(sys.argv[1])):\n    pass\n", str(out)],
                                capture_output=True, text=True, timeout=120)
         assert other.returncode != 0 and "in use by another" in other.stderr  # the refusal did not drop it
@@ -351,20 +352,20 @@ def test_a_local_ray_says_where_it_writes(mini_db_path: Path, tmp_path: Path, mo
 
 
 def test_worker_exit_descriptions() -> None:
-    assert runner_module._describe_exit(-9).startswith("was killed by SIGKILL")
-    assert runner_module._describe_exit(-15) == "was killed by SIGTERM"
-    assert runner_module._describe_exit(3) == "exited with status 3"
+    assert local_pool._describe_exit(-9).startswith("was killed by SIGKILL")
+    assert local_pool._describe_exit(-15) == "was killed by SIGTERM"
+    assert local_pool._describe_exit(3) == "exited with status 3"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Ray's Linux rules")
 def test_the_ray_folder_named_is_rays_default(monkeypatch) -> None:
     monkeypatch.delenv("RAY_TMPDIR", raising=False)
     monkeypatch.delenv("TMPDIR", raising=False)
-    assert "under /tmp/ray (set RAY_TMPDIR" in runner_module.ray_temp_notice()
+    assert "under /tmp/ray (set RAY_TMPDIR" in ray_backend.ray_temp_notice()
     monkeypatch.setenv("TMPDIR", "/scratch/me")
-    assert "under /scratch/me/ray (set RAY_TMPDIR" in runner_module.ray_temp_notice()
+    assert "under /scratch/me/ray (set RAY_TMPDIR" in ray_backend.ray_temp_notice()
     ray = pytest.importorskip("ray._common.utils")  # the rule it mirrors, when this Ray has it
-    assert f"under {ray.get_default_ray_temp_dir()} (" in runner_module.ray_temp_notice()
+    assert f"under {ray.get_default_ray_temp_dir()} (" in ray_backend.ray_temp_notice()
 
 
 @pytest.mark.parametrize(("flag", "value", "message"), [

@@ -9,8 +9,9 @@ One writer per folder: `run` holds an exclusive POSIX record lock (`fcntl.lockf`
 `.run.lock` while it works, so a second `utp-env run` on the same folder stops at once with a
 one-line message. A POSIX lock belongs to the process that took it: forked pool workers never hold
 it, and the kernel drops it when that process dies, however it dies; the next run takes over the
-folder with a one-line notice (`run_lock`). Pool workers die with the driver (`_die_with_parent`);
-a worker that dies ends the run with a one-line `WorkerDiedError`. A folder is refused when it
+folder with a one-line notice (`run_lock.py`). The backends run the episodes: `local_pool.py` (this
+process or a pool of workers that die with the driver; a worker that dies ends the run with a
+one-line `WorkerDiedError`) and `ray_backend.py`. A folder is refused when it
 holds results without the `config.json` that says how they were made (unless `adopt_results`),
 or files that are not a run's.
 """
@@ -18,26 +19,24 @@ or files that are not a run's.
 from __future__ import annotations
 
 import contextlib
-import errno
-import itertools
 import json
 import os
-import signal
 import sys
-import threading
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from utp_env.runs.agent_identity import agent_identity, identity_changes
 from utp_env.runs.config import RunConfig, env_identity, identity_differences
-from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, dataset_for, run_episode
+from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, dataset_for
+from utp_env.runs.local_pool import Records, WorkerDiedError, run_local
+from utp_env.runs.ray_backend import run_on_ray
 from utp_env.runs.records import CONFIG_FILE, LEGACY_AGENT, RESULTS, RecordContext, episode_key, read_run_config
+from utp_env.runs.run_lock import RunFolderError, run_lock
 from utp_env.runs.store import REJECTED, ResultsStore
-from utp_env.tools.atomic import FileWriteError, write_text_atomic
+from utp_env.tools.atomic import write_text_atomic
 
-LOCK_FILE = ".run.lock"
 # What a run folder may hold besides hidden files (the lock, temporary files of atomic writes).
 RUN_FILES = frozenset({CONFIG_FILE, RESULTS, REJECTED, "summary.json", "summary.md",
                        "metrics_by_horizon_risk.png", "pass_rates_by_level.png", "timeline.png", "report.html",
@@ -47,15 +46,6 @@ RUN_FILES = frozenset({CONFIG_FILE, RESULTS, REJECTED, "summary.json", "summary.
 LOCAL_WORKERS_PER_CPU = 4
 """Local pool processes are at most max(8, this x os.cpu_count()) (LLM agents wait on the network, so
 more processes than cores pay; hundreds do not); more is clamped with a notice (`worker_count`)."""
-
-
-class RunFolderError(ValueError):
-    """The run folder cannot be used as it is; the message names it and says what to do."""
-
-
-class WorkerDiedError(RuntimeError):
-    """A pool worker process died (killed, out of memory, a crash in native code) during the run;
-    the message is one line saying which, what was saved and that rerunning resumes."""
 
 
 def plan_episodes(config: RunConfig) -> list[tuple[str, int]]:
@@ -77,122 +67,6 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
-
-
-_HELD: set[tuple[int, int]] = set()  # (device, inode) of the lock files this process holds
-_HELD_GUARD = threading.Lock()
-
-
-def process_start(pid: int) -> str:
-    """The start time of process `pid` (clock ticks since boot, /proc/PID/stat field 22), '' when
-    unknown; with the pid it names a process even after its pid is reused."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return ""
-    fields = stat.rpartition(")")[2].split()  # the command name (field 2) may hold spaces
-    return fields[19] if len(fields) > 19 else ""
-
-
-def _holder(text: str) -> tuple[int, str] | None:
-    """(pid, start time or '') recorded in a lock file as `PID START` (START `-` when unknown); None
-    for an empty file, and for the bare `PID` that earlier versions of utp-env wrote and never
-    cleared (so a folder they used is taken over without a notice)."""
-    parts = text.split()
-    if len(parts) != 2 or not parts[0].isdigit():
-        return None
-    return int(parts[0]), "" if parts[1] == "-" else parts[1]
-
-
-def _alive(pid: int, start: str) -> bool:
-    """Whether process `pid` runs and, when `start` is known, is the one that started then."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it exists, owned by someone else
-        pass
-    return not start or not process_start(pid) or process_start(pid) == start
-
-
-@contextlib.contextmanager
-def run_lock(run_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `run_dir` (creating the folder) for the block; a RunFolderError
-    at once when another run (another process, or another run in this one) holds it.
-
-    The lock is a POSIX record lock (`fcntl.lockf`) on `run_dir/.run.lock`, which holds the
-    holder's `PID START` while it runs and is emptied when it ends. A POSIX lock is the process's:
-    children forked by the pool do not inherit it, and the kernel releases it when the holder
-    dies, so a run killed with `kill -9` never wedges its folder. When the lock is free but the
-    file still names a process, that run ended without releasing it (it was killed): the folder
-    is taken over with a one-line notice. On a filesystem without POSIX locks the recorded holder
-    is checked instead (alive, and the same process: its start time guards against pid reuse).
-    Without `fcntl` (Windows) the folder is not locked."""
-    try:
-        run_dir.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise RunFolderError(f"--out {run_dir} is a file, not a folder; choose a folder") from None
-    except OSError as exc:
-        raise FileWriteError.of(exc, run_dir) from exc
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX
-        yield
-        return
-    path = run_dir / LOCK_FILE
-
-    def in_use(pid: int | None) -> RunFolderError:
-        return RunFolderError(f"{run_dir} is in use by another `utp-env run`"
-                              + (f" (process {pid})" if pid is not None else "")
-                              + "; wait for it to finish or choose another --out folder")
-
-    def recorded(fd: int) -> str:
-        return os.pread(fd, 64, 0).decode("ascii", errors="replace")
-
-    with _HELD_GUARD:  # a second run in this process (any thread): POSIX locks do not exclude it, and
-        try:           # opening and closing the file again would drop the first run's lock; so check first
-            st = path.stat()
-        except OSError:
-            pass
-        else:
-            if (st.st_dev, st.st_ino) in _HELD:
-                raise in_use(os.getpid())
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise FileWriteError.of(exc, path) from exc
-        st = os.fstat(fd)
-        key = (st.st_dev, st.st_ino)
-        _HELD.add(key)
-    try:
-        locked = True
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EACCES, errno.EAGAIN):
-                first = recorded(fd).split()[:1]
-                raise in_use(int(first[0]) if first and first[0].isdigit() else None) from None
-            if exc.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
-                raise FileWriteError.of(exc, path) from exc
-            locked = False  # no POSIX locks on this filesystem: trust a live recorded holder
-        previous = _holder(recorded(fd))
-        if not locked and previous is not None and previous[0] != os.getpid() and _alive(*previous):
-            raise in_use(previous[0])
-        if previous is not None and previous[0] != os.getpid():
-            print(f"utp-env run: notice: {path} names process {previous[0]}, which ended without releasing it "
-                  "(killed?); taking the folder over", file=sys.stderr)
-        with contextlib.suppress(OSError):  # who holds it, for the messages above
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, f"{os.getpid()} {process_start(os.getpid()) or '-'}\n".encode(), 0)
-        try:
-            yield
-        finally:
-            with contextlib.suppress(OSError):  # an empty file: the run ended and released the folder
-                os.ftruncate(fd, 0)
-    finally:
-        with _HELD_GUARD:
-            _HELD.discard(key)
-        os.close(fd)  # releases the lock
 
 
 def _check_new_folder(run_dir: Path, adopt_results: bool) -> None:
@@ -286,165 +160,6 @@ def worker_count(config: RunConfig, episodes: int, todo: int) -> tuple[int, str 
     return max(1, min(wanted, todo)), notice
 
 
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
-def _die_with_parent(parent: int) -> None:
-    """Pool worker initializer: end this worker when the driver `parent` dies, however it dies.
-
-    On Linux the kernel sends SIGKILL when the parent ends (`prctl(PR_SET_PDEATHSIG)`); elsewhere a
-    daemon thread polls `os.getppid()` every second. Either way a `kill -9` of `utp-env run` leaves
-    no worker waiting forever on its queue. Ctrl-C is the driver's to handle (it stops the pool),
-    so workers ignore SIGINT instead of recording a KeyboardInterrupt as the agent's error."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    armed = False
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError, TypeError):
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
-    if not armed:
-        def watch() -> None:
-            import time
-
-            while os.getppid() == parent:
-                time.sleep(1.0)
-            os._exit(1)
-
-        threading.Thread(target=watch, name="utp-env-parent-watch", daemon=True).start()
-    if os.getppid() != parent:  # the driver died before the signal was armed
-        os._exit(1)
-
-
-def _describe_exit(code: int | None) -> str:
-    if code is None:
-        return "ended"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        cause = " (kill -9 or the out-of-memory killer)" if -code == signal.SIGKILL else ""
-        return f"was killed by {name}{cause}"
-    return f"exited with status {code}"
-
-
-Records = Generator[dict[str, Any], None, None]
-"""What a backend yields: finished episode records; closing it stops its workers."""
-
-
-def _local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Records:
-    """Episodes in this process (one worker) or a pool of `processes` worker processes.
-
-    Where the platform can fork (Linux), the pool's workers are forked from this process after
-    `run` has built the run's context (`context_for`: dataset, indices, agent), so each worker
-    starts ready, sharing those pages copy-on-write, instead of importing the package and
-    opening the dataset again (a spawned worker needs about a second before its first episode,
-    more than 30 reference episodes take). Elsewhere, or when this process has started
-    Ray, the workers are spawned. At most two episodes per process are queued at a time, so memory
-    does not grow with the number of episodes. Workers die with this process (`_die_with_parent`);
-    when one dies, the others are stopped and a `WorkerDiedError` says which and how.
-    """
-    if processes <= 1:
-        for qid, trial in todo:
-            yield run_episode(config, qid, trial)
-        return
-    import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
-
-    ray = sys.modules.get("ray")  # Ray's gRPC threads in this process do not survive a fork cleanly
-    forkable = "fork" in mp.get_all_start_methods() and not (ray is not None and ray.is_initialized())
-    method = "fork" if forkable else "spawn"
-    pool = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context(method),
-                               initializer=_die_with_parent, initargs=(os.getpid(),))
-    pending: set[Future[dict[str, Any]]] = set()
-    queue = iter(todo)
-    workers: dict[int, Any] = {}
-    finished = False
-
-    def refill() -> None:
-        for qid, trial in queue:
-            pending.add(pool.submit(run_episode, config, qid, trial))
-            workers.update(getattr(pool, "_processes", None) or {})  # for the exit codes if one dies
-            if len(pending) >= 2 * processes:
-                return
-
-    def died() -> WorkerDiedError:
-        for proc in workers.values():
-            proc.join(timeout=5)
-        dead = [(pid, p.exitcode) for pid, p in workers.items() if p.exitcode not in (0, None, -signal.SIGTERM)]
-        who = f"worker process {dead[0][0]} {_describe_exit(dead[0][1])}" if dead else "a worker process died"
-        return WorkerDiedError(f"{who} during the run")
-
-    try:
-        try:
-            refill()
-            while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    pending.discard(future)
-                    yield future.result()
-                refill()
-        except BrokenProcessPool:  # from a result, or from submit once the pool knows
-            raise died() from None
-        finished = True
-    finally:
-        if finished:
-            pool.shutdown(wait=True)
-        else:  # an error, Ctrl-C or a dead worker: stop at once, do not wait for queued episodes
-            pool.shutdown(wait=False, cancel_futures=True)
-            for proc in workers.values():
-                with contextlib.suppress(Exception):
-                    proc.terminate()
-            for proc in workers.values():
-                with contextlib.suppress(Exception):
-                    proc.join(timeout=5)
-            manager = getattr(pool, "_executor_manager_thread", None)  # it sees the workers gone and ends;
-            if manager is not None:                                   # waking it at exit while it closes
-                manager.join(timeout=10)                              # its pipe prints an EBADF traceback
-
-
-def ray_temp_notice() -> str:
-    """Where a Ray started by this run keeps its session files and logs, as the one line `run`
-    prints before starting it: Ray's default (ray._common.utils.get_default_ray_temp_dir, 2.x):
-    `$RAY_TMPDIR/ray`, else on Linux `$TMPDIR/ray`, else `/tmp/ray` on Linux and macOS, else the
-    system temporary folder's `ray`."""
-    import tempfile
-
-    if os.environ.get("RAY_TMPDIR"):
-        root = os.environ["RAY_TMPDIR"]
-    elif sys.platform.startswith("linux") and os.environ.get("TMPDIR"):
-        root = os.environ["TMPDIR"]
-    elif sys.platform.startswith(("linux", "darwin")):
-        root = "/tmp"
-    else:
-        root = tempfile.gettempdir()
-    return (f"utp-env run: notice: Ray keeps its session files and logs under {Path(root) / 'ray'} (set "
-            "RAY_TMPDIR to choose another folder; delete old session_* folders there to free space)")
-
-
-def _ray(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Records:
-    try:
-        import ray
-    except ImportError as exc:
-        raise ValueError("the ray backend needs Ray: pip install 'utp-env[ray]'") from exc
-    if not ray.is_initialized():
-        if config.ray_address is None:
-            print(ray_temp_notice(), file=sys.stderr)
-        ray.init(address=config.ray_address, num_cpus=None if config.ray_address else processes,
-                 include_dashboard=False, log_to_driver=False)
-    remote = ray.remote(run_episode)
-    queue = iter(todo)
-    window = 4 * max(1, int(ray.cluster_resources().get("CPU", processes)))  # bounded, as locally
-    pending = [remote.remote(config, qid, trial) for qid, trial in itertools.islice(queue, window)]
-    while pending:
-        done, pending = ray.wait(pending, num_returns=1)
-        pending.extend(remote.remote(config, qid, trial) for qid, trial in itertools.islice(queue, 1))
-        yield ray.get(done[0])
-
-
 # ---------------------------------------------------------------- progress
 
 SCORES = ("bas", "cats", "tdas")
@@ -493,7 +208,7 @@ class RunProgress:
 
 
 BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]], int], Records]] = {
-    "local": _local, "ray": _ray,
+    "local": run_local, "ray": run_on_ray,
 }
 
 
@@ -584,3 +299,6 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
 
         write_summary(run_dir, ctx, store.ordered([episode_key(*e) for e in episodes]), progress=progress)
     return run_dir
+
+
+__all__ = ["BACKENDS", "RUN_FILES", "RunFolderError", "WorkerDiedError", "plan_episodes", "run", "worker_count"]

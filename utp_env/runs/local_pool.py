@@ -1,0 +1,143 @@
+"""The local backend of `utp-env run`: episodes in this process, or in a pool of worker processes.
+
+Pool workers die with the driver (`_die_with_parent`); a worker that dies ends the run with a
+one-line `WorkerDiedError` saying which and how. At most two episodes per process are queued at a
+time, so memory does not grow with the number of episodes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Generator
+from typing import Any
+
+from utp_env.runs.config import RunConfig
+from utp_env.runs.episode import run_episode
+
+Records = Generator[dict[str, Any], None, None]
+"""What a backend yields: finished episode records; closing it stops its workers."""
+
+
+class WorkerDiedError(RuntimeError):
+    """A pool worker process died (killed, out of memory, a crash in native code) during the run;
+    the message is one line saying which, what was saved and that rerunning resumes."""
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> None:
+    """Pool worker initializer: end this worker when the driver `parent` dies, however it dies.
+
+    On Linux the kernel sends SIGKILL when the parent ends (`prctl(PR_SET_PDEATHSIG)`); elsewhere a
+    daemon thread polls `os.getppid()` every second. Either way a `kill -9` of `utp-env run` leaves
+    no worker waiting forever on its queue. Ctrl-C is the driver's to handle (it stops the pool),
+    so workers ignore SIGINT instead of recording a KeyboardInterrupt as the agent's error."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    armed = False
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError, TypeError):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
+    if not armed:
+        def watch() -> None:
+            import time
+
+            while os.getppid() == parent:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="utp-env-parent-watch", daemon=True).start()
+    if os.getppid() != parent:  # the driver died before the signal was armed
+        os._exit(1)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "ended"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        cause = " (kill -9 or the out-of-memory killer)" if -code == signal.SIGKILL else ""
+        return f"was killed by {name}{cause}"
+    return f"exited with status {code}"
+
+
+def run_local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Records:
+    """Episodes in this process (one worker) or a pool of `processes` worker processes.
+
+    Where the platform can fork (Linux), the pool's workers are forked from this process after
+    `run` has built the run's context (`context_for`: dataset, indices, agent), so each worker
+    starts ready, sharing those pages copy-on-write, instead of importing the package and
+    opening the dataset again (a spawned worker needs about a second before its first episode,
+    more than 30 reference episodes take). Elsewhere, or when this process has started
+    Ray, the workers are spawned. At most two episodes per process are queued at a time, so memory
+    does not grow with the number of episodes. Workers die with this process (`_die_with_parent`);
+    when one dies, the others are stopped and a `WorkerDiedError` says which and how.
+    """
+    if processes <= 1:
+        for qid, trial in todo:
+            yield run_episode(config, qid, trial)
+        return
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    ray = sys.modules.get("ray")  # Ray's gRPC threads in this process do not survive a fork cleanly
+    forkable = "fork" in mp.get_all_start_methods() and not (ray is not None and ray.is_initialized())
+    method = "fork" if forkable else "spawn"
+    pool = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context(method),
+                               initializer=_die_with_parent, initargs=(os.getpid(),))
+    pending: set[Future[dict[str, Any]]] = set()
+    queue = iter(todo)
+    workers: dict[int, Any] = {}
+    finished = False
+
+    def refill() -> None:
+        for qid, trial in queue:
+            pending.add(pool.submit(run_episode, config, qid, trial))
+            workers.update(getattr(pool, "_processes", None) or {})  # for the exit codes if one dies
+            if len(pending) >= 2 * processes:
+                return
+
+    def died() -> WorkerDiedError:
+        for proc in workers.values():
+            proc.join(timeout=5)
+        dead = [(pid, p.exitcode) for pid, p in workers.items() if p.exitcode not in (0, None, -signal.SIGTERM)]
+        who = f"worker process {dead[0][0]} {_describe_exit(dead[0][1])}" if dead else "a worker process died"
+        return WorkerDiedError(f"{who} during the run")
+
+    try:
+        try:
+            refill()
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    pending.discard(future)
+                    yield future.result()
+                refill()
+        except BrokenProcessPool:  # from a result, or from submit once the pool knows
+            raise died() from None
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:  # an error, Ctrl-C or a dead worker: stop at once, do not wait for queued episodes
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in workers.values():
+                with contextlib.suppress(Exception):
+                    proc.terminate()
+            for proc in workers.values():
+                with contextlib.suppress(Exception):
+                    proc.join(timeout=5)
+            manager = getattr(pool, "_executor_manager_thread", None)  # it sees the workers gone and ends;
+            if manager is not None:                                   # waking it at exit while it closes
+                manager.join(timeout=10)                              # its pipe prints an EBADF traceback
