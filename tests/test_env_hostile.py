@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from utp_env.env.adapters import PlanReward
 from utp_env.env.config import query_pool
-from utp_env.env.core import UTPEnv, _preview
+from utp_env.env.core import UTPEnv
 from utp_env.env.episode import commonsense_rules, plan_mismatch
+from utp_env.env.inputs import preview
 from utp_env.env.spaces import MAX_ACTION_DEPTH, ActionError, action_size, parse_action
 from utp_env.evaluation.report import COMMONSENSE_CHECKS
 from utp_env.plan_format import format_plan
@@ -58,7 +59,7 @@ def _step_is_an_error(env: UTPEnv, action: Any) -> str:
 def test_a_list_nested_100000_deep_is_an_error_not_a_recursion_error(env: UTPEnv) -> None:
     obs = _step_is_an_error(env, nested(100_000))
     assert f"more than {MAX_ACTION_DEPTH} levels" in obs
-    assert _preview(nested(100_000)).startswith("[[[")  # the trace's preview does not recurse
+    assert preview(nested(100_000)).startswith("[[[")  # the trace's preview does not recurse
 
 
 def test_deep_nesting_inside_args_is_the_agents_error_not_infrastructure(env: UTPEnv) -> None:

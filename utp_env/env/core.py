@@ -15,7 +15,6 @@ Following `step`: `spaces.parse_action` reads the action, each call runs a looku
 from __future__ import annotations
 
 import re
-import reprlib
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,19 +37,18 @@ from utp_env.env.episode import (
     EpisodeOutcome,
     TerminationReason,
     TraceEntry,
-    commonsense_rules,
     finish,
     realisation_text,
 )
 from utp_env.env.given_plan import decoded_plan_json, plan_query_id, read_given_plan
+from utp_env.env.inputs import checked_options, checked_seed, preview, reset_message
 from utp_env.env.itinerary_tools import ENDING, ITINERARY_TOOLS
-from utp_env.env.reward import reward_note
+from utp_env.env.prompt import compact_schema, task_text
 from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
-from utp_env.itinerary import MAX_ITEMS_PER_DAY, Plan
+from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.errors import first_validation_error
-from utp_env.tools.json_depth import check_depth
 from utp_env.tools.lookup import LOOKUP_TOOLS
 from utp_env.tools.lookup.registry import ToolResult, ToolSpec
 from utp_env.tools.seeding import stable_int
@@ -74,27 +72,6 @@ def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:
             raise ValueError(f"config tools: unknown tool(s) {unknown}; known: {', '.join(tools)}")
         tools = {name: spec for name, spec in tools.items() if name in config.tools}
     return tools
-
-
-_SCHEMA_DETAIL = frozenset({"description", "maxLength", "minLength", "maximum", "minimum", "pattern", "default",
-                            "additionalProperties", "title", "examples", "maxItems", "minItems"})
-
-
-def compact_schema(schema: Any, *, in_properties: bool = False) -> Any:
-    """A tool's OpenAI schema in the compact mode: the description's first paragraph on one line, and
-    the parameters' types, enums and required lists without their descriptions, bounds and defaults
-    (the env checks them and its error messages say what is wrong)."""
-    if isinstance(schema, Mapping):
-        if "function" in schema and "type" in schema and not in_properties:
-            function = schema["function"]
-            return {"type": schema["type"], "function": {
-                "name": function["name"], "description": _summary(function["description"]),
-                "parameters": compact_schema(function["parameters"])}}
-        return {k: compact_schema(v, in_properties=(k == "properties" and not in_properties))
-                for k, v in schema.items() if in_properties or k not in _SCHEMA_DETAIL}
-    if isinstance(schema, list | tuple):
-        return [compact_schema(v) for v in schema]
-    return schema
 
 
 class UTPEnv(gym.Env[str, Any]):
@@ -201,9 +178,9 @@ class UTPEnv(gym.Env[str, Any]):
         self.episode = None  # whatever follows, the previous episode is over
         self._reset_error = None
         try:
-            return self._reset(_reset_seed(seed), self._reset_options(options))
+            return self._reset(checked_seed(seed), self._reset_options(options))
         except (ValueError, TypeError, RecursionError, gym.error.Error) as exc:
-            message = _reset_message(exc)
+            message = reset_message(exc)
             self._restore_reset_state(saved, message)
             raise ValueError(message) from None
         except BaseException:
@@ -261,7 +238,7 @@ class UTPEnv(gym.Env[str, Any]):
             calls = parse_action(action, self.config.max_action_bytes, self.config.max_calls_per_action)
         except ActionError as exc:
             text = f"Error: invalid action: {str(exc).rstrip('.')}. The plan is unchanged."
-            ep.record("<invalid action>", _preview(action), False, text)
+            ep.record("<invalid action>", preview(action), False, text)
             calls, answers = [], [text]
             calls_info.append({"tool": None, "ok": False, "error": str(exc)})
         else:
@@ -356,78 +333,15 @@ class UTPEnv(gym.Env[str, Any]):
         return {}
 
     def task_text(self, query: Query) -> str:
-        """The first observation: the request, persona, risk profile, constraints and how to act."""
-        lc = query.local_constraint
-        constraints = [f"{k}: {v if isinstance(v, str) else ', '.join(v)}"
-                       for k, v in lc.model_dump().items() if v]
-        tool_lines = [f"- {name}: {_summary(spec.description)}" for name, spec in self.tools.items()]
-        p = query.persona
-        return "\n".join([
-            f"TASK (query {query.query_id}): {query.text}",
-            f"Trip: {query.days} days from {query.org} to {query.dest} ({query.visiting_city_number} "
-            f"city(ies) to visit), dates {query.dates[0]} to {query.dates[-1]}, {query.people_number} "
-            f"people, budget INR {query.budget_inr:,.0f}.",
-            f"Persona: {p.traveler_type}; purpose {p.purpose}; {p.spending}; prefers {p.location_preference}.",
-            f"Risk profile: {query.risk_profile} (size your buffers for delays and crowds accordingly).",
-            "Constraints: " + ("; ".join(constraints) if constraints else "none beyond the budget."),
-            "",
-            "HOW TO ACT: each step, send one tool call or a JSON list of them:",
-            f"  {ACTION_FORMAT}",
-            f"A day holds at most {MAX_ITEMS_PER_DAY} point-of-interest items; a plan with more is refused.",
-            f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
-            f"submit_plan). You have {self.config.step_limit} steps.",
-            *self._rules_and_tools(tool_lines),
-            *(["", self.task_note] if self.task_note is not None else []),
-        ])
-
-    def _rules_and_tools(self, tool_lines: list[str]) -> list[str]:
-        """The task text's rules, reward note and tool list; in the compact mode one line (the tools'
-        schemas name the tools, and check_plan or the final report names a failed rule)."""
-        if self.config.compact:
-            return ["Every plan is checked on commonsense rules (complete days, meals, stays, transport, budget); "
-                    "times on every item."]
-        return [
-            "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
-            *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
-            reward_note(),
-            "TOOLS:", *tool_lines,
-        ]
+        """The first observation: the request, persona, risk profile, constraints and how to act
+        (`prompt.task_text`), then the variant's `task_note`."""
+        return task_text(query, self.tools, self.config, self.task_note)
 
     # ------------------------------------------------------------ internals
 
     def _reset_options(self, options: Any) -> dict[str, Any]:
-        """`reset`'s options as a new dict, each checked for its type and depth; `ValueError` naming
-        the first bad one."""
-        if options is None:
-            return {}
-        if not isinstance(options, Mapping):
-            raise ValueError(f"reset: options must be a dict (option name -> value) or None, not "
-                             f"{type(options).__name__}; valid options: {sorted(self.RESET_OPTIONS)}")
-        bad_key = next((k for k in options if not isinstance(k, str)), None)
-        if bad_key is not None:
-            raise ValueError(f"reset: option names are strings; got {_preview(bad_key, 60)} "
-                             f"({type(bad_key).__name__}); valid options: {sorted(self.RESET_OPTIONS)}")
-        unknown = set(options) - self.RESET_OPTIONS
-        if unknown:
-            raise ValueError(f"reset: unknown option(s) {sorted(unknown)}; valid: {sorted(self.RESET_OPTIONS)}")
-        out = dict(options)
-        for name, value in out.items():
-            if isinstance(value, dict | list | tuple):
-                check_depth(value, f"reset: options[{name!r}]")
-        for name in ("query_id", "split"):
-            value = out.get(name)
-            if value is not None and not isinstance(value, str):
-                raise ValueError(f"reset: options[{name!r}] must be a string, not {type(value).__name__} "
-                                 f"({_preview(value, 60)})")
-        stochastic = out.get("stochastic")
-        if stochastic is not None and not isinstance(stochastic, bool | np.bool_):
-            raise ValueError(f"reset: options['stochastic'] must be True or False, not {type(stochastic).__name__} "
-                             f"({_preview(stochastic, 60)})")
-        query = out.get("query")
-        if query is not None and not isinstance(query, Query | Mapping):
-            raise ValueError(f"reset: options['query'] must be a Query or a dict of its fields, not "
-                             f"{type(query).__name__}")
-        return out
+        """`reset`'s options as a new dict, each checked for its type and depth (`reset_checks.py`)."""
+        return checked_options(options, self.RESET_OPTIONS)
 
     def _reset_state(self) -> tuple[Any, ...]:
         """What a failed `reset` puts back: the generator (and its state), its seed, the seed value
@@ -560,52 +474,6 @@ class UTPEnv(gym.Env[str, Any]):
                                    reference=reference_plan(self.db, query.query_id))
             if saved["execution"] is not None:  # the phase after submission pickles itself, without the episode
                 saved["execution"].attach(self.episode)
-
-
-def _reset_seed(seed: Any) -> int | None:
-    """`reset`'s seed as an int (numpy integers accepted), or None; `ValueError` for anything else."""
-    if seed is None:
-        return None
-    if isinstance(seed, np.integer):
-        seed = int(seed)
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"reset: seed must be a non-negative int or None, not {type(seed).__name__} "
-                         f"({_preview(seed, 60)})")
-    return seed
-
-
-def _reset_message(exc: BaseException) -> str:
-    """The one-line `ValueError` message of a failed `reset`: the error's own when it is ours
-    ('reset: ...'), else what it is, prefixed."""
-    if isinstance(exc, ValidationError):
-        text = first_validation_error(exc)
-    elif isinstance(exc, RecursionError):
-        text = "an argument nests too deeply to read"
-    else:
-        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-    return text if text.startswith("reset") else f"reset: {text}"
-
-
-def _summary(description: str) -> str:
-    """The first paragraph of a tool description on one line."""
-    return " ".join(description.split("\n\n")[0].split())
-
-
-_PREVIEW = reprlib.Repr()
-_PREVIEW.maxlevel, _PREVIEW.maxstring, _PREVIEW.maxother, _PREVIEW.maxlong = 4, 120, 60, 40
-
-
-def _preview(action: Any, limit: int = 300) -> str:
-    """At most `limit` characters showing `action`, for the trace; never recurses deeper than
-    `reprlib`'s 4 levels and never raises (a bad action must not crash the answer to it)."""
-    if isinstance(action, str):
-        return action[:limit]
-    if isinstance(action, bytes | bytearray):
-        return bytes(action[:limit]).decode("utf-8", errors="replace")
-    try:
-        return _PREVIEW.repr(action)[:limit]
-    except Exception:  # a user object whose __repr__ fails
-        return f"<{type(action).__name__}>"
 
 
 def split_answers(observation: str, n: int) -> list[str]:

@@ -1,0 +1,83 @@
+"""What the agent reads before it acts: the task text of the first observation (`task_text`) and, in
+the compact mode for small models, the tools' schemas without their descriptions' detail
+(`compact_schema`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from utp_env.env.config import EnvConfig
+from utp_env.env.episode import commonsense_rules
+from utp_env.env.reward import reward_note
+from utp_env.env.spaces import ACTION_FORMAT
+from utp_env.itinerary import MAX_ITEMS_PER_DAY
+from utp_env.query import Query
+from utp_env.tools.lookup.registry import ToolSpec
+
+_SCHEMA_DETAIL = frozenset({"description", "maxLength", "minLength", "maximum", "minimum", "pattern", "default",
+                            "additionalProperties", "title", "examples", "maxItems", "minItems"})
+
+
+def compact_schema(schema: Any, *, in_properties: bool = False) -> Any:
+    """A tool's OpenAI schema in the compact mode: the description's first paragraph on one line, and
+    the parameters' types, enums and required lists without their descriptions, bounds and defaults
+    (the env checks them and its error messages say what is wrong)."""
+    if isinstance(schema, Mapping):
+        if "function" in schema and "type" in schema and not in_properties:
+            function = schema["function"]
+            return {"type": schema["type"], "function": {
+                "name": function["name"], "description": summary(function["description"]),
+                "parameters": compact_schema(function["parameters"])}}
+        return {k: compact_schema(v, in_properties=(k == "properties" and not in_properties))
+                for k, v in schema.items() if in_properties or k not in _SCHEMA_DETAIL}
+    if isinstance(schema, list | tuple):
+        return [compact_schema(v) for v in schema]
+    return schema
+
+
+def summary(description: str) -> str:
+    """The first paragraph of a tool description on one line."""
+    return " ".join(description.split("\n\n")[0].split())
+
+
+def task_text(query: Query, tools: Mapping[str, ToolSpec[Any]], config: EnvConfig, note: str | None = None) -> str:
+    """The first observation: the request, persona, risk profile, constraints and how to act; the
+    rules every plan is checked on and the tools (one line in the compact mode); then `note`."""
+    lc = query.local_constraint
+    constraints = [f"{k}: {v if isinstance(v, str) else ', '.join(v)}"
+                   for k, v in lc.model_dump().items() if v]
+    tool_lines = [f"- {name}: {summary(spec.description)}" for name, spec in tools.items()]
+    p = query.persona
+    return "\n".join([
+        f"TASK (query {query.query_id}): {query.text}",
+        f"Trip: {query.days} days from {query.org} to {query.dest} ({query.visiting_city_number} "
+        f"city(ies) to visit), dates {query.dates[0]} to {query.dates[-1]}, {query.people_number} "
+        f"people, budget INR {query.budget_inr:,.0f}.",
+        f"Persona: {p.traveler_type}; purpose {p.purpose}; {p.spending}; prefers {p.location_preference}.",
+        f"Risk profile: {query.risk_profile} (size your buffers for delays and crowds accordingly).",
+        "Constraints: " + ("; ".join(constraints) if constraints else "none beyond the budget."),
+        "",
+        "HOW TO ACT: each step, send one tool call or a JSON list of them:",
+        f"  {ACTION_FORMAT}",
+        f"A day holds at most {MAX_ITEMS_PER_DAY} point-of-interest items; a plan with more is refused.",
+        f"Build the plan with the itinerary tools and finish with submit (or send a whole plan with "
+        f"submit_plan). You have {config.step_limit} steps.",
+        *rules_and_tools(tool_lines, config.compact),
+        *(["", note] if note is not None else []),
+    ])
+
+
+def rules_and_tools(tool_lines: list[str], compact: bool) -> list[str]:
+    """The task text's rules, reward note and tool list; in the compact mode one line (the tools'
+    schemas name the tools, and check_plan or the final report names a failed rule)."""
+    if compact:
+        return ["Every plan is checked on commonsense rules (complete days, meals, stays, transport, budget); "
+                "times on every item."]
+    return [
+        "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
+        *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
+        reward_note(),
+        "TOOLS:", *tool_lines,
+    ]
