@@ -29,8 +29,9 @@ from utp_env.env.replan import lived_plan
 from utp_env.itinerary import MAX_ITEMS_PER_DAY, Plan
 from utp_env.query import Query
 from utp_env.simulation.compile import compile_plan
+from utp_env.simulation.crn import crn_delays
 from utp_env.simulation.engine import run as engine_run
-from utp_env.simulation.realise import DEFAULT_KINDS, Realiser, copy_plan, crn_delays
+from utp_env.simulation.realise import DEFAULT_KINDS, Realiser, copy_plan
 from utp_env.tools.database import Database
 
 TARGET_GROWTH = 8.0  # for 4x the items: linear 4x, quadratic 16x

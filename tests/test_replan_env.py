@@ -27,15 +27,14 @@ from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.query import Query
 from utp_env.simulation.compile import compile_plan
+from utp_env.simulation.crn import crn_delays, crn_draw
 from utp_env.simulation.engine import run
 from utp_env.simulation.realise import (
     DEFAULT_KINDS,
     DISRUPTION_KINDS,
-    crn_delays,
-    crn_draw,
-    element_key,
     realised_delays,
 )
+from utp_env.simulation.trip_steps import element_key
 from utp_env.tools.database import Database
 
 REPLAN = "utp_env/UTP-Replan-v0"
@@ -710,7 +709,7 @@ def test_a_cancelled_flight_is_the_draw_of_the_disruption_branch(env: UTPReplanE
     """`crn_cancelled` marks exactly the draws the sampler gives Dmax through its disruption branch
     (a capped log-normal draw can equal Dmax too, and is not a cancellation)."""
     from utp_env.simulation.compile import LEG
-    from utp_env.simulation.realise import crn_cancelled
+    from utp_env.simulation.crn import crn_cancelled
 
     cancelled = 0
     for k, query in enumerate(trip_pool(env.db)[:20]):  # the flights of several trips: one may never cancel
@@ -877,7 +876,7 @@ def test_dropping_the_return_leg_scores_below_no_repair(env: UTPReplanEnv) -> No
 
 def test_common_random_numbers_do_not_depend_on_how_the_plan_spells_a_service(env: UTPReplanEnv) -> None:
     from utp_env.itinerary import TransportLeg
-    from utp_env.simulation.realise import crn_key
+    from utp_env.simulation.crn import crn_key
 
     query_id, plan = reference(env)
     leg = plan.days[-1].transport[0]

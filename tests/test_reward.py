@@ -448,7 +448,7 @@ def test_a_required_cuisine_covered_in_the_summary_only_fails_the_rewards_hard_c
 
 def test_the_trip_ends_at_its_last_committed_step_not_at_a_rest_that_absorbs_the_delay() -> None:
     from utp_env.evaluation.realised import late_minutes
-    from utp_env.simulation.realise import ExecutedStep
+    from utp_env.simulation.trip_steps import ExecutedStep
 
     def step(kind: str, element: str, planned: tuple[float, float], actual: tuple[float, float]) -> ExecutedStep:
         return ExecutedStep(label=kind, name=kind, day=3, day_index=2, kind=kind, element=element, key=kind,

@@ -49,7 +49,8 @@ from utp_env.env.locks import Execution
 from utp_env.env.trip import ExecutionPhase, new_realiser
 from utp_env.itinerary import Plan, PlanItem
 from utp_env.query import Query
-from utp_env.simulation.realise import clock_text, copy_plan
+from utp_env.simulation.realise import copy_plan
+from utp_env.simulation.trip_steps import clock_text
 from utp_env.tools.database import Database
 from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, ToolSpec, make_registry
 from utp_env.tools.schema import is_venue_kind

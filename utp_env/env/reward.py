@@ -70,7 +70,7 @@ from utp_env.tools.memo import remember
 from utp_env.tools.schema import VENUE_TABLE
 
 if TYPE_CHECKING:
-    from utp_env.simulation.realise import ExecutedStep
+    from utp_env.simulation.trip_steps import ExecutedStep
 
 # ---------------------------------------------------------------- the terms
 

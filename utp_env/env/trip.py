@@ -21,14 +21,8 @@ from utp_env.evaluation.realised import booked_nights_cost, extra_fares, within_
 from utp_env.itinerary import Plan, PlanItem, TransportLeg
 from utp_env.query import Query
 from utp_env.simulation.compile import ELASTIC, is_journey_item
-from utp_env.simulation.realise import (
-    REALISER_STATE,
-    Disruption,
-    Realiser,
-    clock_text,
-    element_key,
-    time_of_day,
-)
+from utp_env.simulation.realise import REALISER_STATE, Realiser
+from utp_env.simulation.trip_steps import Disruption, clock_text, element_key, time_of_day
 from utp_env.tools.clock import MINUTES_PER_DAY
 from utp_env.tools.lookup.registry import ToolResult
 

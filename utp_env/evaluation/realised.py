@@ -37,7 +37,7 @@ from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE
 
 if TYPE_CHECKING:
-    from utp_env.simulation.realise import ExecutedStep
+    from utp_env.simulation.trip_steps import ExecutedStep
 
 DEFAULT_MEALS = UncertaintyConfig()
 """The meal windows that give a restaurant visit its base length (`uncertainty.base_visit_minutes`)."""

@@ -29,6 +29,9 @@ pauses with a `Disruption`. Before a leg that the traveller reaches too late to 
 `missed_departure`. A step is the subject of at most one pause (the ones a report lists as affected
 are not reported again), and at most `max_disruptions` pauses happen per trip.
 
+The common random numbers are utp_env/simulation/crn.py; the records of what happened (`ExecutedStep`,
+`Disruption`) utp_env/simulation/trip_steps.py.
+
 **Executed steps** are recorded (`ExecutedStep`) with the JSON of the plan element they came from, so
 that the plan can be changed between pauses: each walk compiles the current plan and skips the
 elements already executed. What has been executed is locked (utp_env/env/replan.py enforces it).
@@ -36,11 +39,10 @@ elements already executed. What has been executed is locked (utp_env/env/replan.
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -48,146 +50,37 @@ import numpy as np
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Day, Plan, PlanItem, TransportLeg
 from utp_env.query import Query
-from utp_env.resolve import VenueName, find_service, find_venue
+from utp_env.resolve import VenueName, find_venue
 from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, VISIT, CompiledPlan, compile_plan
-from utp_env.simulation.delay_models import DelayArrays, sample
+from utp_env.simulation.crn import (
+    LEG_ELEMENT,
+    canonical_city,
+    crn_cancelled,
+    crn_draw,
+    element_of,
+)
 from utp_env.simulation.engine import advance
-from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp
+from utp_env.simulation.trip_steps import (
+    Affected,
+    Disruption,
+    ExecutedStep,
+    clock_text,
+    element_key,
+    leg_name,
+)
+from utp_env.tools.clock import MINUTES_PER_DAY, format_stamp
 from utp_env.tools.database import Database, normalize
-from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE, VENUE_TABLE, VENUE_TABLES, is_venue_kind
-from utp_env.tools.seeding import stable_int
+from utp_env.tools.schema import VENUE_TABLE, VENUE_TABLES, is_venue_kind
 
 DISRUPTION_KINDS = ("late_arrival", "missed_departure", "overrun", "cancellation")
 """The kinds of pause the realisation knows (configs/replan.yaml `disruptions` picks among them).
 `cancellation` is an assumption beyond the paper's data and off by default (`cancelled`)."""
 DEFAULT_KINDS = DISRUPTION_KINDS[:3]
-LEG_ELEMENT, ITEM_ELEMENT = 0, 1  # `CompiledPlan.source` codes
 
 
 def copy_plan(plan: Plan) -> Plan:
     """A deep copy of a plan (through its JSON: about 3x faster than `model_copy(deep=True)`)."""
     return Plan.model_validate_json(plan.model_dump_json())
-
-
-def time_of_day(minute: float) -> str:
-    """'HH:MM' of an absolute trip minute (its clock time, whatever the day)."""
-    return format_hhmm(round(float(minute)) % MINUTES_PER_DAY)
-
-
-def clock_text(minute: float) -> str:
-    """'day N HH:MM' of an absolute trip minute (day 1 starts at minute 0)."""
-    m = round(float(minute))
-    return f"day {m // MINUTES_PER_DAY + 1} {time_of_day(m)}"
-
-
-def leg_name(leg: TransportLeg) -> str:
-    """How a leg is named in the realised steps and reports: 'flight 6E-284 Pune->Indore'."""
-    return f"{leg.mode} {leg.number or ''} {leg.origin}->{leg.destination}".replace("  ", " ")
-
-
-def element_of(plan: Plan, source: tuple[int, int, int]) -> TransportLeg | PlanItem:
-    """The plan element a compiled step comes from (`CompiledPlan.source[j]`)."""
-    day_index, what, index = source
-    day = plan.days[day_index]
-    return day.transport[index] if what == LEG_ELEMENT else day.items[index]
-
-
-def element_key(day_index: int, element: TransportLeg | PlanItem) -> str:
-    """The identity of a plan element for the executed-steps ledger: its day and its JSON."""
-    return f"{day_index}|{type(element).__name__}|{element.model_dump_json()}"
-
-
-def step_date(plan: Plan, query: Query | None, day_index: int) -> str | None:
-    """The date of a plan day: its own, else the query's (as `compile_plan` reads it)."""
-    day = plan.days[day_index]
-    if day.date:
-        return day.date
-    return query.dates[day_index] if query is not None and day_index < len(query.dates) else None
-
-
-def travel_date(date: str | None, wait_days: int) -> str | None:
-    """The date `wait_days` days after `date` (YYYY-MM-DD): when a missed leg is actually taken."""
-    if not wait_days or date is None:
-        return date
-    try:
-        return (dt.date.fromisoformat(date) + dt.timedelta(days=wait_days)).isoformat()
-    except ValueError:
-        return f"{date}+{wait_days}"
-
-
-def _canonical_city(db: Database, city: str) -> str:
-    return db.known_city(city) or normalize(city)
-
-
-def service_key(db: Database, leg: TransportLeg) -> str:
-    """The service a leg is, independent of how the plan spells it: the timetable's number of the
-    resolved row (flights, trains, buses), else the normalised number; for a cab (or a leg with no
-    number) `origin->destination` in the database's city spelling."""
-    if leg.number:
-        row = find_service(db, leg.mode, leg.number, leg.origin, leg.destination)
-        if row is not None:
-            table = SERVICE_TABLE[leg.mode]
-            return str(db.tables[table].columns[NUMBER_COLUMN[table]][row])
-        return normalize(leg.number)
-    return f"{_canonical_city(db, leg.origin)}->{_canonical_city(db, leg.destination)}"
-
-
-def crn_key(seed: int, element: TransportLeg | PlanItem, date: str | None, db: Database) -> int:
-    """The seed of one delay element's own generator: (seed, mode, service, date) for a leg
-    (`service_key`; `date` the day it is travelled), (seed, "visit", venue, date) for a visit."""
-    if isinstance(element, TransportLeg):
-        return stable_int("replan", seed, element.mode, service_key(db, element), date)
-    return stable_int("replan", seed, "visit", venue_key(db, element.name), date)
-
-
-def venue_key(db: Database, name: str) -> str:
-    """A venue item's name without the ', City' a lived plan writes (`utp_env.env.replan.lived_plan`),
-    so a visit meets the same draw whether it is named 'Name, City' or 'Name' (as add_item writes it)."""
-    bare, sep, city = name.rpartition(", ")
-    return bare if sep and db.known_city(city) else name
-
-
-def crn_draw(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int, db: Database,
-             wait_days: int = 0) -> float:
-    """The delay of step j under common random numbers (0 when the step has no delay element);
-    `wait_days`: a leg taken that many days after its planned date meets that date's delay."""
-    k = int(compiled.draw[j])
-    if k < 0:
-        return 0.0
-    date = travel_date(step_date(plan, query, compiled.source[j][0]), wait_days)
-    rng = np.random.default_rng(crn_key(seed, element_of(plan, compiled.source[j]), date, db))
-    return float(sample(DelayArrays.of([compiled.models[k]]), rng, 1)[0, 0])
-
-
-def crn_cancelled(compiled: CompiledPlan, j: int, plan: Plan, query: Query | None, seed: int, db: Database) -> bool:
-    """Whether flight step j is cancelled (only when the `cancellation` kind is active).
-
-    An assumption beyond the paper's data: a flight whose common-random-numbers draw falls in the
-    delay model's disruption branch (probability p_dis = (cancelled + diverted) / N of its on-time
-    statistics, the branch that otherwise costs Dmax minutes) is cancelled. The branch is read from
-    the same generator and the same sampler: the element is sampled again with Dmax replaced by -1,
-    which changes no draw, so a negative value marks the disruption branch.
-    """
-    k = int(compiled.draw[j])
-    if k < 0 or compiled.kind[j] != LEG:
-        return False
-    model = compiled.models[k]
-    element = element_of(plan, compiled.source[j])
-    if not isinstance(element, TransportLeg) or element.mode != "flight" or model.p_dis <= 0:
-        return False
-    rng = np.random.default_rng(crn_key(seed, element, step_date(plan, query, compiled.source[j][0]), db))
-    return bool(sample(DelayArrays.of([replace(model, dmax=-1.0)]), rng, 1)[0, 0] < 0)
-
-
-def crn_delays(compiled: CompiledPlan, plan: Plan, query: Query | None, seed: int, db: Database) -> np.ndarray:
-    """(1, k) delays of every delay element of a compiled plan under common random numbers, each
-    leg on its planned date, in the layout `engine.run` takes: the draws of a realisation in which
-    no leg is missed (a missed leg meets the delay of the day it is taken: `crn_draw`)."""
-    out = np.zeros((1, compiled.delays.k))
-    for j in range(compiled.n_steps):
-        if compiled.draw[j] >= 0:
-            out[0, compiled.draw[j]] = crn_draw(compiled, j, plan, query, seed, db)
-    return out
 
 
 def realised_delays(compiled: CompiledPlan, steps: list[ExecutedStep]) -> np.ndarray:
@@ -204,100 +97,6 @@ def realised_delays(compiled: CompiledPlan, steps: list[ExecutedStep]) -> np.nda
         if compiled.draw[j] >= 0:
             out[0, compiled.draw[j]] = step.delay
     return out
-
-
-@dataclass
-class ExecutedStep:
-    """One step of the trip as it happened. Times are absolute trip minutes (day index x 1440 +
-    minutes); `key` identifies the plan element (`element_key`)."""
-
-    label: str
-    name: str
-    day: int
-    day_index: int
-    kind: str
-    element: str
-    key: str
-    planned_start: float
-    planned_end: float
-    actual_start: float
-    actual_end: float
-    delay: float = 0.0
-    lost: bool = False
-    missed: bool = False
-    wait_days: int = 0
-    cancelled: bool = False
-    unreachable: bool = False
-    late_slack: float = 0.0
-    activity: str = ""
-    venue_type: str | None = None
-    city: str = ""
-    """Where the traveller was when the step began (the canonical city; for a leg, where it left from)."""
-
-    @property
-    def status(self) -> str:
-        """done, late (started more than the slack after its planned start), lost, missed (a leg
-        missed and taken again later), cancelled (a flight cancelled and taken the next day),
-        unreachable (an item in, or a leg leaving from, a city the traveller is not in)."""
-        if self.unreachable:
-            return "unreachable"
-        if self.lost:
-            return "lost"
-        if self.cancelled:
-            return "cancelled"
-        if self.missed:
-            return "missed"
-        if self.element == "item" and self.actual_start - self.planned_start > self.late_slack:
-            return "late"
-        return "done"
-
-    def to_json(self) -> dict[str, Any]:
-        out = {k: v for k, v in vars(self).items() if k not in ("key", "late_slack")}
-        out["status"] = self.status
-        for name in ("planned_start", "planned_end", "actual_start", "actual_end"):
-            out[name + "_clock"] = clock_text(getattr(self, name))
-        return out
-
-
-@dataclass
-class Affected:
-    """A step ahead that a disruption makes late, impossible or unreachable (played forward with no
-    further delay; `status` is "late", "impossible" or "unreachable")."""
-
-    day: int
-    index: int
-    what: str
-    name: str
-    status: str
-    planned_start: float
-    expected_start: float
-    day_index: int
-
-    def to_json(self) -> dict[str, Any]:
-        offset = self.day_index * MINUTES_PER_DAY
-        return {"day": self.day, "index": self.index, "what": self.what, "name": self.name, "status": self.status,
-                "planned_start": format_stamp(round(float(self.planned_start - offset))),
-                "expected_start": format_stamp(round(float(self.expected_start - offset)))}
-
-
-@dataclass
-class Disruption:
-    """Why the trip paused: its kind, when and where, the step that caused it, and what it affects."""
-
-    index: int
-    kind: str
-    clock: float
-    location: str
-    cause: dict[str, Any]
-    affected: list[Affected]
-    trigger: str
-
-    def to_json(self) -> dict[str, Any]:
-        m = round(float(self.clock))
-        return {"index": self.index, "clock": clock_text(m), "day": m // MINUTES_PER_DAY + 1,
-                "minute": m % MINUTES_PER_DAY, "location": self.location, "kind": self.kind,
-                "cause": dict(self.cause), "affected": [a.to_json() for a in self.affected],
-                "locked_until": clock_text(m)}
 
 
 @dataclass
@@ -364,7 +163,7 @@ class Realiser:
         compiled = self.compile(plan)
         self.clock = float(compiled.start[0]) if compiled.n_steps else 0.0
         first = plan.days[0].cities[0] if plan.days else self.query.org if self.query is not None else ""
-        self.city = _canonical_city(self.db, first) if first else first
+        self.city = canonical_city(self.db, first) if first else first
         here = normalize(first)
         for j in range(compiled.n_steps):
             element = element_of(plan, compiled.source[j])
@@ -514,7 +313,7 @@ class Realiser:
         if is_leg:
             leg = element_of(plan, compiled.source[j])
             assert isinstance(leg, TransportLeg)
-            self.city = _canonical_city(self.db, leg.destination)
+            self.city = canonical_city(self.db, leg.destination)
         self.clock = max(self.clock, self.t if is_leg else float(e[0]))
 
     def look_ahead(self, plan: Plan, compiled: CompiledPlan, rest: Iterable[int], slack: float,
@@ -540,7 +339,7 @@ class Realiser:
                     reach = self._cancelled_reach(compiled, j, reach)
                 s, _, lost, missed, t, reach = advance(compiled, j, zero, t, reach, skip)
                 if isinstance(element, TransportLeg):
-                    city = _canonical_city(self.db, element.destination)
+                    city = canonical_city(self.db, element.destination)
                 late = float(s[0]) - compiled.start[j]
                 status = "impossible" if (lost[0] or missed[0]) else "late" if late > slack else None
                 if first_taken and status is None:
