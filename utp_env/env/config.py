@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,6 +31,20 @@ from utp_env.query import Query
 from utp_env.tools.database import Database
 
 ENV_CONFIG_PATH = CONFIG_DIR / "env.yaml"
+
+def check_weight_values(weights: dict[str, float]) -> None:
+    """A `reward_weights` value error unless every weight is a finite number >= 0."""
+    bad = {k: w for k, w in weights.items() if not (math.isfinite(w) and w >= 0)}
+    if bad:
+        raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
+
+
+def check_weight_terms(weights: dict[str, float], known: Collection[str]) -> None:
+    """A `reward_weights` value error naming the terms of `weights` not in `known`."""
+    unknown = set(weights) - set(known)
+    if unknown:
+        raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; known: {', '.join(known)}")
+
 
 class EnvConfig(BaseModel):
     """Parameters of `UTPEnv`: limits, reward weights and which optional features run."""
@@ -61,15 +76,10 @@ class EnvConfig(BaseModel):
 
     @model_validator(mode="after")
     def _weights(self) -> EnvConfig:
-        bad = {k: w for k, w in self.reward_weights.items() if not (math.isfinite(w) and w >= 0)}
-        if bad:
-            raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
+        check_weight_values(self.reward_weights)
         if self.tools is not None and not ({"submit", "submit_plan"} & set(self.tools)):
             raise ValueError(f"tools {self.tools} offer no way to end the episode: add submit or submit_plan")
-        unknown = set(self.reward_weights) - set(DEFAULT_REWARD_WEIGHTS)
-        if unknown:
-            raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; "
-                             f"known: {', '.join(DEFAULT_REWARD_WEIGHTS)}")
+        check_weight_terms(self.reward_weights, DEFAULT_REWARD_WEIGHTS)
         return self
 
 
@@ -129,16 +139,11 @@ class ReplanConfig(BaseModel):
 
     @model_validator(mode="after")
     def _weights(self) -> ReplanConfig:
-        bad = {k: w for k, w in self.reward_weights.items() if not (math.isfinite(w) and w >= 0)}
-        if bad:
-            raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
+        check_weight_values(self.reward_weights)
         if not any(w > 0 for w in self.reward_weights.values()):
             raise ValueError(f"reward_weights: at least one of {', '.join(REALISED_TERM_NAMES)} needs a positive "
                              f"weight (else every trip scores 0); got {self.reward_weights}")
-        unknown = set(self.reward_weights) - set(REALISED_TERM_NAMES)
-        if unknown:
-            raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; "
-                             f"known: {', '.join(REALISED_TERM_NAMES)}")
+        check_weight_terms(self.reward_weights, REALISED_TERM_NAMES)
         if len(set(self.disruptions)) != len(self.disruptions):
             raise ValueError(f"disruptions: each kind once; got {self.disruptions}")
         return self
