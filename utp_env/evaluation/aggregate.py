@@ -64,6 +64,7 @@ EXTRA_LABELS = {"transit_before_departure": "Extra: transit point before each de
                 "open_hours": "Extra: visits within the venue's opening hours and days %",
                 "transit_distances": "Extra: stated transit distances as the database's %"}
 UNCERTAINTY = ("bas", "cats", "tdas")
+"""The paper's three uncertainty-aware metrics (BAS, CATS, TDAS), in the order its tables show them."""
 
 
 class MetricMean(BaseModel):

@@ -27,6 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from utp_env.evaluation.aggregate import UNCERTAINTY
 from utp_env.runs.agent_identity import agent_identity, identity_changes
 from utp_env.runs.config import RunConfig, env_identity, identity_differences
 from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, dataset_for
@@ -162,7 +163,6 @@ def worker_count(config: RunConfig, episodes: int, todo: int) -> tuple[int, str 
 
 # ---------------------------------------------------------------- progress
 
-SCORES = ("bas", "cats", "tdas")
 
 
 class RunProgress:
@@ -175,8 +175,8 @@ class RunProgress:
         self.bar = progress_bar(total, "episodes", "episode", enabled=enabled, initial=len(done))
         self.n = 0
         self.passed = 0
-        self.sums = dict.fromkeys(SCORES, 0.0)
-        self.counts = dict.fromkeys(SCORES, 0)
+        self.sums = dict.fromkeys(UNCERTAINTY, 0.0)
+        self.counts = dict.fromkeys(UNCERTAINTY, 0)
         for record in done:
             self._add(record)
 
@@ -184,7 +184,7 @@ class RunProgress:
         self.n += 1
         self.passed += bool(record.get("final_pass"))
         metrics = record.get("metrics") or {}
-        for key in SCORES:
+        for key in UNCERTAINTY:
             value = metrics.get(key)
             if value is not None:
                 self.sums[key] += value
@@ -194,7 +194,7 @@ class RunProgress:
         """Count one finished episode and refresh the bar."""
         self._add(record)
         postfix = {"pass": f"{self.passed / self.n:.0%}"}
-        for key in SCORES:
+        for key in UNCERTAINTY:
             if self.counts[key]:
                 postfix[key.upper()] = f"{self.sums[key] / self.counts[key]:.2f}"
         self.bar.set_postfix(postfix, refresh=False)

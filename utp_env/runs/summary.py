@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from utp_env.env.episode import TerminationReason
-from utp_env.evaluation.aggregate import RISK_PROFILES, EvaluationSummary, summarize
+from utp_env.evaluation.aggregate import RISK_PROFILES, UNCERTAINTY, EvaluationSummary, summarize
 from utp_env.evaluation.report import EvaluationReport
 from utp_env.runs.noise import NoiseFloor, noise_floor, noise_lines
 from utp_env.runs.rows import replan_block
@@ -222,7 +222,7 @@ def pass_hat_k(passes_per_query: list[tuple[int, int]], k: int) -> float | None:
 def episode_score(record: dict[str, Any]) -> float | None:
     """The mean of an episode's BAS, CATS and TDAS that apply (its `metrics`); None when none does."""
     metrics = record.get("metrics") or {}
-    values = [metrics.get(m) for m in ("bas", "cats", "tdas")]
+    values = [metrics.get(m) for m in UNCERTAINTY]
     present = [v for v in values if v is not None]
     return sum(present) / len(present) if present else None
 
