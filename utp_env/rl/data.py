@@ -68,7 +68,7 @@ def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation
     from datasets import Dataset
 
     env = UTPEnv(db_path=db_path, profile=profile, split=split, config=config, world=world)
-    queries = split_pool(env.db, env.split)[:limit]
+    queries = split_pool(env.db, env.split, limit)
     rows: dict[str, list[Any]] = {"prompt": [], "query_id": []}
     for query in queries:
         if style == "multi_turn":

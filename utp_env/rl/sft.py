@@ -163,7 +163,7 @@ def build_demos(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> list[di
     env = UTPEnv(**env_kwargs, split=args.split, config=dict(TINY_ENV) if args.tiny else None)
     dataset = dataset_of(env.db)
     out = []
-    for query in split_pool(env.db, args.split)[:args.limit]:
+    for query in split_pool(env.db, args.split, args.limit):
         reference = dataset.reference(query.query_id)
         if reference is None:
             continue
@@ -259,7 +259,7 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
     rewards: list[float] = []
     calls = accepted = from_origin = 0
     model.eval()
-    queries = split_pool(env.db, split)[:limit]
+    queries = split_pool(env.db, split, limit)
     for query in queries:
         task, _ = env.reset(seed=0, options={"query_id": query.query_id})
         messages: list[dict[str, Any]] = [{"role": "system", "content": system},
