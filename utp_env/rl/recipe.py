@@ -9,16 +9,18 @@ parameters moved, seconds per step. `--summary PATH` writes it as JSON (the CI s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from utp_env.rl.data import PromptStyle, query_dataset
+from utp_env.rl.diagnostics import NoParameterChangeError, ParameterChange, ParameterSnapshot
 from utp_env.rl.env import RLToolEnv, rl_env_class
 
 # The tiny path's sizes: short completions and few rollouts, so that a step takes seconds on a CPU.
@@ -54,6 +56,9 @@ class Summary:
     tensors_changed: int = 0
     tensors: int = 0
     parameters: int = 0
+    frac_reward_zero_std: list[float] = field(default_factory=list)
+    """Per step, the share of the step's groups whose rollouts all earned the same reward (TRL's log):
+    GRPO's advantage is 0 for every rollout of such a group, so it learns nothing from it."""
     warm_up_losses: list[float] = field(default_factory=list)
     seconds_setup: float = 0.0
     seconds_warm_up: float = 0.0
@@ -215,10 +220,6 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.seconds_warm_up = time.perf_counter() - warm_started
     else:
         summary.seconds_setup = time.perf_counter() - started
-    # A copy of the weights to measure how far training moved them: always for the tiny model, for a
-    # real one only when a summary is asked for (kept on the CPU, it costs the model's size in RAM).
-    track = args.tiny or bool(args.summary)
-    before = {name: p.detach().to("cpu", copy=True) for name, p in model.named_parameters()} if track else {}
     per_step = len(rows) * chosen["num_generations"] if args.tiny else chosen["num_generations"]
     output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-grpo-")
     config = GRPOConfig(
@@ -234,10 +235,13 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs,
                           args=config, train_dataset=dataset, processing_class=tokenizer,
                           environment_factory=env_class if use_environment else None)
+    # the trainable tensors of what the trainer trains (after any wrapping), to show that training moved them
+    snapshot = ParameterSnapshot(trainer.model, seed=args.seed)
     trained = time.perf_counter()
     trainer.train()
     summary.seconds_per_step = (time.perf_counter() - trained) / max(args.max_steps, 1)
-    _fill(summary, trainer, before, env_class)
+    change = snapshot.compare(trainer.model)
+    _fill(summary, trainer, change, env_class)
     if args.save:
         trainer.save_model(output_dir)
         tokenizer.save_pretrained(output_dir)
@@ -245,6 +249,7 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.rewards = list(reward_log)
     if args.summary:
         Path(args.summary).write_text(json.dumps(summary.to_json(), indent=2), encoding="utf-8")
+    change.require(f"GRPO ({args.max_steps} steps)")  # after the summary is written: it shows what ran
     return summary
 
 
@@ -273,26 +278,16 @@ def _corpus(conversations: Sequence[Any]) -> list[str]:
     return texts
 
 
-def _fill(summary: Summary, trainer: Any, before: dict[str, Any], env_class: type[RLToolEnv]) -> None:
-    import torch
-
+def _fill(summary: Summary, trainer: Any, change: ParameterChange, env_class: type[RLToolEnv]) -> None:
     for entry in trainer.state.log_history:
         numbers = {k: float(v) for k, v in entry.items() if isinstance(v, int | float)}
         if "loss" in numbers:
             summary.losses.append(numbers["loss"])
             summary.logged.append(numbers)
-    deltas = []
-    for name, p in trainer.model.named_parameters():
-        if name not in before:
-            continue
-        delta = (p.detach().to("cpu", before[name].dtype) - before[name]).float()
-        deltas.append(delta)
-        summary.tensors_changed += int(bool(delta.abs().max() > 0))
-        summary.parameters += delta.numel()
-    summary.tensors = len(deltas)
-    if deltas:
-        summary.param_change_l2 = float(torch.sqrt(sum((d * d).sum() for d in deltas)))
-        summary.param_change_max = float(max(d.abs().max() for d in deltas))
+            if "frac_reward_zero_std" in numbers:
+                summary.frac_reward_zero_std.append(numbers["frac_reward_zero_std"])
+    summary.tensors, summary.tensors_changed, summary.parameters = change.tensors, change.changed, change.parameters
+    summary.param_change_l2, summary.param_change_max = change.l2, change.max
     for record in env_class.episodes:
         summary.rollouts += 1
         summary.tool_calls += record.steps
@@ -300,6 +295,15 @@ def _fill(summary: Summary, trainer: Any, before: dict[str, Any], env_class: typ
         summary.terminations[record.termination_reason] = summary.terminations.get(record.termination_reason, 0) + 1
         for tool in record.tools:
             summary.tools_called[tool] = summary.tools_called.get(tool, 0) + 1
+
+
+@contextlib.contextmanager
+def moved_or_exit() -> Iterator[None]:
+    """Turn a run that moved no parameter (`NoParameterChangeError`) into an exit with its one line."""
+    try:
+        yield
+    except NoParameterChangeError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def print_summary(summary: Summary) -> None:
@@ -311,7 +315,9 @@ def print_summary(summary: Summary) -> None:
     print(f"  rewards: mean {mean:.4f}, nonzero {sum(r > 0 for r in rewards)}/{len(rewards)}; "
           f"endings {summary.terminations}")
     print(f"  loss per step: {[round(x, 5) for x in summary.losses]}")
-    print(f"  parameters: {summary.tensors_changed}/{summary.tensors} tensors changed, "
+    zero = summary.frac_reward_zero_std
+    print(f"  groups without reward variance (frac_reward_zero_std) per step: {[round(x, 3) for x in zero]}")
+    print(f"  parameters: {summary.tensors_changed}/{summary.tensors} trainable tensors changed, "
           f"L2 {summary.param_change_l2:.3e}, max {summary.param_change_max:.3e}")
     print(f"  seconds: setup {summary.seconds_setup:.1f}, warm-up {summary.seconds_warm_up:.1f}, "
           f"per GRPO step {summary.seconds_per_step:.1f}")
