@@ -30,6 +30,7 @@ TINY_DEFAULTS: dict[str, Any] = {"profile": "mini", "limit": 1, "num_generations
                  "learning_rate": 3e-4, "max_tool_calling_iterations": 3, "step_limit": 8,
                  "max_observation_chars": 1000, "temperature": 0.7}
 TINY_TOOLS = ("add_leg", "view_plan", "submit")
+SMALL_MODEL = 50_000_000  # parameters: below, one CPU thread and no gradient checkpointing (both only slow it)
 # A real run's defaults (a GPU, a hub model): docs/RL.md says what to change.
 REAL_DEFAULTS: dict[str, Any] = {"profile": "full", "limit": None, "num_generations": 8, "max_completion_length": 8192,
                  "learning_rate": 1e-6, "max_tool_calling_iterations": 30, "step_limit": 40,
@@ -91,6 +92,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed: another seed is another "
                    "world with its own queries (default 0; docs/RL.md \"Worlds\")")
     p.add_argument("--limit", type=int, help="first N queries of the split (default: 1 with --tiny, else all)")
+    p.add_argument("--queries-per-step", type=int, help="queries per GRPO step, each with --num-generations "
+                   "rollouts (default: all of --limit with --tiny, else 1)")
     p.add_argument("--num-generations", type=int, help="rollouts per query, G of GRPO (tiny 4, else 8)")
     p.add_argument("--max-completion-length", type=int, help="tokens per completion, tool answers included "
                    "(tiny 384, else 8192)")
@@ -117,8 +120,9 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     defaults = TINY_DEFAULTS if args.tiny else REAL_DEFAULTS
     chosen = {key: getattr(args, key) if getattr(args, key, None) is not None else default
               for key, default in defaults.items()}
-    for key in ("max_steps", "num_generations", "max_completion_length", "step_limit", "max_tool_calling_iterations"):
-        value = getattr(args, key, None) if key == "max_steps" else chosen[key]
+    for key in ("max_steps", "queries_per_step", "num_generations", "max_completion_length", "step_limit",
+                "max_tool_calling_iterations"):
+        value = getattr(args, key, None) if key in ("max_steps", "queries_per_step") else chosen[key]
         if value is not None and value < 1:
             raise SystemExit(f"--{key.replace('_', '-')} must be at least 1, not {value}")
     if chosen["num_generations"] < 2:
@@ -170,12 +174,17 @@ def env_config(chosen: dict[str, Any], compact: bool = False) -> dict[str, Any]:
 def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list[Any] | None = None,
              reward_log: list[float] | None = None,
              warm_up_data: Callable[[list[dict[str, Any]], type[RLToolEnv]], Sequence[Any]] | None = None,
-             use_environment: bool = True) -> Summary:
+             use_environment: bool = True, callbacks: Sequence[Any] = (),
+             env_base: type[RLToolEnv] | None = None, require_change: bool = True) -> Summary:
     """Train with GRPO for `args.max_steps` steps and summarise the run (module docstring).
 
     Multi-turn (`use_environment`): the env class is TRL's `environment_factory` and its `get_reward`
     the reward. Single-turn: `reward_funcs` score the completions and append each reward to
-    `reward_log`. `warm_up_data(rows, env_class)` gives the tiny model's warm-up conversations."""
+    `reward_log`. `warm_up_data(rows, env_class)` gives the tiny model's warm-up conversations.
+    `callbacks` are the trainer's (`transformers.TrainerCallback`: the learning curve evaluates there);
+    `env_base` a subclass of `RLToolEnv` to build the env class from (its `get_reward` is the reward).
+    A run that moved no trainable tensor raises `NoParameterChangeError` (after writing `--summary`)
+    unless `require_change` is False (the learning curve records such a run as it is)."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     started = time.perf_counter()
     require_rl_extra()
@@ -187,12 +196,13 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     model: Any = None
     if not args.tiny:  # before anything is built: a model that cannot be loaded fails at once
         tokenizer, model = load_pretrained(args.model)
-    if args.tiny:
+    small = args.tiny or model.num_parameters() < SMALL_MODEL
+    if small:
         torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
     world = {"world": args.world} if args.world else {}
     tools = tuple(t.strip() for t in args.tools.split(",") if t.strip()) if args.tools else (
         TINY_TOOLS if args.tiny else None)
-    env_class = rl_env_class(tools=tools, db_path=args.db_path,
+    env_class = rl_env_class(tools=tools, base=env_base or RLToolEnv, db_path=args.db_path,
                              profile=chosen["profile"], config=env_config(chosen, args.compact), **world)
     local_class = env_class  # the tiny model's scripted warm-up runs in this process either way
     if getattr(args, "server", None) and use_environment:
@@ -220,7 +230,8 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.seconds_warm_up = time.perf_counter() - warm_started
     else:
         summary.seconds_setup = time.perf_counter() - started
-    per_step = len(rows) * chosen["num_generations"] if args.tiny else chosen["num_generations"]
+    queries_per_step = getattr(args, "queries_per_step", None) or (len(rows) if args.tiny else 1)
+    per_step = min(queries_per_step, len(rows)) * chosen["num_generations"]
     output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-grpo-")
     config = GRPOConfig(
         output_dir=output_dir, max_steps=args.max_steps, learning_rate=chosen["learning_rate"],
@@ -230,11 +241,11 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         temperature=chosen["temperature"], beta=args.beta, seed=args.seed, logging_steps=1, save_strategy="no",
         report_to="none", use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), disable_tqdm=True,
-        gradient_checkpointing=not args.tiny,  # saves memory on a real model; only slows the tiny one
+        gradient_checkpointing=not small,  # saves memory on a real model; only slows a tiny one
         shuffle_dataset=not args.tiny)
     trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs,
                           args=config, train_dataset=dataset, processing_class=tokenizer,
-                          environment_factory=env_class if use_environment else None)
+                          environment_factory=env_class if use_environment else None, callbacks=list(callbacks))
     # the trainable tensors of what the trainer trains (after any wrapping), to show that training moved them
     snapshot = ParameterSnapshot(trainer.model, seed=args.seed)
     trained = time.perf_counter()
@@ -249,7 +260,8 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.rewards = list(reward_log)
     if args.summary:
         Path(args.summary).write_text(json.dumps(summary.to_json(), indent=2), encoding="utf-8")
-    change.require(f"GRPO ({args.max_steps} steps)")  # after the summary is written: it shows what ran
+    if require_change:
+        change.require(f"GRPO ({args.max_steps} steps)")  # after the summary is written: it shows what ran
     return summary
 
 

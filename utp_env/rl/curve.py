@@ -1,0 +1,351 @@
+"""The learning curve: held-out reward against GRPO steps, over several seeds, on a CPU (docs/RL.md).
+
+    python -m utp_env.rl.curve --tiny --out benchmarks/results/grpo_curve      # the measured run
+    python -m utp_env.rl.curve --tiny --seeds 0 --steps 4 --every 2 --out /tmp/c  # a look at the mechanics
+
+For each seed, the tiny recipe of `utp_env.rl.sft` (the two-layer tiny model, SFT on the lookup →
+`add_leg` → `submit` demonstrations of the first `--demos` train queries) makes a checkpoint; GRPO
+(`utp_env.rl.recipe.run_grpo`, multi-turn, the env's reward through `get_reward`) trains from it on
+train queries for `--steps` steps, and every `--every` steps (and at step 0, the SFT checkpoint) the
+policy is scored by greedy rollouts (`sft.evaluate_policy`) on the first `--eval-limit` queries of the
+training world's validation split and of world `--eval-world`'s validation split. None of those
+queries is trained on (the training queries are train-split queries of world 0).
+
+`--reward shaped` trains on `ShapedRewardEnv`'s reward instead of the env's: the env's reward plus
+partial credit for each element of the plan that the env accepted (docs/RL.md "When the reward is
+too sparse"); the held-out score stays the env's own reward either way.
+
+Writes to `--out`: `curve.csv` (one row per seed, step and target: mean reward, legs from the query's
+origin, accepted calls), `train.csv` (TRL's per-step log: mean reward of the rollouts,
+`frac_reward_zero_std`, loss), `curve.json` (the settings, per seed the held-out reward at the start
+and at the end and their difference, the mean difference with its 95 % t-interval over seeds) and
+`curve.png` (held-out mean reward against step, one panel per target, a line per seed and their mean).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
+from utp_env.rl.env import RLToolEnv
+from utp_env.tools.atomic import write_text_atomic
+
+TARGETS = ("held_out", "other_world")
+# t_{0.975, n-1} for the 95 % interval of a mean over n seeds (n = 2 … 10)
+T_975 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}
+
+
+@dataclass
+class CurveSettings:
+    """What one curve run does (the command line's values)."""
+
+    seeds: list[int]
+    steps: int
+    every: int
+    demos: int
+    sft_epochs: float
+    eval_limit: int
+    eval_world: int
+    queries_per_step: int
+    num_generations: int
+    learning_rate: float
+    temperature: float
+    reward: str
+    share_sft: bool
+    profile: str
+    db_path: str | None
+
+
+@dataclass
+class SeedResult:
+    """One seed's curve: held-out scores by step and target, and TRL's per-step log."""
+
+    seed: int
+    points: list[dict[str, Any]] = field(default_factory=list)
+    train_log: list[dict[str, float]] = field(default_factory=list)
+    seconds_sft: float = 0.0
+    seconds_grpo: float = 0.0
+    tensors_changed: int = 0
+    tensors: int = 0
+
+
+class ShapedRewardEnv(RLToolEnv):
+    """`RLToolEnv` whose reward adds partial credit per element of the final plan to the env's reward.
+
+    Composed from the env's public outputs only, the episode's final answer (its reward and its plan,
+    `info["plan"]`); the reward's own definition is untouched. Each transport leg and each night's
+    stay the plan holds earns `ELEMENT_CREDIT` (at most `MAX_ELEMENTS` of them), and only when the
+    env's reward is above 0 (the plan holds something the env's reward counts): a rollout that built
+    its first leg and its first stay then beats one that built only the leg, which beats one that built
+    nothing. GRPO scores a rollout by one number, so this is a curriculum's reward, not
+    potential-based shaping (docs/RL.md says why that would change nothing for GRPO); it is tried
+    against the reward-hacking suite's degenerate policies (tests/test_rl_curve.py).
+    """
+
+    ELEMENT_CREDIT = 0.02
+    MAX_ELEMENTS = 4
+
+    def get_reward(self) -> float:
+        reward = super().get_reward()
+        final = self._engine.final
+        plan = (final.info.get("plan") if final is not None else None) or {}
+        return reward + self.ELEMENT_CREDIT * min(plan_elements(plan), self.MAX_ELEMENTS) if reward > 0 else reward
+
+
+def plan_elements(plan: dict[str, Any]) -> int:
+    """The transport legs and nights' stays of a plan (the `Plan` model's JSON, as `info["plan"]` has it)."""
+    days = plan.get("days") or []
+    return sum(len(day.get("transport") or []) + int(bool(day.get("accommodation"))) for day in days)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description="held-out reward against GRPO steps over seeds (docs/RL.md)")
+    p.add_argument("--tiny", action="store_true", required=True,
+                   help="the tiny local model (CPU, nothing downloaded); the only model this curve runs")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--steps", type=int, default=60, help="GRPO steps per seed (default 60)")
+    p.add_argument("--every", type=int, default=10, help="score the policy every N steps (default 10)")
+    p.add_argument("--demos", type=int, default=256, help="SFT demonstrations: the first N train queries")
+    p.add_argument("--share-sft", action="store_true", help="one SFT checkpoint (of the first seed) for every "
+                   "seed's GRPO: the seeds then vary GRPO alone (its sampling and query order)")
+    p.add_argument("--sft-epochs", type=float, default=4.0,
+                   help="SFT epochs (default 4: copying has begun, not finished; docs/RL.md)")
+    p.add_argument("--eval-limit", type=int, default=32, help="held-out queries per target (default 32)")
+    p.add_argument("--eval-world", type=int, default=1, help="the other world scored (default 1)")
+    p.add_argument("--queries-per-step", type=int, default=4)
+    p.add_argument("--num-generations", type=int, default=8)
+    p.add_argument("--learning-rate", type=float, default=3e-4)
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--reward", choices=("env", "shaped"), default="env",
+                   help="env: the env's reward; shaped: plus partial credit per accepted plan element")
+    p.add_argument("--profile", choices=("mini", "full"), default="mini")
+    p.add_argument("--db-path", help="a database directory instead of the embedded sandbox (world 0)")
+    p.add_argument("--out", required=True, help="the folder for curve.csv, train.csv, curve.json, curve.png")
+    return p
+
+
+def checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, float]:
+    """The seed's SFT checkpoint (the tiny recipe of `utp_env.rl.sft`, scored nowhere: the curve scores
+    it at step 0) and the seconds it took."""
+    from utp_env.rl import sft
+
+    started = time.perf_counter()
+    argv = ["--tiny", "--limit", str(settings.demos), "--epochs", str(settings.sft_epochs), "--grpo-steps", "0",
+            "--eval-limit", "0", "--seed", str(seed), "--output-dir", str(folder)]
+    argv += ["--db-path", settings.db_path] if settings.db_path else ["--profile", settings.profile]
+    sft.main(argv)
+    return folder, time.perf_counter() - started
+
+
+class Scorer:
+    """Scores a policy on the held-out targets (greedy multi-turn rollouts in the env, `sft.evaluate_policy`)."""
+
+    def __init__(self, settings: CurveSettings, tokenizer: Any) -> None:
+        from utp_env.rl import sft
+
+        self.settings, self.tokenizer = settings, tokenizer
+        base: dict[str, Any] = {"db_path": settings.db_path, "profile": settings.profile, "world": 0}
+        self.targets = {"held_out": base,
+                        "other_world": {**base, "db_path": None, "world": settings.eval_world}}
+        self.config = dict(sft.TINY_ENV)
+        self.schemas = sft.trl_tool_schemas(sft.TINY_SFT_TOOLS, base, self.config)
+
+    def score(self, model: Any, step: int) -> list[dict[str, Any]]:
+        from utp_env.rl import sft
+
+        out = []
+        for target, kwargs in self.targets.items():
+            result = sft.evaluate_policy(model, self.tokenizer, kwargs, "validation", self.settings.eval_limit,
+                                         self.schemas, self.config, system=MULTI_TURN_SYSTEM,
+                                         request=MULTI_TURN_REQUEST, max_new_tokens=96, rounds=8)
+            out.append({"step": step, "target": target, "mean_reward": result["mean_reward"],
+                        "from_origin": result["from_origin"] / max(result["queries"], 1),
+                        "accepted_calls": result["accepted_calls"], "tool_calls": result["tool_calls"],
+                        "queries": result["queries"]})
+        return out
+
+
+def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
+    """SFT checkpoint, then GRPO scored every `every` steps."""
+    from transformers import AutoTokenizer, TrainerCallback
+
+    from utp_env.rl import sft
+    from utp_env.rl.recipe import parser as grpo_parser
+    from utp_env.rl.recipe import run_grpo
+
+    result = SeedResult(seed)
+    sft_seed = settings.seeds[0] if settings.share_sft else seed
+    ckpt = folder / f"sft-seed{sft_seed}"
+    made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
+                 "db_path": settings.db_path, "seed": sft_seed}
+    record = ckpt / "curve_sft.json"
+    if not (record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with):
+        ckpt, result.seconds_sft = checkpoint(settings, sft_seed, ckpt)
+        write_text_atomic(record, json.dumps(made_with) + "\n")  # a later run with these settings reuses it
+    scorer = Scorer(settings, AutoTokenizer.from_pretrained(ckpt))
+
+    class ScoreEvery(TrainerCallback):  # type: ignore[misc]
+        def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
+            result.points += scorer.score(model, 0)
+
+        def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
+            if state.global_step % settings.every == 0 or state.global_step == state.max_steps:
+                result.points += scorer.score(model, state.global_step)
+                model.train()
+
+    argv = ["--model", str(ckpt), "--max-steps", str(settings.steps), "--split", "train",
+            "--limit", str(settings.demos), "--queries-per-step", str(settings.queries_per_step),
+            "--num-generations", str(settings.num_generations), "--max-completion-length", "512",
+            "--learning-rate", str(settings.learning_rate), "--temperature", str(settings.temperature),
+            "--step-limit", str(sft.TINY_ENV["step_limit"]), "--max-tool-calling-iterations", "8",
+            "--max-observation-chars", str(sft.TINY_ENV["max_observation_chars"]),
+            "--tools", ",".join(sft.TINY_SFT_TOOLS), "--compact", "--seed", str(seed),
+            "--output-dir", str(folder / f"grpo-seed{seed}")]
+    argv += ["--db-path", settings.db_path] if settings.db_path else ["--profile", settings.profile]
+    args = grpo_parser("curve").parse_args(argv)
+    started = time.perf_counter()
+    summary = run_grpo(args, "multi_turn", callbacks=[ScoreEvery()], require_change=False,
+                       env_base=ShapedRewardEnv if settings.reward == "shaped" else RLToolEnv)
+    result.seconds_grpo = time.perf_counter() - started
+    result.train_log = summary.logged
+    result.tensors_changed, result.tensors = summary.tensors_changed, summary.tensors
+    return result
+
+
+def interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The mean of `values` and its 95 % t-interval (the mean twice when there is one value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, mean, mean
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = T_975.get(n, 1.96) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def summarise(settings: CurveSettings, results: Sequence[SeedResult]) -> dict[str, Any]:
+    """Per target: each seed's held-out reward at the start and at the end, their difference, and the
+    mean difference with its 95 % t-interval over seeds."""
+    out: dict[str, Any] = {"settings": asdict(settings), "targets": {}}
+    for target in TARGETS:
+        per_seed = []
+        for r in results:
+            points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
+            if not points:
+                continue
+            start, end = points[0], points[-1]
+            per_seed.append({"seed": r.seed, "start": start["mean_reward"], "end": end["mean_reward"],
+                             "delta": end["mean_reward"] - start["mean_reward"],
+                             "from_origin_start": start["from_origin"], "from_origin_end": end["from_origin"],
+                             "best": max(p["mean_reward"] for p in points)})
+        if not per_seed:
+            continue
+        mean, low, high = interval([s["delta"] for s in per_seed])
+        out["targets"][target] = {"per_seed": per_seed, "delta_mean": mean, "delta_low": low, "delta_high": high,
+                                  "every_seed_rose": all(s["delta"] > 0 for s in per_seed)}
+    zero = [e["frac_reward_zero_std"] for r in results for e in r.train_log if "frac_reward_zero_std" in e]
+    out["frac_reward_zero_std_mean"] = sum(zero) / len(zero) if zero else None
+    out["seconds"] = {f"seed{r.seed}": {"sft": round(r.seconds_sft, 1), "grpo": round(r.seconds_grpo, 1)}
+                      for r in results}
+    out["tensors_changed"] = {f"seed{r.seed}": f"{r.tensors_changed}/{r.tensors}" for r in results}
+    return out
+
+
+def write(out: Path, settings: CurveSettings, results: Sequence[SeedResult]) -> dict[str, Any]:
+    """curve.csv, train.csv, curve.json and curve.png in `out` (module docstring)."""
+    import io
+
+    out.mkdir(parents=True, exist_ok=True)
+    fields = ["seed", "step", "target", "mean_reward", "from_origin", "accepted_calls", "tool_calls", "queries"]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for r in results:
+        for p in r.points:
+            writer.writerow({"seed": r.seed, **{k: p[k] for k in fields if k != "seed"}})
+    write_text_atomic(out / "curve.csv", text.getvalue())
+    keys = ["step", "reward", "reward_std", "frac_reward_zero_std", "loss", "grad_norm"]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=["seed", *keys], lineterminator="\n")
+    writer.writeheader()
+    for r in results:
+        for i, e in enumerate(r.train_log, start=1):
+            writer.writerow({"seed": r.seed, "step": int(e.get("step", i)), **{k: e.get(k, "") for k in keys[1:]}})
+    write_text_atomic(out / "train.csv", text.getvalue())
+    summary = summarise(settings, results)
+    write_text_atomic(out / "curve.json", json.dumps(summary, indent=2) + "\n")
+    plot(out / "curve.png", results, summary)
+    return summary
+
+
+def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> None:
+    """Held-out mean reward against GRPO step: a panel per target, a thin line per seed, their mean thick."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(TARGETS), figsize=(5 * len(TARGETS), 3.6), sharey=True, squeeze=False)
+    titles = {"held_out": "world 0, validation (held out)", "other_world": "world 1, validation (other world)"}
+    for ax, target in zip(axes[0], TARGETS, strict=True):
+        by_step: dict[int, list[float]] = {}
+        for r in results:
+            points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
+            ax.plot([p["step"] for p in points], [p["mean_reward"] for p in points], lw=0.8, alpha=0.6,
+                    label=f"seed {r.seed}")
+            for p in points:
+                by_step.setdefault(p["step"], []).append(p["mean_reward"])
+        steps = sorted(by_step)
+        ax.plot(steps, [sum(by_step[s]) / len(by_step[s]) for s in steps], lw=2.2, color="black", label="mean")
+        ax.set_title(titles[target], fontsize=10)
+        ax.set_xlabel("GRPO step (0: the SFT checkpoint)")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("mean reward (greedy)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    args = parser().parse_args(argv)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        raise SystemExit(f"--seeds: {args.seeds!r} is not a comma-separated list of integers") from None
+    for name in ("steps", "every", "demos", "eval_limit", "queries_per_step"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, not {getattr(args, name)}")
+    if not seeds:
+        raise SystemExit("--seeds: give at least one seed")
+    settings = CurveSettings(seeds=seeds, steps=args.steps, every=args.every, demos=args.demos,
+                             sft_epochs=args.sft_epochs, eval_limit=args.eval_limit, eval_world=args.eval_world,
+                             queries_per_step=args.queries_per_step, num_generations=args.num_generations,
+                             learning_rate=args.learning_rate, temperature=args.temperature, reward=args.reward,
+                             share_sft=args.share_sft, profile=args.profile, db_path=args.db_path)
+    out = Path(args.out)
+    results: list[SeedResult] = []
+    for seed in seeds:
+        results.append(run_seed(settings, seed, out / "checkpoints"))
+        summary = write(out, settings, results)  # after every seed: a stopped run keeps what it measured
+    for target, t in summary["targets"].items():
+        seeds_text = ", ".join(f"seed {s['seed']}: {s['start']:.4f} → {s['end']:.4f}" for s in t["per_seed"])
+        print(f"{target}: {seeds_text}; mean change {t['delta_mean']:+.4f} "
+              f"(95 % interval {t['delta_low']:+.4f} … {t['delta_high']:+.4f})")
+    print(f"frac_reward_zero_std (mean over steps and seeds): {summary['frac_reward_zero_std_mean']}")
+    print(f"wrote {out / 'curve.csv'}, {out / 'train.csv'}, {out / 'curve.json'}, {out / 'curve.png'}")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
