@@ -78,3 +78,13 @@ def test_a_large_model_is_compared_on_a_seeded_sample(monkeypatch: pytest.Monkey
     model, snapshot = model_and_step(NoOpAdamW)
     with pytest.raises(NoParameterChangeError):
         snapshot.compare(model).require()
+
+
+def test_a_run_without_a_gradient_is_not_a_silent_bug() -> None:
+    """Every GRPO group's rewards equal: the gradient is 0 and nothing rightly moves; only a run that had a
+    gradient and moved nothing is an error."""
+    model = torch.nn.Linear(2, 2)
+    change = ParameterSnapshot(model).compare(model)
+    change.require("GRPO", gradient=False)  # no error
+    with pytest.raises(NoParameterChangeError):
+        change.require("GRPO", gradient=True)

@@ -35,11 +35,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from utp_env.env.config import open_database
 from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
 from utp_env.rl.env import RLToolEnv
 from utp_env.tools.atomic import write_text_atomic
 
 TARGETS = ("held_out", "other_world")
+METRICS = ("first_leg_reward", "mean_reward")  # the curriculum stage's reward, the env's reward
+METRIC_TITLES = {"first_leg_reward": "first-leg reward (curriculum stage 1)", "mean_reward": "env reward"}
 # t_{0.975, n-1} for the 95 % interval of a mean over n seeds (n = 2 … 10)
 T_975 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}
 
@@ -78,33 +81,32 @@ class SeedResult:
     tensors: int = 0
 
 
-class ShapedRewardEnv(RLToolEnv):
-    """`RLToolEnv` whose reward adds partial credit per element of the final plan to the env's reward.
+def first_leg_reward(plan: dict[str, Any] | None, query_org: str, reward: float) -> float:
+    """The curriculum's first stage: the env's reward of a plan whose first leg (day 1's first) leaves
+    the query's own origin, else 0. Composed from the env's public outputs (the final plan, `info["plan"]`,
+    and the reward); the env's reward itself is untouched. On this reward a plan holding a valid leg
+    between two other cities (a memorised leg) earns nothing, which the env's reward of this branch
+    does not yet say (docs/RL.md "What each reward means")."""
+    days = (plan or {}).get("days") or []
+    legs = (days[0].get("transport") or []) if days and days[0].get("day") == 1 else []
+    return float(reward) if legs and legs[0].get("origin") == query_org else 0.0
 
-    Composed from the env's public outputs only, the episode's final answer (its reward and its plan,
-    `info["plan"]`); the reward's own definition is untouched. Each transport leg and each night's
-    stay the plan holds earns `ELEMENT_CREDIT` (at most `MAX_ELEMENTS` of them), and only when the
-    env's reward is above 0 (the plan holds something the env's reward counts): a rollout that built
-    its first leg and its first stay then beats one that built only the leg, which beats one that built
-    nothing. GRPO scores a rollout by one number, so this is a curriculum's reward, not
-    potential-based shaping (docs/RL.md says why that would change nothing for GRPO); it is tried
-    against the reward-hacking suite's degenerate policies (tests/test_rl_curve.py).
-    """
 
-    ELEMENT_CREDIT = 0.02
-    MAX_ELEMENTS = 4
+class FirstLegRewardEnv(RLToolEnv):
+    """`RLToolEnv` whose reward is the curriculum's first stage (`first_leg_reward`)."""
 
     def get_reward(self) -> float:
+        from utp_env.env.config import find_query
+
         reward = super().get_reward()
-        final = self._engine.final
-        plan = (final.info.get("plan") if final is not None else None) or {}
-        return reward + self.ELEMENT_CREDIT * min(plan_elements(plan), self.MAX_ELEMENTS) if reward > 0 else reward
+        final, query_id = self._engine.final, self._engine.query_id
+        query = find_query(self._env.db, query_id) if query_id else None
+        if final is None or query is None:
+            return 0.0
+        return first_leg_reward(final.info.get("plan"), query.org, reward)
 
 
-def plan_elements(plan: dict[str, Any]) -> int:
-    """The transport legs and nights' stays of a plan (the `Plan` model's JSON, as `info["plan"]` has it)."""
-    days = plan.get("days") or []
-    return sum(len(day.get("transport") or []) + int(bool(day.get("accommodation"))) for day in days)
+REWARDS: dict[str, type[RLToolEnv]] = {"env": RLToolEnv, "first_leg": FirstLegRewardEnv}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -125,8 +127,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--num-generations", type=int, default=8)
     p.add_argument("--learning-rate", type=float, default=3e-4)
     p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--reward", choices=("env", "shaped"), default="env",
-                   help="env: the env's reward; shaped: plus partial credit per accepted plan element")
+    p.add_argument("--reward", choices=tuple(REWARDS), default="first_leg",
+                   help="what GRPO trains on: the env's reward, or the curriculum's first stage (default; the env's "
+                   "reward of a plan whose first leg leaves the query's origin)")
     p.add_argument("--profile", choices=("mini", "full"), default="mini")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox (world 0)")
     p.add_argument("--out", required=True, help="the folder for curve.csv, train.csv, curve.json, curve.png")
@@ -157,9 +160,11 @@ class Scorer:
         self.targets = {"held_out": base,
                         "other_world": {**base, "db_path": None, "world": settings.eval_world}}
         self.config = dict(sft.TINY_ENV)
+        self.dbs = {name: open_database(kw["db_path"], kw["profile"], kw["world"]) for name, kw in self.targets.items()}
         self.schemas = sft.trl_tool_schemas(sft.TINY_SFT_TOOLS, base, self.config)
 
     def score(self, model: Any, step: int) -> list[dict[str, Any]]:
+        from utp_env.env.config import find_query
         from utp_env.rl import sft
 
         out = []
@@ -167,7 +172,11 @@ class Scorer:
             result = sft.evaluate_policy(model, self.tokenizer, kwargs, "validation", self.settings.eval_limit,
                                          self.schemas, self.config, system=MULTI_TURN_SYSTEM,
                                          request=MULTI_TURN_REQUEST, max_new_tokens=96, rounds=8)
+            orgs = [find_query(self.dbs[target], q).org for q in result["query_ids"]]  # type: ignore[union-attr]
+            staged = [first_leg_reward(plan, org, r) for plan, org, r in
+                      zip(result["plans"], orgs, result["rewards"], strict=True)]
             out.append({"step": step, "target": target, "mean_reward": result["mean_reward"],
+                        "first_leg_reward": sum(staged) / max(len(staged), 1),
                         "from_origin": result["from_origin"] / max(result["queries"], 1),
                         "accepted_calls": result["accepted_calls"], "tool_calls": result["tool_calls"],
                         "queries": result["queries"]})
@@ -214,7 +223,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
     args = grpo_parser("curve").parse_args(argv)
     started = time.perf_counter()
     summary = run_grpo(args, "multi_turn", callbacks=[ScoreEvery()], require_change=False,
-                       env_base=ShapedRewardEnv if settings.reward == "shaped" else RLToolEnv)
+                       env_base=REWARDS[settings.reward])
     result.seconds_grpo = time.perf_counter() - started
     result.train_log = summary.logged
     result.tensors_changed, result.tensors = summary.tensors_changed, summary.tensors
@@ -233,25 +242,26 @@ def interval(values: Sequence[float]) -> tuple[float, float, float]:
 
 
 def summarise(settings: CurveSettings, results: Sequence[SeedResult]) -> dict[str, Any]:
-    """Per target: each seed's held-out reward at the start and at the end, their difference, and the
-    mean difference with its 95 % t-interval over seeds."""
+    """Per target and metric: each seed's held-out score at the start (the SFT checkpoint) and at the
+    end, their difference, and the mean difference with its 95 % t-interval over seeds."""
     out: dict[str, Any] = {"settings": asdict(settings), "targets": {}}
     for target in TARGETS:
-        per_seed = []
-        for r in results:
-            points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
-            if not points:
+        for metric in METRICS:
+            per_seed = []
+            for r in results:
+                points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
+                if not points:
+                    continue
+                start, end = points[0], points[-1]
+                per_seed.append({"seed": r.seed, "start": start[metric], "end": end[metric],
+                                 "delta": end[metric] - start[metric], "best": max(p[metric] for p in points),
+                                 "from_origin_start": start["from_origin"], "from_origin_end": end["from_origin"]})
+            if not per_seed:
                 continue
-            start, end = points[0], points[-1]
-            per_seed.append({"seed": r.seed, "start": start["mean_reward"], "end": end["mean_reward"],
-                             "delta": end["mean_reward"] - start["mean_reward"],
-                             "from_origin_start": start["from_origin"], "from_origin_end": end["from_origin"],
-                             "best": max(p["mean_reward"] for p in points)})
-        if not per_seed:
-            continue
-        mean, low, high = interval([s["delta"] for s in per_seed])
-        out["targets"][target] = {"per_seed": per_seed, "delta_mean": mean, "delta_low": low, "delta_high": high,
-                                  "every_seed_rose": all(s["delta"] > 0 for s in per_seed)}
+            mean, low, high = interval([s["delta"] for s in per_seed])
+            out["targets"][f"{target}/{metric}"] = {
+                "per_seed": per_seed, "delta_mean": mean, "delta_low": low, "delta_high": high,
+                "every_seed_rose": all(s["delta"] > 0 for s in per_seed)}
     zero = [e["frac_reward_zero_std"] for r in results for e in r.train_log if "frac_reward_zero_std" in e]
     out["frac_reward_zero_std_mean"] = sum(zero) / len(zero) if zero else None
     out["seconds"] = {f"seed{r.seed}": {"sft": round(r.seconds_sft, 1), "grpo": round(r.seconds_grpo, 1)}
@@ -265,7 +275,7 @@ def write(out: Path, settings: CurveSettings, results: Sequence[SeedResult]) -> 
     import io
 
     out.mkdir(parents=True, exist_ok=True)
-    fields = ["seed", "step", "target", "mean_reward", "from_origin", "accepted_calls", "tool_calls", "queries"]
+    fields = ["seed", "step", "target", *METRICS, "from_origin", "accepted_calls", "tool_calls", "queries"]
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
@@ -288,28 +298,32 @@ def write(out: Path, settings: CurveSettings, results: Sequence[SeedResult]) -> 
 
 
 def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> None:
-    """Held-out mean reward against GRPO step: a panel per target, a thin line per seed, their mean thick."""
+    """Held-out scores against GRPO step: a row per metric, a column per target, a thin line per seed and
+    their mean thick."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(TARGETS), figsize=(5 * len(TARGETS), 3.6), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(len(METRICS), len(TARGETS), figsize=(5 * len(TARGETS), 3.2 * len(METRICS)),
+                             sharex=True, squeeze=False)
     titles = {"held_out": "world 0, validation (held out)", "other_world": "world 1, validation (other world)"}
-    for ax, target in zip(axes[0], TARGETS, strict=True):
-        by_step: dict[int, list[float]] = {}
-        for r in results:
-            points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
-            ax.plot([p["step"] for p in points], [p["mean_reward"] for p in points], lw=0.8, alpha=0.6,
-                    label=f"seed {r.seed}")
-            for p in points:
-                by_step.setdefault(p["step"], []).append(p["mean_reward"])
-        steps = sorted(by_step)
-        ax.plot(steps, [sum(by_step[s]) / len(by_step[s]) for s in steps], lw=2.2, color="black", label="mean")
-        ax.set_title(titles[target], fontsize=10)
+    for row, metric in enumerate(METRICS):
+        for ax, target in zip(axes[row], TARGETS, strict=True):
+            by_step: dict[int, list[float]] = {}
+            for r in results:
+                points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
+                ax.plot([p["step"] for p in points], [p[metric] for p in points], lw=0.8, alpha=0.6,
+                        label=f"seed {r.seed}")
+                for p in points:
+                    by_step.setdefault(p["step"], []).append(p[metric])
+            steps = sorted(by_step)
+            ax.plot(steps, [sum(by_step[s]) / len(by_step[s]) for s in steps], lw=2.2, color="black", label="mean")
+            ax.set_title(f"{titles[target]}: {METRIC_TITLES[metric]}", fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[row][0].set_ylabel("mean over queries (greedy)")
+    for ax in axes[-1]:
         ax.set_xlabel("GRPO step (0: the SFT checkpoint)")
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("mean reward (greedy)")
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -338,8 +352,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for seed in seeds:
         results.append(run_seed(settings, seed, out / "checkpoints"))
         summary = write(out, settings, results)  # after every seed: a stopped run keeps what it measured
-    for target, t in summary["targets"].items():
+    for name, t in summary["targets"].items():
         seeds_text = ", ".join(f"seed {s['seed']}: {s['start']:.4f} → {s['end']:.4f}" for s in t["per_seed"])
+        target = name
         print(f"{target}: {seeds_text}; mean change {t['delta_mean']:+.4f} "
               f"(95 % interval {t['delta_low']:+.4f} … {t['delta_high']:+.4f})")
     print(f"frac_reward_zero_std (mean over steps and seeds): {summary['frac_reward_zero_std_mean']}")

@@ -49,13 +49,16 @@ class ParameterChange:
         return (f"{self.changed}/{self.tensors} trainable tensors changed ({self.parameters:,} {what} compared), "
                 f"L2 {self.l2:.3e}, max {self.max:.3e}")
 
-    def require(self, what: str = "training") -> None:
-        """Raise `NoParameterChangeError` when no trainable tensor was compared, or none changed."""
+    def require(self, what: str = "training", gradient: bool = True) -> None:
+        """Raise `NoParameterChangeError` when no trainable tensor was compared, or none changed although
+        the run had a gradient (`gradient`: some step's gradient norm was above 0). A run without any
+        gradient (every GRPO group's rewards equal, no KL term) rightly moves nothing: that is reported
+        by the run's `frac_reward_zero_std`, not here."""
         if self.tensors == 0:
             raise NoParameterChangeError(
                 f"{what}: no trainable tensor was compared (the model has none with requires_grad, or the "
                 "snapshot was taken of another object than the one trained); nothing shows the policy moved")
-        if self.changed == 0:
+        if self.changed == 0 and gradient:
             raise NoParameterChangeError(
                 f"{what} changed none of the policy's {self.tensors} trainable tensors (e.g. "
                 f"{', '.join(self.unchanged[:3])}): the optimizer never stepped, the learning rate is 0, or the "

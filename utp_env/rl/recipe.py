@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -260,8 +261,12 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.rewards = list(reward_log)
     if args.summary:
         Path(args.summary).write_text(json.dumps(summary.to_json(), indent=2), encoding="utf-8")
-    if require_change:
-        change.require(f"GRPO ({args.max_steps} steps)")  # after the summary is written: it shows what ran
+    if require_change:  # after the summary is written: it shows what ran
+        gradient = any(e.get("grad_norm", 1.0) != 0 for e in summary.logged)
+        if not gradient:
+            print(f"GRPO: no step had a gradient (frac_reward_zero_std {summary.frac_reward_zero_std}): every group's "
+                  "rewards were equal, so there was nothing to learn and no parameter moved", file=sys.stderr)
+        change.require(f"GRPO ({args.max_steps} steps)", gradient=gradient)
     return summary
 
 

@@ -258,6 +258,7 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
 
     queries = split_pool(open_env(env_kwargs, split, config).db, split, limit)
     rewards: list[float] = []
+    plans: list[dict[str, Any] | None] = []
     calls = accepted = from_origin = 0
     model.eval()
     for first in range(0, len(queries), batch_size):
@@ -274,12 +275,14 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
         for episode in episodes:
             episode.close()
             rewards.append(episode.reward)
+            plans.append(episode.plan)
             calls += episode.calls
             accepted += episode.accepted
             from_origin += int(episode.grounded)
     mean = sum(rewards) / len(rewards) if rewards else 0.0
     return {"mean_reward": mean, "rewards": rewards, "tool_calls": calls, "accepted_calls": accepted,
-            "from_origin": from_origin, "queries": len(rewards), "query_ids": [q.query_id for q in queries]}
+            "from_origin": from_origin, "queries": len(rewards), "query_ids": [q.query_id for q in queries],
+            "plans": plans}
 
 
 def open_env(env_kwargs: dict[str, Any], split: str, config: dict[str, Any] | None) -> Any:
@@ -298,6 +301,7 @@ class _Rollout:
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                                {"role": "user", "content": request + task}]
         self.reward, self.done, self.grounded = 0.0, False, False
+        self.plan: dict[str, Any] | None = None  # the final plan (the `Plan` model's JSON, `info["plan"]`)
         self.calls = self.accepted = 0
         self.ended = False
 
@@ -322,15 +326,15 @@ class _Rollout:
                            "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]},
                           {"role": "tool", "content": observation}]
         if terminated or truncated:
-            self.reward, self.done, self.ended = float(reward), True, True
+            self.reward, self.done, self.ended, self.plan = float(reward), True, True, info.get("plan")
 
     def close(self) -> None:
         """End an episode the model left unfinished as at the step limit (its plan so far scored)."""
         from utp_env.env.episode import TerminationReason
 
         if not self.ended:
-            reward, _ = self.env.end_episode(TerminationReason.STEP_LIMIT, message="evaluation: the model stopped")
-            self.reward, self.ended = float(reward), True
+            reward, info = self.env.end_episode(TerminationReason.STEP_LIMIT, message="evaluation: the model stopped")
+            self.reward, self.ended, self.plan = float(reward), True, info.get("plan")
 
 
 def _generate(model: Any, tokenizer: Any, conversations: list[list[dict[str, Any]]], schemas: list[dict[str, Any]],
