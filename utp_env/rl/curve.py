@@ -58,6 +58,7 @@ class CurveSettings:
     sft_epochs: float
     eval_limit: int
     eval_world: int
+    eval_db_path: str | None
     queries_per_step: int
     num_generations: int
     learning_rate: float
@@ -123,6 +124,7 @@ def parser() -> argparse.ArgumentParser:
                    help="SFT epochs (default 4: copying has begun, not finished; docs/RL.md)")
     p.add_argument("--eval-limit", type=int, default=32, help="held-out queries per target (default 32)")
     p.add_argument("--eval-world", type=int, default=1, help="the other world scored (default 1)")
+    p.add_argument("--eval-db-path", help="score this database directory as the other world instead")
     p.add_argument("--queries-per-step", type=int, default=4)
     p.add_argument("--num-generations", type=int, default=8)
     p.add_argument("--learning-rate", type=float, default=3e-4)
@@ -157,8 +159,9 @@ class Scorer:
 
         self.settings, self.tokenizer = settings, tokenizer
         base: dict[str, Any] = {"db_path": settings.db_path, "profile": settings.profile, "world": 0}
-        self.targets = {"held_out": base,
-                        "other_world": {**base, "db_path": None, "world": settings.eval_world}}
+        other = ({**base, "db_path": settings.eval_db_path} if settings.eval_db_path
+                 else {**base, "db_path": None, "world": settings.eval_world})
+        self.targets = {"held_out": base, "other_world": other}
         self.config = dict(sft.TINY_ENV)
         self.dbs = {name: open_database(kw["db_path"], kw["profile"], kw["world"]) for name, kw in self.targets.items()}
         self.schemas = sft.trl_tool_schemas(sft.TINY_SFT_TOOLS, base, self.config)
@@ -344,6 +347,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise SystemExit("--seeds: give at least one seed")
     settings = CurveSettings(seeds=seeds, steps=args.steps, every=args.every, demos=args.demos,
                              sft_epochs=args.sft_epochs, eval_limit=args.eval_limit, eval_world=args.eval_world,
+                             eval_db_path=args.eval_db_path,
                              queries_per_step=args.queries_per_step, num_generations=args.num_generations,
                              learning_rate=args.learning_rate, temperature=args.temperature, reward=args.reward,
                              share_sft=args.share_sft, profile=args.profile, db_path=args.db_path)
