@@ -71,9 +71,8 @@ def test_the_interval_over_seeds() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("rl_extra")
 def test_the_curve_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Path) -> None:
-    for module in ("torch", "trl", "datasets", "tokenizers", "accelerate"):
-        pytest.importorskip(module, reason="the rl extra is not installed (pip install 'utp-env[rl]')")
     import shutil
 
     from utp_env.dataset import build_train_set

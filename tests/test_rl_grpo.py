@@ -14,15 +14,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("rl_extra")]
 
-REASON = "the rl extra is not installed (pip install 'utp-env[rl]'); .ci/run installs it"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def rl_extra() -> None:
-    for module in ("torch", "trl", "datasets", "tokenizers", "accelerate"):
-        pytest.importorskip(module, reason=REASON)
 
 
 def run(script: str, tmp_path: Path, mini_db_path: Path) -> dict:

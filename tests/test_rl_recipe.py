@@ -15,15 +15,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("rl_extra")]
 
-REASON = "the rl extra is not installed (pip install 'utp-env[rl]'); .ci/run installs it"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def rl_extra() -> None:
-    for module in ("torch", "trl", "datasets", "tokenizers", "accelerate"):
-        pytest.importorskip(module, reason=REASON)
 
 
 def model_directory(path: Path, corpus: list[str]) -> Path:
