@@ -426,7 +426,8 @@ def load_train_set(db: Database, progress: bool = True, at_least: int | None = N
     if state is None or int(state["queries"]) < wanted:
         seed = int((db.manifest.get("query_set") or {}).get("seed", db.manifest.get("seed", 0)) or 0)
         if progress:
-            what = f"its first {wanted:,} queries" if at_least is not None else f"{wanted:,} queries"
+            count = f"{wanted:,} queries" if wanted != 1 else "query"
+            what = f"its first {count}" if at_least is not None else count
             print(f"utp-env: building the train split ({what} with reference plans) once into {path}",
                   file=sys.stderr)
         if not os.access(path, os.W_OK):  # before minutes of planning, not after
