@@ -68,6 +68,8 @@ class AgentResult(BaseModel):
     termination_reason: str | None = Field(
         default=None, description="How the episode ended when the agent drove the env (a TerminationReason "
         "value of utp_env/env/episode.py, e.g. 'step_limit'); None: 'submitted' with a plan, else 'not_delivered'")
+    repairs: list[str] = Field(default_factory=list, description="What the plan parser repaired to read the "
+                               "agent's plan from its text (utp_env/plan_format/repairs.py); the run records it")
 
 
 class Toolkit:

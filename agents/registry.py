@@ -82,7 +82,11 @@ def read_config(source: str | Path) -> tuple[dict[str, Any], str]:
         if not path.exists():
             raise AgentConfigError(f"agent {source!r}: its config {path} is missing")
     elif not path.exists():
-        raise AgentConfigError(f"unknown agent {str(source)!r}: give one of {', '.join(NAMES)}, a YAML config "
+        import difflib
+
+        close = difflib.get_close_matches(str(source), NAMES, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise AgentConfigError(f"unknown agent {str(source)!r}: {hint}give one of {', '.join(NAMES)}, a YAML config "
                                "file, or an import path 'package.module:ClassName'")
     try:
         data = load_yaml_file(path)
@@ -93,28 +97,47 @@ def read_config(source: str | Path) -> tuple[dict[str, Any], str]:
     return data, str(path)
 
 
-def check_settings(cls: type, settings: dict[str, Any], where: str) -> dict[str, Any]:
-    """Validate settings against `cls.Settings` (pydantic) or the constructor; return them unchanged."""
+def unknown_settings_error(cls: type, unknown: list[str], valid: list[str], where: str,
+                           given: frozenset[str] = frozenset()) -> AgentConfigError:
+    """The one-line error for settings `cls` does not take: names them, where they came from (`given`: the
+    ones passed with --set or a run config's agent_settings, not the config file `where`), the closest valid
+    name, and the valid ones."""
+    import difflib
+
+    close = difflib.get_close_matches(unknown[0], valid, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    if set(unknown) <= given:
+        origin = f"--set {unknown[0]}" if len(unknown) == 1 else f"--set {', '.join(unknown)}"
+        return AgentConfigError(f"{origin}: unknown setting(s) {', '.join(unknown)} for {cls.__name__} ({where}); "
+                                f"{hint}valid settings: {', '.join(valid) or 'none'}")
+    return AgentConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for {cls.__name__}; {hint}"
+                            f"valid settings: {', '.join(valid) or 'none'}")
+
+
+def check_settings(cls: type, settings: dict[str, Any], where: str,
+                   given: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Validate settings against `cls.Settings` (pydantic) or the constructor; return them unchanged.
+    `given`: the names that came from --set (or a run config) rather than from `where`."""
     model = getattr(cls, "Settings", None)
     if isinstance(model, type) and issubclass(model, BaseModel):
         unknown = sorted(set(settings) - set(model.model_fields))
         if unknown:
-            raise AgentConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for {cls.__name__}; "
-                                   f"valid settings: {', '.join(model.model_fields)}")
+            raise unknown_settings_error(cls, unknown, list(model.model_fields), where, given)
         try:
             model.model_validate(settings)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             field = ".".join(str(p) for p in first["loc"]) or "settings"
-            raise AgentConfigError(f"{where}: setting {field}: {first['msg']} (got {first.get('input')!r})") from exc
+            origin = (f"setting {field} (given with --set)" if field.split(".")[0] in given
+                      else f"{where}: setting {field}")
+            raise AgentConfigError(f"{origin}: {first['msg']} (got {first.get('input')!r})") from exc
         return settings
     params = inspect.signature(cls).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
         return settings
     unknown = sorted(set(settings) - set(params))
     if unknown:
-        raise AgentConfigError(f"{where}: unknown setting(s) {', '.join(unknown)} for {cls.__name__}; "
-                               f"valid settings: {', '.join(params) or 'none'}")
+        raise unknown_settings_error(cls, unknown, list(params), where, given)
     return settings
 
 
@@ -132,5 +155,5 @@ def load_agent(source: str | Path, overrides: dict[str, Any] | None = None) -> A
         data, where = read_config(source)
     data.update(overrides)
     cls = import_agent_class(data.pop("agent"), where)
-    settings = check_settings(cls, data, where)
+    settings = check_settings(cls, data, where, frozenset(overrides))
     return cls(**settings)

@@ -141,6 +141,8 @@ class PlanningBrain:
         self.plan_for = plan_for
 
     def __call__(self, body: dict[str, Any], fault: str | None) -> Reply:
+        from utp_env.scripted import ENDING, scripted_reply
+
         tools = [t["function"]["name"] for t in body.get("tools") or []]
         messages = body["messages"]
         system = str(messages[0].get("content") or "") if messages else ""
@@ -151,20 +153,12 @@ class PlanningBrain:
                 return Reply(tool_calls=[(first, '{"day": 1,')])
             if fault == "unknown_tool":
                 return Reply(tool_calls=[("teleport", "{}")])
-            if "submit_plan" in tools:  # the env's tools (tool_calling): look once, then submit
-                if not answered:
-                    return Reply(tool_calls=[(first, "{}")])
-                return Reply(tool_calls=[("submit_plan", json.dumps({"plan": self.plan_for(text_of(body))}))])
-            if messages[-1].get("role") != "tool":  # the lookup tools (ATLAS's search): one call per round
-                return Reply(tool_calls=[(first, "{}")])
-            return Reply(content="I have gathered what the planner needs.")
-        if system.startswith("You are the checker"):
-            return Reply(content='{"verdict": "pass", "feedback": "all constraints hold"}')
-        if system.startswith("You are the constraint manager"):
-            return Reply(content='{"explicit": [], "implicit": []}')
-        if system.startswith("You are the search advisor"):
-            return Reply(content="Search the stays again.")
-        return Reply(content=self.plan_for(text_of(body)))
+        # the offline scripted model's own decision (utp_env/scripted.py), over the wire
+        submitted = any((c.get("function") or {}).get("name") in ENDING for m in messages
+                        if m.get("role") == "assistant" for c in m.get("tool_calls") or [])
+        reply = scripted_reply(system, text_of(body), tools, answered, messages[-1].get("role") == "tool",
+                               self.plan_for, submitted)
+        return Reply(content=reply.content or None, tool_calls=reply.tool_calls)
 
 
 class FaultServer:

@@ -67,14 +67,14 @@ def test_summary_by_hand() -> None:
 
 def test_rendering() -> None:
     s = summarize(results())
-    md = s.to_markdown()
+    md = s.to_markdown(ci=False)
     caption, blank, head = md.splitlines()[:3]
     assert caption.startswith("Aggregation: pass rates as TravelPlanner evaluation/eval.py") and blank == ""
     assert head == "| Metric | 3-day | 5-day | all |"
     assert "| BAS Risk_tol % \u2191 | 50.00 | - | 50.00 |" in md
     assert "| Delivery rate % \u2191 | 75.00 | 100.00 | 80.00 |" in md
     assert "| T_attr \u2191 |" in md
-    text = s.to_text()
+    text = s.to_text(ci=False)
     lines = text.splitlines()
     assert len({len(line) for line in lines[1:]}) == 1      # fixed width under the caption
     assert "T_meal" in text and "TDAS Risk_av %" in text and "Extra: transit point" in text

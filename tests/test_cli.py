@@ -83,8 +83,8 @@ def test_the_parser_tree_is_walked() -> None:  # guards the test above against w
     (["data", "validate", "a", "b"], "usage: utp-env data validate ", "utp-env data validate: unexpected argument 'b'"),
     (["--versoin"], "usage: utp-env ", "utp-env: unknown option --versoin; did you mean --version?"),
     (["--versoin", "run"], "usage: utp-env ", "utp-env: unknown option --versoin; did you mean --version?"),
-    (["rnu"], "usage: utp-env ", "invalid choice: 'rnu' (choose from 'data', 'simulate', 'run', 'show', 'report', "
-     "'evaluate', 'serve'); did you mean 'run'?"),
+    (["rnu"], "usage: utp-env ", "invalid choice: 'rnu' (choose from 'data', 'simulate', 'run', 'show', 'compare', "
+     "'report', 'evaluate', 'submit', 'serve'); did you mean 'run'?"),
     (["data", "valdate", "x"], "usage: utp-env data ", "did you mean 'validate'?"),
     (["run", "--split", "valdation"], "usage: utp-env run ", "did you mean 'validation'?"),
 ])

@@ -274,13 +274,11 @@ def test_leaving_content_out_never_pays(dataset: Dataset) -> None:
     with its PoI list dropped (the summary fields kept), with only its legs, without its
     attractions, and of an empty plan: none scores above the honest plan on any query. (A plan whose
     items keep no times is issue 26's: BAS and CATS leave the mean then.)"""
-    from utp_env.env.config import DEFAULT_REWARD_WEIGHTS
-    from utp_env.env.episode import expected_content, reward_terms, weighted_reward
+    from utp_env.env.reward import DEFAULT_REWARD_WEIGHTS, score_plan
 
     def reward(plan: Plan, query_id: str) -> float:
         q, ref = dataset.query(query_id), dataset.references[query_id]
-        return weighted_reward(reward_terms(evaluate(plan, q, dataset.db, reference=ref),
-                                            expected_content(q, dataset.db, ref)), DEFAULT_REWARD_WEIGHTS)
+        return score_plan(plan, q, dataset.db, weights=DEFAULT_REWARD_WEIGHTS, reference=ref).reward
 
     def no_items(plan: Plan) -> None:
         for day in plan.days:

@@ -151,10 +151,11 @@ def test_permanent_fault_ends_the_episode_as_agent_error(fresh: FaultServer, age
 
 
 def test_retries_are_bounded(fresh: FaultServer, tmp_path: Path, mini_db_path: Path) -> None:
-    """A server that keeps failing gets 1 + retries requests, then the episode is agent_error."""
+    """A server that keeps failing gets 1 + retries requests, then the episode is infrastructure_error (the
+    server's fault, not the agent's: a resumed run runs it again, tests/test_resume_retry.py)."""
     fresh.inject(*["500"] * 10)
     records = run(fresh, "direct", tmp_path / "run", mini_db_path, settings=["retries=2"])
-    assert [r["termination_reason"] for r in records] == ["agent_error"]
+    assert [r["termination_reason"] for r in records] == ["infrastructure_error"]
     assert len(fresh.requests) == 3 and "Error code: 500" in records[0]["error"]
 
 
@@ -219,7 +220,7 @@ def test_the_config_price_bills_only_its_own_model(fresh: FaultServer, tmp_path:
 def test_a_dead_server_fails_fast_naming_its_url(tmp_path: Path, mini_db_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing listens at base_url (a port bound on 127.0.0.1 but not listening): the call is not
-    retried, and every episode ends as agent_error, its error naming the URL."""
+    retried, and every episode ends as infrastructure_error, its error naming the URL."""
     import socket
 
     from utp_env.agents.llm.models import ModelSpec, RetryingModel, describe_failure
@@ -244,7 +245,7 @@ def test_a_dead_server_fails_fast_naming_its_url(tmp_path: Path, mini_db_path: P
                 "--set", f"api_key_env={KEY_ENV}", "--set", "backoff_initial=5"]
         main(argv)
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
-    assert [r["termination_reason"] for r in records] == ["agent_error", "agent_error"]
+    assert [r["termination_reason"] for r in records] == ["infrastructure_error", "infrastructure_error"]
     for record in records:
         assert f"connection refused at {url}/chat/completions" in record["error"], record["error"]
         assert record["usage"]["model_calls"] == 1

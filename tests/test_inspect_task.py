@@ -21,7 +21,7 @@ from inspect_ai.solver import generate
 
 from utp_env.env.config import open_database, reference_plan, split_pool
 from utp_env.env.core import UTPEnv
-from utp_env.evaluation.aggregate import summarize_group
+from utp_env.evaluation.aggregate import counted_report, summarize_group
 from utp_env.evaluation.report import EvaluationReport
 from utp_env.inspect import table3_keys, utp_bench
 from utp_env.plan_format.write import format_plan
@@ -91,9 +91,12 @@ def test_inspect_eval_of_the_task_file_scores_like_the_env(mini_db_path: Path, q
         assert score.value == {"reward": reward}
         assert score.metadata is not None and score.metadata["metrics"] == json.loads(json.dumps(info["metrics"]))
     assert expected[0][0] > 0 and expected[1][0] > 0
-    # Table 3 over the samples = the project's own aggregation of the same reports
-    group = summarize_group([(q, None if info["report"] is None else EvaluationReport.model_validate(info["report"]))
+    # Table 3 over the samples = the project's own aggregation of the same reports (the third sample's plan has no
+    # day: not delivered, as `utp-env run` counts it)
+    group = summarize_group([(q, counted_report(info["plan"], None if info["report"] is None else
+                                                EvaluationReport.model_validate(info["report"])))
                              for q, (_, info) in zip(queries, expected, strict=True)])
+    assert group.delivery_rate == pytest.approx(2 / 3)
     assert log.results is not None
     metrics = {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
     assert set(table3_keys()) <= set(metrics)
@@ -101,7 +104,11 @@ def test_inspect_eval_of_the_task_file_scores_like_the_env(mini_db_path: Path, q
     assert metrics["commonsense_micro"] == pytest.approx(group.commonsense_micro)
     assert metrics["S_spatial"] == pytest.approx(group.qualitative["spatial"].mean)
     assert metrics["mean"] == pytest.approx(sum(r for r, _ in expected) / 3)
-    assert all(isinstance(v, float) and (math.isnan(v) or 0 <= v <= 1) for v in metrics.values() if v is not None)
+    assert all(isinstance(v, float) and (math.isnan(v) or 0 <= v <= 1) for k, v in metrics.items()
+               if v is not None and not k.endswith("_n"))
+    # each row with its 95% interval and n (utp_env/evaluation/intervals.py), as `utp-env show` prints it
+    assert metrics["delivery_rate_n"] == 3 and metrics["delivery_rate_ci_low"] <= metrics["delivery_rate"]
+    assert metrics["delivery_rate_ci_high"] >= metrics["delivery_rate"]
 
 
 def test_the_users_solver_finds_the_tools(mini_db_path: Path, queries: list[Query], tmp_path: Path) -> None:
@@ -117,9 +124,56 @@ def test_the_users_solver_finds_the_tools(mini_db_path: Path, queries: list[Quer
 @pytest.mark.parametrize(("args", "message"), [
     ({"split": "nope"}, "utp_bench: split: "),
     ({"limit": 0}, "utp_bench: limit must be at least 1, not 0"),
+    ({"limit": 1.9}, "utp_bench: limit=1.9 (float): limit must be a whole number >= 1, e.g. -T limit=1"),
+    ({"limit": "x"}, "utp_bench: limit='x' (str): limit must be a whole number >= 1"),
+    ({"seed": -1}, "utp_bench: seed must be at least 0, not -1"),
+    ({"zzz": 1}, "utp_bench: unknown argument(s) zzz=1; the task takes split, limit, profile, db_path, env, seed, "
+                 "solver"),
+    ({"profile": "huge"}, "utp_bench: profile='huge': profile must be full or mini"),
     ({"env": "UTP-v9"}, "--env: unknown env 'UTP-v9'"),
 ])
 def test_bad_task_arguments_are_one_line(mini_db_path: Path, args: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError) as error:
         utp_bench(db_path=str(mini_db_path), **args)
     assert str(error.value).startswith(message) and "\n" not in str(error.value)
+
+
+def test_an_empty_plan_is_not_delivered(mini_db_path: Path, tmp_path: Path) -> None:
+    """A model that never calls a tool leaves a plan with no day: undelivered, as `utp-env run` counts it."""
+    model = get_model("mockllm/model", custom_outputs=[_say("I cannot plan this trip.")])
+    log = inspect_eval(utp_bench(db_path=str(mini_db_path), limit=1), model=model, log_dir=str(tmp_path),
+                       display="none")[0]
+    assert log.status == "success" and log.results is not None
+    metrics = {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
+    assert metrics["delivery_rate"] == 0 and metrics["commonsense_micro"] == 0
+
+
+def test_the_scripted_model_runs_the_task_offline(mini_db_path: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--model utp-scripted/reference`: the reference plans through the env's tools, tokens counted without a
+    tokenizer download."""
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "no-tiktoken"))  # a download would fail the test
+    log = inspect_eval(f"{TASK_FILE}@utp_bench", model="utp-scripted/reference", log_dir=str(tmp_path),
+                       display="none", task_args={"db_path": str(mini_db_path), "limit": 2})[0]
+    assert log.status == "success", log.error
+    assert log.results is not None and log.results.completed_samples == 2
+    metrics = {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
+    assert metrics["final_pass_rate"] == 1 and metrics["mean"] > 0.5
+
+
+def test_inspect_eval_exits_non_zero_when_no_sample_completed(mini_db_path: Path, tmp_path: Path) -> None:
+    solver = tmp_path / "failing.py"
+    solver.write_text("from inspect_ai.solver import solver\n\n\n@solver\ndef down():\n"
+                      "    async def solve(state, generate):\n"
+                      "        raise RuntimeError('the model server is down')\n\n    return solve\n")
+    import shutil
+    import subprocess
+
+    inspect = shutil.which("inspect")
+    assert inspect is not None
+    done = subprocess.run([inspect, "eval", "utp_env/utp_bench", "--model", "utp-scripted/reference", "--solver",
+                           f"{solver}@down", "-T", f"db_path={mini_db_path}", "-T", "limit=1", "--log-dir",
+                           str(tmp_path / "logs"), "--display", "plain"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "utp_bench: no sample completed (RuntimeError" in done.stderr + done.stdout

@@ -135,7 +135,11 @@ def test_reference_plans_pass_and_score_high(reports: dict, queries: list[Query]
     assert _mean([r.bas for r in ref if risk[r.query_id] != "averse"]) >= 0.85
     assert _mean([r.bas for r in ref if risk[r.query_id] == "averse"]) >= 0.75
     assert _mean([r.tdas for r in ref]) >= 0.9
-    assert _mean([r.cats for r in ref]) >= 0.7
+    # CATS: crowds follow the kind of place (forts, palaces and museums busiest 11:00-15:00, temples at
+    # the aarti, dinner at its peak), so the day's sights cannot all be seen in quiet hours: this
+    # sample's mean is about 0.67, the full set's 0.67-0.71 by risk profile (was 0.70-0.79 when every
+    # attraction peaked mid-afternoon alike).
+    assert _mean([r.cats for r in ref]) >= 0.6
 
 
 def test_reference_books_the_shortest_buffer_inside_the_range(reports: dict, runs: dict) -> None:
@@ -283,8 +287,8 @@ def test_the_planner_books_no_attraction_on_its_closing_day(mini_db: Database, m
     days = mini_db.tables["attractions"].columns["open_days"]
     closable = {i for i, d in enumerate(days) if d != "1111111"}
     original = planner_module.attraction_order
-    monkeypatch.setattr(planner_module, "attraction_order", lambda db, city, policy: sorted(
-        original(db, city, policy), key=lambda r: r not in closable))
+    monkeypatch.setattr(planner_module, "attraction_order", lambda db, city, policy, query: sorted(
+        original(db, city, policy, query), key=lambda r: r not in closable))
     crowd = set(mini_db.tables["attractions"].columns["city"][i] for i in closable)
     queries = [q for q in generate_queries(mini_db, 80, seed=23) if q.dest in crowd][:25]
     on_open, on_closed = _closed_day_bookings(mini_db, queries)

@@ -22,6 +22,7 @@ import utp_env  # noqa: F401 - registers the ids
 from utp_env.config import load_uncertainty
 from utp_env.env.config import query_pool, reference_plan, split_pool
 from utp_env.env.replan import REPLAN_CONFIG_PATH, DisruptionKind, ReplanConfig, UTPReplanEnv, lived_plan
+from utp_env.env.reward import DEFAULT_REALISED_WEIGHTS
 from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan
 from utp_env.query import Query
@@ -156,7 +157,11 @@ def first_pause(env: UTPReplanEnv, kind: str | None = None, min_day: int = 1) ->
 
 
 def test_shipped_replan_yaml_equals_code_defaults() -> None:
-    assert yaml.safe_load(REPLAN_CONFIG_PATH.read_text()) == ReplanConfig().model_dump()
+    """The YAML holds every knob at its default except the reward weights, whose defaults are the
+    reward's table (utp_env/env/reward.py: the file names only the weights a researcher changes)."""
+    defaults = ReplanConfig().model_dump()
+    assert defaults.pop("reward_weights") == DEFAULT_REALISED_WEIGHTS
+    assert yaml.safe_load(REPLAN_CONFIG_PATH.read_text()) == defaults
     assert typing.get_args(DisruptionKind) == DISRUPTION_KINDS
     assert ReplanConfig().disruptions == list(DEFAULT_KINDS) == ["late_arrival", "missed_departure", "overrun"]
 
@@ -628,7 +633,7 @@ def test_continue_trip_with_arguments_is_an_error_and_does_not_move_the_clock(en
 
 
 def test_a_repair_of_a_later_day_is_accepted_and_changes_the_realised_trip(env: UTPReplanEnv) -> None:
-    query_id, plan = reference(env)
+    query_id, plan = reference(env, where=lambda p: any(item.activity == "visit" for item in p.days[-1].items))
     env.reset(seed=0, options={"query_id": query_id, "plan": tight(plan)})
     env.step(CONTINUE)  # the missed flight of day 1
     ep = env.episode
@@ -1148,7 +1153,7 @@ def test_the_lived_and_realised_plans_keep_each_venue_in_the_city_it_was_resolve
 def test_an_item_added_during_the_trip_is_bound_to_the_city_it_happened_in(env: UTPReplanEnv) -> None:
     """add_item writes a venue's bare name; the realised plan names it with the city the traveller
     was in when it was done."""
-    query_id, plan = reference(env)
+    query_id, plan = reference(env, where=lambda p: any(item.meal for item in p.days[-1].items))
     env.reset(seed=0, options={"query_id": query_id, "plan": plan})
     ep = env.episode
     assert ep is not None

@@ -369,17 +369,23 @@ def test_the_worker_evaluates_the_submitted_plan_once_and_keeps_its_records(
     """The worker's `finish` outcome is handed to the env (reset option plan_outcome): per episode the
     evaluator runs twice (the submitted plan, the realised trip), not three times, and the records
     are those of a run in which the env evaluates the plan itself."""
+    import utp_env.env.reward
     import utp_env.evaluation
     import utp_env.runs.replan_episode as replan_episode
 
     calls = []
-    evaluate = utp_env.evaluation.evaluate
+    evaluate, evaluate_context = utp_env.evaluation.evaluate, utp_env.env.reward.evaluate_context
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(utp_env.evaluation, "evaluate", counting)
+    def counting_context(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return evaluate_context(*args, **kwargs)
+
+    monkeypatch.setattr(utp_env.evaluation, "evaluate", counting)  # the realised trip's
+    monkeypatch.setattr(utp_env.env.reward, "evaluate_context", counting_context)  # a plan's, in `finish`'s reward
     once = run(_config(mini_db_path, tmp_path / "once", env="replan", limit=2, workers=1), progress=False)
     assert len(calls) == 2 * 2
     live_trip = replan_episode.live_trip

@@ -1,13 +1,18 @@
-"""The reward cannot be gamed (issue 26): degenerate policies, a mutation search, extreme weights.
+"""The reward cannot be gamed: degenerate policies, tricks that add content, mutation searches, an
+optimiser, extreme weights.
 
 Degenerate policies (`tests/degenerate_policies.py`: no times, the point-of-interest list left
 out, legs only, one item per day, copies of one venue, everything invented, another query's plan,
 maximal items, submitting at once) score below the reference planner on every query and below the
 honest deterministic baseline on average; worse variants of the honest plan (stated distances of
 0 m, attractions at night, zero-length visits, legs padded by hours) below it on every query; on
-UTP-v0 and in the closed loop (UTP-Replan-v0, where
-the traveller then does nothing but continue). A hypothesis search over mutations of reference
-plans that remove content finds none that raises the reward.
+UTP-v0 and in the closed loop (UTP-Replan-v0, where the traveller then does nothing but continue).
+Tricks that add content (names only in the summary fields, invented stops, zero-length copies of a
+stay, notes dropped after padding, forged timetables, renumbered days, all of them at once) score
+below the honest plan on every query, and the lateness sink below the reference repair policy in
+every closed-loop episode. Hypothesis searches over mutations that remove content, and over edits
+that add or replace content with what is unscheduled, unresolvable, zero-length, duplicate or
+forged, find none that raises the reward; a seeded hill-climb accepts only legitimate edits.
 """
 
 from __future__ import annotations
@@ -18,7 +23,17 @@ from typing import Any
 
 import gymnasium as gym
 import pytest
-from degenerate_policies import POLICIES, VARIANTS
+from degenerate_policies import (
+    ADDING,
+    ADDITIVE,
+    ALTERNATIVES,
+    LEGITIMATE,
+    POLICIES,
+    REPLACING,
+    VARIANTS,
+    hill_climb,
+    lateness_sink,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +41,9 @@ from utp_env.agents.base import Toolkit
 from utp_env.agents.reference import ReferencePlanner
 from utp_env.dataset import Dataset, open_dataset
 from utp_env.env.config import DEFAULT_REWARD_WEIGHTS, EnvConfig, split_pool
-from utp_env.env.episode import TerminationReason, finish, weighted_reward
+from utp_env.env.episode import TerminationReason, finish
 from utp_env.env.replan import ReplanConfig
+from utp_env.env.reward import weighted_reward
 from utp_env.itinerary import Day, Plan
 from utp_env.query import Query
 
@@ -122,6 +138,100 @@ def test_doing_nothing_in_the_closed_loop_scores_below_living_an_honest_plan(dat
     assert all(sums[name] < sums["reference"] for name in VARIANTS), sums
 
 
+# ---------------------------------------------------------------- tricks that add content
+
+
+def check_tricks(dataset: Dataset, queries: list[Query]) -> dict[str, int]:
+    """How many of `queries` each trick of `ADDITIVE` applies to; fails on any query where one reaches
+    the honest plan's reward."""
+    applied = dict.fromkeys(ADDITIVE, 0)
+    beaten: list[tuple[str, str, float, float]] = []
+    for n, query in enumerate(queries):
+        honest_plan = dataset.references[query.query_id]
+        other = dataset.references[queries[(n + 1) % len(queries)].query_id]
+        honest = plan_reward(honest_plan, query, dataset)
+        for name, trick in ADDITIVE.items():
+            plan = trick(honest_plan, query, dataset.db, other)
+            if plan is None:
+                continue
+            applied[name] += 1
+            value = plan_reward(plan, query, dataset)
+            if value >= honest:
+                beaten.append((name, query.query_id, value, honest))
+    assert beaten == [], beaten[:10]
+    return applied
+
+
+def test_tricks_that_add_content_score_below_honest_plans(dataset: Dataset) -> None:
+    applied = check_tricks(dataset, passing_queries(dataset, 60))
+    assert all(applied.values()), applied
+
+
+@pytest.mark.slow
+def test_tricks_that_add_content_score_below_honest_plans_on_every_mini_query(dataset: Dataset) -> None:
+    check_tricks(dataset, passing_queries(dataset))
+
+
+def test_a_luxury_travellers_cheapest_stay_never_wins_by_fitting_the_persona_worse(dataset: Dataset) -> None:
+    """Where swapping the reference plan's stays for the cheapest ones that meet the query's
+    constraints does not lose reward, the cheap stays fit the spending persona (`reward.STAY_STARS`)
+    as well as the reference plan's: what it gains is real (a stay nearer its stop)."""
+    from utp_env.env.reward import PLAN_TERMS, read_plan
+    from utp_env.evaluation.context import build_context
+
+    persona = next(t.measure for t in PLAN_TERMS if t.name == "persona")
+    assert persona is not None
+    swapped = 0
+    for query in passing_queries(dataset):
+        honest_plan = dataset.references[query.query_id]
+        cheap = ALTERNATIVES["cheapest stay (luxury)"](honest_plan, query, dataset.db, honest_plan)
+        if cheap is None:
+            continue
+        honest, value = plan_reward(honest_plan, query, dataset), plan_reward(cheap, query, dataset)
+        swapped += 1
+        if value >= honest:
+            fit = [persona(read_plan(build_context(p, query, dataset.db))).total for p in (honest_plan, cheap)]
+            assert fit[1] >= fit[0], (query.query_id, fit)
+    assert swapped > 0
+
+
+def sink_episodes(dataset: Dataset, queries: int, seeds: int) -> list[tuple[float, float]]:
+    """(the reference plan lived with the reference repair policy, the lateness sink lived without
+    repairs) over the first `queries` queries the sink applies to, `seeds` realities each."""
+    from utp_env.env.replan import UTPReplanEnv
+    from utp_env.runs.episode import episode_seed
+    from utp_env.runs.replan_episode import live_trip
+
+    env = UTPReplanEnv(profile="mini")
+    repair = ReferencePlanner().repair
+    pairs = []
+    chosen = [q for q in passing_queries(dataset)
+              if lateness_sink(dataset.references[q.query_id], q, dataset.db) is not None][:queries]
+    for query in chosen:
+        honest_plan = dataset.references[query.query_id]
+        sink = lateness_sink(honest_plan, query, dataset.db)
+        assert sink is not None
+        for trial in range(seeds):
+            seed = episode_seed(0, query.query_id, trial)
+            pairs.append((live_trip(env, query, honest_plan, seed, repair)[0],
+                          live_trip(env, query, sink, seed, None)[0]))
+    return pairs
+
+
+def test_the_lateness_sink_lives_below_the_reference_repair(dataset: Dataset) -> None:
+    """A rest at a hotel of the origin after the flight home absorbed the flight's delay (the trip's
+    lateness was measured at its last step); now lateness is measured at the trip's real end, and a
+    stay that is no night of the trip breaks a rule."""
+    pairs = sink_episodes(dataset, 6, 2)
+    assert all(sink < honest for honest, sink in pairs), pairs
+
+
+@pytest.mark.slow
+def test_the_lateness_sink_lives_below_the_reference_repair_in_every_episode(dataset: Dataset) -> None:
+    pairs = sink_episodes(dataset, 50, 4)
+    assert len(pairs) == 200 and all(sink < honest for honest, sink in pairs), [p for p in pairs if p[1] >= p[0]]
+
+
 # ---------------------------------------------------------------- the mutation search
 
 
@@ -170,6 +280,42 @@ def test_no_mutation_that_removes_content_raises_the_reward(which: int, mutation
     for day_index, change, pick in mutations:
         plan = _remove(plan, day_index, change, pick)
     assert plan_reward(plan, query, dataset) <= honest + 1e-12, mutations
+
+
+BAD_EDITS = {**ADDING, **REPLACING}
+
+
+@settings(max_examples=150, deadline=None)
+@given(which=st.integers(0, 39),
+       edits=st.lists(st.tuples(st.sampled_from(sorted(BAD_EDITS)), st.integers(0, 500)), min_size=1, max_size=4))
+def test_no_edit_that_adds_or_forges_content_raises_the_reward(which: int, edits: list[tuple[str, int]]) -> None:
+    """Inserting, duplicating, renaming, retiming or restating content so that it is unscheduled,
+    unresolvable, zero-length, duplicate or forged (`ADDING`, `REPLACING`) never raises the reward."""
+    dataset = mini()
+    queries = passing_queries(dataset, 40)
+    query = queries[which % len(queries)]
+    plan = dataset.references[query.query_id]
+    honest = plan_reward(plan, query, dataset)
+    for name, pick in edits:
+        plan = BAD_EDITS[name](plan, query, dataset.db, pick) or plan
+    assert plan_reward(plan, query, dataset) <= honest + 1e-12, edits
+
+
+@pytest.mark.slow
+def test_a_hill_climb_accepts_only_legitimate_edits(dataset: Dataset) -> None:
+    """A seeded hill-climb over every edit (`LEGITIMATE`, `ADDING`, `REPLACING`), bounded at 120
+    evaluations per query over 12 queries, keeps an edit only when it raises the reward: every edit it
+    keeps is a legitimate one (it may well find some)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    kept: list[str] = []
+    for query in passing_queries(dataset, 12):
+        def reward(plan: Plan, query: Query = query) -> float:
+            return plan_reward(plan, query, dataset)
+        kept += hill_climb(dataset.references[query.query_id], query, dataset.db, reward, 120, rng)[2]
+    assert set(kept) <= set(LEGITIMATE), sorted(set(kept) - set(LEGITIMATE))
+    assert kept, "the optimiser found no legitimate improvement either: it is not searching"
 
 
 # ---------------------------------------------------------------- weights

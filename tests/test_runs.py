@@ -158,7 +158,7 @@ def test_an_evaluator_failure_is_recorded_not_raised(mini_db_path: Path, tmp_pat
 
     config = _config(mini_db_path, tmp_path / "broken-evaluator", limit=1)
     query_id = sorted(context_for(config).queries)[0]
-    monkeypatch.setattr("utp_env.evaluation.evaluate", broken)
+    monkeypatch.setattr("utp_env.env.reward.evaluate_context", broken)  # what `finish` scores a plan with
     record = run_episode(config, query_id, 0)
     assert record["termination_reason"] == TerminationReason.INFRASTRUCTURE_ERROR
     assert record["report"] is None and record["plan"] is not None and "evaluator bug" in record["error"]

@@ -171,6 +171,16 @@ def _city_codes(values: list[str], city_code: dict[str, int]) -> np.ndarray:
     return np.fromiter(map(code.__getitem__, values), dtype=np.int64, count=len(values))
 
 
+def require_directory(path: str | Path) -> Path:
+    """`path` as a Path when it is a directory; else the one-line `DataError` a database path that does not
+    exist gets (before anything is built into it or read from it)."""
+    path = Path(path)
+    if not path.is_dir():
+        raise DataError(f"database directory {str(path)!r} does not exist",
+                        hint="run `utp-env data build --out DIR` or pass the right path")
+    return path
+
+
 class Database:
     """All tables of one database directory, validated and indexed, with a content hash."""
 
@@ -240,10 +250,7 @@ class Database:
         it must equal the files' (`check_manifest=False` skips that, for the writers of the
         manifest).
         """
-        path = Path(path)
-        if not path.is_dir():
-            raise DataError(f"database directory {str(path)!r} does not exist",
-                            hint="run `utp-env data build --out DIR` or pass the right path")
+        path = require_directory(path)
         root = path.resolve()
         files, raws, digest = {}, {}, hashlib.sha256()
         for name in TABLES:

@@ -207,7 +207,9 @@ class Attraction(Row):
     latitude: float = Field(ge=-90, le=90, description="Degrees north")
     longitude: float = Field(ge=-180, le=180, description="Degrees east")
     categories: list[str] = Field(min_length=1, description="Categories of the paper's Table 7")
-    visit_duration_hr: float = Field(gt=0, description="Mean of its categories' durations, hours")
+    visit_duration_hr: float = Field(gt=0, description="Typical visit, hours: a real sight's (a day trip's with the "
+                                     "journey there and back), a generated place's by its kind, at most its "
+                                     "categories' mean duration in the paper's Table 7")
     rating: float = Field(ge=0, le=5, description="Visitor rating out of 5")
     entry_fee_inr: float = Field(ge=0, description="Entry fee per person, INR")
     open_time: str = Field(pattern=HHMM, description="Opening time, HH:MM")

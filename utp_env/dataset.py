@@ -24,7 +24,7 @@ from utp_env.plan_format.errors import PlanFormatError
 from utp_env.queries.generate import MAX_TRAIN_SKIPS, TRAIN_SPLIT, TripKey
 from utp_env.query import Query
 from utp_env.tools.atomic import write_text_atomic
-from utp_env.tools.database import Database, collector_paused
+from utp_env.tools.database import Database, collector_paused, require_directory
 
 QUERIES_FILE = "queries.jsonl"
 REFERENCES_FILE = "reference_plans.jsonl"
@@ -33,7 +33,7 @@ GOLD_PLANNER = "reference"
 REFERENCE_SOURCE = "planner-made"
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
 # the embedded sandboxes cached on users' machines rebuild their query set.
-QUERY_SET_VERSION = "10"
+QUERY_SET_VERSION = "11"
 # The train split (docs/RL.md): its own files, built when first asked for, not covered by the
 # content hash (the benchmark's hash, recorded by every run, does not move when it is built).
 TRAIN_QUERIES_FILE = "train_queries.jsonl"
@@ -566,7 +566,7 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
         from utp_env.tools.sandbox.cache import ensure_sandbox
 
         db_path = ensure_sandbox(profile, seed, quiet=not progress)
-    db_path = Path(db_path)
+    db_path = require_directory(db_path)  # a wrong path is said before anything is built into it
     if not (db_path / QUERIES_FILE).exists() or (embedded and _query_set_version(db_path) != QUERY_SET_VERSION):
         if progress:
             print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)

@@ -26,8 +26,8 @@ from utp_env.tools.schema import (
     scheduled_arrival,
 )
 
-__all__ = ["VENUE_TABLES", "CityKeys", "ResolvedLeg", "VenueName", "VenueRef", "crowd_of", "find_service",
-           "find_venue", "resolve_leg", "split_name_city"]
+__all__ = ["VENUE_TABLES", "CityKeys", "ResolvedLeg", "VenueName", "VenueRef", "crowd_of", "departure_point",
+           "departure_point_names", "find_service", "find_venue", "resolve_leg", "split_name_city"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,40 @@ def find_service(db: Database, mode: Mode, number: str | None, origin: str, dest
         return None
     rows = db.services(table_name, origin, dest, number)
     return rows[0] if rows else None
+
+
+def departure_point(db: Database, mode: Mode, row: int | None, origin: str) -> str:
+    """The place a leg leaves from, as a plan's `arrive` item names it (`Name, City`): a flight's
+    `<origin airport> Airport`, a train's origin station, `<City> Bus Stand` (the database names no
+    bus stands), `Cab pickup` (a cab fetches the traveller). The reference planner writes it; the
+    env's reward knows it (`departure_point_names`)."""
+    if mode == "flight" and row is not None:
+        return f"{db.tables['flights'].columns['origin_airport'][row]} Airport, {origin}"
+    if mode == "train" and row is not None:
+        return f"{db.tables['trains'].columns['origin_station'][row]}, {origin}"
+    if mode == "bus":
+        return f"{origin} Bus Stand, {origin}"
+    return f"Cab pickup, {origin}"
+
+
+def departure_point_names(db: Database, mode: Mode, row: int | None, origin: str) -> frozenset[str]:
+    """The normalised names (without `, City`) an `arrive` item may give a leg's departure point:
+    `departure_point`'s, and the other ways a plan writes it: a flight's airport code alone,
+    `<City> Airport` or `<City> International Airport`; a train's `<City> Station`, `<City> Railway
+    Station` or `<City> Junction`; a bus's `<City> Bus Station` or `<City> Bus Terminal`. A cab leaves
+    from wherever the traveller is: every name is its pickup (the empty set here)."""
+    if mode == "cab":
+        return frozenset()
+    names = [VenueName.of(departure_point(db, mode, row, origin)).name]
+    if mode == "flight":
+        names += [f"{origin} Airport", f"{origin} International Airport"]
+        if row is not None:
+            names.append(str(db.tables["flights"].columns["origin_airport"][row]))
+    elif mode == "train":
+        names += [f"{origin} Station", f"{origin} Railway Station", f"{origin} Junction"]
+    else:
+        names += [f"{origin} Bus Station", f"{origin} Bus Terminal"]
+    return frozenset(normalize(n) for n in names)
 
 
 MEMO_LIMIT = 1 << 15  # entries a per-database memo keeps before it starts afresh (bounded memory)

@@ -38,15 +38,17 @@ from pydantic import Field
 
 from utp_env.agents.base import AgentResult, Toolkit, Trace, TraceStep
 from utp_env.agents.llm import prompts
-from utp_env.agents.llm.direct import parse_reply
+from utp_env.agents.llm.direct import TRUNCATED, parse_reply
 from utp_env.agents.llm.models import (
     ChatAgent,
     LLMSettings,
     ModelSession,
     describe_failure,
+    failure_reason,
     history_reply,
     invalid_call_id,
     message_text,
+    truncation,
 )
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Plan
@@ -86,8 +88,9 @@ class Episode:
     search_messages: list[Any] = field(default_factory=list)
     findings: list[str] = field(default_factory=list)
     rounds: int = 0
-    last_plan: Plan | None = None  # the last plan that parsed, and the reply it came from
+    last_plan: Plan | None = None  # the last plan that parsed, the reply it came from, the parser's repairs
     last_raw: str | None = None
+    last_repairs: list[str] = field(default_factory=list)
 
     def information(self, cap: int) -> str:
         text = "\n\n".join(self.findings)
@@ -216,16 +219,20 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
     # ------------------------------------------------------------ the loop
 
     def run(self, query: Query, toolkit: Toolkit, seed: int | None = None) -> AgentResult:
+        self.start_episode(toolkit)
         trace: Trace = toolkit.trace
         ep = Episode(query, toolkit, ModelSession(self.model, trace, self.settings.billed_price))
         try:
             return self._loop(ep, trace)
         except Exception as exc:  # a model error ends the run; the last parsed plan (if any) is kept
             error = f"model call failed: {describe_failure(exc)}"
+            reason = failure_reason(exc)
             if ep.last_plan is None:
                 return AgentResult(plan=None, raw_output=ep.last_raw, trace=trace, error=error,
-                                   termination_reason="agent_error")
-            return AgentResult(plan=ep.last_plan, raw_output=ep.last_raw, trace=trace, error=error)
+                                   termination_reason=reason)
+            return AgentResult(plan=ep.last_plan, raw_output=ep.last_raw, trace=trace, error=error,
+                               repairs=ep.last_repairs,
+                               termination_reason=reason if reason == "infrastructure_error" else None)
 
     def _loop(self, ep: Episode, trace: Trace) -> AgentResult:
         s = self.settings
@@ -236,17 +243,21 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
         for attempt in range(s.K + 1):
             reply = ep.session.invoke("planner" if attempt == 0 else "planner_revision", messages)
             raw = message_text(reply)
+            limit = truncation(reply, s.max_tokens)
+            cut = None if limit is None else TRUNCATED.format(limit=limit)
             try:
-                plan = parse_reply(raw, ep.query, ep.toolkit)
+                plan, repairs = parse_reply(raw, ep.query, ep.toolkit)
+                if cut is not None:
+                    raise PlanFormatError(cut)
             except PlanFormatError as exc:
                 last_error = f"the plan could not be read: {exc}"
                 outcome = CheckOutcome("fail", last_error + ". Follow the JSON format of the example exactly.")
                 trace.note(f"planner output {attempt + 1} did not parse: {exc}")
             else:
-                ep.last_plan, ep.last_raw = plan, raw
+                ep.last_plan, ep.last_raw, ep.last_repairs = plan, raw, repairs
                 outcome = self.check(ep, plan, constraints)
                 if outcome.verdict == "pass":
-                    return AgentResult(plan=plan, raw_output=raw, trace=trace)
+                    return AgentResult(plan=plan, raw_output=raw, trace=trace, repairs=repairs)
             if attempt == s.K:
                 break
             if outcome.verdict == "unsatisfiable" and ep.rounds < s.L:
@@ -259,4 +270,4 @@ class AtlasAgent(ChatAgent[AtlasSettings]):
             return AgentResult(plan=None, raw_output=raw, trace=trace,
                                error=f"plan not delivered after {s.K + 1} planner attempt(s): {last_error}")
         trace.note(f"revision budget K={s.K} spent; delivering the last plan the checker did not pass")
-        return AgentResult(plan=ep.last_plan, raw_output=ep.last_raw, trace=trace)
+        return AgentResult(plan=ep.last_plan, raw_output=ep.last_raw, trace=trace, repairs=ep.last_repairs)

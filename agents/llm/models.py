@@ -152,11 +152,19 @@ def make_chat_model(model: str | dict[str, Any] | ModelSpec) -> Any:
     """Build the LangChain chat model of a spec (not yet wrapped in retries; see `RetryingModel`).
 
     `base_url` -> `langchain_openai.ChatOpenAI(base_url=...)` (a key is optional: local servers
-    rarely need one). `provider:model` -> `langchain.chat_models.init_chat_model` when `langchain`
+    rarely need one). `scripted:reference` -> the offline scripted model (agents/llm/scripted.py: no
+    network, no key). `provider:model` -> `langchain.chat_models.init_chat_model` when `langchain`
     is installed, else the provider's own package directly. Raises ModelConfigError naming the
     package to install or the env var to set.
     """
     spec = as_spec(model)
+    if spec.base_url is None and spec.provider == "scripted":  # offline: agents/llm/scripted.py
+        from utp_env.agents.llm.scripted import scripted_model
+
+        try:
+            return scripted_model(spec.model)
+        except ValueError as exc:
+            raise ModelConfigError(str(exc)) from None
     common: dict[str, Any] = {"temperature": spec.temperature, "timeout": spec.timeout, "max_retries": 0}
     if spec.max_tokens is not None:
         common["max_tokens"] = spec.max_tokens
@@ -241,6 +249,14 @@ def is_transient(exc: BaseException) -> bool:
         return True
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     return isinstance(status, int) and status in TRANSIENT_STATUS
+
+
+def failure_reason(exc: BaseException) -> str:
+    """How an episode whose model call failed for good ends: `infrastructure_error` when the model server
+    could not answer (nothing listening, timeouts, 5xx, rate limits after the retries: `is_transient` or
+    `connection_refused`), which `utp-env run` retries when the run is resumed; else `agent_error` (a bad
+    request, a refused key, the agent's own code)."""
+    return "infrastructure_error" if connection_refused(exc) or is_transient(exc) else "agent_error"
 
 
 def backoff_delays(retries: int, initial: float, maximum: float) -> list[float]:
@@ -351,6 +367,16 @@ def message_text(message: Any) -> str:
     return text.strip()
 
 
+def truncation(reply: Any, max_tokens: int | None) -> str | None:
+    """When a model reply was cut off at the token limit (`finish_reason` 'length', Anthropic's
+    `stop_reason` 'max_tokens'): ' (finish_reason length, max_tokens N)' to name it in a message or a
+    record; None for a reply that ended on its own."""
+    metadata = getattr(reply, "response_metadata", None) or {}
+    if metadata.get("finish_reason") != "length" and metadata.get("stop_reason") != "max_tokens":
+        return None
+    return " (finish_reason length" + ("" if max_tokens is None else f", max_tokens {max_tokens}") + ")"
+
+
 def invalid_call_id(call: dict[str, Any], i: int) -> str:
     """The id of the i-th invalid tool call of a reply (its own, else one made up), under which it
     is answered and sent back in the history."""
@@ -399,6 +425,8 @@ class ModelSession:
         calls = [c.get("name") for c in getattr(reply, "tool_calls", None) or []]
         text = message_text(reply)
         summary = (f"tool calls: {', '.join(map(str, calls))}; " if calls else "") + text
+        if truncation(reply, None) is not None:  # named in the record's trace (by_name) too
+            role = f"{role} (cut at the token limit)"
         self.trace.add(TraceStep(kind="model_call", name=role,
                                  args={"messages": len(messages), "input_tokens": usage.input_tokens,
                                        "output_tokens": usage.output_tokens},
@@ -438,3 +466,11 @@ class ChatAgent(Generic[SettingsT]):
         if note:  # one line where the agent is built (the run's records carry cost_usd None)
             print(f"utp-env: note: agent {self.name}: {note}", file=sys.stderr)
         self.config = uncertainty_config or load_uncertainty()
+
+    def start_episode(self, toolkit: Any) -> None:
+        """Tell a model that answers from the benchmark's own data (the scripted model,
+        agents/llm/scripted.py) which database this episode is on; other models ignore it."""
+        inner = getattr(self.model, "model", None)
+        use = getattr(inner, "use_database", None)
+        if callable(use):
+            use(toolkit.db)

@@ -10,7 +10,8 @@ A reply without tool calls gets a reminder and counts toward `max_steps`. The ep
 the model submits, when the env's step limit truncates it (the accumulated plan is still scored),
 when a `TimeLimit` wrapper cuts it (the agent then ends the episode with `step_limit` through
 `env.unwrapped.end_episode`, so the plan built so far is scored too), or when the model call fails
-for good: the env ends the episode with the reason `agent_error` and the error is recorded.
+for good: the env ends the episode with the reason `agent_error` (or `infrastructure_error` when the model
+server could not answer, `models.failure_reason`) and the error is recorded.
 
 `run_env(env, options)` drives an env you already have, wrapped or not (`gym.make`), and returns
 the env's final info (termination reason, evaluation, reward); it never raises for a model error.
@@ -23,7 +24,6 @@ returns no plan with the reason `agent_error`, the error and the trace so far.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,9 +37,13 @@ from utp_env.agents.llm.models import (
     LLMSettings,
     ModelSession,
     describe_failure,
+    failure_reason,
     history_reply,
     invalid_call_id,
+    message_text,
+    truncation,
 )
+from utp_env.env.core import split_answers
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 
@@ -52,8 +56,28 @@ names the tools return. Every reply must call at least one tool.
 {rules}
 
 {uncertainty}"""
-NUDGE = ("Reply with a tool call: continue planning with the tools, or call submit when the plan is complete. "
-         "Steps left: {left}.")
+NUDGE = ("Your reply called no tool{why}. Reply with a tool call (function calling, or the text action "
+         '{{"tool": "<tool name>", "args": {{...}}}}): continue planning with the tools, or call submit when the plan '
+         "is complete. Steps left: {left}.")
+NO_ACTION = " and held no JSON action"
+CUT = " (it was cut off at the token limit{limit}: write shorter replies)"
+TEXT_ACTION = "Result of your action (sent as text):\n{observation}"
+
+
+def text_action(text: str) -> list[Any] | None:
+    """The tool calls of a reply that writes the env's JSON action as text (`{"tool": ..., "args": ...}`, a list
+    of them, or either inside a ``` fence), as the task text describes actions; None when the text is not one."""
+    from utp_env.env.spaces import ActionError, parse_action
+
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`").removeprefix("json").strip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    try:
+        return parse_action(stripped)
+    except ActionError:
+        return None
 
 
 class ToolCallingSettings(LLMSettings):
@@ -71,20 +95,6 @@ class EnvOutcome:
     result: AgentResult
     info: dict[str, Any] = field(default_factory=dict)
     reward: float = 0.0
-
-
-def split_answers(observation: str, n: int) -> list[str]:
-    """The env's combined observation of an n-call step, one answer per call.
-
-    The env prefixes answers with `[i/n] tool: ` and joins them with blank lines; if the split
-    does not find exactly n parts, the whole text answers the first call and the others point to it.
-    """
-    if n == 1:
-        return [observation]
-    parts = re.split(rf"\n\n(?=\[\d+/{n}\] )", observation)
-    if len(parts) == n:
-        return parts
-    return [observation] + [f"(answered together with the first call of this step: {observation[:80]}...)"] * (n - 1)
 
 
 def openai_entries(tool_calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -136,6 +146,7 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
         partial plan with `termination_reason="agent_error"` and the error: the run scores it the way a
         step-limit cut is scored and records the reason and the error. With no plan built the result
         has no plan, the reason `agent_error`, the error and the trace (the run records all three)."""
+        self.start_episode(toolkit)
         env = self.make_env(toolkit)
         outcome = self.run_env(env, {"query": query}, trace=toolkit.trace, seed=seed)
         return outcome.result
@@ -162,12 +173,29 @@ class ToolCallingAgent(ChatAgent[ToolCallingSettings]):
                 reply = session.invoke("agent", messages, model=bound)
             except Exception as exc:
                 error = f"model call failed at turn {turn + 1}: {describe_failure(exc)}"
-                reward, final = base.end_episode("agent_error", message=error)
+                reward, final = base.end_episode(failure_reason(exc), message=error)
                 break
             messages.append(history_reply(reply))
             calls = reply_calls(reply)
             if not calls:
-                messages.append(HumanMessage(NUDGE.format(left=self.settings.max_steps - turn - 1)))
+                text = message_text(reply)
+                parsed = text_action(text)
+                left = self.settings.max_steps - turn - 1
+                if parsed is None:  # say why nothing happened: no action at all, or a reply cut short
+                    cut = truncation(reply, self.settings.max_tokens)
+                    why = NO_ACTION if cut is None else CUT.format(limit=cut)
+                    messages.append(HumanMessage(NUDGE.format(why=why, left=left)))
+                    continue
+                observation, reward, terminated, truncated, step_info = env.step(text.strip().strip("`")
+                                                                                 .removeprefix("json").strip())
+                self._record(trace, [{"name": c.tool, "args": c.args} for c in parsed], step_info)
+                messages.append(HumanMessage(TEXT_ACTION.format(observation=observation)))
+                if terminated or truncated:
+                    final = step_info
+                    if "termination_reason" not in final:
+                        reward, final = base.end_episode("step_limit", message=f"cut by a wrapper after {turn + 1} "
+                                                         "model turns (truncated)")
+                    break
                 continue
             observation, reward, terminated, truncated, step_info = env.step(openai_entries(calls))
             self._record(trace, calls, step_info)

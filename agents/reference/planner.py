@@ -56,7 +56,7 @@ from utp_env.evaluation.context import build_context
 from utp_env.evaluation.hard import trip_cost
 from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.queries.feasibility import TripQuote, cheapest_trip
-from utp_env.queries.options import LegOption, buffer_multiplier, has_category, serves
+from utp_env.queries.options import LegOption, attractions_by_appeal, buffer_multiplier, has_category, serves
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.errors import UnknownNameError
@@ -235,7 +235,8 @@ class ReferencePlanner:
         stays = choose_stays(query, db, sk, policy)
         events = choose_events(query, db, sk) if events is None else events
         lc = query.local_constraint
-        state = TripState(cuisines_left=list(lc.cuisine), categories_left=list(lc.attraction_categories))
+        state = TripState(cuisines_left=list(lc.cuisine), categories_left=list(lc.attraction_categories),
+                          must_see={rows[0] for rows in (attractions_by_appeal(db, c) for c in sk.cities) if rows})
         r_order = {c: restaurant_order(db, c, policy) for c in sk.cities}
         a_order = {c: attraction_order(db, c, policy, query) for c in sk.cities}
         cap = ATTRACTIONS_PER_DAY[_traveler_kind(query)]
@@ -251,7 +252,7 @@ class ReferencePlanner:
                                     cap if shape is None else min(cap, shape.attractions[d]), transit,
                                     meals=None if shape is None else shape.meals[d],
                                     meal_choices=1 if policy == "cheapest" else MEAL_CHOICES, price_cap=price_cap,
-                                    date=query.dates[d])
+                                    date=query.dates[d], frugal=policy == "cheapest")
             sched = scheduler(state)
             here = stops[j]
             t = wake[d] + MORNING
@@ -292,8 +293,8 @@ class ReferencePlanner:
                     retry.late_required, retry.lunch_first = late_required, lunch_first
                     retry.out.items = sched.out.items[:morning]  # what the day held before `fill`
                     retry_end = retry.fill(here, t, LATEST_END, events.get(d))
-                    if retry.complete_day() and (not sched.complete_day()
-                                                 or len(trial_state.categories_left) < len(state.categories_left)):
+                    if retry.complete_day() and (not sched.complete_day() or _still_needed(trial_state)
+                                                 < _still_needed(state)):
                         sched, state, t_end = retry, trial_state, retry_end
                 t = t_end
             if night_stay is not None:
@@ -363,6 +364,11 @@ def _dearest_optional_visit(plan: Plan, query: Query, db: Database) -> float | N
         if not covered:
             prices.append(price)
     return max(prices, default=None)
+
+
+def _still_needed(state: TripState) -> int:
+    """How many of the query's attraction categories and cuisines the trip has yet to cover."""
+    return len(state.categories_left) + len(state.cuisines_left)
 
 
 def _full_days_complete(plan: Plan) -> bool:

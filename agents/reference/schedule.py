@@ -22,6 +22,7 @@ from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Activity, Meal, PlanItem, parse_hhmm
 from utp_env.queries.feasibility import MAX_VISIT_GAP_MIN
 from utp_env.queries.options import MEAL_WINDOWS, LegOption, has_category, opens_on, serves, serves_meal
+from utp_env.resolve import departure_point
 from utp_env.tools.database import Database, normalize
 
 WAKE = 7 * 60 + 30  # a day in one city: breakfast from 08:00
@@ -54,6 +55,9 @@ class TripState:
     used_attractions: set[int] = field(default_factory=set)
     cuisines_left: list[str] = field(default_factory=list)
     categories_left: list[str] = field(default_factory=list)
+    # Each city's top sight (its first attraction by appeal): booked like a required attraction, its
+    # buffer squeezed if it must, so that a trip to Jaipur sees Amber Fort and one to Agra the Taj.
+    must_see: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -71,10 +75,11 @@ class DayScheduler:
                  restaurant_order: dict[str, list[int]], attraction_order: dict[str, list[int]],
                  attraction_cap: int, transit: TransitLookup, meal_choices: int = MEAL_CHOICES,
                  meals: frozenset[str] | None = None, price_cap: float | None = None,
-                 date: str | None = None) -> None:
+                 date: str | None = None, frugal: bool = False) -> None:
         self.db, self.config, self.timing, self.state = db, config, timing, state
         self.date = date  # the day's ISO date: an attraction closed that weekday is not booked
         self.price_cap = price_cap
+        self.frugal = frugal  # the cheapest policy: among equally useful restaurants, the cheapest
         self.allowed_meals = meals
         self.restaurant_order, self.attraction_order = restaurant_order, attraction_order
         self.cap, self.transit, self.meal_choices = attraction_cap, transit, meal_choices
@@ -98,10 +103,12 @@ class DayScheduler:
 
     def wanted_here(self, city: str) -> bool:
         """Whether a category the query still needs is offered by an attraction of `city` not yet used
-        and open today."""
+        and open today, or a cuisine it still needs by a restaurant of `city` not yet used."""
         return any(has_category(self.db, a, c) for a in self.attraction_order.get(city, [])
                    if a not in self.state.used_attractions and opens_on(self.db, "attractions", a, self.date)
-                   for c in self.state.categories_left)
+                   for c in self.state.categories_left) or any(
+            serves(self.db, r, c) for r in self.restaurant_order.get(city, [])
+            if r not in self.state.used_restaurants for c in self.state.cuisines_left)
 
     # -- single items
 
@@ -115,13 +122,7 @@ class DayScheduler:
         self.out.items.append(item)
 
     def departure_point(self, leg: LegOption) -> str:
-        if leg.mode == "flight":
-            return f"{self.db.tables['flights'].columns['origin_airport'][leg.row]} Airport, {leg.origin}"
-        if leg.mode == "train":
-            return f"{self.db.tables['trains'].columns['origin_station'][leg.row]}, {leg.origin}"
-        if leg.mode == "bus":
-            return f"{leg.origin} Bus Stand, {leg.origin}"
-        return f"Cab pickup, {leg.origin}"
+        return departure_point(self.db, leg.mode, leg.row, leg.origin)
 
     def arrive_item(self, leg: LegOption) -> PlanItem:
         """At the departure point for AT_POINT minutes, ending when boarding closes (departure - margin)."""
@@ -232,9 +233,12 @@ class DayScheduler:
                            or any(serves(self.db, r, c) for c in wanted))]
         if wanted:
             # Restaurants covering more wanted cuisines first; among them, those open for fewer meals
-            # (a bar open only for dinner must get the dinner slot).
+            # (a bar open only for dinner must get the dinner slot), the cheapest first when the plan
+            # must be frugal (a dinner-only Rs 6,000 restaurant does not cover a cuisine a Rs 400
+            # one serves at lunch).
             first = sorted((r for r in candidates if any(serves(self.db, r, c) for c in wanted)),
                            key=lambda r: (-sum(serves(self.db, r, c) for c in wanted),
+                                          float(cost[r]) if self.frugal else 0.0,
                                           sum(serves_meal(self.db, r, m) for m in MEAL_WINDOWS)))
             candidates = first + [r for r in candidates if r not in set(first)]
         # Among the first few that fit (a wanted cuisine before any other), the shortest booking:
@@ -248,10 +252,11 @@ class DayScheduler:
             slot = self.timing.best_start(v, lo, hi, stop)
             if slot is not None:
                 fitting.append((0 if covers else 1, slot[1] - slot[0], rank, slot[0], v))
-        # A restaurant of a cuisine the query still needs keeps what buffer fits (at least its base
-        # length) rather than give the meal to another restaurant: a hard constraint outranks a full
-        # BAS buffer, as for a required attraction (a bar open only at night, after a long lunch).
-        if wanted and not any(f[0] == 0 for f in fitting):
+        # On a full day's later try, a restaurant of a cuisine the query still needs keeps what buffer
+        # fits (at least its base length) rather than give the meal to another restaurant: a hard
+        # constraint outranks a full BAS buffer, as for a required attraction (a bar open only at
+        # night, after a long lunch). A travel day does not: a later day may serve the cuisine cheaper.
+        if wanted and self.squeeze_anywhere and not any(f[0] == 0 for f in fitting):
             for rank, r in enumerate(candidates):
                 if not any(serves(self.db, r, c) for c in wanted):
                     continue
@@ -299,7 +304,9 @@ class DayScheduler:
                       and opens_on(self.db, "attractions", a, self.date)
                       and (self.price_cap is None or float(fee[a]) <= self.price_cap
                            or any(has_category(self.db, a, c) for c in wanted))]
+        # a category the query asks for first (a hard constraint), then the city's top sight
         required = [a for a in candidates if any(has_category(self.db, a, c) for c in wanted)]
+        required += [a for a in candidates if a in self.state.must_see and a not in required]
         tries = [(a, required_latest_end, True) for a in required]
         tries += [(a, latest_end, False) for a in candidates if a not in set(required)]
         for a, end_by, is_required in tries:

@@ -186,6 +186,19 @@ def find_attractions(db: Database, city: str, category: str | None, sort_by: str
     return _by_key(db, "attractions", "entry_fee_inr" if sort_by == "entry_fee" else "visit_duration_hr", idx)
 
 
+def attraction_visit(row: Mapping[str, Any]) -> float | str:
+    """An attraction's typical-visit cell: its hours, said to be a day trip with the journey when
+    it is a real day-trip site of the city (`venue_facts.sights`: Ajanta Caves from Aurangabad
+    '9 (day trip, 2.5 h each way included)')."""
+    from utp_env.tools.india.venue_facts import sight_index
+
+    hours = row["visit_duration_hr"]
+    sight = sight_index().get((str(row["city"]), str(row["name"]).casefold()))
+    if sight is not None and sight.day_trip_hr is not None and float(hours) == sight.visit_hr:
+        return f"{hours:g} (day trip, {sight.day_trip_hr:g} h each way included)"
+    return hours
+
+
 def attraction_hours(row: Mapping[str, Any]) -> str:
     """An attraction's hours cell: 'HH:MM-HH:MM', then ', closed Mon, Tue' for the weekdays its
     `open_days` leave out (nothing when it opens every day)."""
@@ -197,7 +210,8 @@ def attraction_hours(row: Mapping[str, Any]) -> str:
 def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
     """Find attractions in a city.
 
-    Returns one line per attraction: name, categories, typical visit duration (hours), rating,
+    Returns one line per attraction: name, categories, typical visit duration (hours; a day trip
+    from the city says so, its visit and hours including the journey there and back), rating,
     entry fee per person (INR), opening hours with the weekdays it is closed ('06:00-18:30, closed
     Fri': no visit on a Friday), and whether crowd data exists (see crowd_profile for the hours to
     avoid). Example: {"city": "Jaipur", "category": "Museums"}
@@ -209,7 +223,7 @@ def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
 
     def cells(new: list[int]) -> list[list[Any]]:
         crowd = _crowd_flags(db, "attractions", np.asarray(new, dtype=np.int64))
-        return [[r["name"], r["categories"], r["visit_duration_hr"], r["rating"], r["entry_fee_inr"],
+        return [[r["name"], r["categories"], attraction_visit(r), r["rating"], r["entry_fee_inr"],
                  attraction_hours(r), c]
                 for r, c in zip(memo.rows(db, "attractions", new), crowd, strict=True)]
 

@@ -72,7 +72,7 @@ def build_sandbox(profile: str | Path = "full", seed: int = 0, out: Path | str |
     step("buses")
     counts["buses"] = write_table(out, "buses", buses_table(cities, ro, rd, routes["distance_km"], prof, seed))
     step("trains")
-    counts["trains"] = write_table(out, "trains", trains_table(cities, gc, prof, seed, crowd_idx))
+    counts["trains"] = write_table(out, "trains", trains_table(cities, prof, seed))
     step("flights")
     flights = flights_table(cities, match_airports(cities, prof.airport_radius_km), prof, seed)
     counts["flights"] = write_table(out, "flights", flights)

@@ -252,7 +252,7 @@ def render_data_md() -> str:
     """The full text of docs/DATA.md."""
     tables = "\n\n".join(table_markdown(name) for name in TABLES)
     rows = ["| profile | " + " | ".join(PROFILES) + " |", "|---|" + "---|" * len(PROFILES)]
-    for field in ("n_states", "n_cities", "trains", "buses", "road_routes", "restaurants",
+    for field in ("n_states", "n_cities", "buses", "road_routes", "restaurants",
                   "attractions", "accommodations", "events", "transit_stops", "crowd_cities"):
         rows.append(f"| {field} | " + " | ".join(f"{getattr(p, field):,}" for p in PROFILES.values()) + " |")
     calibration = "## Calibration\n\n`utp-env data stats [DIR]` prints each figure with its target.\n\n" + \

@@ -1,8 +1,10 @@
 """Sandbox profiles: how big the generated database is and what it is calibrated to.
 
 The code defaults below equal `configs/sandbox/<name>.yaml` (a test asserts it); `full` matches
-the paper's Table 1 counts exactly except flights, which are the real air network's (no count:
-docs/DATA.md says how they compare with Table 1); `mini` is a few states for fast tests.
+the paper's Table 1 counts exactly for the generated tables; `mini` is a few states for fast tests.
+The trains and flights tables have no count: they are every real train calling at two of the
+profile's cities (tools/sandbox/rail.py) and the real air network between them (tools/sandbox/air.py),
+so their size follows the city set (docs/DATA.md compares them with Table 1).
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ class Calibration(BaseModel):
 
 
 class SandboxProfile(BaseModel):
-    """Sizes of one sandbox; every count is the exact number of rows written. Flights have no
-    count: they are the real network's between the profile's cities (tools/sandbox/air.py)."""
+    """Sizes of one sandbox; every count is the exact number of rows written (the trains and flights
+    tables, built from real timetables and routes, have none)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -44,7 +46,6 @@ class SandboxProfile(BaseModel):
     states: list[str] | None = Field(None, description="Restrict to these states (None: the n_states largest)")
     n_states: int = Field(ge=1)
     n_cities: int = Field(ge=2)
-    trains: int = Field(ge=0)
     buses: int = Field(ge=0)
     road_routes: int = Field(ge=0, description="Ordered pairs; even (routes go both ways)")
     restaurants: int = Field(ge=0)
@@ -63,13 +64,13 @@ class SandboxProfile(BaseModel):
 
 PROFILES: dict[str, SandboxProfile] = {
     "full": SandboxProfile(
-        name="full", n_states=33, n_cities=504, trains=68_068, buses=34_925,
+        name="full", n_states=33, n_cities=504, buses=34_925,
         road_routes=4_052, restaurants=3_433, attractions=2_990, accommodations=3_670, events=783,
         transit_stops=10_025, crowd_cities=20,
     ),
     "mini": SandboxProfile(
         name="mini", states=["Maharashtra", "Goa", "Karnataka", "Gujarat"], n_states=4, n_cities=36,
-        trains=1_500, buses=900, road_routes=180, restaurants=500, attractions=360,
+        buses=900, road_routes=180, restaurants=500, attractions=360,
         accommodations=240, events=60, transit_stops=1_100, crowd_cities=6,
     ),
 }

@@ -38,6 +38,7 @@ from utp_env.tools.sandbox.profiles import SandboxProfile
 CAB_RATE_INR_PER_KM = 14.0
 CAB_MIN_FARE_INR = 600.0
 BUS_MIN_KM = 60.0
+LOCAL_BUS_MIN_KM = 20.0
 OVERNIGHT_KM = 350.0
 STATE_TRANSPORT = {
     "Maharashtra": "MSRTC", "Karnataka": "KSRTC Karnataka", "Kerala": "KSRTC Kerala", "Gujarat": "GSRTC",
@@ -190,9 +191,18 @@ def road_routes_table(cities: Cities, gc: np.ndarray, pairs: np.ndarray, profile
 
 def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, profile: SandboxProfile,
                 seed: int) -> Columns:
-    """Bus services on the road pairs from `BUS_MIN_KM` to `bus_max_km`, busier between big nearby cities."""
+    """Bus services on the road pairs from `BUS_MIN_KM` to `bus_max_km`, busier between big nearby
+    cities; a town none of whose roads is that long (Habra, 45 km from Kolkata) gets its shortest
+    road of at least `LOCAL_BUS_MIN_KM` (the state transport's town bus), so buses reach every city
+    a road reaches."""
     rng = stage_rng(seed, "buses")
     ok = (km >= BUS_MIN_KM) & (km <= profile.bus_max_km)
+    served = set(o[ok].tolist())
+    for town in sorted(set(o.tolist()) - served):
+        local = np.flatnonzero((o == town) & (km >= LOCAL_BUS_MIN_KM))
+        if local.size:
+            nearest = int(local[np.argmin(km[local])])
+            ok |= ((o == o[nearest]) & (d == d[nearest])) | ((o == d[nearest]) & (d == o[nearest]))
     o, d, km = o[ok], d[ok], km[ok]
     if profile.buses < len(o):
         raise ValueError(f"profile {profile.name!r}: buses={profile.buses} is below one per bus pair ({len(o)})")

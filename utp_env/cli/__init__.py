@@ -1,10 +1,10 @@
 """The `utp-env` command line.
 
 Each command group lives in its own module of this package exposing `register(subparsers)`
-(`data.py`, `simulate.py`, `run.py`, `show.py`, `report.py`, `evaluate.py`, `serve.py`). The CLI is one
-of the places allowed to import agents (`utp_env.agents`, lazily, by the commands that need them); see
-tests/test_layering.py. Every option has a help text (tests/test_cli.py walks the parser tree),
-and a mistyped option names the closest one under the usage of the command it was given to.
+(`data.py`, `simulate.py`, `run.py`, `show.py`, `compare.py`, `report.py`, `evaluate.py`, `submit.py`,
+`serve.py`). The CLI is one of the places allowed to import agents (`utp_env.agents`, lazily, by the
+commands that need them); see tests/test_layering.py. Every option has a help text (tests/test_cli.py
+walks the parser tree), and a mistyped option names the closest one under the usage of the command it was given to.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-COMMAND_MODULES = ("data", "simulate", "run", "show", "report", "evaluate", "serve")
+COMMAND_MODULES = ("data", "simulate", "run", "show", "compare", "report", "evaluate", "submit", "serve")
 
 DESCRIPTION = """\
 utp-env: a Gymnasium environment and benchmark for uncertainty-aware travel planning in India
@@ -116,6 +116,20 @@ def unknown_message(parser: argparse.ArgumentParser, extras: Sequence[str]) -> s
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
     hint = f"did you mean {close[0]}?" if close else f"see `{parser.prog} --help` for the options"
     return f"unknown option {name}; {hint}"
+
+
+def add_layout_options(parser: argparse.ArgumentParser) -> None:
+    """`--no-ci` and `--format {ci,paper}`: Table 3 with each cell's 95% interval and n (the
+    default), or the paper's plain layout. Read back with `with_intervals`."""
+    parser.add_argument("--format", dest="table_format", choices=["ci", "paper"], default="ci",
+                        help="ci: each Table 3 cell with its 95%% interval and n (default); paper: the paper's "
+                        "plain layout, values only")
+    parser.add_argument("--no-ci", dest="no_ci", action="store_true", help="the same as --format paper")
+
+
+def with_intervals(args: argparse.Namespace) -> bool:
+    """Whether the table is printed with intervals (`add_layout_options`)."""
+    return not (getattr(args, "no_ci", False) or getattr(args, "table_format", "ci") == "paper")
 
 
 def build_parser() -> CliParser:

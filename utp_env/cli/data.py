@@ -70,6 +70,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="trl: messages, tools, reward, report and the replay keys; openai: messages and tools "
                        "only (the fine-tuning upload format) (default: trl)")
     demos.set_defaults(handler=cmd_demos)
+    example = sub.add_parser("example-plan", help="print reference plans to try evaluate and simulate with",
+                             description="Print the reference plan of a query in the paper's JSON day format (the "
+                             "input of `utp-env simulate --plan`), or with --jsonl one line {query_id, plan} per "
+                             "query (the input of `utp-env evaluate --plans`). The reference plans are the reference "
+                             "planner's (docs/DATA.md); edit one to see how the numbers move.")
+    example.add_argument("query_ids", nargs="*", metavar="QUERY_ID",
+                         help="the queries (default with --jsonl: every query of --split)")
+    example.add_argument("--jsonl", action="store_true",
+                         help="one JSON line {query_id, plan} per query, for `utp-env evaluate --plans`")
+    example.add_argument("--split", default="validation", choices=["validation", "test", "all"],
+                         help="with --jsonl and no QUERY_ID: the split whose queries to print (default: validation)")
+    example.add_argument("--limit", type=_positive, default=None, metavar="N", help="at most N queries")
+    example.add_argument("--profile", default="full", choices=["full", "mini"],
+                         help="embedded sandbox when --db is not given (default: full)")
+    example.add_argument("--db", type=Path, default=None, metavar="DIR", help="a database directory")
+    example.set_defaults(handler=cmd_example_plan)
     validate = sub.add_parser("validate", help="open a database directory and check every file",
                               description="Open a database directory and check every file against the table "
                               "schemas (columns, types, keys, references); print the row counts and the content "
@@ -306,3 +322,39 @@ def _print_query_figures(db: Database, embedded: bool) -> None:
 def _counts_text(counts: dict[str, int]) -> str:
     width = max(len(k) for k in counts)
     return "\n".join(f"  {name:<{width}}  {n:>9,}" for name, n in counts.items())
+
+
+def cmd_example_plan(args: argparse.Namespace) -> int:
+    """Print reference plans (module `register`): one plan's day format, or JSONL lines for evaluate."""
+    import json
+
+    from utp_env.dataset import open_dataset
+    from utp_env.plan_format import format_plan, plan_to_json
+    from utp_env.tools.database import suggest
+
+    dataset = open_dataset(None if args.db is None else str(args.db), profile=args.profile, progress=False)
+    known = {q.query_id: q for q in dataset.queries}
+    ids = list(args.query_ids)
+    for qid in ids:
+        if qid not in known:
+            close = ", ".join(suggest(qid, list(known))) or "none close"
+            raise LookupError(f"query {qid!r} is not in the query set ({len(known)} queries; closest: {close}); "
+                              "`utp-env data example-plan --jsonl` lists plans of every query")
+    if not ids:
+        if not args.jsonl:
+            raise ValueError("give a QUERY_ID (e.g. the first one: "
+                             f"{min(known) if known else 'utp-q-0001'}), or --jsonl for a split's plans")
+        ids = sorted(q.query_id for q in dataset.queries if args.split == "all" or q.split == args.split)
+    if not args.jsonl and len(ids) > 1:
+        raise ValueError("several QUERY_IDs: pass --jsonl (one line per query, for `utp-env evaluate --plans`)")
+    ids = ids[: args.limit]
+    missing = [qid for qid in ids if dataset.references.get(qid) is None]
+    if missing:
+        raise LookupError(f"query {missing[0]} has no reference plan (the reference planner found none)")
+    for qid in ids:
+        plan = dataset.references[qid]
+        if args.jsonl:
+            print(json.dumps({"query_id": qid, "plan": format_plan(plan)}, ensure_ascii=False))
+        else:
+            print(plan_to_json(plan))
+    return 0

@@ -37,10 +37,12 @@ if TYPE_CHECKING:
 
     from utp_env.evaluation.aggregate import SummaryAccumulator
     from utp_env.itinerary import Plan
+    from utp_env.plan_format import Repair
     from utp_env.query import Query
     from utp_env.tools.database import Database
 
 EXIT_SKIPPED = 3
+SHOWN_REPAIRS = 20  # repaired plans named one by one on stderr; the rest are counted (all are in --out)
 RUN_CONFIG = "config.json"  # a run folder's config, which records the database hash of its results
 
 
@@ -73,6 +75,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "with no line in PLANS is undelivered, as TravelPlanner's eval.py counts it; lines for "
                    "queries of other splits are skipped")
     p.add_argument("--markdown", action="store_true", help="print the summary as a markdown table")
+    p.add_argument("--lenient", action="store_true",
+                   help="score plans the parser could read only by dropping part of their text (a day with broken "
+                   "JSON, a last day cut off), as what could be read; refused by default, naming the line and what "
+                   "the text needs")
+    from utp_env.cli import add_layout_options
+
+    add_layout_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -161,21 +170,22 @@ def is_plan_json(raw: Any) -> bool:
             and ("cities" in days[0] or "items" in days[0]))
 
 
-def read_plan(raw: Any, query: Query, db: Database) -> Plan:
-    """The plan of a line: `Plan` JSON or the paper's format; PlanFormatError when it cannot be read."""
+def read_plan(raw: Any, query: Query, db: Database) -> tuple[Plan, list[Repair]]:
+    """The plan of a line (`Plan` JSON or the paper's format) and the parser's repairs (of a plan given as
+    text); PlanFormatError when it cannot be read."""
     from pydantic import ValidationError
 
     from utp_env.itinerary import Plan
-    from utp_env.plan_format import PlanFormatError, parse_plan
+    from utp_env.plan_format import PlanFormatError, parse_plan_repaired
 
     if raw is None:
         raise PlanFormatError("no plan (null): nothing was delivered")
     if is_plan_json(raw):
         try:
-            return Plan.model_validate(raw)
+            return Plan.model_validate(raw), []
         except (ValidationError, RecursionError) as exc:
             raise PlanFormatError(f"not a valid Plan JSON: {str(exc).splitlines()[0]}") from None
-    return parse_plan(raw, query=query, db=db)
+    return parse_plan_repaired(raw, query=query, db=db)
 
 
 def recorded_db_hash(plans: Path) -> str | None:
@@ -262,6 +272,9 @@ class Tally:
     first_foreign: str | None = None
     covered: set[str] = field(default_factory=set)
     seen: dict[tuple[str, int], int] = field(default_factory=dict)
+    repaired: int = 0
+    refused: list[str] = field(default_factory=list)  # plans read only by dropping part of them (not --lenient)
+    other_split: dict[str, int] = field(default_factory=dict)  # split -> lines for its queries, outside --split
 
 
 def _accumulator() -> SummaryAccumulator:
@@ -271,14 +284,18 @@ def _accumulator() -> SummaryAccumulator:
 
 
 def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, Plan], db: Database, config: Any,
-               sink: ReportSink | None = None) -> Tally:
+               sink: ReportSink | None = None, lenient: bool = False,
+               outside: Mapping[str, Query] | None = None) -> Tally:
     """Score every readable line of the plans file, one at a time; every other line is skipped
-    with its reason. Skipped lines, undelivered plans and warnings are printed to stderr as they
-    come; each line's report goes to `sink`. A DuplicatePlanError at the second line for a query
-    and trial."""
+    with its reason. Skipped lines, undelivered plans, repairs and warnings are printed to stderr as
+    they come; each line's report (with its repairs) goes to `sink`. A plan the parser read only by
+    dropping part of its text is not scored but kept in `Tally.refused` unless `lenient`. A
+    DuplicatePlanError at the second line for a query and trial. `outside`: the queries of the set that
+    `--split` left out; a line for one of them is skipped and counted by split (one line at the end),
+    not reported one by one as unknown."""
     from utp_env.env.episode import plan_mismatch
     from utp_env.evaluation import evaluate
-    from utp_env.plan_format import PlanFormatError
+    from utp_env.plan_format import LossyPlanError, PlanFormatError, lossy, refuse_lossy
     from utp_env.tools.progress import progress_bar
 
     name = path.name
@@ -315,8 +332,17 @@ def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, P
                 out.first_foreign = min(out.first_foreign or line_hash, line_hash)
             query = queries.get(str(record["query_id"]))
             if query is None:
+                elsewhere = (outside or {}).get(str(record["query_id"]))
+                if elsewhere is not None:
+                    split = str(elsewhere.split)
+                    out.other_split[split] = out.other_split.get(split, 0) + 1
+                    out.skipped += 1
+                    if sink is not None:
+                        sink.skipped({"line": line.number, "reason": f"{name} line {line.number}: query "
+                                      f"{elsewhere.query_id} is of split {split}, outside --split"})
+                    continue
                 skip(line.number, f"{name} line {line.number}: unknown query_id {str(record['query_id'])!r} "
-                                  "(not in the query set, or not in --split)")
+                                  "(not in the query set)")
                 continue
             if foreign:
                 skip(line.number, f"{name} line {line.number}: made on database {line_hash[:12]}, not the one "
@@ -331,20 +357,33 @@ def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, P
                     "times in the rates; keep one line per query, or give repeated runs distinct 'trial' numbers")
             try:
                 try:
-                    plan = read_plan(record["plan"], query, db)
+                    plan, repairs = read_plan(record["plan"], query, db)
                 except PlanFormatError as exc:
                     result: dict[str, Any] = {"query_id": query.query_id, "line": line.number, "delivered": False,
                                               "error": str(exc), "report": None}
                     report = None
                     print(f"not delivered: {query.query_id} (line {line.number}): {exc}", file=sys.stderr)
                 else:
+                    where = f"{name} line {line.number} (query {query.query_id})"
+                    if lossy(repairs) and not lenient:
+                        del out.seen[(query.query_id, trial)]
+                        try:
+                            refuse_lossy(repairs, where)
+                        except LossyPlanError as exc:
+                            out.refused.append(str(exc))
+                            print(f"refused: {exc}", file=sys.stderr)
+                        continue
+                    for repair in repairs:
+                        out.repaired += 1
+                        if out.repaired <= SHOWN_REPAIRS:
+                            print(f"{'dropped' if repair.lossy else 'repaired'}: {where}: {repair}", file=sys.stderr)
                     wrong = plan_mismatch(plan, query, db)
                     if wrong:
                         warn(f"{name} line {line.number}: the plan does not match query {query.query_id}: "
                              + "; ".join(wrong))
                     report = evaluate(plan, query, db, config, reference=references.get(query.query_id))
                     result = {"query_id": query.query_id, "line": line.number, "delivered": True, "error": None,
-                              "report": report.model_dump(mode="json")}
+                              "repairs": [str(r) for r in repairs], "report": report.model_dump(mode="json")}
             except Exception as exc:  # one line's failure costs that line, never the file
                 del out.seen[(query.query_id, trial)]
                 skip(line.number, f"{name} line {line.number}: could not be scored "
@@ -384,12 +423,23 @@ def handle(args: argparse.Namespace) -> int:
     if folder is not None and folder != db.content_hash:
         raise foreign_database(args.plans, folder, db, where)
     queries, references = load_queries(args.queries, db)
+    outside: dict[str, Query] = {}
     if args.split is not None:
-        queries = split_queries(queries, args.split)
+        chosen = split_queries(queries, args.split)
+        outside = {qid: q for qid, q in queries.items() if qid not in chosen}
+        queries = chosen
     done: dict[str, Any] = {}
 
     def score(sink: ReportSink | None) -> None:
-        tally = score_file(args.plans, queries, references, db, config, sink)
+        tally = score_file(args.plans, queries, references, db, config, sink, lenient=args.lenient, outside=outside)
+        for split, count in sorted(tally.other_split.items()):
+            print(f"skipped: {count} line(s) of {args.plans.name} hold plans for queries of split {split}; --split "
+                  f"{args.split} counts only its own queries", file=sys.stderr)
+        if tally.refused:
+            from utp_env.plan_format import LossyPlanError
+
+            more = f" (and {len(tally.refused) - 1} more above)" if len(tally.refused) > 1 else ""
+            raise LossyPlanError(tally.refused[0] + more)
         if not tally.lines:
             raise ValueError(f"plans file {str(args.plans)!r} holds no plans (every line is blank)")
         if tally.readable and tally.foreign == tally.readable and tally.first_foreign is not None:
@@ -419,13 +469,20 @@ def handle(args: argparse.Namespace) -> int:
 
         write_with_atomic(args.out, write)
     tally, summary, missing = done["tally"], done["summary"], done["missing"]
-    print(summary.to_markdown() if args.markdown else summary.to_text())
+    from utp_env.cli import with_intervals
+
+    ci = with_intervals(args)
+    print(summary.to_markdown(ci) if args.markdown else summary.to_text(ci))
     if args.split is not None:
         print(f"split {args.split}: {len(queries) - len(missing)} of {len(queries)} queries have a plan; "
               f"{len(missing)} without one count as undelivered", file=sys.stderr)
     else:
         print(f"{len(tally.covered)} of the {len(queries)} queries of the set have a plan; the rates are over those "
               "(pass --split to count every query of a split)", file=sys.stderr)
+    if tally.repaired:
+        print(f"{tally.repaired} repair(s) made to read the plans (each in --out under 'repairs')"
+              + (f"; the first {SHOWN_REPAIRS} shown above" if tally.repaired > SHOWN_REPAIRS else ""),
+              file=sys.stderr)
     if tally.warnings and tally.warnings == tally.scored:
         print(f"warning: no plan matches its query: were they made for another query set? (opened: {where})",
               file=sys.stderr)

@@ -68,7 +68,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--accept-agent-change", dest="accept_agent_change", action="store_true",
                    help="resume --out although the agent's code or settings changed since its results were made "
                    "(refused otherwise): keep the old episodes and run the rest with this agent")
+    p.add_argument("--no-retry-failed", dest="no_retry_failed", action="store_true",
+                   help="on resume, keep the episodes that ended in an infrastructure error (model server down, a "
+                   "timeout) as they are; by default they run again")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    from utp_env.cli import add_layout_options
+
+    add_layout_options(p)
     p.set_defaults(handler=handle)
 
 
@@ -112,12 +118,14 @@ def handle(args: argparse.Namespace) -> int:
     config = resolve_config(args)
     try:
         run_dir = run(config, progress=not args.quiet, adopt_results=args.adopt_results,
-                      accept_agent_change=args.accept_agent_change)
+                      accept_agent_change=args.accept_agent_change, retry_failed=not args.no_retry_failed)
     except WorkerDiedError as exc:
         print(f"utp-env run: error: {exc}", file=sys.stderr)
         return 1
+    from utp_env.cli import with_intervals
+
     summary = load_summary(run_dir)
-    print(render_text(summary))
+    print(render_text(summary, ci=with_intervals(args)))
     print(f"\nresults in {run_dir}/ (results.jsonl, summary.json, summary.md, plots)", file=sys.stderr)
     failure = all_failed(summary)
     if failure is not None:

@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "'all' column of two runs side by side with their difference.")
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="one run folder, or two to compare")
     p.add_argument("--markdown", action="store_true", help="print markdown instead of a text table")
+    from utp_env.cli import add_layout_options
+
+    add_layout_options(p)
     p.add_argument("--paired", action="store_true",
                    help="with two runs: require that they hold the same episodes with the same seeds on the "
                    "same database, and fail otherwise (by default a mismatch only skips the paired differences)")
@@ -41,30 +44,32 @@ def run_names(left: RunSummary, right: RunSummary, left_dir: str, right_dir: str
     return names
 
 
-def compare(left: RunSummary, right: RunSummary, names: tuple[str, str] | None = None) -> str:
-    """The 'all' column of two runs' Table 3 side by side, with their difference where numeric."""
+def compare(left: RunSummary, right: RunSummary, names: tuple[str, str] | None = None, ci: bool = True) -> str:
+    """The 'all' column of two runs' Table 3 side by side (`ci`: each cell with its interval and n),
+    with their difference where numeric."""
     from utp_env.runs.report_html import compare_rows
 
-    rows = compare_rows(left, right)
+    rows = compare_rows(left, right, ci)
     width = max(len(label) for label, *_ in rows)
     name_l, name_r = names or (left.agent, right.agent)
     wl, wr = max(18, len(name_l)), max(18, len(name_r))  # whole names: a column is as wide as its head
-    lines = [left.evaluation.caption(), f"{'':{width}}  {name_l:>{wl}}  {name_r:>{wr}}  {'diff':>8}"]
+    lines = [left.evaluation.caption(ci), f"{'':{width}}  {name_l:>{wl}}  {name_r:>{wr}}  {'diff':>8}"]
     lines += [f"{label:{width}}  {a:>{wl}}  {b:>{wr}}  {diff:>8}" for label, a, b, diff in rows]
     return "\n".join(lines)
 
 
-def compare_markdown(left: RunSummary, right: RunSummary, names: tuple[str, str] | None = None) -> str:
+def compare_markdown(left: RunSummary, right: RunSummary, names: tuple[str, str] | None = None,
+                     ci: bool = True) -> str:
     """`compare` as a GitHub markdown table under the aggregation caption."""
     def cell(text: str) -> str:
         return text.replace("|", "\\|")
 
     name_l, name_r = names or (left.agent, right.agent)
-    lines = [left.evaluation.caption(), "",
+    lines = [left.evaluation.caption(ci), "",
              f"| Metric (all) | {cell(name_l)} | {cell(name_r)} | diff |", "|---|---:|---:|---:|"]
     from utp_env.runs.report_html import compare_rows
 
-    lines += [f"| {cell(label)} | {a} | {b} | {diff} |" for label, a, b, diff in compare_rows(left, right)]
+    lines += [f"| {cell(label)} | {a} | {b} | {diff} |" for label, a, b, diff in compare_rows(left, right, ci)]
     return "\n".join(lines)
 
 
@@ -99,15 +104,22 @@ def handle(args: argparse.Namespace) -> int:
         check_run_folder(run_dir)
     if len(args.runs) == 2 and Path(args.runs[0]).resolve() == Path(args.runs[1]).resolve():
         raise ValueError(f"{args.runs[0]} is given twice: compare two different run folders")
+    from utp_env.cli import with_intervals
+
+    ci = with_intervals(args)
     summaries = [load_summary(path) for path in args.runs]
     if len(summaries) == 1:
-        print(render_markdown(summaries[0]) if args.markdown else render_text(summaries[0]))
+        print(render_markdown(summaries[0], ci) if args.markdown else render_text(summaries[0], ci))
     else:
         paired = paired_section(summaries[0], summaries[1], args.runs[0], args.runs[1], markdown=args.markdown,
                                 required=args.paired)
         names = run_names(summaries[0], summaries[1], args.runs[0], args.runs[1])
         left, right = summaries
-        print(compare_markdown(left, right, names=names) if args.markdown else compare(left, right, names=names))
+        print(compare_markdown(left, right, names=names, ci=ci) if args.markdown
+              else compare(left, right, names=names, ci=ci))
         print()
         print(paired)
+        print()
+        print(f"Is a difference real? `utp-env compare {args.runs[0]} {args.runs[1]}` tests every Table 3 row, "
+              "paired by query and trial (difference, 95% interval, p-value, Holm-corrected).")
     return 0

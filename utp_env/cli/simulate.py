@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from utp_env.itinerary import Plan
+    from utp_env.plan_format import Repair
     from utp_env.query import Query
     from utp_env.tools.database import Database
 
@@ -37,13 +38,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="uncertainty parameters YAML (default: the shipped configs/uncertainty.yaml)")
     p.add_argument("--plot", type=Path, metavar="PNG", help="also write a timeline with lateness bands to PNG")
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
+    p.add_argument("--lenient", action="store_true",
+                   help="simulate a plan the parser could read only by dropping part of its text (a day with "
+                   "broken JSON, a last day cut off); refused by default, naming where the text breaks")
     p.set_defaults(handler=handle)
 
 
-def load_plan(path: Path, query: Query | None, db: Database) -> Plan:
-    """The plan in `path`: canonical `Plan` JSON (days holding `items`) or the paper's day format."""
+def load_plan(path: Path, query: Query | None, db: Database, lenient: bool = False) -> tuple[Plan, list[Repair]]:
+    """The plan in `path`: canonical `Plan` JSON (days holding `items`) or the paper's day format. A plan
+    the parser could read only by dropping part of the text is refused (`LossyPlanError`, one line with
+    where the text breaks and what it needs) unless `lenient`. Returns the plan and the parser's repairs."""
     from utp_env.itinerary import Plan
-    from utp_env.plan_format import parse_plan
+    from utp_env.plan_format import parse_plan_repaired, refuse_lossy
 
     if not path.exists():
         raise FileNotFoundError(f"plan file {str(path)!r} does not exist")
@@ -55,13 +61,16 @@ def load_plan(path: Path, query: Query | None, db: Database) -> Plan:
     days = data.get("days") if isinstance(data, dict) else None
     if isinstance(days, list) and days and isinstance(days[0], dict) and "items" in days[0]:
         try:
-            return Plan.model_validate(data)
+            return Plan.model_validate(data), []
         except ValueError as exc:
             raise ValueError(f"{path}: not a valid canonical plan: {exc}") from exc
     try:
-        return parse_plan(text, query=query, db=db)
+        plan, repairs = parse_plan_repaired(text, query=query, db=db)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from exc
+    if not lenient:
+        refuse_lossy(repairs, str(path))
+    return plan, repairs
 
 
 def find_query(query_id: str | None, queries_path: Path | None, db: Database) -> Query | None:
@@ -116,10 +125,13 @@ def handle(args: argparse.Namespace) -> int:
 
         db = open_sandbox(args.profile)
     config = load_uncertainty(args.config)
-    plan = load_plan(args.plan, None, db)
+    plan, repairs = load_plan(args.plan, None, db, args.lenient)
     query = find_query(args.query_id or plan.query_id, args.queries, db)
+    for repair in repairs:
+        print(f"utp-env simulate: note: {args.plan}: {'dropped' if repair.lossy else 'repaired'}: {repair}",
+              file=sys.stderr)
     if query is not None:
-        plan = load_plan(args.plan, query, db)  # with the query's dates
+        plan, _ = load_plan(args.plan, query, db, args.lenient)  # with the query's dates
         from utp_env.env.episode import plan_mismatch
 
         wrong = plan_mismatch(plan, query, db)

@@ -1,9 +1,9 @@
 """What a `UTPEnv` is built from: its `EnvConfig` and its data sources.
 
 - `EnvConfig`: every knob of the env, with defaults equal to `configs/env.yaml` (a test asserts
-  the shipped YAML equals these defaults). Reward weights name the two pass rates and the eight
-  metrics of the `EvaluationReport` (see `reward_terms` in `utp_env/env/episode.py`); a weight of
-  0 drops a term from the reward.
+  the shipped YAML equals these defaults). Reward weights name terms of the reward's table
+  (`PLAN_TERMS` of utp_env/env/reward.py, where their defaults are); a partial `reward_weights`
+  changes only the terms it names, and a weight of 0 drops a term from the reward.
 - Data sources: the dataset (`utp_env.dataset`) of a database path or of the embedded sandbox
   profile, built on first use and opened once per process. Constructors receive only paths and
   profile names (picklable, so `AsyncVectorEnv` workers build their own env); each database
@@ -17,30 +17,17 @@ import math
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from utp_env.config import CONFIG_DIR, load_model
 from utp_env.dataset import dataset_of, open_dataset
+from utp_env.env.reward import DEFAULT_REWARD_WEIGHTS
 from utp_env.itinerary import Plan
 from utp_env.queries.generate import TRAIN_SPLIT
 from utp_env.query import Query
 from utp_env.tools.database import Database
 
 ENV_CONFIG_PATH = CONFIG_DIR / "env.yaml"
-
-DEFAULT_REWARD_WEIGHTS: dict[str, float] = {
-    "commonsense_pass_rate": 1.0,
-    "hard_pass_rate": 1.0,
-    "bas": 1.0,
-    "cats": 1.0,
-    "tdas": 1.0,
-    "temporal_meal": 0.5,
-    "temporal_attraction": 0.5,
-    "spatial": 0.5,
-    "ordering": 0.5,
-    "persona": 0.5,
-}
-
 
 class EnvConfig(BaseModel):
     """Parameters of `UTPEnv`: limits, reward weights and which optional features run."""
@@ -53,7 +40,8 @@ class EnvConfig(BaseModel):
     max_observation_chars: int = Field(default=200_000, ge=1_000,
                                        description="Observations longer than this are cut (and say so)")
     reward_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_REWARD_WEIGHTS),
-                                             description="Metric name -> weight (>= 0)")
+                                             description="Reward term -> weight (>= 0); the terms not named "
+                                                         "keep their default weight (utp_env/env/reward.py)")
     check_plan: bool = Field(default=True, description="Expose the check_plan tool")
     stochastic: bool = Field(default=False, description="Draw one delay realisation at the end of each episode")
     robustness: bool = Field(default=False, description="Run Monte Carlo robustness on the final plan")
@@ -62,6 +50,12 @@ class EnvConfig(BaseModel):
     tools: list[str] | None = Field(default=None, description="Tools offered (None: all); others are unknown tools")
     compact: bool = Field(default=False, description="Short tool schemas and task text, for small models "
                           "(docs/RL.md \"Prompt length\")")
+
+    @field_validator("reward_weights", mode="before")
+    @classmethod
+    def _merge_weights(cls, given: Any) -> Any:
+        """A partial `reward_weights` overrides only the terms it names (the others keep their default)."""
+        return {**DEFAULT_REWARD_WEIGHTS, **given} if isinstance(given, dict) else given
 
     @model_validator(mode="after")
     def _weights(self) -> EnvConfig:
@@ -72,7 +66,7 @@ class EnvConfig(BaseModel):
             raise ValueError(f"tools {self.tools} offer no way to end the episode: add submit or submit_plan")
         unknown = set(self.reward_weights) - set(DEFAULT_REWARD_WEIGHTS)
         if unknown:
-            raise ValueError(f"reward_weights: unknown metric(s) {sorted(unknown)}; "
+            raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; "
                              f"known: {', '.join(DEFAULT_REWARD_WEIGHTS)}")
         return self
 

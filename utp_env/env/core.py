@@ -14,6 +14,7 @@ Following `step`: `spaces.parse_action` reads the action, each call runs a looku
 
 from __future__ import annotations
 
+import re
 import reprlib
 import traceback
 from collections.abc import Mapping
@@ -41,6 +42,7 @@ from utp_env.env.episode import (
     realisation_text,
 )
 from utp_env.env.itinerary_tools import ITINERARY_TOOLS
+from utp_env.env.reward import reward_note
 from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
 from utp_env.itinerary import MAX_ITEMS_PER_DAY, Plan
 from utp_env.query import Query
@@ -294,11 +296,7 @@ class UTPEnv(gym.Env[str, Any]):
         return [
             "RULES every plan is checked on (commonsense checks; check_plan reports the ones that fail):",
             *(f"- {name}: {rule}" for name, rule in commonsense_rules().items()),
-            "REWARD: the two pass rates and the metrics; each metric counts the distinct venues and services "
-            "found in the database that it scores, against what the query calls for (a repeated or invented "
-            "venue adds nothing), and is scaled by the commonsense pass rate; an item without a start and an "
-            "end time counts as missing information; visits outside a venue's opening hours or on its closing "
-            "day and transit distances other than nearest_transit's count as failed checks.",
+            reward_note(),
             "TOOLS:", *tool_lines,
         ]
 
@@ -519,3 +517,18 @@ def _preview(action: Any, limit: int = 300) -> str:
         return _PREVIEW.repr(action)[:limit]
     except Exception:  # a user object whose __repr__ fails
         return f"<{type(action).__name__}>"
+
+
+def split_answers(observation: str, n: int) -> list[str]:
+    """The env's combined observation of an n-call step, one answer per call (for a chat history that
+    answers each tool call with its own message: the tool-calling agent, the verifiers environment).
+
+    `UTPEnv.step` prefixes answers with `[i/n] tool: ` and joins them with blank lines; if the split
+    does not find exactly n parts, the whole text answers the first call and the others point to it.
+    """
+    if n == 1:
+        return [observation]
+    parts = re.split(rf"\n\n(?=\[\d+/{n}\] )", observation)
+    if len(parts) == n:
+        return parts
+    return [observation] + [f"(answered together with the first call of this step: {observation[:80]}...)"] * (n - 1)

@@ -11,23 +11,18 @@
 - `EpisodeOutcome.to_json()`: the one JSON form of an outcome; the env's final `info` and each
   line of a run's `results.jsonl` are built on it (docs/ENV.md, docs/RUNS.md).
 
-The reward is a weighted mean of the report's two pass rates and its metrics, each metric weighed
-by its coverage of the content the query calls for (`reward_terms`; weights in `configs/env.yaml`;
-docs/METRICS.md "Coverage"). A metric is left out (and the remaining weights renormalised) only
-when the query calls for nothing it scores (e.g. CATS where no venue has crowd data); a plan that
-leaves out what it should have scores 0 on it. An empty plan scores 0.
+The reward itself lives in utp_env/env/reward.py (`score_plan`); `finish` calls it.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from utp_env.evaluation.coverage import reward_checks, reward_gate
+from utp_env.evaluation.report import CheckResult
 from utp_env.evaluation.report import pass_rate as pass_rate  # re-exported: one definition, in evaluation
 from utp_env.itinerary import Day, Plan
 from utp_env.query import Query
@@ -53,9 +48,6 @@ class TerminationReason(StrEnum):
     """The agent raised or its model failed; the plan built so far (if any) is scored."""
     INFRASTRUCTURE_ERROR = "infrastructure_error"
     """A tool, the evaluator or the simulation failed: the benchmark's fault, not the agent's."""
-
-
-PASS_RATES = ("commonsense_pass_rate", "hard_pass_rate")
 
 
 # ---------------------------------------------------------------- episode state
@@ -167,77 +159,7 @@ def plan_mismatch(plan: Plan, query: Query, db: Database | None = None) -> list[
     return out
 
 
-# ---------------------------------------------------------------- reward
-
-
-def expected_content(query: Query, db: Database, reference: Plan | None) -> dict[str, int]:
-    """What the query calls for, per metric (`utp_env.evaluation.coverage.expected_units`): the
-    units of its reference plan, else the least Complete Information asks."""
-    from utp_env.evaluation.coverage import expected_units
-
-    if reference is None or not reference.days:
-        return expected_units(query, None)
-    from utp_env.evaluation.evaluate import plan_units
-
-    return expected_units(query, plan_units(reference, query, db))
-
-
-def reward_terms(report: EvaluationReport, expected: Mapping[str, int]) -> dict[str, float | None]:
-    """What the reward weighs: the two pass rates, then the report's eight metrics each weighed by
-    its coverage of what the query calls for (`expected`, see `expected_content`; docs/METRICS.md
-    "Coverage"): a metric with nothing to score in a plan that should have something scores 0, and
-    leaving items out, copying a venue or inventing one never raises a metric's term. Each metric
-    is then scaled by the commonsense pass rate: a plan that breaks the rules (repeated venues,
-    overlapping items, meals without gaps) earns its metrics only in the share of the rules it keeps,
-    so stuffing a valid plan with repeats cannot outscore an honest plan.
-
-    The pass rates read `reward_checks`. The hard pass rate is gated as the paper's pass rates are
-    (`EvaluationReport.hard_evaluated`): a plan that fails complete information or within sandbox
-    scores 0 on it, so an invented stay that costs nothing cannot earn the budget check.
-    """
-    from utp_env.evaluation.coverage import covered_metrics
-
-    checks = reward_checks(report)
-    hard = pass_rate(report.hard) if reward_gate(checks) else 0.0
-    commonsense = pass_rate(checks)
-    terms: dict[str, float | None] = {"commonsense_pass_rate": commonsense, "hard_pass_rate": hard}
-    validity = commonsense or 0.0
-    terms.update({name: None if value is None else value * validity
-                  for name, value in covered_metrics(report, expected).items()})
-    return terms
-
-
-def weighted_reward(values: Mapping[str, float | None], weights: Mapping[str, float]) -> float:
-    """Σ w·m / Σ w over the terms with a value and a positive weight; 0 when none has both.
-
-    The weights are scaled by the power of two of the largest first, so any finite weights (1e308 included) give a
-    finite mean; a weight that is not finite and >= 0 is a ValueError (the configs refuse them first).
-    """
-    bad = {name: w for name, w in weights.items() if not (math.isfinite(w) and w >= 0)}
-    if bad:
-        raise ValueError(f"reward weights must be finite and >= 0; got {bad}")
-    top = max((w for w in weights.values()), default=0.0)
-    if top <= 0:
-        return 0.0
-    shift = -math.frexp(top)[1]  # scaling by a power of two is exact: small weights keep their sums
-    num = den = 0.0
-    for name, weight in weights.items():
-        value = values.get(name)
-        if value is None or weight <= 0:
-            continue
-        if not math.isfinite(value):
-            raise ValueError(f"reward term {name} is {value}, not a finite number")
-        scaled = math.ldexp(weight, shift)
-        num += scaled * float(value)
-        den += scaled
-    return num / den if den > 0 else 0.0
-
-
-def plan_reward(plan: Plan, report: EvaluationReport, weights: Mapping[str, float],
-                expected: Mapping[str, int]) -> float:
-    """The reward of an evaluated plan: 0 for an empty plan (nothing delivered), else the weighted
-    mean of `reward_terms`."""
-    return weighted_reward(reward_terms(report, expected), weights) if plan.days else 0.0
+# ---------------------------------------------------------------- checking a plan
 
 
 def evaluate_plan(plan: Plan, ep: Episode) -> EvaluationReport:
@@ -268,12 +190,17 @@ def commonsense_rules(min_meal_gap: float | None = None) -> dict[str, str]:
     return rules
 
 
-def report_text(report: EvaluationReport) -> str:
+def report_text(report: EvaluationReport, reward_checks: Mapping[str, CheckResult] | None = None,
+                reward_hard: Mapping[str, CheckResult] | None = None) -> str:
     """A short account of a report for the agent: failed checks with reasons (a failed commonsense
-    check also with its rule, `commonsense_rules`), then the metrics."""
+    check also with its rule, `commonsense_rules`), then the metrics. Given the reward's checks
+    (`utp_env.env.reward.plan_checks`: the paper's with the reward's rules folded in and the extra
+    checks it counts; the hard checks on what counts), those are listed instead of the paper's."""
     rules = commonsense_rules()
     lines: list[str] = []
-    for group, checks in (("commonsense", report.commonsense), ("hard", report.hard)):
+    commonsense = report.commonsense if reward_checks is None else reward_checks
+    hard = report.hard if reward_hard is None else reward_hard
+    for group, checks in (("commonsense", commonsense), ("hard", hard)):
         failed = [(name, c.reason) for name, c in checks.items() if c.passed is False]
         applicable = sum(c.passed is not None for c in checks.values())
         lines.append(f"{group} checks: {applicable - len(failed)}/{applicable} passed")
@@ -347,11 +274,11 @@ def finish(reason: TerminationReason, plan: Plan | None, query: Query, db: Datab
     """
     if plan is None:
         return EpisodeOutcome(reason, None, error=error)
-    from utp_env.evaluation import evaluate
+    from utp_env.env.reward import score_plan
 
     try:
-        report = evaluate(plan, query, db, reference=reference)
-        reward = plan_reward(plan, report, weights, expected_content(query, db, reference))
+        scored = score_plan(plan, query, db, weights=weights, reference=reference)
+        report, reward = scored.report, scored.reward
     except Exception as exc:  # the evaluator failing is the benchmark's fault, not the agent's
         return EpisodeOutcome(TerminationReason.INFRASTRUCTURE_ERROR, plan,
                               error=f"evaluation failed: {type(exc).__name__}: {exc}")

@@ -615,14 +615,17 @@ def view_plan(ep: Episode, args: ViewPlan) -> ToolResult:
 def check_plan(ep: Episode, args: NoArgs) -> ToolResult:
     """Check the plan built so far against the query's constraints and score it, without submitting.
 
-    Lists every failed commonsense or hard check with its reason, and the metric values.
+    Lists every failed commonsense or hard check (and every failed check of the reward's own) with its
+    reason, and the metric values.
     Example: {}
     """
     if not ep.check_plan_enabled:
         raise ToolError("check_plan is disabled in this environment's configuration")
     from utp_env.env.episode import evaluate_plan, report_text
+    from utp_env.env.reward import plan_checks
 
-    return ToolResult(ok=True, text=report_text(evaluate_plan(ep.plan, ep)))
+    report = evaluate_plan(ep.plan, ep)
+    return ToolResult(ok=True, text=report_text(report, *plan_checks(ep.plan, ep.query, ep.db, report)))
 
 
 class SubmitPlan(Args):
@@ -640,15 +643,19 @@ def submit_plan(ep: Episode, args: SubmitPlan) -> ToolResult:
     Example: {"plan": [{"days": 1, "current_city": "from Pune to Indore", "transportation": "Flight Number: 6E-284,
     from Pune to Indore, Departure Time: 05:15, Arrival Time: 07:10", "breakfast": "-", ...}]}
     """
-    from utp_env.plan_format import PlanFormatError, parse_plan
+    from utp_env.plan_format import PlanFormatError, parse_plan_repaired
 
     try:
-        plan = parse_plan(args.plan, query=ep.query, db=ep.db)
+        plan, repairs = parse_plan_repaired(args.plan, query=ep.query, db=ep.db)
     except PlanFormatError as exc:
         raise ToolError(f"the plan could not be read: {exc}", "plan") from None
     ep.plan = plan
     ep.status = TerminationReason.SUBMITTED
-    return ToolResult(ok=True, text=f"Plan submitted ({len(plan.days)} days). The episode ends and is scored.")
+    text = f"Plan submitted ({len(plan.days)} days). The episode ends and is scored."
+    if repairs:  # what the parser had to repair, and what it dropped, so the agent and its logs see it
+        text += " Read after repairs: " + " ".join(
+            f"{'DROPPED' if r.lossy else 'repaired'}: {r}." for r in repairs)
+    return ToolResult(ok=True, text=text)
 
 
 @itinerary_tool

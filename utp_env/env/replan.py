@@ -33,20 +33,14 @@ from utp_env.env.episode import (
     TerminationReason,
     finish,
     report_text,
-    weighted_reward,
 )
 from utp_env.env.itinerary_tools import ENDING, EXECUTION_TOOLS, closed_loop_ending_tools, plan_text
+from utp_env.env.reward import DEFAULT_REALISED_WEIGHTS, REALISED_TERM_NAMES, realised_reward, realised_terms
 from utp_env.env.spaces import ToolCallSpace
-from utp_env.evaluation.realised import (
-    REWARD_TERMS,
-    booked_nights_cost,
-    extra_fares,
-    realised_terms,
-    within_leg_ranges,
-)
+from utp_env.evaluation.realised import booked_nights_cost, extra_fares, within_leg_ranges
 from utp_env.itinerary import Plan, PlanItem, TransportLeg
 from utp_env.query import Query
-from utp_env.simulation.compile import is_journey_item
+from utp_env.simulation.compile import ELASTIC, is_journey_item
 from utp_env.simulation.realise import (
     DEFAULT_KINDS,
     REALISER_STATE,
@@ -67,10 +61,6 @@ from utp_env.tools.seeding import stable_int
 REPLAN_CONFIG_PATH = CONFIG_DIR / "replan.yaml"
 DisruptionKind = Literal["late_arrival", "missed_departure", "overrun", "cancellation"]
 Phase = Literal["planning", "execution", "ended"]
-
-DEFAULT_REALISED_WEIGHTS: dict[str, float] = {"completion": 1.0, "hard": 1.0, "punctuality": 0.5,
-                                              "commonsense": 0.5}
-
 
 def _default_kinds() -> list[DisruptionKind]:
     """The kinds active by default: `realise.DEFAULT_KINDS` (no cancellation)."""
@@ -112,11 +102,12 @@ class ReplanConfig(BaseModel):
         if bad:
             raise ValueError(f"reward_weights must be finite numbers >= 0; got {bad}")
         if not any(w > 0 for w in self.reward_weights.values()):
-            raise ValueError(f"reward_weights: at least one of {', '.join(REWARD_TERMS)} needs a positive weight "
-                             f"(else every trip scores 0); got {self.reward_weights}")
-        unknown = set(self.reward_weights) - set(REWARD_TERMS)
+            raise ValueError(f"reward_weights: at least one of {', '.join(REALISED_TERM_NAMES)} needs a positive "
+                             f"weight (else every trip scores 0); got {self.reward_weights}")
+        unknown = set(self.reward_weights) - set(REALISED_TERM_NAMES)
         if unknown:
-            raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; known: {', '.join(REWARD_TERMS)}")
+            raise ValueError(f"reward_weights: unknown term(s) {sorted(unknown)}; "
+                             f"known: {', '.join(REALISED_TERM_NAMES)}")
         if len(set(self.disruptions)) != len(self.disruptions):
             raise ValueError(f"disruptions: each kind once; got {self.disruptions}")
         return self
@@ -207,10 +198,13 @@ class ExecutionPhase:
         self.config = config
         self.last: Disruption | None = None
         # the trip's end lateness is measured from the submitted plan with its legs' buffers capped at
-        # their TDAS range (`realised.within_leg_ranges`): hours of padding on a leg buy no punctuality
+        # their TDAS range (`realised.within_leg_ranges`): hours of padding on a leg buy no punctuality;
+        # and at its real end, the last committed step (a leg home, a visit), never a stay, rest or event,
+        # which ends when planned however late it starts (`realised.late_minutes`)
         report = plan_outcome.report
         compiled = realiser.compile(submitted if report is None else within_leg_ranges(submitted, report))
-        self.submitted_end: float | None = float(compiled.end.max()) if compiled.n_steps else None
+        committed = compiled.kind != ELASTIC
+        self.submitted_end: float | None = float(compiled.end[committed].max()) if committed.any() else None
 
     # ------------------------------------------------------------ locks (itinerary_tools.Execution)
 
@@ -399,8 +393,7 @@ class ExecutionPhase:
                                rebookings=len(repaid) + len(added_legs) + airline, submitted_end=self.submitted_end,
                                punctuality_scale=config.punctuality_scale_min, final_city=r.location() or None,
                                submitted_report=self.plan_outcome.report, reference=reference)
-        weighted = {k: terms[k] for k in REWARD_TERMS}
-        reward = weighted_reward(weighted, config.reward_weights) if self.submitted.days else 0.0
+        reward = realised_reward(terms, config.reward_weights) if self.submitted.days else 0.0
         info = {"realised": {"plan": realised.model_dump(mode="json"), **r.to_json()},
                 "disruptions": [d.to_json() for d in r.disruptions], "realised_terms": terms,
                 "realised_evaluation": report.model_dump(mode="json")}

@@ -541,14 +541,17 @@ def reasonable_city_route(ctx: PlanContext) -> CheckResult:
         problems.append("a city is visited in two separate stretches")
     if len(distinct) != q.visiting_city_number:
         problems.append(f"{len(distinct)} cities visited, the query asks for {q.visiting_city_number}")
-    dest = normalize(q.dest)
     for c in distinct:
-        if q.days == 3:
-            if c != dest:
-                problems.append(f"visits {c}, the destination is {q.dest}")
-        elif ctx.index.state_of.get(c) != dest:
-            problems.append(f"{c} is not in {q.dest}")
+        if not in_destination(ctx, c):
+            problems.append(f"visits {c}, the destination is {q.dest}" if q.days == 3 else f"{c} is not in {q.dest}")
     return verdict(problems)
+
+
+def in_destination(ctx: PlanContext, city_key: str) -> bool:
+    """Whether a (normalised) city is one the query's trip goes to: its destination on a 3-day trip,
+    a city of the destination state on a longer one (the query generator's reading of `dest`)."""
+    dest = normalize(ctx.query.dest)
+    return city_key == dest if ctx.query.days == 3 else ctx.index.state_of.get(city_key) == dest
 
 
 def non_conflicting_transport(ctx: PlanContext) -> CheckResult:

@@ -277,7 +277,7 @@ def _summary_name(text: str | None) -> VenueName | None:
         return name
 
 
-def _summary_names(day: Day) -> list[tuple[VenueKind, VenueName, Meal | None]]:
+def summary_names(day: Day) -> list[tuple[VenueKind, VenueName, Meal | None]]:
     """(kind, name, meal) of every venue named in the day's summary fields."""
     fields: list[tuple[VenueKind, str | None, Meal | None]] = [
         ("restaurant", day.breakfast, "breakfast"), ("restaurant", day.lunch, "lunch"),
@@ -346,7 +346,7 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
         cities = CityKeys.of(day.cities)
         visits: list[Visit] = []
         timed: list[tuple[Visit, int, int]] = []
-        summary = _summary_names(day)
+        summary = summary_names(day)
         summary_kind = {name.key: (kind, meal) for kind, name, meal in summary}
         for item in day.items:
             name = venue_name(item.name)

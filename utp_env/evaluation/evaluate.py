@@ -1,11 +1,14 @@
 """`evaluate(plan, query, db)`: every check, every metric and the per-item details of one plan.
 
 The plan is resolved against the database once (`context.build_context`); the checks and the
-formulas of `commonsense`, `hard`, `uncertainty` and `tripcraft` then read that context.
+formulas of `commonsense`, `hard`, `uncertainty` and `tripcraft` then read that context
+(`evaluate_context`, which the env's reward calls with the context it reads too,
+utp_env/env/reward.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from utp_env.config import EvaluationReadings, UncertaintyConfig
@@ -18,8 +21,7 @@ from utp_env.evaluation.commonsense import (
     transit_distance,
     valid_poi_list_parts,
 )
-from utp_env.evaluation.context import PlanContext, Visit, build_context
-from utp_env.evaluation.coverage import ScoredItems, content_units
+from utp_env.evaluation.context import LegContext, PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
 from utp_env.itinerary import Plan
@@ -28,6 +30,16 @@ from utp_env.tools.database import Database
 from utp_env.tools.schema import VENUE_TABLE
 
 DEFAULT_CONFIG = UncertaintyConfig()
+
+
+@dataclass(frozen=True)
+class ScoredItems:
+    """The per-item scores of one plan the evaluator computes, each with the plan element it scores
+    (what the env's reward counts, utp_env/env/reward.py)."""
+
+    pois: list[tuple[Visit, PoiDetail]]  # BAS/CATS inputs of each scored timed visit (`scored_visits`)
+    legs: list[tuple[LegContext, LegDetail]]  # TDAS inputs of each leg
+    meals: list[tuple[Visit, float]]  # T_meal score of each timed meal of positive length (`meal_scores`)
 
 
 def scored_visits(ctx: PlanContext) -> list[tuple[Visit, int, int]]:
@@ -197,8 +209,13 @@ def persona_bert(ctx: PlanContext, model: str) -> float | None:
 
 def ordering(ctx: PlanContext, reference: PlanContext, reading: str) -> float | None:
     """O_ord against the reference plan, in TripCraft's reading or the day-by-day one."""
+    return ordering_of(type_sequences(ctx), type_sequences(reference), reading)
+
+
+def ordering_of(plan_days: list[list[str]], reference_days: list[list[str]], reading: str) -> float | None:
+    """O_ord of two plans' token sequences (`type_sequences`) in the reading `reading`."""
     score = tc.tripcraft_ordering_score if reading == "tripcraft" else tc.ordering_score
-    return score(type_sequences(ctx), type_sequences(reference))
+    return score(plan_days, reference_days)
 
 
 def zero_if_empty(value: float | None, readings: EvaluationReadings, delivered: bool) -> float | None:
@@ -210,22 +227,11 @@ def zero_if_empty(value: float | None, readings: EvaluationReadings, delivered: 
 
 def scored_items(ctx: PlanContext, config: UncertaintyConfig, pois: list[PoiDetail] | None = None,
                  legs: list[LegDetail] | None = None) -> ScoredItems:
-    """The per-item scores of a plan that `coverage.content_units` counts (the details computed
-    when not given)."""
+    """The per-item scores of a plan with the elements they score (the details computed when not given)."""
     pois = _poi_details(ctx, config) if pois is None else pois
     legs = _leg_details(ctx, config) if legs is None else legs
     return ScoredItems(pois=[(visit, detail) for (visit, _, _), detail in zip(scored_visits(ctx), pois, strict=True)],
-                       legs=list(zip(ctx.legs, legs, strict=True)), meals=meal_scores(ctx, config),
-                       spatial=spatial_scores(ctx, config),
-                       persona=persona_matches(ctx) if config.readings.persona == "keyword" else None)
-
-
-def plan_units(plan: Plan, query: Query, db: Database, config: UncertaintyConfig | None = None) -> dict[str, int]:
-    """`EvaluationReport.units` of `plan` without running its checks: what a reference plan holds,
-    the content its query calls for (`coverage.expected_units`)."""
-    config = config or DEFAULT_CONFIG
-    ctx = build_context(plan, query, db)
-    return content_units(ctx, scored_items(ctx, config))[0]
+                       legs=list(zip(ctx.legs, legs, strict=True)), meals=meal_scores(ctx, config))
 
 
 def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig | None = None,
@@ -234,9 +240,15 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
     valid_poi_list and complete_information in `subchecks`), the hard checks, the extra checks,
     BAS/CATS/TDAS with per-item details, the TripCraft metrics (ordering only with a `reference`
     plan), each in the reading `config.readings` names."""
+    return evaluate_context(build_context(plan, query, db), config, reference)
+
+
+def evaluate_context(ctx: PlanContext, config: UncertaintyConfig | None = None,
+                     reference: Plan | None = None) -> EvaluationReport:
+    """`evaluate` of a plan already resolved (`context.build_context`)."""
     config = config or DEFAULT_CONFIG
     readings = config.readings
-    ctx = build_context(plan, query, db)
+    query, db = ctx.query, ctx.db
     delivered = bool(ctx.days)
     cost = trip_cost(ctx)
     pois = _poi_details(ctx, config)
@@ -252,7 +264,6 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
         persona_value = zero_if_empty(persona_bert(ctx, readings.persona_model), readings, delivered)
     else:
         persona_value = persona(ctx, readings)
-    units, unit_sums = content_units(ctx, scored_items(ctx, config, pois, legs))
     subchecks = {f"valid_poi_list/{name}": check for name, check in poi_parts.items()}
     subchecks.update({f"complete_information/{name}": check for name, check in information_parts.items()})
     return build(EvaluationReport,
@@ -269,4 +280,4 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
         spatial=zero_if_empty(spatial(ctx, config), readings, delivered),
         ordering=order,
         persona=persona_value,
-        pois=pois, legs=legs, cost=cost, units=units, unit_sums=unit_sums)
+        pois=pois, legs=legs, cost=cost)

@@ -1,24 +1,21 @@
 """The realised outcome of a trip lived through in `utp_env/UTP-Replan-v0` (docs/METRICS.md,
-"Realised outcome"; docs/REPLAN.md).
+"Realised outcome"; docs/REPLAN.md): what the trip did, measured.
 
-The plan scored here is the trip as it happened (`utp_env.simulation.realise.Realiser.realised_plan`:
-lost items removed, executed items at their actual times). The terms, each in [0, 1]:
+The plan measured here is the trip as it happened (`utp_env.simulation.realise.Realiser.realised_plan`:
+lost items removed, executed items at their actual times). The measures:
 
-- `completion`: the share of the commitments the query calls for (the submitted plan's timed,
-  known visits, meals and events, at least as many as the reference plan's) actually done;
-- `realised_hard`: the hard constraints of the realised trip (0 when the submitted plan fails the
-  reward's complete information or within sandbox, as in the plan reward), the budget including the extra costs
+- `completion`: the share of the commitments the query calls for (`planned_activities` of the
+  submitted plan, at least as many as the reference plan's) actually done;
+- `realised_hard`: the hard constraints of the realised trip, the budget including the extra costs
   (`extra_fares`: fares paid again for missed legs and fares of booked legs not taken;
   `booked_nights_cost`: submitted nights changed by a repair) and `returns_home` (the traveller
   ends the trip in the query's origin);
-- `punctuality`: 1 - min(1, late minutes at fixed commitments / scale) (`late_minutes`), 0 when a
-  commitment was missed altogether (`unreplaced_legs`: a submitted leg whose destination no taken
-  leg reached instead), weighed by the plan's coverage of the commitments the query calls for;
-- `realised_commonsense`: the commonsense pass rate of the realised itinerary (`reward_checks`).
+- `punctuality`: 1 - min(1, late minutes at fixed commitments / scale) (`late_minutes`: events'
+  starts and the trip's real end, the end of its last committed step), 0 when a commitment was
+  missed altogether (`unreplaced_legs`).
 
-`realised_terms` gathers them with the reported counts (`rebookings`, `extra_cost`, `late_minutes`,
-`items_kept`); the env weighs the four terms with `configs/replan.yaml` (`weighted_reward` of
-utp_env/env/episode.py).
+The env's realised reward (utp_env/env/reward.py, `realised_terms`) weighs these with the reward's
+gates and scales.
 """
 
 from __future__ import annotations
@@ -30,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation.context import PlanContext, Visit, build_context
-from utp_env.evaluation.coverage import required_units, reward_checks, reward_gate
 from utp_env.evaluation.hard import budget, hard_checks, trip_cost
 from utp_env.evaluation.report import CheckResult, CostBreakdown, EvaluationReport, build, pass_rate
 from utp_env.evaluation.uncertainty import base_visit_minutes
 from utp_env.itinerary import Day, Plan, TransportLeg
 from utp_env.query import Query
+from utp_env.simulation.compile import ELASTIC, KIND_NAMES
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE
 
@@ -44,8 +41,9 @@ if TYPE_CHECKING:
 
 DEFAULT_MEALS = UncertaintyConfig()
 """The meal windows that give a restaurant visit its base length (`uncertainty.base_visit_minutes`)."""
-REWARD_TERMS = ("completion", "hard", "punctuality", "commonsense")
-"""The weighted terms of the realised reward (configs/replan.yaml `reward_weights`)."""
+ELASTIC_STEP = KIND_NAMES[ELASTIC]
+"""The kind of an executed step that ends at its planned end however late it starts (a stay, a rest,
+an event: `utp_env.simulation.compile`): it absorbs lateness, so it never marks the trip's end."""
 
 
 ACTIVITY_KINDS = ("attraction", "restaurant", "event")
@@ -55,9 +53,8 @@ def planned_activities(ctx: PlanContext) -> list[Visit]:
     """The commitments `completion` counts: the timed visits, meals and events of venues found in
     the database (`context.build_context`) that last at least half their base length v (an event:
     a minute), each venue once per trip and each meal once per day. A visit without a time commits
-    to nothing, an invented venue cannot be done, a repeated one is
-    done once (utp_env/evaluation/coverage.py: the reward's guard against plans that leave content
-    out, copy or invent)."""
+    to nothing, an invented venue cannot be done, a repeated one is done once. The env's reward
+    passes the submitted plan's counted context (utp_env/env/reward.py)."""
     seen: set[tuple[Any, ...]] = set()
     out: list[Visit] = []
     meals = DEFAULT_MEALS.restaurant_meals
@@ -191,12 +188,15 @@ def within_leg_ranges(plan: Plan, report: EvaluationReport) -> Plan:
 
 def late_minutes(steps: Iterable[ExecutedStep], events: set[tuple[int, str]], submitted_end: float | None) -> float:
     """Lateness at fixed commitments, minutes: how late each attended event started (`events`: an
-    event keeps its time), plus how much later than the submitted plan's last planned end the trip
-    ended (a missed last flight taken the next day costs a day)."""
+    event keeps its time), plus how much later than the submitted plan's real end (`submitted_end`,
+    the planned end of its last committed step) the trip really ended: the actual end of its last
+    committed step reached, a leg home or a visit, never a stay, rest or event (`ELASTIC_STEP`),
+    which would absorb the delay of the leg before it (a missed last flight taken the next day costs
+    a day)."""
     steps = list(steps)
     late = sum(max(0.0, s.actual_start - s.planned_start) for s in steps
                if s.element == "item" and (s.day_index, s.name) in events and not s.lost)
-    reached = [s for s in steps if not s.unreachable]  # a step not reached ends nothing
+    reached = [s for s in steps if not s.unreachable and s.kind != ELASTIC_STEP]
     if reached and submitted_end is not None:
         late += max(0.0, max(s.actual_end for s in reached) - submitted_end)
     return float(late)
@@ -208,59 +208,3 @@ def punctuality(late: float, scale: float, missed_commitments: int = 0) -> float
     if missed_commitments > 0:
         return 0.0
     return 1.0 - min(1.0, max(0.0, late) / scale)
-
-
-def expected_commitments(query: Query, db: Database, reference: Plan | None) -> int:
-    """How many commitments (`planned_activities`) the query calls for: its reference plan's, else
-    the least Complete Information asks (`coverage.required_units`: an attraction and three meals a
-    day without a journey)."""
-    if reference is not None and reference.days:
-        return len(planned_activities(build_context(reference, query, db)))
-    return required_units(query)["bas"]
-
-
-def realised_commonsense(report: EvaluationReport) -> float | None:
-    """The commonsense pass rate of the realised plan's report, on the reward's checks
-    (`coverage.reward_checks`: an untimed item fails complete information)."""
-    return pass_rate(reward_checks(report))
-
-
-def realised_terms(submitted: Plan, realised: Plan, report: EvaluationReport, steps: list[ExecutedStep],
-                   query: Query, db: Database, *, extra_cost: float, rebookings: int,
-                   submitted_end: float | None, punctuality_scale: float, final_city: str | None = None,
-                   submitted_report: EvaluationReport | None = None, reference: Plan | None = None
-                   ) -> dict[str, Any]:
-    """Every term of the realised outcome: the four weighted ones (`REWARD_TERMS`) and the reported
-    `rebookings`, `extra_cost` (INR), `late_minutes`, `missed_commitments` (`unreplaced_legs`),
-    `items_kept` (done / planned visits, meals and events) and `hard_checks`. `final_city`: where
-    the traveller ended the trip (`returns_home`; None skips that check).
-
-    The guards of the plan reward (utp_env/evaluation/coverage.py) hold here too: completion is
-    over what the query calls for (`reference`'s commitments, else the least Complete Information
-    asks), the hard term counts only when the submitted plan (`submitted_report`) passes the
-    reward's complete information and within sandbox, punctuality is weighed by completion's
-    coverage (a plan with no commitments cannot be late for them), and completion and punctuality
-    are scaled by the submitted plan's commonsense pass rate on the reward's checks."""
-    realised_ctx = build_context(realised, query, db)
-    home = returns_home(final_city, query) if final_city is not None else None
-    hard, detail = realised_hard(realised_ctx, extra_cost, home)
-    if submitted_report is not None and not reward_gate(reward_checks(submitted_report)):
-        hard = 0.0
-    submitted_ctx = build_context(submitted, query, db)
-    late = late_minutes(steps, event_items(realised_ctx), submitted_end)
-    missed = unreplaced_legs((leg for day in submitted.days for leg in day.transport),
-                             (leg for day in realised.days for leg in day.transport))
-    expected = expected_commitments(query, db, reference)
-    kept = completion(submitted_ctx, realised_ctx, expected)
-    wanted = len(planned_activities(submitted_ctx))
-    covered = min(1.0, wanted / expected) if expected > 0 else 1.0
-    on_time = punctuality(late, punctuality_scale, missed) * covered
-    if submitted_report is not None:  # as in the plan reward: a plan that breaks rules earns in their share
-        validity = pass_rate(reward_checks(submitted_report)) or 0.0
-        kept = None if kept is None else kept * validity
-        on_time *= validity
-    return {"completion": kept, "hard": hard, "punctuality": on_time,
-            "commonsense": realised_commonsense(report), "rebookings": rebookings, "extra_cost": extra_cost,
-            "late_minutes": late, "missed_commitments": missed,
-            "items_kept": None if kept is None else round(kept * wanted),
-            "items_planned": wanted, "cost": detail["cost"], "hard_checks": detail["checks"]}

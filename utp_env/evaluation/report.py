@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -129,6 +129,10 @@ class CostBreakdown(BaseModel):
     total: float = 0.0
 
 
+RETIRED_FIELDS = ("units", "unit_sums")
+"""Fields older reports hold that the report no longer has (read and dropped)."""
+
+
 class EvaluationReport(BaseModel):
     """Everything the evaluator found about one plan for one query."""
 
@@ -153,12 +157,15 @@ class EvaluationReport(BaseModel):
     pois: list[PoiDetail] = Field(default_factory=list)
     legs: list[LegDetail] = Field(default_factory=list)
     cost: CostBreakdown = Field(default_factory=CostBreakdown)
-    units: dict[str, int] = Field(
-        default_factory=dict,
-        description="Per metric, the distinct known items of the plan it scores (utp_env/evaluation/coverage.py); "
-                    "the reward weighs each metric by these against what the query calls for")
-    unit_sums: dict[str, float] = Field(
-        default_factory=dict, description="For the metrics that are a plain mean, the sum of the counted items' scores")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_reward_counts(cls, data: Any) -> Any:
+        """Reports written before the env's reward had its own module (utp_env/env/reward.py) carried
+        its counts (`units`, `unit_sums`); a record that has them is read with them dropped."""
+        if isinstance(data, dict) and any(name in data for name in RETIRED_FIELDS):
+            return {key: value for key, value in data.items() if key not in RETIRED_FIELDS}
+        return data
 
     @property
     def commonsense_pass(self) -> bool:

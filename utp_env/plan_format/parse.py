@@ -19,6 +19,7 @@ from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
 from utp_env.plan_format.poi import RawItem, parse_entry, place
+from utp_env.plan_format.repairs import Repair
 from utp_env.plan_format.text import is_absent, is_absent_stripped, split_top
 from utp_env.query import Query
 from utp_env.resolve import VENUE_TABLES, VenueName, find_service, find_venue, split_name_city
@@ -46,9 +47,18 @@ def parse_plan(data: Any, *, query: Query | None = None, db: Database | None = N
     day objects, `{"plan": [...]}`, `{"days": [...]}` or one day object. With `query` each day
     gets its date and the plan its query id; with `db` cities take their canonical spelling,
     scheduled arrivals come from the timetable and unmatched items are looked up as venues.
+    What was repaired to read it is not returned: see `parse_plan_repaired`.
     """
+    return parse_plan_repaired(data, query=query, db=db)[0]
+
+
+def parse_plan_repaired(data: Any, *, query: Query | None = None,
+                        db: Database | None = None) -> tuple[Plan, list[Repair]]:
+    """`parse_plan`, and every repair made to read the text (utp_env/plan_format/repairs.py); a repair
+    with `lossy` set dropped content the text holds (the caller decides whether to accept the plan)."""
+    repairs: list[Repair] = []
     try:
-        return _parse(data, query, db)
+        return _parse(data, query, db, repairs), repairs
     except PlanFormatError:
         raise
     except (ValidationError, ValueError, TypeError, KeyError, IndexError, RecursionError) as exc:
@@ -56,12 +66,12 @@ def parse_plan(data: Any, *, query: Query | None = None, db: Database | None = N
         raise PlanFormatError(f"cannot read the plan: {exc}") from exc
 
 
-def _parse(data: Any, query: Query | None, db: Database | None) -> Plan:
+def _parse(data: Any, query: Query | None, db: Database | None, repairs: list[Repair]) -> Plan:
     days: list[dict[str, Any]] = []
     numbers: list[int] = []
     seen: set[int] = set()
     lookup = _schedule_lookup(db) if db is not None else None
-    for index, raw in enumerate(day_objects(data)):
+    for index, raw in enumerate(day_objects(data, repairs)):
         fields = _fields(raw)
         number = _day_number(fields.get("days"), index)
         if number in seen:

@@ -41,6 +41,7 @@ from utp_env.tools.india import PREFERENCE_CITIES, TOURIST_CITIES, same_metro
 
 MAX_VISIT_GAP_MIN = 300.0  # longest stretch a full day offers one attraction visit (buffer included)
 MAX_ROUTE_CANDIDATES = 8  # most populous visitable cities of a state considered for multi-city routes
+ROUTE_SPARE_DESTINATIONS = 2  # a k-city route draws on the state's k + 2 most visited destinations
 MEALS_PER_DAY = 3
 ATTRACTIONS_PER_DAY = 3
 
@@ -101,8 +102,9 @@ def _visitable(db: Database, city: str, nights: int) -> bool:
 def candidate_routes(query: Query, db: Database) -> list[tuple[str, ...]]:
     """Ordered city tuples the query may visit (the dest city, or k cities of the dest state).
 
-    A multi-city route runs through the state's tourist destinations (`TOURIST_CITIES`, most
-    visited first), other cities only when it has fewer than k visitable ones; it never visits two
+    A k-city route runs through the state's k + `ROUTE_SPARE_DESTINATIONS` most visited tourist
+    destinations (`TOURIST_CITIES`; those honouring the persona's preference first), other cities
+    only when it has fewer than k visitable ones; it never visits two
     parts of one metropolitan area (Mumbai and Thane), and when the persona's location preference
     names places (`utp_env.tools.india.PREFERENCE_CITIES`: the coast for "Beaches", hill stations
     for "Mountains" ...) and some route of the state visits one, only such routes are candidates
@@ -115,9 +117,12 @@ def candidate_routes(query: Query, db: Database) -> list[tuple[str, ...]]:
     rank = {c: r for r, c in enumerate(TOURIST_CITIES)}
     cities = [c for c in db.cities_of_state(query.dest)  # most populous first
               if normalize(c) != normalize(query.org) and visitable(db, c, nights)]
-    tourist = sorted((c for c in cities if c in rank), key=lambda c: rank[c])
-    pool = tourist if len(tourist) >= k else tourist + [c for c in cities if c not in rank]
-    pool = sorted(pool, key=lambda c: c not in wanted)[:MAX_ROUTE_CANDIDATES]  # stable: by rank within each
+    tourist = sorted((c for c in cities if c in rank), key=lambda c: (c not in wanted, rank[c]))
+    if len(tourist) >= k:  # the state's most visited destinations (those honouring the persona first)
+        pool = tourist[: k + ROUTE_SPARE_DESTINATIONS]
+    else:
+        pool = sorted(tourist + [c for c in cities if c not in rank], key=lambda c: c not in wanted)
+    pool = pool[:MAX_ROUTE_CANDIDATES]
     routes = [r for r in itertools.permutations(pool, k) if not same_metro(r)]
     honoured = [r for r in routes if any(c in wanted for c in r)]
     return honoured or routes

@@ -9,9 +9,10 @@ go: a 3-day destination is one of India's tourist destinations (`utp_env.tools.i
 drawn by its `tourist_weight` (a Zipf law over the ranking, so Delhi, Agra, Jaipur, Goa lead), and
 a multi-city trip's state by the summed weight of its destinations, whose route then runs through
 them (`feasibility.candidate_routes`). The origin is drawn by population among the cities with a
-direct service to the destination and back, at least `MIN_TRIP_KM` away (travellers set out from
-the big cities). The persona is honoured: a "Beaches" query goes to a coastal place, "Mountains" to
-a hill station, "Historical Sites" to a heritage city, "Lakes and Rivers" to a lake or river town,
+direct service to the destination and back, at least `MIN_TRIP_HOURS` away by road (travellers set
+out from the big cities; Siliguri is a trip from Darjeeling, Mathura none from Vrindavan). The
+persona is honoured: a "Beaches" query goes to a coastal place, "Mountains" to a hill station,
+"Historical Sites" to a heritage city, "Lakes and Rivers" to a lake or river town,
 "Cities" to a metro (`utp_env.tools.india.PREFERENCE_CITIES`); when no such trip is found in half
 the attempts, any destination is drawn and the preference becomes the first one its route
 honours. No trip visits two parts of one metro.
@@ -47,7 +48,6 @@ from utp_env.queries.templates import render_text
 from utp_env.query import Horizon, Level, LocalConstraint, Persona, Query, RiskProfile
 from utp_env.tools.database import Database
 from utp_env.tools.india import PREFERENCE_CITIES, TOURIST_CITIES, same_metro, tourist_weight
-from utp_env.tools.sandbox.common import haversine_km
 from utp_env.tools.schema import HOUSE_RULE_FORBIDS, HOUSE_TYPES
 from utp_env.tools.seeding import stable_int
 
@@ -55,7 +55,7 @@ LEVELS: tuple[Level, ...] = ("easy", "medium", "hard")
 RISKS: tuple[RiskProfile, ...] = ("tolerant", "optimized", "averse")
 TRAIN_SPLIT = "train"
 TRAIN_STREAM = "train"
-MIN_TRIP_KM = 150.0  # great-circle km between a trip's origin and its destinations
+MIN_TRIP_HOURS = 2.5  # driving hours (the distances table) between a trip's origin and its destinations
 ORIGIN_POPULATION_EXPONENT = 1.0  # an origin's weight: population ** this (the source markets are the big cities)
 CONSTRAINT_KINDS = ("house_rule", "house_type", "amenities", "services", "cuisine", "transportation",
                     "event_types", "attraction_categories")
@@ -162,8 +162,6 @@ class _Generator:
         self.destinations = self.tourist or sorted(cities, key=lambda c: (-self.population[c], c))
         self.destination_weight = ({c: tourist_weight(c) for c in self.tourist} if self.tourist
                                    else {c: self.population[c] for c in self.destinations})
-        self.position = {c: (float(la), float(lo)) for c, la, lo in zip(cols["city"], cols["latitude"],
-                                                                        cols["longitude"], strict=True)}
         self._states: dict[tuple[int, int, frozenset[str] | None], list[str]] = {}
         self._origins: dict[tuple[str, ...], tuple[list[str], np.ndarray]] = {}
 
@@ -195,13 +193,13 @@ class _Generator:
 
     def draw_origin(self, rng: np.random.Generator, targets: tuple[str, ...], state: str | None) -> str | None:
         """An origin for a trip to one of `targets` (and outside `state`, when given): a city with a
-        direct service to one of them and back, at least `MIN_TRIP_KM` away and not in the same
-        metro, drawn by population (`ORIGIN_POPULATION_EXPONENT`); None when there is none."""
+        direct service to one of them and back, at least `MIN_TRIP_HOURS` away by road and not in
+        the same metro, drawn by population (`ORIGIN_POPULATION_EXPONENT`); None when there is none."""
         key = (*targets, state or "")
         if key not in self._origins:
             pool = sorted(c for c in self.orgs if (state is None or self.state[c] != state) and any(
                 t != c and t in self.nb.get(c, ()) and c in self.nb.get(t, ()) and not same_metro((c, t))
-                and self.km(c, t) >= MIN_TRIP_KM for t in targets))
+                and self.drive_hours(c, t) >= MIN_TRIP_HOURS for t in targets))
             weights = np.array([self.population[c] ** ORIGIN_POPULATION_EXPONENT for c in pool], float)
             self._origins[key] = (pool, weights)
         pool, weights = self._origins[key]
@@ -225,10 +223,10 @@ class _Generator:
             query = self.one(index, days, level, risk, retry)  # a train query may be drawn again (TRAIN_RETRIES)
         return query
 
-    def km(self, a: str, b: str) -> float:
-        """Great-circle km between two cities."""
-        (la, lo), (lb, mb) = self.position[a], self.position[b]
-        return float(haversine_km(la, lo, lb, mb))
+    def drive_hours(self, a: str, b: str) -> float:
+        """Driving hours between two cities (the `distances` table)."""
+        rows = self.db.pair_rows("distances", a, b)
+        return float(self.db.tables["distances"].columns["duration_min"][int(rows[0])]) / 60.0 if len(rows) else 0.0
 
     def one(self, index: int, days: Horizon, level: Level, risk: RiskProfile, retry: int = 0) -> Query | None:
         """The query of `index` (None when no feasible one is drawn in `max_attempts`); `retry` > 0

@@ -31,7 +31,8 @@ reference plan stays in. Definitions:
   shortest BAS accepts): breakfast 45-90 min, lunch 45-105, dinner 60-135;
 - attraction visits: median booked length 60-180 min, share of 4 h or more <= 10% (a day trip to
   Ajanta or Fatehpur Sikri is one);
-- breakfasts at a bar, pub, pizzeria, grill or "Chinese corner" (by name), = 0.
+- breakfasts at a restaurant of a lunch-or-evening kind (`LUNCH_EVENING_KINDS`: a pizzeria, Chinese
+  corner, grill, kebab or biryani house, pub or bar ..., by `restaurant_kind`), = 0.
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.clock import weekday
 from utp_env.tools.database import Database, normalize
-from utp_env.tools.india import PREFERENCE_CITIES, TOP_TOURIST_COUNT, TOURIST_CITIES, same_metro, top_sights
+from utp_env.tools.india import PREFERENCE_CITIES, TOP_TOURIST_COUNT, TOURIST_CITIES, same_metro
+from utp_env.tools.india.venue_facts import LUNCH_EVENING_KINDS, top_sights
 from utp_env.tools.sandbox.traveller import Figure
+from utp_env.tools.sandbox.venues import restaurant_kind
 
 MOST_VISITED = 30
 EXPECTED_PLACES = ("Panaji", "Leh", "Darjeeling", "Rishikesh", "Puri", "Shimla", "Manali")
@@ -59,7 +62,6 @@ MEAL_STARTS = {"breakfast": (7 * 60 + 30, 9 * 60 + 30), "lunch": (12 * 60 + 30, 
                "dinner": (19 * 60, 21 * 60)}
 TOLERANT_MEAL_MINUTES = {"breakfast": (45, 90), "lunch": (45, 105), "dinner": (60, 135)}
 LATEST_DINNER_END = 23 * 60 + 30
-NOT_BREAKFAST_WORDS = ("bar", "pub", "pizzeria", "pizza", "grill", "chinese corner", "brewery", "lounge")
 
 
 def destinations(query: Query, reference: Plan | None, db: Database) -> list[str]:
@@ -168,8 +170,11 @@ def plan_figures(qs: list[Query], references: Mapping[str, Plan], db: Database) 
                         tolerant[meal].append(length)
                     if meal == "dinner" and item.end > LATEST_DINNER_END:
                         late_dinners += 1
-                    if meal == "breakfast" and any(w in item.name.casefold() for w in NOT_BREAKFAST_WORDS):
-                        bad_breakfasts += 1
+                    if meal == "breakfast":
+                        name, _, city = item.name.rpartition(", ")
+                        row = db.venue("restaurants", city, name)
+                        cuisines = db.tables["restaurants"].columns["cuisines"][row] if row is not None else ()
+                        bad_breakfasts += restaurant_kind(city, name, cuisines) in LUNCH_EVENING_KINDS
                 elif item.venue_type == "attraction":
                     visits.append(length)
                     name, _, city = item.name.rpartition(", ")
@@ -212,8 +217,9 @@ def plan_figures(qs: list[Query], references: Mapping[str, Plan], db: Database) 
                           value=f"{median:.0f} / {100 * long / len(visits):.1f}%", target="60-180 / <= 10%",
                           passed=60 <= median <= 180 and long <= 0.1 * len(visits),
                           source="typical visit times of the sights (tools/india)"))
-    out.append(Figure(name="breakfasts at a bar, pub, pizzeria, grill or Chinese corner", value=bad_breakfasts,
-                      target="= 0", passed=bad_breakfasts == 0, source="Indian breakfast places"))
+    out.append(Figure(name="breakfasts at a lunch-or-evening kind of restaurant", value=bad_breakfasts,
+                      target="= 0", passed=bad_breakfasts == 0,
+                      source="Indian breakfast places (tools/india/venue_facts.py LUNCH_EVENING_KINDS)"))
     return out
 
 

@@ -161,3 +161,24 @@ def parse_overrides(pairs: list[str], flag: str = "--set") -> dict[str, Any]:
             raise ValueError(f"{flag} expects key=value, got {pair!r}")
         out[key.strip()] = load_yaml_text(value, f"{flag} {key.strip()}", lines=False)
     return out
+
+
+def env_identity(config: RunConfig) -> dict[str, str]:
+    """What scores a run's episodes besides its own options, as short SHA-256 hashes of the parameters
+    in force: the env's (`configs/env.yaml`: reward weights, limits), the evaluation's
+    (`configs/uncertainty.yaml`) and, for a closed-loop run, the closed loop's (`configs/replan.yaml`
+    with the run's overrides). `utp-env run` records it in config.json as `env_config`; `utp-env
+    compare` refuses two runs whose hashes differ, naming which."""
+    from utp_env.config import load_uncertainty
+    from utp_env.env.config import load_env_config
+
+    def digest(model: Any) -> str:
+        text = json.dumps(model.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    out = {"env": digest(load_env_config()), "uncertainty": digest(load_uncertainty())}
+    if config.env == "replan":
+        from utp_env.env.replan import load_replan_config
+
+        out["replan"] = digest(load_replan_config(config.replan or None))
+    return out

@@ -62,7 +62,7 @@ def context_for(config: RunConfig, progress: bool = False) -> RunContext:
     key = config.model_dump_json()
     ctx = _CONTEXTS.get(key)
     if ctx is None:
-        dataset = _dataset(config, progress)
+        dataset = dataset_for(config, progress)
         from utp_env.agents.registry import load_agent  # the run worker is a composition point
 
         agent = load_agent(config.agent, config.agent_settings)
@@ -72,7 +72,7 @@ def context_for(config: RunConfig, progress: bool = False) -> RunContext:
     return ctx
 
 
-def _dataset(config: RunConfig, progress: bool) -> Dataset:
+def dataset_for(config: RunConfig, progress: bool = False) -> Dataset:
     """The dataset of the run's database, opened once per process for runs that share it (another
     output folder or worker count is the same data); a database folder whose files changed
     (name, size, modification time) is opened again."""
@@ -137,7 +137,7 @@ def check_agent_settings(config: RunConfig) -> None:
     from utp_env.agents.registry import AgentConfigError, check_settings
 
     cls, data, where = agent_spec(config)
-    check_settings(cls, data, where)  # names, and values when the agent has a Settings model
+    check_settings(cls, data, where, frozenset(config.agent_settings))  # names, and values with a Settings model
     if isinstance(getattr(cls, "Settings", None), type):
         return
     try:
@@ -156,7 +156,8 @@ def check_agent_settings(config: RunConfig) -> None:
             adapter.validate_python(value)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
-            raise AgentConfigError(f"{where}: setting {key}={value!r} is refused: {first['msg']} "
+            origin = "--set" if key in config.agent_settings else f"{where}: setting"
+            raise AgentConfigError(f"{origin} {key}={value!r} is refused: {first['msg']} "
                                    f"(expected {_type_name(param.annotation)}); fix the value, e.g. "
                                    f"--set {key}=<{_type_name(param.annotation)}>") from None
 
@@ -179,15 +180,17 @@ def run_episode(config: RunConfig, query_id: str, trial: int) -> dict[str, Any]:
 
         return run_replan_episode(ctx, query, trial, seed, started, _plan)
     trace: Any = None
+    repairs: list[str] = []
     try:
         result = _plan(ctx, query)
     except AGENT_FAULTS as exc:
         outcome = EpisodeOutcome(TerminationReason.AGENT_ERROR, error=describe(exc))
     else:
         trace = result.trace
+        repairs = list(getattr(result, "repairs", None) or [])
         outcome = plan_outcome(ctx, query, seed, result)
     return {"query_id": query_id, "trial": trial, "seed": seed, "db_hash": ctx.dataset.db.content_hash,
-            **outcome.to_json(),
+            **outcome.to_json(), **({"repairs": repairs} if repairs else {}),
             "trace": trace_summary(trace), "usage": usage(trace),
             "duration_s": round(time.perf_counter() - started, 3)}
 

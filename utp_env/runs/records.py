@@ -130,6 +130,8 @@ class EpisodeRecord(BaseModel):
     usage: dict[str, NonNegative | None] | None = None
     duration_s: NonNegative | None = None
     agent_hash: str | None = None
+    repairs: list[str] | None = Field(default=None, description="What the plan parser repaired to read the agent's "
+                                                                "plan (utp_env/plan_format/repairs.py)")
 
 
 @dataclass(frozen=True)
@@ -329,3 +331,23 @@ def read_checked_records(run_dir: str | Path, command: str, queries: Iterable[st
     for note in notes:
         print(f"utp-env {command}: warning: {note}", file=sys.stderr)
     return records, notes
+
+
+def run_dataset(run_dir: str | Path, config: dict[str, Any], command: str) -> Any:
+    """The dataset (`utp_env.dataset.Dataset`) a run folder was made on, opened (built once if
+    missing) from its config.json's `db`, `profile` and `world`; a one-line ValueError naming the file
+    when those are not what a run writes. `command` names the caller in the progress line."""
+    from utp_env.dataset import open_dataset
+
+    given = config.get("config")
+    settings: dict[str, Any] = given if isinstance(given, dict) else {}
+    bars = sys.stderr.isatty()  # progress bars on a terminal; else one line, not hundreds of \r updates
+    if not bars:
+        print(f"utp-env {command}: opening the database of {run_dir} for its queries (built once if missing) ...",
+              file=sys.stderr, flush=True)
+    db_setting, profile, world = settings.get("db"), settings.get("profile", "full"), settings.get("world", 0)
+    if (not (db_setting is None or isinstance(db_setting, str)) or profile not in ("full", "mini")
+            or isinstance(world, bool) or not isinstance(world, int) or world < 0):
+        raise ValueError(f"{Path(run_dir) / CONFIG_FILE}: config.db must be a folder path, config.profile full or "
+                         "mini and config.world a non-negative int; restore the file")
+    return open_dataset(db_setting, profile=profile, seed=world, progress=bars)

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from utp_env.runs.records import CONFIG_FILE, read_checked_records, read_run_config
+from utp_env.runs.records import read_checked_records, read_run_config, run_dataset
 from utp_env.runs.store import episode_key
 from utp_env.runs.summary import (
     REPLAN_CAPTION,
@@ -70,20 +70,7 @@ def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunD
     config = read_run_config(path)
     notes: list[str] = []
     if queries is None:
-        from utp_env.dataset import open_dataset
-
-        given = config.get("config")
-        settings: dict[str, Any] = given if isinstance(given, dict) else {}
-        bars = sys.stderr.isatty()  # progress bars on a terminal; else one line, not hundreds of \r updates
-        if not bars:
-            print(f"utp-env report: opening the database of {path} for the query texts (built once if missing) ...",
-                  file=sys.stderr, flush=True)
-        db_setting, profile, world = settings.get("db"), settings.get("profile", "full"), settings.get("world", 0)
-        if (not (db_setting is None or isinstance(db_setting, str)) or profile not in ("full", "mini")
-                or isinstance(world, bool) or not isinstance(world, int) or world < 0):
-            raise ValueError(f"{path / CONFIG_FILE}: config.db must be a folder path, config.profile full or "
-                             "mini and config.world a non-negative int; restore the file")
-        dataset = open_dataset(db_setting, profile=profile, seed=world, progress=bars)
+        dataset = run_dataset(path, config, "report")
         queries = {q.query_id: q for q in dataset.queries}
         recorded = config.get("db_hash")
         if isinstance(recorded, str) and recorded != dataset.db.content_hash:
@@ -231,25 +218,36 @@ def _summary_table(summary: RunSummary) -> str:
             + "".join(f"<p class=note>{e(line)}</p>" for line in extra) + closed)
 
 
-def compare_rows(left: RunSummary, right: RunSummary) -> list[tuple[str, str, str, str]]:
+def compare_rows(left: RunSummary, right: RunSummary, ci: bool = True) -> list[tuple[str, str, str, str]]:
     """(label, left, right, right - left) for each row of the 'all' column of two runs' Table 3
-    and the Monte Carlo hold rate; the difference is blank when a cell is not a number, and a
-    whole number for the query count."""
-    rows_l = dict(left.evaluation.model_copy(update={"groups": {"all": left.evaluation.groups["all"]}}).rows())
-    rows_r = dict(right.evaluation.model_copy(update={"groups": {"all": right.evaluation.groups["all"]}}).rows())
-    for summary, rows in ((left, rows_l), (right, rows_r)):
-        hold = summary.hold_rate.get("all")
-        rows["MC hold rate %"] = ["-" if hold is None else f"{100 * hold:.2f}"]
-    out = []
-    for label in rows_l:
-        a, b = rows_l[label][0], rows_r.get(label, ["-"])[0]
-        try:
-            value = float(b) - float(a)
-        except ValueError:
+    (each cell with its interval and n when `ci`) and the Monte Carlo hold rate; the difference is
+    blank when a cell has no value, and a whole number for the plan count. Whether a difference is
+    real is `utp-env compare`'s to say (utp_env/runs/compare.py)."""
+    from utp_env.evaluation.aggregate import format_cell
+
+    out: list[tuple[str, str, str, str]] = []
+    for label, key, kind in left.evaluation.row_cells():
+        sides: list[tuple[float | None, str]] = []
+        for summary in (left, right):
+            evaluation = summary.evaluation
+            if key is None:
+                sides.append((float(evaluation.groups["all"].n_queries), str(evaluation.groups["all"].n_queries)))
+                continue
+            value = evaluation.value("all", key)
+            interval = evaluation.intervals.get("all", {}).get(key) if ci else None
+            sides.append((value, format_cell(value, kind, interval, ci and evaluation.has_intervals)))
+        (a, text_a), (b, text_b) = sides
+        if a is None or b is None:
             diff = ""
+        elif key is None:
+            diff = f"{int(b - a):+d}"
         else:
-            diff = f"{int(value):+d}" if a.isdigit() and b.isdigit() else f"{value:+.2f}"
-        out.append((label, a, b, diff))
+            diff = f"{(100 if kind == 'pct' else 1) * (b - a):+.{2 if kind == 'pct' else 3}f}"
+        out.append((label, text_a, text_b, diff))
+    hold_a, hold_b = (summary.hold_rate.get("all") for summary in (left, right))
+    out.append(("MC hold rate %", "-" if hold_a is None else f"{100 * hold_a:.2f}",
+                "-" if hold_b is None else f"{100 * hold_b:.2f}",
+                "" if hold_a is None or hold_b is None else f"{100 * (hold_b - hold_a):+.2f}"))
     return out
 
 

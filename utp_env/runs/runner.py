@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.runs.agent_identity import agent_identity, identity_changes
-from utp_env.runs.config import RunConfig, identity_differences
-from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, run_episode
+from utp_env.runs.config import RunConfig, env_identity, identity_differences
+from utp_env.runs.episode import agent_spec, check_agent_settings, context_for, dataset_for, run_episode
 from utp_env.runs.records import CONFIG_FILE, LEGACY_AGENT, RecordContext, read_run_config
 from utp_env.runs.store import REJECTED, RESULTS, ResultsStore, episode_key
 from utp_env.tools.atomic import FileWriteError, write_text_atomic
@@ -59,9 +59,9 @@ class WorkerDiedError(RuntimeError):
 
 
 def plan_episodes(config: RunConfig) -> list[tuple[str, int]]:
-    """The run's episodes in canonical order: selected queries × trials."""
-    ctx = context_for(config)
-    ids = [q.query_id for q in ctx.queries.values()
+    """The run's episodes in canonical order: selected queries × trials (the database is opened, the
+    agent is not loaded)."""
+    ids = [q.query_id for q in dataset_for(config).queries
            if (config.split == "all" or q.split == config.split) and q.days in config.horizons]
     ids.sort()
     if config.limit is not None:
@@ -239,6 +239,7 @@ def _prepare_dir(config: RunConfig, db_hash: str, adopt_results: bool = False, a
     extra = {} if agent is None else {"agent": agent, "agent_hashes": sorted(accepted)}
     write_text_atomic(path, json.dumps({"config": config.model_dump(mode="json"),
                                         "config_identity": identity["config"], "db_hash": db_hash,
+                                        "env_config": env_identity(config),
                                         **extra, "versions": _versions()}, indent=2) + "\n")
     return accepted
 
@@ -496,8 +497,23 @@ BACKENDS: dict[str, Callable[[RunConfig, list[tuple[str, int]], int], Records]] 
 }
 
 
+def with_agent_folder(config: RunConfig, cls: type, agent: dict[str, Any]) -> RunConfig:
+    """`config` with its default run folder named after the version of a user's agent too (8 hex digits of
+    its identity hash, `agent_identity`) when no --out is given and the agent is not one of utp-env's: every
+    edit of one's own agent then starts a folder of its own instead of being refused by the folder of the
+    last version (which --accept-agent-change would mix in). utp-env's agents keep the names the docs use."""
+    if config.out is not None or cls.__module__.startswith("utp_env."):
+        return config
+    return config.model_copy(update={"out": str(Path("runs") / f"{config.default_run_name()}-agent"
+                                                                 f"{agent['hash'][:8]}")})
+
+
+INFRASTRUCTURE = "infrastructure_error"
+RETIRED = "run again: it ended in an infrastructure error (model server down, a timeout, a tool or evaluator failure)"
+
+
 def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
-        accept_agent_change: bool = False) -> Path:
+        accept_agent_change: bool = False, retry_failed: bool = True) -> Path:
     """Execute (or resume) the run of `config`; returns its folder, with the summary written.
 
     `adopt_results`: accept a results.jsonl found without its config.json (the caller vouches
@@ -507,9 +523,14 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
     and its episode run again. Errors about the folder are `RunFolderError`
     (a ValueError), about writing it `FileWriteError` (an OSError); both are one line naming it.
     A pool worker that dies ends the run with a one-line `WorkerDiedError` (finished episodes
-    are kept; the same call resumes).
+    are kept; the same call resumes). On resume, episodes that ended in an infrastructure error (the
+    model server down or timing out, a tool, the evaluator or the simulation failing) run again, their
+    old records moved to results.rejected.jsonl, unless `retry_failed` is False (--no-retry-failed).
     """
     check_agent_settings(config)
+    cls, settings, _ = agent_spec(config)
+    agent = agent_identity(cls, settings)
+    config = with_agent_folder(config, cls, agent)
     ctx = context_for(config, progress=progress)
     if config.env == "replan":
         from utp_env.runs.replan_episode import repair_notice
@@ -517,8 +538,6 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
         notice = repair_notice(ctx.agent)
         if notice:
             print(notice, file=sys.stderr)
-    cls, settings, _ = agent_spec(config)
-    agent = agent_identity(cls, settings)
     run_dir = config.run_dir()
     if not (run_dir / CONFIG_FILE).exists():
         _check_new_folder(run_dir, adopt_results)  # before the lock file is created in a foreign folder
@@ -529,11 +548,18 @@ def run(config: RunConfig, progress: bool = True, adopt_results: bool = False,
         context = RecordContext(queries=frozenset(q for q, _ in episodes), trials=config.trials, db_hash=db_hash,
                                 agent_hashes=accepted, env=config.env)
         store = ResultsStore(run_dir, context, agent_hash=agent["hash"])
+        failed = sorted(k for k, r in store.records.items() if r.get("termination_reason") == INFRASTRUCTURE)
+        if failed and retry_failed:
+            store.retire(failed, RETIRED)
         todo = [(q, t) for q, t in episodes if not store.done(q, t)]
-        if store.records or store.rejected:
+        if store.records or store.rejected or failed:
             message = (f"resuming {run_dir}: {len(episodes) - len(todo)} of {len(episodes)} episodes done, "
                        f"{len(store.records)} valid record(s) kept")
-            if store.rejected:
+            if failed:
+                what = "run again (--no-retry-failed keeps them)" if retry_failed else "kept (--no-retry-failed)"
+                message += (f"; {len(failed)} episode(s) that ended in an infrastructure error (e.g. {failed[0]}: "
+                            f"model server down, a timeout) {what}")
+            if store.bad_lines:
                 message += (f", {store.bad_lines} bad line(s) moved to {REJECTED} and their episodes redone "
                             f"({store.rejected_summary()})")
             print(message, file=sys.stderr)

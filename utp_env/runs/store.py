@@ -184,6 +184,20 @@ class ResultsStore:
         self.records[episode_key(record["query_id"], record["trial"])] = record
         return None
 
+    def retire(self, keys: list[str], reason: str) -> None:
+        """Take the records of episodes `keys` out of the run so that they run again: their lines move to
+        results.rejected.jsonl with `reason` (written first, so a kill in between loses nothing) and
+        results.jsonl is rewritten atomically without them."""
+        gone = set(keys) & set(self.records)
+        if not gone:
+            return
+        moved = [RejectedLine(0, reason, encode_line(self.records[k]).decode("utf-8", errors="backslashreplace")
+                              .rstrip("\n")[:MAX_PREVIEW]) for k in sorted(gone)]
+        self._save_rejected(moved)
+        for key in gone:
+            del self.records[key]
+        write_bytes_atomic(self.path, b"".join(encode_line(r) for r in self.records.values()))
+
     def ordered(self, keys: list[str]) -> list[dict[str, Any]]:
         """Records in the run's canonical episode order (independent of completion order)."""
         return [self.records[k] for k in keys if k in self.records]

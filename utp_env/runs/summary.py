@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from utp_env.env.episode import TerminationReason
 from utp_env.evaluation.aggregate import RISK_PROFILES, EvaluationSummary, summarize
 from utp_env.evaluation.report import EvaluationReport
+from utp_env.runs.noise import NoiseFloor, noise_floor, noise_lines
+from utp_env.runs.rows import replan_block
 from utp_env.tools.atomic import write_text_atomic
 
 SUMMARY_JSON = "summary.json"
@@ -72,7 +74,7 @@ def summarize_replan(records: list[dict[str, Any]], queries: dict[str, Any]) -> 
     horizons = sorted({str(queries[r["query_id"]].days) for r in records}, key=int)
     for record in records:
         query = queries[record["query_id"]]
-        block = record.get("replan") or {"realised_score": 0.0, "items_kept": 0.0}
+        block = replan_block(record)
         for h in (str(query.days), "all"):
             for risk in (query.risk_profile, "all"):
                 cell = values[(h, risk)]
@@ -135,6 +137,55 @@ REPLAN_CAPTION = ("Closed loop (UTP-Replan-v0): realised outcome of one sampled 
                   "the plan, disrupt = disruptions reported (docs/REPLAN.md).")
 
 
+class EpisodeMean(BaseModel):
+    """The mean of a per-episode value over a column's episodes, with its 95% interval (the bootstrap
+    over queries of utp_env/evaluation/intervals.py) and n, the episodes with a value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mean: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int = 0
+
+
+EPISODE_MEANS = {"reward": "reward (of the plan, UTP-v0)", "hold_rate": "Monte Carlo hold rate"}
+"""The per-episode values the summary averages besides Table 3 (keys of `utp_env.runs.rows.EPISODE_ROWS`)."""
+
+
+def episode_means(records: list[dict[str, Any]], queries: dict[str, Any]) -> dict[str, dict[str, EpisodeMean]]:
+    """For each value of `EPISODE_MEANS`, its mean by horizon and over all with interval and n."""
+    import numpy as np
+
+    from utp_env.evaluation.intervals import cell_intervals
+    from utp_env.runs.rows import EPISODE_ROWS
+
+    getters = {key: value for _, key, _, value in EPISODE_ROWS if key in EPISODE_MEANS}
+    keys = tuple(EPISODE_MEANS)
+    per_query: dict[str, list[list[float]]] = {}
+    for record in records:
+        sums = per_query.setdefault(record["query_id"], [[0.0] * len(keys), [0.0] * len(keys)])
+        for i, key in enumerate(keys):
+            value = getters[key](record)
+            if value is not None:
+                sums[0][i] += value
+                sums[1][i] += 1.0
+    out: dict[str, dict[str, EpisodeMean]] = {key: {} for key in keys}
+    horizons = sorted({queries[q].days for q in per_query})
+    for column, members in [*((str(h), [q for q in sorted(per_query) if queries[q].days == h]) for h in horizons),
+                            ("all", sorted(per_query))]:
+        num = np.array([per_query[q][0] for q in members])
+        den = np.array([per_query[q][1] for q in members])
+        intervals = cell_intervals(keys, frozenset(), num, den, den, f"episode-{column}")
+        for i, key in enumerate(keys):
+            total = float(den[:, i].sum())
+            cell = intervals.get(key)
+            out[key][column] = EpisodeMean(mean=float(num[:, i].sum()) / total if total else None,
+                                           low=None if cell is None else cell.low,
+                                           high=None if cell is None else cell.high, n=int(total))
+    return out
+
+
 class RunSummary(BaseModel):
     """Everything `summary.json` holds."""
 
@@ -154,6 +205,10 @@ class RunSummary(BaseModel):
     mean_duration_s: float | None
     per_query: list[QuerySpread]
     replan: ReplanSummary | None = Field(default=None, description="Realised outcome of a closed-loop run")
+    noise: NoiseFloor | None = Field(default=None, description="With trials >= 2: verdict flips, each row's spread "
+                                                               "across trials, minimum detectable differences")
+    episode_means: dict[str, dict[str, EpisodeMean]] = Field(
+        default_factory=dict, description="The mean reward and hold rate by horizon and 'all', with intervals")
 
 
 def pass_hat_k(passes_per_query: list[tuple[int, int]], k: int) -> float | None:
@@ -224,17 +279,33 @@ def summarize_run(records: list[dict[str, Any]], queries: dict[str, Any], agent:
         mean_duration_s=sum(durations) / len(durations) if durations else None,
         per_query=per_query,
         replan=summarize_replan(records, queries) if env == "replan" else None,
+        noise=noise_floor(records, queries, trials, replan=env == "replan"),
+        episode_means=episode_means(records, queries),
     )
 
 
 def summary_notes(summary: RunSummary) -> list[str]:
     """The lines under Table 3, shared by the terminal and the HTML report: robustness, pass^k, endings."""
     notes = []
-    if summary.hold_rate:
+    for key, label in EPISODE_MEANS.items():
+        cells = summary.episode_means.get(key) or {}
+        shown = [f"{k}{'-day' if k.isdigit() else ''} {_mean_text(c, key == 'hold_rate')}" for k, c in cells.items()
+                 if c.mean is not None]
+        if shown:
+            notes.append(f"{label}, mean per episode [95% interval] n: " + ", ".join(shown))
+    if summary.hold_rate and not summary.episode_means.get("hold_rate"):  # a summary written before the means
         notes.append("Monte Carlo hold rate: " + ", ".join(
             f"{k}{'-day' if k.isdigit() else ''} {v:.1%}" for k, v in summary.hold_rate.items() if v is not None))
     if summary.trials > 1:
-        notes.append("pass^k: " + ", ".join(f"k={k} {v:.1%}" for k, v in summary.pass_hat_k.items() if v is not None))
+        from utp_env.evaluation.intervals import wilson_interval
+
+        def with_interval(k: str, v: float) -> str:
+            n = sum(1 for q in summary.per_query if q.trials >= int(k))  # queries with k trials: each a share
+            low, high = wilson_interval(v, n) if n else (v, v)
+            return f"k={k} {v:.1%} [{low:.1%}, {high:.1%}] n={n}"
+
+        notes.append("pass^k [95% Wilson interval over queries] n: " + ", ".join(
+            with_interval(k, v) for k, v in summary.pass_hat_k.items() if v is not None))
     notes.append("endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
     usage = summary.usage
     if usage.get("model_calls"):
@@ -246,13 +317,24 @@ def summary_notes(summary: RunSummary) -> list[str]:
     return notes
 
 
-def render_text(summary: RunSummary) -> str:
-    """The summary as the terminal shows it: Table 3, then robustness, pass^k and endings."""
+def _mean_text(cell: EpisodeMean, pct: bool) -> str:
+    def fmt(v: float) -> str:
+        return f"{100 * v:.1f}%" if pct else f"{v:.3f}"
+
+    interval = "[-]" if cell.low is None or cell.high is None else f"[{fmt(cell.low)}, {fmt(cell.high)}]"
+    return f"{fmt(cell.mean or 0.0)} {interval} n={cell.n}"
+
+
+def render_text(summary: RunSummary, ci: bool = True) -> str:
+    """The summary as the terminal shows it: Table 3 (`ci`: each cell with its 95% interval and n,
+    else the paper's plain layout), then robustness, pass^k and endings."""
     env = " | closed loop (--env replan)" if summary.env == "replan" else ""
     lines = [f"agent {summary.agent} | split {summary.split} | {summary.episodes} episodes{env}", "",
-             summary.evaluation.to_text(), "", *summary_notes(summary)]
+             summary.evaluation.to_text(ci), "", *summary_notes(summary)]
     if summary.replan is not None:
         lines += ["", REPLAN_CAPTION, render_replan_text(summary.replan)]
+    if summary.noise is not None:
+        lines += ["", *noise_lines(summary.noise)]
     for error in summary.errors[:5]:
         lines.append(f"  {error['query_id']}#{error['trial']}: {error['reason'][:160]}")
     if len(summary.errors) > 5:
@@ -260,17 +342,20 @@ def render_text(summary: RunSummary) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(summary: RunSummary) -> str:
-    """The summary as `summary.md`: Table 3, the hold rates and the endings as markdown."""
+def render_markdown(summary: RunSummary, ci: bool = True) -> str:
+    """The summary as `summary.md`: Table 3 (`ci` as `render_text`), the hold rates and the endings
+    as markdown."""
     parts = [f"# Run summary: {summary.agent} on {summary.split}", "",
              f"{summary.episodes} episodes, {summary.trials} trial(s) per query.", "",
-             summary.evaluation.to_markdown(), ""]
+             summary.evaluation.to_markdown(ci), ""]
     if summary.hold_rate:
         parts += ["| Monte Carlo hold rate | " + " | ".join(summary.hold_rate) + " |",
                   "|---|" + "---:|" * len(summary.hold_rate),
                   "| | " + " | ".join(f"{v:.1%}" for v in summary.hold_rate.values()) + " |", ""]
     if summary.replan is not None:
         parts += [REPLAN_CAPTION, "", render_replan_markdown(summary.replan), ""]
+    if summary.noise is not None:
+        parts += [*noise_lines(summary.noise, markdown=True), ""]
     parts.append("Endings: " + ", ".join(f"{k} {v}" for k, v in summary.termination.items()))
     return "\n".join(parts) + "\n"
 
@@ -333,6 +418,13 @@ def _unit_fields(summary: RunSummary) -> list[tuple[str, float | None]]:
             out += [(f"{where}.{table}.{k}.mean", m.mean) for k, m in getattr(group, table).items()]
         out += [(f"{where}.uncertainty.{metric}.{risk}.mean", m.mean)
                 for metric, by_risk in group.uncertainty.items() for risk, m in by_risk.items()]
+    for column, cells in summary.evaluation.intervals.items():
+        for key, interval in cells.items():
+            out += [(f"evaluation.intervals.{column}.{key}.low", interval.low),
+                    (f"evaluation.intervals.{column}.{key}.high", interval.high)]
+    for key, by_column in summary.episode_means.items():
+        for column, mean in by_column.items():
+            out += [(f"episode_means.{key}.{column}.{part}", getattr(mean, part)) for part in ("mean", "low", "high")]
     out += [(f"pass_hat_k.{k}", v) for k, v in summary.pass_hat_k.items()]
     out += [(f"hold_rate.{k}", v) for k, v in summary.hold_rate.items()]
     if summary.replan is not None:

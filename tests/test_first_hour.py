@@ -1,0 +1,109 @@
+"""What a new user meets on the way to a first number: example plans to try evaluate and simulate with,
+and one clear line for each early mistake."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from utp_env.cli import main
+from utp_env.dataset import dataset_of
+from utp_env.tools.database import Database
+
+
+def test_example_plans_feed_evaluate_and_simulate(mini_db_path: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = dataset_of(Database.open(mini_db_path))
+    qid = sorted(dataset.references)[0]
+    assert main(["data", "example-plan", qid, "--db", str(mini_db_path)]) == 0
+    plan = tmp_path / "plan.json"
+    plan.write_text(capsys.readouterr().out)
+    assert json.loads(plan.read_text())[0]["days"] == 1  # the paper's day format
+    assert main(["simulate", "--plan", str(plan), "--query-id", qid, "--db", str(mini_db_path),
+                 "--rollouts", "100"]) == 0
+    capsys.readouterr()
+    assert main(["data", "example-plan", "--jsonl", "--limit", "3", "--db", str(mini_db_path)]) == 0
+    plans = tmp_path / "my_plans.jsonl"
+    plans.write_text(capsys.readouterr().out)
+    lines = [json.loads(line) for line in plans.read_text().splitlines()]
+    assert len(lines) == 3 and all(set(line) == {"query_id", "plan"} for line in lines)
+    assert main(["evaluate", "--plans", str(plans), "--db", str(mini_db_path)]) == 0
+    assert "Final pass rate" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["data", "example-plan", "utp-q-99999"], "query 'utp-q-99999' is not in the query set"),
+    (["data", "example-plan"], "give a QUERY_ID (e.g. the first one: "),
+])
+def test_example_plan_mistakes_are_one_line(argv: list[str], message: str, mini_db_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([*argv, "--db", str(mini_db_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_a_database_path_that_does_not_exist_is_said_before_anything_is_built(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--db", str(tmp_path / "nope"), "--limit", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "building" not in err and f"database directory '{tmp_path / 'nope'}' does not exist" in err
+
+
+def test_a_mistyped_setting_is_blamed_on_the_flag_with_the_closest_name(mini_db_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--db", str(mini_db_path), "--set", "buffer=false", "--limit", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("utp-env run: error: --set buffer: unknown setting(s) buffer for ReferencePlanner")
+    assert "did you mean buffers?" in err
+
+
+def test_a_mistyped_agent_gets_the_closest_name(mini_db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--db", str(mini_db_path), "--agent", "refernce", "--limit", "1"]) == 2
+    assert "unknown agent 'refernce': did you mean reference?" in capsys.readouterr().err
+
+
+def test_plans_of_another_split_are_one_line(mini_db_path: Path, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["data", "example-plan", "--jsonl", "--split", "validation", "--db", str(mini_db_path)]) == 0
+    plans = tmp_path / "val.jsonl"
+    plans.write_text(capsys.readouterr().out)
+    count = len(plans.read_text().splitlines())
+    assert main(["evaluate", "--plans", str(plans), "--db", str(mini_db_path), "--split", "test"]) == 2
+    err = capsys.readouterr().err
+    assert f"skipped: {count} line(s) of val.jsonl hold plans for queries of split validation" in err
+    assert "unknown query_id" not in err
+
+
+AGENT = '''
+from utp_env.agents.reference import ReferencePlanner
+
+
+class MyAgent(ReferencePlanner):
+    VERSION = {version}
+'''
+
+
+def test_editing_ones_own_agent_starts_a_folder_of_its_own(mini_db_path: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --out, each version of a user's agent gets its own default folder (no --accept-agent-change)."""
+    package = tmp_path / "my_pkg_first_hour"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    import importlib
+    import sys
+
+    folders = []
+    for version in (1, 2):
+        (package / "agent.py").write_text(AGENT.format(version=version))
+        sys.modules.pop("my_pkg_first_hour.agent", None)
+        importlib.invalidate_caches()
+        assert main(["run", "--agent", "my_pkg_first_hour.agent:MyAgent", "--db", str(mini_db_path), "--limit", "1",
+                     "--rollouts", "0", "--quiet"]) == 0
+        folders.append(capsys.readouterr().err.split("results in ")[1].split("/ (")[0])
+    assert folders[0] != folders[1] and all("-agent" in f for f in folders)
+    assert all((tmp_path / f / "results.jsonl").exists() for f in folders)
