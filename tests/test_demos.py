@@ -168,6 +168,11 @@ def _tool_names(record: dict) -> list[str]:
     return [m["tool_calls"][0]["function"]["name"] for m in record["messages"] if m["role"] == "assistant"]
 
 
+def _after_submission(record: dict) -> list[str]:
+    names = _tool_names(record)
+    return names[names.index("submit_plan") + 1:]
+
+
 def test_closed_loop_transcripts_record_the_repairs_and_replay(mini_db_path: Path) -> None:
     """In UTP-Replan-v0 the transcript goes on after the submission: each disruption report is answered
     by the reference planner's repairs (tool calls like the lookups), then `continue_trip`, until the
@@ -175,14 +180,19 @@ def test_closed_loop_transcripts_record_the_repairs_and_replay(mini_db_path: Pat
     from utp_env.env import REPLAN_ENV_ID
     from utp_env.env.replan import UTPReplanEnv
 
-    records = list(demonstrations("test", db_path=mini_db_path, closed_loop=True))  # 50 trips, 11 disrupted
+    # The first reality (episode seed) in which the reference planner repairs some trip: most
+    # disruptions are absorbed by the plan's slack and need only `continue_trip`.
+    for seed in range(8):
+        records = list(demonstrations("test", db_path=mini_db_path, closed_loop=True, seed=seed))
+        if any(any(n != "continue_trip" for n in _after_submission(r)) for r in records):
+            break
     assert len(records) == len(dataset_of(Database.open(mini_db_path)).split("test"))
     env = UTPReplanEnv(db_path=mini_db_path, config=dict(records[0]["env_config"]))
     repaired = 0
     for record in records:
         assert record["env"] == REPLAN_ENV_ID and record["termination_reason"] == "submitted"
-        names = _tool_names(record)
-        after = names[names.index("submit_plan") + 1:]
+        assert record["seed"] == seed
+        after = _after_submission(record)
         assert "submit_plan" not in after and (not after or after[-1] == "continue_trip")
         reports = sum("DISRUPTION" in m["content"] for m in record["messages"] if m["role"] == "tool")
         assert reports == record["replan"]["disruptions"] == after.count("continue_trip")

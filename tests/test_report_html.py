@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -175,6 +176,15 @@ def test_the_report_is_one_self_contained_file(one_report: Path) -> None:
     assert data["runs"][0]["episodes"][0]["days"][0]["items"][0]["n"] == HOSTILE
 
 
+CELL_WITH_INTERVAL = re.compile(r"\d+\.\d\d \[\d+\.\d, \d+\.\d\] n=\d+")
+"""A Table 3 cell as the report shows it: the value, its 95% interval with one decimal fewer, and n."""
+
+
+def _value(cell: str) -> str:
+    """The value of a cell without its interval ('n/a', a cell with nothing to count, reads '-')."""
+    return "-" if cell == "n/a" else cell.split(" [", 1)[0]
+
+
 def test_the_summary_table_shows_summary_json(one_report: Path, runs: tuple[Path, Path], tmp_path: Path) -> None:
     summary = json.loads((runs[0] / "summary.json").read_text())
     parsed = _parse(_browse(one_report, "", tmp_path))
@@ -184,10 +194,13 @@ def test_the_summary_table_shows_summary_json(one_report: Path, runs: tuple[Path
     assert header[1:] == [f"{k}-day" if k.isdigit() else k for k in groups]
     for label, field in (("Delivery rate % \u2191", "delivery_rate"), ("CPR micro % \u2191", "commonsense_micro"),
                          ("HCPR macro % \u2191", "hard_macro"), ("Final pass rate % \u2191", "final_pass_rate")):
-        assert body[label] == ["-" if g[field] is None else f"{100 * g[field]:.2f}" for g in groups.values()], label
+        assert [_value(cell) for cell in body[label]] == [
+            "-" if g[field] is None else f"{100 * g[field]:.2f}" for g in groups.values()], label
+        assert all(CELL_WITH_INTERVAL.fullmatch(cell) for cell in body[label] if cell != "n/a"), body[label]
     assert body["Plans scored"] == [str(g["n_queries"]) for g in groups.values()]
     tdas = [g["uncertainty"]["tdas"]["averse"]["mean"] for g in groups.values()]
-    assert body["TDAS Risk_av % \u2191"] == ["-" if v is None else f"{100 * v:.2f}" for v in tdas]
+    assert [_value(cell) for cell in body["TDAS Risk_av % \u2191"]] == [
+        "-" if v is None else f"{100 * v:.2f}" for v in tdas]
     assert "TravelPlanner" in one_report.read_text(encoding="utf-8").split("<table", 1)[0]  # the aggregation named
     assert parsed.ids["count"].startswith(f"{summary['episodes']} of {summary['episodes']} episodes match")
 
@@ -244,7 +257,7 @@ def test_two_runs_side_by_side_sortable_by_difference(two_report: Path, runs: tu
     assert len([t for attrs, t in parsed.tables if "summary" in attrs.get("class", "").split()]) == 2
     compare = {row[0]: row[1:] for row in _table(parsed, "compare")[1:]}
     final = [s["evaluation"]["groups"]["all"]["final_pass_rate"] for s in summaries]
-    assert compare["Final pass rate % \u2191"][:2] == [f"{100 * v:.2f}" for v in final]
+    assert [_value(cell) for cell in compare["Final pass rate % \u2191"][:2]] == [f"{100 * v:.2f}" for v in final]
     rows = _list_rows(parsed)
     column = rows[0].index("Δ plan reward ▼")
     diffs = [float(row[column]) for row in rows[1:] if row[column] != "-"]

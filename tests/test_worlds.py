@@ -50,8 +50,14 @@ def test_a_second_world_has_its_own_services_and_queries(mini_db_path: Path, tmp
     build_query_set(world_b, n=30, seed=1, progress=False)
     a, b = Database.open(mini_db_path), Database.open(world_b)
     assert sorted(a.cities) == sorted(b.cities) and a.content_hash != b.content_hash
+    # The railway is the real timetable in every world; its delays, and the flights drawn on the
+    # real air routes, are the world's own.
     trains = [set(db.tables["trains"].columns["train_number"]) for db in (a, b)]
-    assert trains[0] != trains[1]
+    assert trains[0] == trains[1]
+    delays = [list(db.tables["trains"].columns["avg_delay_1m"]) for db in (a, b)]
+    assert delays[0] != delays[1]
+    flights = [set(db.tables["flights"].columns["flight_number"]) for db in (a, b)]
+    assert flights[0] != flights[1]
     qa, qb = dataset_of(a).queries, dataset_of(b).queries
     assert {trip_key(q) for q in qa} != {trip_key(q) for q in qb}
     records = list(demonstrations("validation", db_path=world_b))  # an episode in world B replays there
