@@ -16,7 +16,7 @@ from utp_env.env.config import DEFAULT_REWARD_WEIGHTS
 from utp_env.env.episode import TerminationReason, finish
 from utp_env.itinerary import Plan
 from utp_env.query import Query
-from utp_env.rl.curve import first_leg_reward, interval
+from utp_env.rl.curve import LEAVES_ORIGIN_CREDIT, first_leg_reward, first_leg_shaped_reward, interval
 from utp_env.tools.database import Database
 
 
@@ -43,6 +43,30 @@ def test_the_first_leg_stage_is_never_above_the_env_reward_nor_the_honest_plan(m
             assert staged <= bad and staged < value, (name, query.query_id, staged, value)
 
 
+def test_the_shaped_first_leg_stage_pays_no_degenerate_policy_as_much_as_the_honest_plan(mini_db: Database) -> None:
+    """The shaped stage (partial credit for a first leg that leaves the origin) keeps the honest plan's
+    whole env reward, pays every degenerate policy of the reward-hacking suite less, and pays its
+    partial credit only to a plan whose first leg leaves the query's origin for a city not of the trip."""
+    dataset = dataset_of(mini_db)
+    queries = [q for q in dataset.queries if q.query_id in dataset.references][:15]
+    assert queries
+    for n, query in enumerate(queries):
+        honest = dataset.references[query.query_id]
+        other = dataset.references[queries[(n + 1) % len(queries)].query_id]
+        value, plan_json = env_reward(honest, query, dataset)
+        assert first_leg_shaped_reward(plan_json, query.org, value) == value > LEAVES_ORIGIN_CREDIT
+        for name, policy in {**POLICIES, **VARIANTS}.items():
+            bad_plan = policy(honest, query, mini_db, other)
+            bad, bad_json = env_reward(bad_plan, query, dataset)
+            shaped = first_leg_shaped_reward(bad_json, query.org, bad)
+            assert shaped >= first_leg_reward(bad_json, query.org, bad) and shaped < value, (name, query.query_id)
+        empty = env_reward(honest.model_copy(update={"days": []}), query, dataset)
+        assert first_leg_shaped_reward(empty[1], query.org, empty[0]) == 0.0
+    wrong_city = {"days": [{"day": 1, "transport": [{"origin": queries[0].org, "destination": "elsewhere"}]}]}
+    assert first_leg_shaped_reward(wrong_city, queries[0].org, 0.0) == LEAVES_ORIGIN_CREDIT
+    assert first_leg_shaped_reward(wrong_city, "another origin", 0.0) == 0.0
+
+
 def test_a_memorised_leg_between_two_other_cities_earns_nothing(mini_db: Database) -> None:
     """What the tiny SFT model does (docs/RL.md): submit one valid leg of another trip. The env's reward of
     this branch pays it; the curriculum's first stage does not."""
@@ -59,6 +83,7 @@ def test_a_memorised_leg_between_two_other_cities_earns_nothing(mini_db: Databas
             memorised = Plan(query_id=query.query_id, days=[day])
             value, plan_json = env_reward(memorised, query, dataset)
             assert first_leg_reward(plan_json, query.org, value) == 0.0
+            assert first_leg_shaped_reward(plan_json, query.org, value) == 0.0
             return
     pytest.fail("no leg between two cities other than a query's origin was found")
 
