@@ -113,9 +113,10 @@ def first_leg_shaped_reward(plan: dict[str, Any] | None, query_org: str, reward:
 
 
 class FirstLegRewardEnv(RLToolEnv):
-    """`RLToolEnv` whose reward is the curriculum's first stage (`first_leg_reward`)."""
+    """`RLToolEnv` whose reward is the curriculum's first stage (`first_leg_reward`). The stage function
+    is a private attribute: TRL offers every public method of the class to the model as a tool."""
 
-    stage = staticmethod(first_leg_reward)
+    _stage = staticmethod(first_leg_reward)
 
     def get_reward(self) -> float:
         from utp_env.env.config import find_query
@@ -125,13 +126,13 @@ class FirstLegRewardEnv(RLToolEnv):
         query = find_query(self._env.db, query_id) if query_id else None
         if final is None or query is None:
             return 0.0
-        return float(self.stage(final.info.get("plan"), query.org, reward))
+        return float(self._stage(final.info.get("plan"), query.org, reward))
 
 
 class FirstLegShapedRewardEnv(FirstLegRewardEnv):
     """`RLToolEnv` whose reward is the shaped first stage (`first_leg_shaped_reward`)."""
 
-    stage = staticmethod(first_leg_shaped_reward)
+    _stage = staticmethod(first_leg_shaped_reward)
 
 
 REWARDS: dict[str, type[RLToolEnv]] = {"env": RLToolEnv, "first_leg": FirstLegRewardEnv,
