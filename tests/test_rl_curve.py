@@ -16,7 +16,14 @@ from utp_env.env.config import DEFAULT_REWARD_WEIGHTS
 from utp_env.env.episode import TerminationReason, finish
 from utp_env.itinerary import Plan
 from utp_env.query import Query
-from utp_env.rl.curve import LEAVES_ORIGIN_CREDIT, first_leg_reward, first_leg_shaped_reward, interval
+from utp_env.rl.curve import (
+    LEAVES_ORIGIN_CREDIT,
+    SEARCHED_ORIGIN_CREDIT,
+    FirstLegShapedRewardEnv,
+    first_leg_reward,
+    first_leg_shaped_reward,
+    interval,
+)
 from utp_env.tools.database import Database
 
 
@@ -65,6 +72,28 @@ def test_the_shaped_first_leg_stage_pays_no_degenerate_policy_as_much_as_the_hon
     wrong_city = {"days": [{"day": 1, "transport": [{"origin": queries[0].org, "destination": "elsewhere"}]}]}
     assert first_leg_shaped_reward(wrong_city, queries[0].org, 0.0) == LEAVES_ORIGIN_CREDIT
     assert first_leg_shaped_reward(wrong_city, "another origin", 0.0) == 0.0
+
+
+def test_the_shaped_stage_pays_a_search_from_the_origin_once_and_below_a_leg(mini_db_path: Path) -> None:
+    """A rollout that only searched from the query's origin earns `SEARCHED_ORIGIN_CREDIT`, however often
+    it searched; one that searched from elsewhere earns 0; an accepted leg from the origin earns more."""
+    from utp_env.env.config import split_pool
+    from utp_env.rl.env import rl_env_class
+
+    env_class = rl_env_class(tools=["search_buses", "search_trains", "add_leg", "submit"],
+                             base=FirstLegShapedRewardEnv, db_path=str(mini_db_path), config={"compact": True})
+    query = split_pool(env_class()._env.db, "validation", 1)[0]
+
+    def rollout(origin: str, times: int) -> float:
+        env = env_class()
+        env.reset(query_id=query.query_id)
+        for _ in range(times):
+            env.search_trains(origin=origin, destination=query.dest, date=query.dates[0])
+        return env.get_reward()
+
+    assert rollout(query.org, 1) == rollout(query.org, 3) == SEARCHED_ORIGIN_CREDIT < LEAVES_ORIGIN_CREDIT
+    assert rollout(query.dest, 2) == 0.0
+    assert first_leg_shaped_reward(None, query.org, 0.0, searched_origin=True) == SEARCHED_ORIGIN_CREDIT
 
 
 def test_a_memorised_leg_between_two_other_cities_earns_nothing(mini_db: Database) -> None:

@@ -95,28 +95,33 @@ def first_leg_reward(plan: dict[str, Any] | None, query_org: str, reward: float)
 
 
 LEAVES_ORIGIN_CREDIT = 0.02  # the shaped stage's partial credit: under a third of an honest first leg's reward
+SEARCHED_ORIGIN_CREDIT = 0.005  # and, below it, for a transport search from the query's origin
+TRANSPORT_SEARCHES = ("search_buses", "search_trains", "search_flights")
 
 
-def first_leg_shaped_reward(plan: dict[str, Any] | None, query_org: str, reward: float) -> float:
+def first_leg_shaped_reward(plan: dict[str, Any] | None, query_org: str, reward: float,
+                            searched_origin: bool = False) -> float:
     """The curriculum's first stage with partial credit: `first_leg_reward` when it is above 0, else
     `LEAVES_ORIGIN_CREDIT` when day 1's first leg at least leaves the query's origin (to a city that is
     not the trip's, so the env's reward is 0), else 0. In the multi-turn env a leg is in the plan only
     when `add_leg` accepted it (a service that runs), so the credit is for a real service from the
-    right city: the half of the first leg the policy got right. Measured need (docs/RL.md "Learning
-    curve"): on the first-leg stage alone every group of sampled rollouts earned the same 0."""
+    right city: the half of the first leg the policy got right. Below that, `SEARCHED_ORIGIN_CREDIT`
+    when `searched_origin` (the rollout looked a service up from the query's origin: the first step of
+    the demonstrations). Each level is paid once, so repeating a search or a leg earns no more. Measured
+    need (docs/RL.md "Learning curve (measured on CPU)"): on the first-leg stage alone every group of
+    sampled rollouts earned the same 0."""
     staged = first_leg_reward(plan, query_org, reward)
     if staged > 0:
         return staged
     days = (plan or {}).get("days") or []
     legs = (days[0].get("transport") or []) if days and days[0].get("day") == 1 else []
-    return LEAVES_ORIGIN_CREDIT if legs and legs[0].get("origin") == query_org else 0.0
+    if legs and legs[0].get("origin") == query_org:
+        return LEAVES_ORIGIN_CREDIT
+    return SEARCHED_ORIGIN_CREDIT if searched_origin else 0.0
 
 
 class FirstLegRewardEnv(RLToolEnv):
-    """`RLToolEnv` whose reward is the curriculum's first stage (`first_leg_reward`). The stage function
-    is a private attribute: TRL offers every public method of the class to the model as a tool."""
-
-    _stage = staticmethod(first_leg_reward)
+    """`RLToolEnv` whose reward is the curriculum's first stage (`first_leg_reward`)."""
 
     def get_reward(self) -> float:
         from utp_env.env.config import find_query
@@ -126,13 +131,32 @@ class FirstLegRewardEnv(RLToolEnv):
         query = find_query(self._env.db, query_id) if query_id else None
         if final is None or query is None:
             return 0.0
-        return float(self._stage(final.info.get("plan"), query.org, reward))
+        return first_leg_reward(final.info.get("plan"), query.org, reward)
 
 
-class FirstLegShapedRewardEnv(FirstLegRewardEnv):
-    """`RLToolEnv` whose reward is the shaped first stage (`first_leg_shaped_reward`)."""
+class FirstLegShapedRewardEnv(RLToolEnv):
+    """`RLToolEnv` whose reward is the shaped first stage (`first_leg_shaped_reward`); it notes the
+    origins of the rollout's transport searches (the env's answer is unchanged)."""
 
-    _stage = staticmethod(first_leg_shaped_reward)
+    def reset(self, **kwargs: Any) -> str | None:
+        self._searched_from: set[str] = set()
+        return super().reset(**kwargs)
+
+    def _call(self, name: str, args: dict[str, Any]) -> str:
+        if name in TRANSPORT_SEARCHES and isinstance(args.get("origin"), str):
+            self._searched_from.add(args["origin"])
+        return super()._call(name, args)
+
+    def get_reward(self) -> float:
+        from utp_env.env.config import find_query
+
+        reward = super().get_reward()
+        final, query_id = self._engine.final, self._engine.query_id
+        query = find_query(self._env.db, query_id) if query_id else None
+        if final is None or query is None:
+            return 0.0
+        searched = query.org in getattr(self, "_searched_from", set())
+        return first_leg_shaped_reward(final.info.get("plan"), query.org, reward, searched)
 
 
 REWARDS: dict[str, type[RLToolEnv]] = {"env": RLToolEnv, "first_leg": FirstLegRewardEnv,
