@@ -64,6 +64,7 @@ class CurveSettings:
     num_generations: int
     learning_rate: float
     temperature: float
+    beta: float
     reward: str
     share_sft: bool
     profile: str
@@ -182,6 +183,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--num-generations", type=int, default=8)
     p.add_argument("--learning-rate", type=float, default=3e-4)
     p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--beta", type=float, default=0.0,
+                   help="GRPO's KL coefficient to the SFT checkpoint (0: none; > 0 holds the policy near it)")
     p.add_argument("--reward", choices=tuple(REWARDS), default="first_leg",
                    help="what GRPO trains on: the env's reward, the curriculum's first stage (default; the env's "
                    "reward of a plan whose first leg leaves the query's origin), or that stage with partial "
@@ -259,7 +262,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
         write_text_atomic(record, json.dumps(made_with) + "\n")  # a later run with these settings reuses it
     scorer = Scorer(settings, AutoTokenizer.from_pretrained(ckpt))
 
-    class ScoreEvery(TrainerCallback):  # type: ignore[misc]
+    class ScoreEvery(TrainerCallback):
         def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
             result.points += scorer.score(model, 0)
 
@@ -272,6 +275,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
             "--limit", str(settings.demos), "--queries-per-step", str(settings.queries_per_step),
             "--num-generations", str(settings.num_generations), "--max-completion-length", "512",
             "--learning-rate", str(settings.learning_rate), "--temperature", str(settings.temperature),
+            "--beta", str(settings.beta),
             "--step-limit", str(sft.TINY_ENV["step_limit"]), "--max-tool-calling-iterations", "8",
             "--max-observation-chars", str(sft.TINY_ENV["max_observation_chars"]),
             "--tools", ",".join(sft.TINY_SFT_TOOLS), "--compact", "--seed", str(seed),
@@ -403,10 +407,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                              sft_epochs=args.sft_epochs, eval_limit=args.eval_limit, eval_world=args.eval_world,
                              eval_db_path=args.eval_db_path,
                              queries_per_step=args.queries_per_step, num_generations=args.num_generations,
-                             learning_rate=args.learning_rate, temperature=args.temperature, reward=args.reward,
+                             learning_rate=args.learning_rate, temperature=args.temperature, beta=args.beta,
+                             reward=args.reward,
                              share_sft=args.share_sft, profile=args.profile, db_path=args.db_path)
     out = Path(args.out)
     results: list[SeedResult] = []
+    summary: dict[str, Any] = {}
     for seed in seeds:
         results.append(run_seed(settings, seed, out / "checkpoints"))
         summary = write(out, settings, results)  # after every seed: a stopped run keeps what it measured
