@@ -33,9 +33,12 @@ def env_reward(plan: Plan, query: Query, dataset: Dataset) -> tuple[float, dict]
     return outcome.reward, outcome.to_json()["plan"] or {}
 
 
-def test_the_first_leg_stage_is_never_above_the_env_reward_nor_the_honest_plan(mini_db: Database) -> None:
+def test_no_degenerate_policy_earns_as_much_as_the_honest_plan_on_either_first_stage(mini_db: Database) -> None:
     """For every degenerate policy of the reward-hacking suite: its first-leg reward is at most its env
-    reward, and below the honest plan's, which keeps its whole env reward (its first leg leaves the origin)."""
+    reward, and below the honest plan's, which keeps its whole env reward (its first leg leaves the
+    origin); the shaped stage (partial credit, with or without a search from the origin) pays it at
+    least the first-leg reward and still less than the honest plan, and an empty plan nothing beyond
+    the search's credit."""
     dataset = dataset_of(mini_db)
     queries = [q for q in dataset.queries if q.query_id in dataset.references][:15]
     assert queries
@@ -43,32 +46,18 @@ def test_the_first_leg_stage_is_never_above_the_env_reward_nor_the_honest_plan(m
         honest = dataset.references[query.query_id]
         other = dataset.references[queries[(n + 1) % len(queries)].query_id]
         value, plan_json = env_reward(honest, query, dataset)
-        assert first_leg_reward(plan_json, query.org, value) == value > 0
+        assert first_leg_reward(plan_json, query.org, value) == value > LEAVES_ORIGIN_CREDIT
+        assert first_leg_shaped_reward(plan_json, query.org, value, searched_origin=True) == value
         for name, policy in {**POLICIES, **VARIANTS}.items():
             bad, bad_json = env_reward(policy(honest, query, mini_db, other), query, dataset)
             staged = first_leg_reward(bad_json, query.org, bad)
             assert staged <= bad and staged < value, (name, query.query_id, staged, value)
-
-
-def test_the_shaped_first_leg_stage_pays_no_degenerate_policy_as_much_as_the_honest_plan(mini_db: Database) -> None:
-    """The shaped stage (partial credit for a first leg that leaves the origin) keeps the honest plan's
-    whole env reward, pays every degenerate policy of the reward-hacking suite less, and pays its
-    partial credit only to a plan whose first leg leaves the query's origin for a city not of the trip."""
-    dataset = dataset_of(mini_db)
-    queries = [q for q in dataset.queries if q.query_id in dataset.references][:15]
-    assert queries
-    for n, query in enumerate(queries):
-        honest = dataset.references[query.query_id]
-        other = dataset.references[queries[(n + 1) % len(queries)].query_id]
-        value, plan_json = env_reward(honest, query, dataset)
-        assert first_leg_shaped_reward(plan_json, query.org, value) == value > LEAVES_ORIGIN_CREDIT
-        for name, policy in {**POLICIES, **VARIANTS}.items():
-            bad_plan = policy(honest, query, mini_db, other)
-            bad, bad_json = env_reward(bad_plan, query, dataset)
-            shaped = first_leg_shaped_reward(bad_json, query.org, bad)
-            assert shaped >= first_leg_reward(bad_json, query.org, bad) and shaped < value, (name, query.query_id)
-        empty = env_reward(honest.model_copy(update={"days": []}), query, dataset)
-        assert first_leg_shaped_reward(empty[1], query.org, empty[0]) == 0.0
+            for searched in (False, True):
+                shaped = first_leg_shaped_reward(bad_json, query.org, bad, searched)
+                assert staged <= shaped < value, (name, query.query_id, searched)
+        empty_value, empty_json = env_reward(honest.model_copy(update={"days": []}), query, dataset)
+        assert first_leg_shaped_reward(empty_json, query.org, empty_value) == 0.0
+        assert first_leg_shaped_reward(empty_json, query.org, empty_value, True) == SEARCHED_ORIGIN_CREDIT
     wrong_city = {"days": [{"day": 1, "transport": [{"origin": queries[0].org, "destination": "elsewhere"}]}]}
     assert first_leg_shaped_reward(wrong_city, queries[0].org, 0.0) == LEAVES_ORIGIN_CREDIT
     assert first_leg_shaped_reward(wrong_city, "another origin", 0.0) == 0.0

@@ -1,6 +1,8 @@
 """The learning curve: held-out reward against GRPO steps, over several seeds, on a CPU (docs/RL.md).
 
-    python -m utp_env.rl.curve --tiny --out benchmarks/results/grpo_curve      # the measured run
+    python -m utp_env.rl.curve --tiny --seeds 0,1,2 --share-sft --steps 20 --every 5 --demos 256 \
+        --sft-epochs 4 --eval-limit 16 --queries-per-step 2 --num-generations 8 --learning-rate 1e-4 \
+        --beta 0.04 --reward first_leg_shaped --out benchmarks/results/grpo_curve   # the measured run
     python -m utp_env.rl.curve --tiny --seeds 0 --steps 4 --every 2 --out /tmp/c  # a look at the mechanics
 
 For each seed, the tiny recipe of `utp_env.rl.sft` (the two-layer tiny model, SFT on the lookup →
@@ -132,10 +134,14 @@ class FirstLegRewardEnv(RLToolEnv):
         query = find_query(self._env.db, query_id) if query_id else None
         if final is None or query is None:
             return 0.0
-        return first_leg_reward(final.info.get("plan"), query.org, reward)
+        return self._staged(final.info.get("plan"), query.org, reward)
+
+    def _staged(self, plan: dict[str, Any] | None, query_org: str, reward: float) -> float:
+        """The stage's reward of the final plan (private: TRL offers every public method as a tool)."""
+        return first_leg_reward(plan, query_org, reward)
 
 
-class FirstLegShapedRewardEnv(RLToolEnv):
+class FirstLegShapedRewardEnv(FirstLegRewardEnv):
     """`RLToolEnv` whose reward is the shaped first stage (`first_leg_shaped_reward`); it notes the
     origins of the rollout's transport searches (the env's answer is unchanged)."""
 
@@ -148,16 +154,9 @@ class FirstLegShapedRewardEnv(RLToolEnv):
             self._searched_from.add(args["origin"])
         return super()._call(name, args)
 
-    def get_reward(self) -> float:
-        from utp_env.env.config import find_query
-
-        reward = super().get_reward()
-        final, query_id = self._engine.final, self._engine.query_id
-        query = find_query(self._env.db, query_id) if query_id else None
-        if final is None or query is None:
-            return 0.0
-        searched = query.org in getattr(self, "_searched_from", set())
-        return first_leg_shaped_reward(final.info.get("plan"), query.org, reward, searched)
+    def _staged(self, plan: dict[str, Any] | None, query_org: str, reward: float) -> float:
+        searched = query_org in getattr(self, "_searched_from", set())
+        return first_leg_shaped_reward(plan, query_org, reward, searched)
 
 
 REWARDS: dict[str, type[RLToolEnv]] = {"env": RLToolEnv, "first_leg": FirstLegRewardEnv,
