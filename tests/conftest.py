@@ -48,3 +48,14 @@ def mini_full_set_path(mini_db_path: Path, tmp_path_factory: pytest.TempPathFact
     path = Path(shutil.copytree(mini_db_path, tmp_path_factory.mktemp("mini_full_set") / "db"))
     build_query_set(path, n=1000, seed=0, progress=False)
     return path
+
+
+RL_EXTRA_REASON = "the rl extra is not installed (pip install 'utp-env[rl]'); .ci/run installs it"
+
+
+@pytest.fixture(scope="session")
+def rl_extra() -> None:
+    """Skip, naming the fix, when a package of the `rl` extra is missing (the GRPO and SFT tests use it
+    through `pytest.mark.usefixtures("rl_extra")`)."""
+    for module in ("torch", "trl", "datasets", "tokenizers", "accelerate"):
+        pytest.importorskip(module, reason=RL_EXTRA_REASON)

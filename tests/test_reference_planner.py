@@ -223,14 +223,17 @@ def test_full_sandbox_validation_targets() -> None:
                 rows["hold"].append(simulate(plan, q, db, n=500, seed=i).hold_rate)
         scores[name] = {k: _mean(v) for k, v in rows.items()}
     ref, det = scores["reference"], scores["deterministic"]
-    assert ref["final"] >= 0.95 and ref["bas"] >= 0.9 and ref["tdas"] >= 0.9 and ref["cats"] >= 0.7, ref
+    # CATS about 0.64 on the real sights (generator 11): a city's top sight is booked on every full
+    # day, and the famous sights are crowded at the hours they are open (docs/PAPER.md).
+    assert ref["final"] >= 0.95 and ref["bas"] >= 0.9 and ref["tdas"] >= 0.9 and ref["cats"] >= 0.58, ref
+    assert ref["cats"] > det["cats"], scores
     assert det["bas"] < ref["bas"] - 0.5 and det["tdas"] < ref["tdas"] - 0.5, scores
     assert det["hold"] < ref["hold"] - 0.05, scores
 
 
 @pytest.mark.slow
 def test_every_full_reference_plan_passes() -> None:
-    """Issue 22's target: the stored reference plans of all 1,000 full queries pass (Complete
+    """The stored reference plans of all 1,000 full queries pass (Complete
     Information as TripCraft's, every day in one city with an attraction and three meals, including
     the days with an evening show or a venue that opens at night that need the planner's later tries),
     and every visit lies in its venue's opening hours on a day it opens (the Taj Mahal never on a Friday)."""
@@ -248,8 +251,10 @@ def test_every_full_reference_plan_passes() -> None:
         elif report.bas is not None:
             bas[q.risk_profile].append(report.bas)
     assert failed == []
-    # BAS as docs/PAPER.md reports it for the full set (tolerant / optimized about 0.99 / 0.98, averse 0.96)
-    assert _mean(bas["tolerant"]) >= 0.97 and _mean(bas["optimized"]) >= 0.96 and _mean(bas["averse"]) >= 0.9
+    # BAS as docs/PAPER.md reports it for the full set on generator 11 (tolerant / optimized / averse
+    # 0.996 / 0.926 / 0.889): days end by 23:30 and hold the city's top sight, so the optimized and
+    # averse ranges, which ask a visit for 2-3 times its base length, fit less often than before.
+    assert _mean(bas["tolerant"]) >= 0.98 and _mean(bas["optimized"]) >= 0.9 and _mean(bas["averse"]) >= 0.86
 
 
 def _closed_day_bookings(db: Database, queries: list[Query]) -> tuple[int, int]:

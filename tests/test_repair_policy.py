@@ -126,7 +126,7 @@ def test_a_meal_that_cannot_be_kept_goes_to_another_restaurant() -> None:
         return ("Late Diner", earliest, earliest + 80) if step.value < REQUIRED_VALUE else None
 
     laid = POLICY._lay_out([dinner, stay], clock=1282, meal_end=None, swap=swap)
-    assert laid.swaps == [(dinner, "Late Diner", 1282, 1362)] and asked == [(1282, LATEST_END)]  # up to the end of the day
+    assert laid.swaps == [(dinner, "Late Diner", 1282, 1362)] and asked == [(1282, LATEST_END)]
     assert laid.moves == [(stay, (1362, 1860))]  # the night's stay after the new dinner
     dinner.value = REQUIRED_VALUE
     assert POLICY._lay_out([dinner, stay], clock=1282, meal_end=None, swap=swap).swaps == []

@@ -91,7 +91,40 @@ def test_query_dataset_rows(mini_db_path: Path, mini_db: Database) -> None:
     request = single[1]["prompt"][-1]["content"]
     assert queries[1].text in request and "HOW TO ACT" not in request
     assert all(key in request for key in day_format_keys()) and day_format_keys()[0] == "days"
+    assert f"from {queries[1].org} to " in request  # the fields' examples are written from the query's own data
     assert len(query_dataset("single_turn", db_path=mini_db_path)) == len(split_pool(mini_db, "validation"))
+
+
+def test_single_turn_examples_are_this_trips_data_in_the_form_the_parser_reads(mini_db: Database) -> None:
+    """The example of each field is written from the query's own data (its origin, a destination city,
+    its first date, a real service and venues there) and, put together as a day, parses and evaluates
+    as a day whose leg and venues the database knows."""
+    import json
+
+    from utp_env.dataset import dataset_of
+    from utp_env.evaluation import evaluate
+    from utp_env.plan_format import parse_plan
+    from utp_env.rl.data import EXAMPLE_HEAD, day_format_keys, field_examples
+
+    checked = 0
+    for query in split_pool(mini_db, "validation")[:12]:
+        text = field_examples(mini_db, query)
+        if not text:
+            continue
+        lines = text.splitlines()
+        assert lines[0] == EXAMPLE_HEAD and [line.split(":", 1)[0] for line in lines[1:]] == day_format_keys()
+        day = {line.split(":", 1)[0]: json.loads(line.split(":", 1)[1]) for line in lines[1:]}
+        assert day["current_city"].startswith(f"from {query.org} to ") and query.org in day["transportation"]
+        plan = parse_plan([day], query=query, db=mini_db)
+        leg = plan.days[0].transport[0]
+        assert leg.origin == query.org and plan.days[0].date == query.dates[0]
+        from utp_env.tools.schema import SERVICE_TABLE
+
+        assert mini_db.services(SERVICE_TABLE[leg.mode], leg.origin, leg.destination, leg.number or "")  # real
+        report = evaluate(plan, query, mini_db, reference=dataset_of(mini_db).reference(query.query_id))
+        assert report.commonsense.get("is_valid_transportation", True) is not False
+        checked += 1
+    assert checked >= 6  # most trips have a service on their first day
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [({"style": "few_shot"}, "style must be one of"),

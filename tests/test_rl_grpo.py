@@ -14,15 +14,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("rl_extra")]
 
-REASON = "the rl extra is not installed (pip install 'utp-env[rl]'); .ci/run installs it"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def rl_extra() -> None:
-    for module in ("torch", "trl", "datasets", "tokenizers", "accelerate"):
-        pytest.importorskip(module, reason=REASON)
 
 
 def run(script: str, tmp_path: Path, mini_db_path: Path) -> dict:
@@ -86,3 +79,21 @@ def test_multi_turn_grpo_against_a_server(tmp_path: Path, mini_db_path: Path) ->
     assert_trained(summary, rollouts)
     local = run("grpo_multi_turn", tmp_path / "local", mini_db_path)  # the same run with the env in-process
     assert summary["rewards"] == local["rewards"] and summary["tools_called"] == local["tools_called"]
+
+
+def test_a_planted_no_op_optimizer_fails_the_run(tmp_path: Path, mini_db_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A GRPO run whose optimizer never moves a weight (TRL still logs a loss) exits with one line saying
+    so, after writing its summary (0 of N trainable tensors changed)."""
+    import importlib
+
+    import torch
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, closure=None: None)
+    summary_path = tmp_path / "noop.json"
+    module = importlib.import_module("utp_env.rl.grpo_single_turn")
+    with pytest.raises(SystemExit, match=r"error: GRPO \(1 steps\) changed none of the policy's \d+ trainable"):
+        module.main(["--tiny", "--max-steps", "1", "--db-path", str(mini_db_path), "--split", "validation",
+                     "--output-dir", str(tmp_path / "out"), "--summary", str(summary_path)])
+    summary = json.loads(summary_path.read_text())
+    assert summary["tensors"] > 0 and summary["tensors_changed"] == 0 and summary["param_change_l2"] == 0

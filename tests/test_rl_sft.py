@@ -21,16 +21,9 @@ import pytest
 
 from utp_env.dataset import build_train_set
 
-pytestmark = pytest.mark.slow
-
-REASON = "the rl extra is not installed (pip install 'utp-env[rl]'); .ci/run installs it"
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("rl_extra")]
 DEMOS = 256  # the tiny default (TINY_DEMOS): enough distinct queries that copying beats memorising
 
-
-@pytest.fixture(scope="module", autouse=True)
-def rl_extra() -> None:
-    for module in ("torch", "trl", "datasets", "tokenizers", "accelerate"):
-        pytest.importorskip(module, reason=REASON)
 
 
 def test_sft_raises_the_held_out_reward_and_grpo_runs_from_it(mini_db_path: Path, tmp_path: Path) -> None:

@@ -177,3 +177,103 @@ def test_the_real_size_train_split_on_the_mini_sandbox(mini_full_set_path: Path,
         assert max(counts.values()) - min(counts.values()) <= 1 + dropped, (key, counts)
     cells = Counter((q.days, q.level, q.risk_profile) for q in train)
     assert len(cells) == 27 and max(cells.values()) - min(cells.values()) <= 1 + dropped
+
+
+def test_a_smaller_build_is_the_prefix_of_a_larger_one(train_db: Path, tmp_path: Path) -> None:
+    """The split is a seeded sequence: the first k of a build of N are a build of k, and a build of k
+    extended to N is the build of N (`--limit`, `--tiny` and a later full build agree)."""
+    copy = Path(shutil.copytree(train_db, tmp_path / "db", ignore=shutil.ignore_patterns("train_*")))
+    assert build_train_set(copy, n=7, seed=0, progress=False) == 7
+    for name in (TRAIN_QUERIES_FILE, TRAIN_REFERENCES_FILE):
+        assert (copy / name).read_text().splitlines() == (train_db / name).read_text().splitlines()[:7]
+    assert json.loads((copy / TRAIN_MANIFEST).read_text())["size"] == 7
+    assert build_train_set(copy, n=N_TRAIN, seed=0, progress=False) == N_TRAIN  # extended, not drawn again
+    for name in (TRAIN_QUERIES_FILE, TRAIN_REFERENCES_FILE):
+        assert (copy / name).read_bytes() == (train_db / name).read_bytes()
+    assert build_train_set(copy, n=5, seed=0, progress=False) == N_TRAIN  # a shorter request keeps the split
+
+
+def conflicting_prefix(path: Path, limit: int) -> int | None:
+    """The length of the shortest prefix of the train split at `path` holding a query whose draw with the
+    benchmark's trips alone tested a trip an earlier train query took (where parallel workers must
+    draw again), or None within the first `limit` queries."""
+    from utp_env.queries.generate import TrainDraws
+
+    db = Database.open(path)
+    held_out = {trip_key(q) for q in read_queries(path / QUERIES_FILE)}
+    draws = TrainDraws(db, 0, held_out)
+    taken: set = set()
+    for k, query in enumerate(read_queries(path / TRAIN_QUERIES_FILE)[:limit], start=1):
+        _, tested = draws.draw(int(query.query_id.rsplit("-", 1)[1]) - 1)
+        if set(tested) & taken:
+            return k
+        taken.add(trip_key(query))
+    return None
+
+
+def test_parallel_workers_build_the_split_one_process_builds(train_db: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import utp_env.dataset as dataset_module
+
+    n = conflicting_prefix(train_db, N_TRAIN)
+    if n is None:  # draw on until a prefix makes the workers' draws collide, so the test covers that path
+        longer = Path(shutil.copytree(train_db, tmp_path / "longer"))
+        build_train_set(longer, n=4 * N_TRAIN, progress=False)
+        n = conflicting_prefix(longer, 4 * N_TRAIN)
+        assert n is not None, "no train query's draw met an earlier train trip: the redraw path is not exercised"
+        train_db = longer
+    monkeypatch.setattr(dataset_module, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(dataset_module, "TRAIN_CHUNK", 4)
+    copy = Path(shutil.copytree(train_db, tmp_path / "db", ignore=shutil.ignore_patterns("train_*")))
+    assert build_train_set(copy, n=n, seed=0, progress=False, workers=2) == n
+    for name in (TRAIN_QUERIES_FILE, TRAIN_REFERENCES_FILE):
+        assert (copy / name).read_text().splitlines() == (train_db / name).read_text().splitlines()[:n]
+
+
+def test_the_progress_bar_counts_queries_drawn_and_planned(mini_db_path: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import utp_env.tools.progress as progress_module
+
+    seen: list[tuple[str, object]] = []
+    real = progress_module.progress_bar
+
+    def spy(total, desc, unit, enabled=True, **kwargs):  # type: ignore[no-untyped-def]
+        bar = real(total, desc, unit, enabled=False, **kwargs)
+        seen.append(("total", total))
+        update, postfix = bar.update, bar.set_postfix_str
+        bar.update = lambda k=1: (seen.append(("planned", k)), update(k))[1]  # type: ignore[method-assign]
+        bar.set_postfix_str = lambda s="", refresh=True: (seen.append(("postfix", s)), postfix(s, refresh))[1]  # type: ignore[method-assign]
+        return bar
+
+    monkeypatch.setattr(progress_module, "progress_bar", spy)
+    path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
+    build_train_set(path, n=4, progress=True)
+    drawn = json.loads((path / TRAIN_MANIFEST).read_text())["drawn"]
+    assert seen[0] == ("total", 4) and sum(k for what, k in seen if what == "planned") == 4
+    assert seen[-1] == ("postfix", f"drawn {drawn:,}, planned 4")
+
+
+def test_a_limited_request_builds_only_its_prefix(mini_db_path: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`split_pool(db, "train", limit)` (what `--limit N`, `--tiny` and `data demos --limit` read) builds the
+    first N queries and declares the whole split's size; the whole split, asked for later, extends them."""
+    import utp_env.dataset as dataset_module
+    from utp_env.env.config import find_query, split_pool
+
+    monkeypatch.setattr(dataset_module, "TRAIN_SIZE", 16)
+    path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
+    db = Database.open(path)
+    first = split_pool(db, "train", 5)
+    assert [q.query_id for q in first] == [q.query_id for q in read_queries(path / TRAIN_QUERIES_FILE)]
+    record = json.loads((path / TRAIN_MANIFEST).read_text())
+    assert record["queries"] == 5 and record["size"] == 16
+    assert find_query(db, first[2].query_id) == first[2]  # a known id needs no more than what is built
+    assert len(read_queries(path / TRAIN_QUERIES_FILE)) == 5
+    assert find_query(db, "utp-train-99999") is None  # past the split's size: the whole split, no more
+    whole = split_pool(db, "train")
+    assert len(whole) == 16 and whole[:5] == first
+
+
+def test_build_train_set_refuses_bad_workers(mini_db_path: Path) -> None:
+    with pytest.raises(ValueError, match="workers must be at least 1"):
+        build_train_set(mini_db_path, n=3, workers=0)

@@ -172,8 +172,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         from utp_env.dataset import TRAIN_QUERIES_FILE, build_train_set, train_set_state
 
         state = train_set_state(path)
-        if state is not None and state.get("queries") == args.train:
-            print(f"train split already built: {state['queries']} queries in {path / TRAIN_QUERIES_FILE}")
+        if state is not None and state.get("seed") == args.seed and int(state.get("queries", 0)) >= args.train:
+            print(f"train split already built: {state['queries']} queries in {path / TRAIN_QUERIES_FILE} (its first "
+                  f"{args.train} are the split's first {args.train})")
         else:
             started = time.perf_counter()
             kept = build_train_set(path, n=args.train, seed=args.seed, progress=True)

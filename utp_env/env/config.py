@@ -206,12 +206,16 @@ def query_pool(db: Database) -> tuple[Query, ...]:
     return tuple(dataset_of(db).queries)
 
 
-def split_pool(db: Database, split: str) -> list[Query]:
-    """The queries of one split, in query-id order; ValueError naming the known splits otherwise.
-    `train` is built next to the query set when first asked for (`Dataset.train`)."""
+def split_pool(db: Database, split: str, limit: int | None = None) -> list[Query]:
+    """The queries of one split, in query-id order (the first `limit` of them); ValueError naming the
+    known splits otherwise. `train` is built next to the query set when first asked for, only as far
+    as `limit` needs (`Dataset.train`: a seeded prefix of the whole split)."""
     dataset = dataset_of(db)
-    pool = dataset.split(TRAIN_SPLIT) if split == TRAIN_SPLIT else [q for q in dataset.queries if q.split == split]
-    chosen = sorted(pool, key=lambda q: q.query_id)
+    if split == TRAIN_SPLIT:
+        pool = dataset.split(TRAIN_SPLIT, limit)  # file order is query-id order
+    else:
+        pool = [q for q in dataset.queries if q.split == split]
+    chosen = sorted(pool, key=lambda q: q.query_id)[:limit]
     if not chosen:
         known = sorted({str(q.split) for q in dataset.queries} | {TRAIN_SPLIT})
         raise ValueError(f"split {split!r} has no queries; known splits: {', '.join(known)}")

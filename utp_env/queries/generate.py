@@ -145,6 +145,7 @@ class _Generator:
         self.db, self.config, self.seed = db, config, seed
         self.stream = stream  # names the per-query generators and the ids: "query" (the benchmark) or "train"
         self.exclude: set[TripKey] = exclude if exclude is not None else set()
+        self.tested: list[TripKey] | None = None  # when a list: every trip `excluded` is asked about, in order
         self.unc = UncertaintyConfig()
         self.nb = neighbours(db)
         self.cal: tuple[dt.date, dt.date] = calendar(db, config.default_calendar)
@@ -204,6 +205,24 @@ class _Generator:
         pool, weights = self._origins[key]
         return _weighted(rng, pool, weights) if pool else None
 
+    def excluded(self, trip: TripKey) -> bool:
+        """Whether `trip` is one the draw must avoid (in `exclude`); noted in `tested` when that is a list."""
+        if self.tested is not None:
+            self.tested.append(trip)
+        return bool(self.exclude) and trip in self.exclude
+
+    def draw(self, index: int) -> Query | None:
+        """The query of `index` in the grid's cell of that index; a train query that cannot be drawn
+        is drawn again from up to `TRAIN_RETRIES` other generators. None when none is drawn."""
+        cells = balanced_cells(self.config)
+        days, level, risk = cells[index % len(cells)]
+        query = self.one(index, days, level, risk)
+        for retry in range(1, TRAIN_RETRIES + 1 if self.stream == TRAIN_STREAM else 1):
+            if query is not None:
+                break
+            query = self.one(index, days, level, risk, retry)  # a train query may be drawn again (TRAIN_RETRIES)
+        return query
+
     def drive_hours(self, a: str, b: str) -> float:
         """Driving hours between two cities (the `distances` table)."""
         rows = self.db.pair_rows("distances", a, b)
@@ -248,7 +267,7 @@ class _Generator:
                 raise ValueError(f"the sandbox calendar {self.cal[0]}..{self.cal[1]} is shorter than {days} days")
             start = self.cal[0] + dt.timedelta(days=int(rng.integers(span)))
             dates = [(start + dt.timedelta(days=d)).isoformat() for d in range(days)]
-            if self.exclude and (org, tuple(dates), dest) in self.exclude:
+            if self.excluded((org, tuple(dates), dest)):
                 continue  # a trip of a held-out query: draw again
             people = int(rng.integers(cfg.people_min, cfg.people_max + 1))
             base = Query(query_id=qid, org=org, dest=dest, visiting_city_number=k, days=days, dates=dates,
@@ -387,26 +406,58 @@ def generate_queries(db: Database, n: int = 1000, seed: int = 0, config: QueryCo
     """
     config = config or QueryConfig()
     gen = _Generator(db, config, seed, TRAIN_STREAM if train else "query", exclude)
-    cells = balanced_cells(config)
     out: list[Query] = []
     i = start
     while len(out) < n:
-        days, level, risk = cells[i % len(cells)]
-        query = gen.one(i, days, level, risk)
-        for retry in range(1, TRAIN_RETRIES + 1 if train else 1):
-            if query is not None:
-                break
-            query = gen.one(i, days, level, risk, retry)  # a train query may be drawn again (see TRAIN_RETRIES)
+        query = gen.draw(i)
         if query is None and train and skipped is not None and len(skipped) < n + MAX_TRAIN_SKIPS:
             skipped.append(i)  # this cell has run out of fresh trips here: the next index is drawn instead
             i += 1
             continue
         if query is None:
-            raise ValueError(f"could not draw a feasible {days}-day {level} {risk} query (index {i}) in "
-                             f"{config.max_attempts} attempts; the database may lack connected, visitable cities")
+            raise undrawable(config, i)
         if exclude is not None:
             exclude.add(trip_key(query))
         out.append(query)
         i += 1
     return out
 
+
+
+def undrawable(config: QueryConfig, index: int) -> ValueError:
+    """The error of an index whose query cannot be drawn (its grid cell named)."""
+    days, level, risk = balanced_cells(config)[index % len(balanced_cells(config))]
+    return ValueError(f"could not draw a feasible {days}-day {level} {risk} query (index {index}) in "
+                      f"{config.max_attempts} attempts; the database may lack connected, visitable cities")
+
+
+class TrainDraws:
+    """The train split's queries one index at a time, for a build that draws indices out of order or in
+    several processes (utp_env/dataset.py) and must get what `generate_queries(..., train=True)` gets.
+
+    `draw(index)` is the query `generate_queries` draws at `index` when `exclude` holds exactly the
+    trips to avoid at that point (the benchmark's and every train query's drawn before `index`), or
+    None where it would skip the index; it also returns every trip the draw tested against `exclude`,
+    in order. A draw made with fewer trips excluded (say, the benchmark's only) is the same draw as
+    with more, unless one of the trips it tested is among the extra ones: the draws diverge only at
+    such a test, so a caller that checks the tested trips knows when to draw again. `exclude` is read,
+    never changed.
+    """
+
+    def __init__(self, db: Database, seed: int = 0, exclude: set[TripKey] | None = None,
+                 config: QueryConfig | None = None) -> None:
+        self.config = config or QueryConfig()
+        self._gen = _Generator(db, self.config, seed, TRAIN_STREAM, exclude)
+
+    @property
+    def exclude(self) -> set[TripKey]:
+        """The trips the draws avoid (the set given; a caller may add to it between draws)."""
+        return self._gen.exclude
+
+    def draw(self, index: int) -> tuple[Query | None, tuple[TripKey, ...]]:
+        """The train query of `index` (None: none can be drawn there) and the trips it tested."""
+        self._gen.tested = []
+        try:
+            return self._gen.draw(index), tuple(self._gen.tested)
+        finally:
+            self._gen.tested = None

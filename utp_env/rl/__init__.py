@@ -8,6 +8,9 @@
   format warm-up, so that both recipes run on a CPU with nothing downloaded.
 - `utp_env.rl.grpo_multi_turn` / `utp_env.rl.grpo_single_turn`: the two GRPO scripts
   (`python -m utp_env.rl.grpo_multi_turn --tiny`, or `--model <hub name>` on a GPU).
+- `utp_env.rl.diagnostics`: did training move the policy's trainable tensors (a loud error if not).
+- `utp_env.rl.curve`: the learning curve, held-out reward against GRPO steps over seeds
+  (`python -m utp_env.rl.curve --tiny --out DIR`).
 
 Importing this package imports nothing heavy; torch, trl, datasets and tokenizers (the `rl`
 extra: `pip install 'utp-env[rl]'`) are imported by the modules that need them.

@@ -15,6 +15,7 @@ Both are conversational (lists of `{"role", "content"}` messages), as TRL expect
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,6 +23,8 @@ from utp_env.env.config import split_pool
 from utp_env.env.core import UTPEnv
 from utp_env.itinerary import Day
 from utp_env.plan_format.write import format_day
+from utp_env.query import Query
+from utp_env.tools.database import Database
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -41,13 +44,69 @@ def day_format_keys() -> list[str]:
     return list(format_day(Day(day=1, cities=["-"])))
 
 
-def single_turn_request(task_text: str) -> str:
-    """The user message of a single-turn prompt: the task (without its tool instructions) and the format."""
+def single_turn_request(task_text: str, example: str = "") -> str:
+    """The user message of a single-turn prompt: the task (without its tool instructions), the format,
+    and `example` (`field_examples`: each field written out with this trip's own data)."""
     task = task_text.split(_ACT_MARKER, 1)[0].rstrip()
     keys = ", ".join(day_format_keys())
-    return (f"{task}\n\nReply with the whole plan as a JSON list with one object per day, with the keys {keys}; "
+    text = (f"{task}\n\nReply with the whole plan as a JSON list with one object per day, with the keys {keys}; "
             "write - where a day has nothing. Use only real flights, trains, buses, stays, restaurants and "
             "attractions of these cities.")
+    return f"{text}\n\n{example}" if example else text
+
+
+EXAMPLE_HEAD = "How each field is written (real services and places of this trip; times HH:MM):"
+
+
+def field_examples(db: Database, query: Query) -> str:
+    """Each key of the day format with one example written from this query's own data, so that a small
+    model sees the exact form the parser reads (`plan_format.parse`): the trip's first day, the first
+    service (by departure) from the origin to the first destination city that one runs to on that date
+    (flights, then trains, then buses), and that city's best-rated stay, restaurant and attraction, as
+    `format_day` writes them. The example is not a plan: one of each, at plausible times. Empty when
+    no service leaves the origin for a destination city on the first date."""
+    from utp_env.itinerary import PlanItem, TransportLeg
+    from utp_env.tools.clock import parse_hhmm, weekday
+    from utp_env.tools.lookup.transport import services
+    from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE, scheduled_arrival
+
+    cities = [query.dest] if db.has_city(query.dest) else db.cities_of_state(query.dest)
+    date = query.dates[0]
+    for city in cities:
+        for mode in ("flight", "train", "bus"):
+            table = SERVICE_TABLE[mode]
+            rows = services(db, table, query.org, city, weekday(date))  # type: ignore[arg-type]
+            if not rows.size:
+                continue
+            columns = db.tables[table].columns
+            row = int(rows[0])
+            dep, arr = parse_hhmm(columns["dep_time"][row]), scheduled_arrival(columns, row)
+            leg = TransportLeg(mode=mode, number=str(columns[NUMBER_COLUMN[table]][row]), origin=query.org,
+                               destination=city, dep=dep, arr=arr)
+            return _example_text(db, query, city, leg, date, PlanItem)
+    return ""
+
+
+def _best(db: Database, table: str, city: str) -> str | None:
+    """The best-rated venue of `table` in `city` (ties by name), as "Name, City"."""
+    rows = db.city_rows(table, city)
+    if not rows.size:
+        return None
+    columns = db.tables[table].columns
+    row = min((int(i) for i in rows), key=lambda i: (-float(columns["rating"][i]), str(columns["name"][i])))
+    return f"{columns['name'][row]}, {city}"
+
+
+def _example_text(db: Database, query: Query, city: str, leg: Any, date: str, item: Any) -> str:
+    stay, meal, sight = (_best(db, t, city) for t in ("accommodations", "restaurants", "attractions"))
+    dinner = min(max(leg.arr % 1440 + 30, 19 * 60 + 30), 21 * 60)  # after the arrival, at a dinner hour
+    items = [item(name=name, activity=activity, start=start, end=end) for name, activity, start, end in (
+        (meal, "visit", dinner, dinner + 60), (stay, "stay", 22 * 60, 31 * 60 + 30)) if name]
+    day = Day(day=1, date=date, cities=[query.org, city], transport=[leg], dinner=meal,
+              attractions=[sight] if sight else [], accommodation=stay, items=items)
+    fields = format_day(day)
+    lines = [EXAMPLE_HEAD] + [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in fields.items()]
+    return "\n".join(lines)
 
 
 def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation", limit: int | None = None,
@@ -68,7 +127,7 @@ def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation
     from datasets import Dataset
 
     env = UTPEnv(db_path=db_path, profile=profile, split=split, config=config, world=world)
-    queries = split_pool(env.db, env.split)[:limit]
+    queries = split_pool(env.db, env.split, limit)
     rows: dict[str, list[Any]] = {"prompt": [], "query_id": []}
     for query in queries:
         if style == "multi_turn":
@@ -76,7 +135,8 @@ def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation
                       {"role": "user", "content": MULTI_TURN_REQUEST}]
         else:
             prompt = [{"role": "system", "content": SINGLE_TURN_SYSTEM},
-                      {"role": "user", "content": single_turn_request(env.task_text(query))}]
+                      {"role": "user", "content": single_turn_request(env.task_text(query),
+                                                                      field_examples(env.db, query))}]
         rows["prompt"].append(prompt)
         rows["query_id"].append(query.query_id)
     return Dataset.from_dict(rows)

@@ -228,7 +228,7 @@ def demonstrations(split: str = "train", *, db_path: str | Path | None = None, p
     env = env_class(db_path=db_path, profile=profile, split=split,
                     config=demo_env_config(max_observation_chars, compact))
     repair = _reference_repair() if closed_loop else None
-    queries = split_pool(env.db, split)[:limit]
+    queries = split_pool(env.db, split, limit)
     dataset = dataset_of(env.db)
     summary = summary if summary is not None else DemoSummary(split, len(queries))
     summary.queries = len(queries)

@@ -62,16 +62,18 @@ class RLToolEnv(UTPToolEnv):
         return float(answer.reward)
 
 
-def rl_env_class(tools: Sequence[str] | None = None, **env_kwargs: Any) -> type[RLToolEnv]:
+def rl_env_class(tools: Sequence[str] | None = None, base: type[RLToolEnv] = RLToolEnv,
+                 **env_kwargs: Any) -> type[RLToolEnv]:
     """An `RLToolEnv` subclass whose envs are built with `env_kwargs` (db_path, profile, split, config)
     and which logs its rollouts in its own `episodes` list.
 
     `tools` names the tools TRL offers the model (default: all of them). The others are shadowed by
     `None` on the subclass, so TRL, which takes the class's public functions as tools, does not list
     them: the prompt then carries only those schemas (the tiny smoke run keeps its prompt short so).
+    `base` is the class to derive from (a subclass of `RLToolEnv` with another `get_reward`).
     """
     attributes: dict[str, Any] = {"env_kwargs": dict(env_kwargs), "episodes": [], **tool_attributes(env_kwargs)}
-    return type("RLToolEnv", (RLToolEnv,), attributes | shadowed_tools(tools))
+    return type(base.__name__, (base,), attributes | shadowed_tools(tools))
 
 
 def shadowed_tools(tools: Sequence[str] | None) -> dict[str, None]:

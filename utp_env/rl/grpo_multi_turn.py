@@ -12,14 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from utp_env.rl.recipe import Summary, parser, print_summary, run_grpo
+from utp_env.rl.recipe import Summary, moved_or_exit, parser, print_summary, run_grpo
 from utp_env.rl.scripted import multi_turn_conversations
 
 
 def main(argv: Sequence[str] | None = None) -> Summary:
     """Parse the command line, train, print and return the summary."""
     args = parser(__doc__.splitlines()[0] if __doc__ else "multi-turn GRPO").parse_args(argv)
-    summary = run_grpo(args, "multi_turn", warm_up_data=multi_turn_conversations, use_environment=True)
+    with moved_or_exit():
+        summary = run_grpo(args, "multi_turn", warm_up_data=multi_turn_conversations, use_environment=True)
     print_summary(summary)
     return summary
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from utp_env.env.adapters import PlanReward
-from utp_env.rl.recipe import Summary, env_config, parser, print_summary, run_grpo, settings
+from utp_env.rl.recipe import Summary, env_config, moved_or_exit, parser, print_summary, run_grpo, settings
 from utp_env.rl.scripted import single_turn_conversations
 
 
@@ -37,8 +37,9 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     chosen = settings(args)
     log: list[float] = []
     reward = LoggedPlanReward(log, db_path=args.db_path, profile=chosen["profile"], config=env_config(chosen))
-    summary = run_grpo(args, "single_turn", reward_funcs=[reward], reward_log=log,
-                       warm_up_data=single_turn_conversations, use_environment=False)
+    with moved_or_exit():
+        summary = run_grpo(args, "single_turn", reward_funcs=[reward], reward_log=log,
+                           warm_up_data=single_turn_conversations, use_environment=False)
     print_summary(summary)
     return summary
 

@@ -9,16 +9,19 @@ parameters moved, seconds per step. `--summary PATH` writes it as JSON (the CI s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from utp_env.rl.data import PromptStyle, query_dataset
+from utp_env.rl.diagnostics import NoParameterChangeError, ParameterChange, ParameterSnapshot
 from utp_env.rl.env import RLToolEnv, rl_env_class
 
 # The tiny path's sizes: short completions and few rollouts, so that a step takes seconds on a CPU.
@@ -28,6 +31,7 @@ TINY_DEFAULTS: dict[str, Any] = {"profile": "mini", "limit": 1, "num_generations
                  "learning_rate": 3e-4, "max_tool_calling_iterations": 3, "step_limit": 8,
                  "max_observation_chars": 1000, "temperature": 0.7}
 TINY_TOOLS = ("add_leg", "view_plan", "submit")
+SMALL_MODEL = 50_000_000  # parameters: below, one CPU thread and no gradient checkpointing (both only slow it)
 # A real run's defaults (a GPU, a hub model): docs/RL.md says what to change.
 REAL_DEFAULTS: dict[str, Any] = {"profile": "full", "limit": None, "num_generations": 8, "max_completion_length": 8192,
                  "learning_rate": 1e-6, "max_tool_calling_iterations": 30, "step_limit": 40,
@@ -54,6 +58,9 @@ class Summary:
     tensors_changed: int = 0
     tensors: int = 0
     parameters: int = 0
+    frac_reward_zero_std: list[float] = field(default_factory=list)
+    """Per step, the share of the step's groups whose rollouts all earned the same reward (TRL's log):
+    GRPO's advantage is 0 for every rollout of such a group, so it learns nothing from it."""
     warm_up_losses: list[float] = field(default_factory=list)
     seconds_setup: float = 0.0
     seconds_warm_up: float = 0.0
@@ -86,6 +93,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed: another seed is another "
                    "world with its own queries (default 0; docs/RL.md \"Worlds\")")
     p.add_argument("--limit", type=int, help="first N queries of the split (default: 1 with --tiny, else all)")
+    p.add_argument("--queries-per-step", type=int, help="queries per GRPO step, each with --num-generations "
+                   "rollouts (default: all of --limit with --tiny, else 1)")
     p.add_argument("--num-generations", type=int, help="rollouts per query, G of GRPO (tiny 4, else 8)")
     p.add_argument("--max-completion-length", type=int, help="tokens per completion, tool answers included "
                    "(tiny 384, else 8192)")
@@ -112,8 +121,9 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     defaults = TINY_DEFAULTS if args.tiny else REAL_DEFAULTS
     chosen = {key: getattr(args, key) if getattr(args, key, None) is not None else default
               for key, default in defaults.items()}
-    for key in ("max_steps", "num_generations", "max_completion_length", "step_limit", "max_tool_calling_iterations"):
-        value = getattr(args, key, None) if key == "max_steps" else chosen[key]
+    for key in ("max_steps", "queries_per_step", "num_generations", "max_completion_length", "step_limit",
+                "max_tool_calling_iterations"):
+        value = getattr(args, key, None) if key in ("max_steps", "queries_per_step") else chosen[key]
         if value is not None and value < 1:
             raise SystemExit(f"--{key.replace('_', '-')} must be at least 1, not {value}")
     if chosen["num_generations"] < 2:
@@ -165,12 +175,17 @@ def env_config(chosen: dict[str, Any], compact: bool = False) -> dict[str, Any]:
 def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list[Any] | None = None,
              reward_log: list[float] | None = None,
              warm_up_data: Callable[[list[dict[str, Any]], type[RLToolEnv]], Sequence[Any]] | None = None,
-             use_environment: bool = True) -> Summary:
+             use_environment: bool = True, callbacks: Sequence[Any] = (),
+             env_base: type[RLToolEnv] | None = None, require_change: bool = True) -> Summary:
     """Train with GRPO for `args.max_steps` steps and summarise the run (module docstring).
 
     Multi-turn (`use_environment`): the env class is TRL's `environment_factory` and its `get_reward`
     the reward. Single-turn: `reward_funcs` score the completions and append each reward to
-    `reward_log`. `warm_up_data(rows, env_class)` gives the tiny model's warm-up conversations."""
+    `reward_log`. `warm_up_data(rows, env_class)` gives the tiny model's warm-up conversations.
+    `callbacks` are the trainer's (`transformers.TrainerCallback`: the learning curve evaluates there);
+    `env_base` a subclass of `RLToolEnv` to build the env class from (its `get_reward` is the reward).
+    A run that moved no trainable tensor raises `NoParameterChangeError` (after writing `--summary`)
+    unless `require_change` is False (the learning curve records such a run as it is)."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     started = time.perf_counter()
     require_rl_extra()
@@ -182,12 +197,13 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     model: Any = None
     if not args.tiny:  # before anything is built: a model that cannot be loaded fails at once
         tokenizer, model = load_pretrained(args.model)
-    if args.tiny:
+    small = args.tiny or model.num_parameters() < SMALL_MODEL
+    if small:
         torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
     world = {"world": args.world} if args.world else {}
     tools = tuple(t.strip() for t in args.tools.split(",") if t.strip()) if args.tools else (
         TINY_TOOLS if args.tiny else None)
-    env_class = rl_env_class(tools=tools, db_path=args.db_path,
+    env_class = rl_env_class(tools=tools, base=env_base or RLToolEnv, db_path=args.db_path,
                              profile=chosen["profile"], config=env_config(chosen, args.compact), **world)
     local_class = env_class  # the tiny model's scripted warm-up runs in this process either way
     if getattr(args, "server", None) and use_environment:
@@ -215,11 +231,8 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.seconds_warm_up = time.perf_counter() - warm_started
     else:
         summary.seconds_setup = time.perf_counter() - started
-    # A copy of the weights to measure how far training moved them: always for the tiny model, for a
-    # real one only when a summary is asked for (kept on the CPU, it costs the model's size in RAM).
-    track = args.tiny or bool(args.summary)
-    before = {name: p.detach().to("cpu", copy=True) for name, p in model.named_parameters()} if track else {}
-    per_step = len(rows) * chosen["num_generations"] if args.tiny else chosen["num_generations"]
+    queries_per_step = getattr(args, "queries_per_step", None) or (len(rows) if args.tiny else 1)
+    per_step = min(queries_per_step, len(rows)) * chosen["num_generations"]
     output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-grpo-")
     config = GRPOConfig(
         output_dir=output_dir, max_steps=args.max_steps, learning_rate=chosen["learning_rate"],
@@ -229,15 +242,18 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         temperature=chosen["temperature"], beta=args.beta, seed=args.seed, logging_steps=1, save_strategy="no",
         report_to="none", use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), disable_tqdm=True,
-        gradient_checkpointing=not args.tiny,  # saves memory on a real model; only slows the tiny one
+        gradient_checkpointing=not small,  # saves memory on a real model; only slows a tiny one
         shuffle_dataset=not args.tiny)
     trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs,
                           args=config, train_dataset=dataset, processing_class=tokenizer,
-                          environment_factory=env_class if use_environment else None)
+                          environment_factory=env_class if use_environment else None, callbacks=list(callbacks))
+    # the trainable tensors of what the trainer trains (after any wrapping), to show that training moved them
+    snapshot = ParameterSnapshot(trainer.model, seed=args.seed)
     trained = time.perf_counter()
     trainer.train()
     summary.seconds_per_step = (time.perf_counter() - trained) / max(args.max_steps, 1)
-    _fill(summary, trainer, before, env_class)
+    change = snapshot.compare(trainer.model)
+    _fill(summary, trainer, change, env_class)
     if args.save:
         trainer.save_model(output_dir)
         tokenizer.save_pretrained(output_dir)
@@ -245,6 +261,12 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.rewards = list(reward_log)
     if args.summary:
         Path(args.summary).write_text(json.dumps(summary.to_json(), indent=2), encoding="utf-8")
+    if require_change:  # after the summary is written: it shows what ran
+        gradient = any(e.get("grad_norm", 1.0) != 0 for e in summary.logged)
+        if not gradient:
+            print(f"GRPO: no step had a gradient (frac_reward_zero_std {summary.frac_reward_zero_std}): every group's "
+                  "rewards were equal, so there was nothing to learn and no parameter moved", file=sys.stderr)
+        change.require(f"GRPO ({args.max_steps} steps)", gradient=gradient)
     return summary
 
 
@@ -273,26 +295,16 @@ def _corpus(conversations: Sequence[Any]) -> list[str]:
     return texts
 
 
-def _fill(summary: Summary, trainer: Any, before: dict[str, Any], env_class: type[RLToolEnv]) -> None:
-    import torch
-
+def _fill(summary: Summary, trainer: Any, change: ParameterChange, env_class: type[RLToolEnv]) -> None:
     for entry in trainer.state.log_history:
         numbers = {k: float(v) for k, v in entry.items() if isinstance(v, int | float)}
         if "loss" in numbers:
             summary.losses.append(numbers["loss"])
             summary.logged.append(numbers)
-    deltas = []
-    for name, p in trainer.model.named_parameters():
-        if name not in before:
-            continue
-        delta = (p.detach().to("cpu", before[name].dtype) - before[name]).float()
-        deltas.append(delta)
-        summary.tensors_changed += int(bool(delta.abs().max() > 0))
-        summary.parameters += delta.numel()
-    summary.tensors = len(deltas)
-    if deltas:
-        summary.param_change_l2 = float(torch.sqrt(sum((d * d).sum() for d in deltas)))
-        summary.param_change_max = float(max(d.abs().max() for d in deltas))
+            if "frac_reward_zero_std" in numbers:
+                summary.frac_reward_zero_std.append(numbers["frac_reward_zero_std"])
+    summary.tensors, summary.tensors_changed, summary.parameters = change.tensors, change.changed, change.parameters
+    summary.param_change_l2, summary.param_change_max = change.l2, change.max
     for record in env_class.episodes:
         summary.rollouts += 1
         summary.tool_calls += record.steps
@@ -300,6 +312,15 @@ def _fill(summary: Summary, trainer: Any, before: dict[str, Any], env_class: typ
         summary.terminations[record.termination_reason] = summary.terminations.get(record.termination_reason, 0) + 1
         for tool in record.tools:
             summary.tools_called[tool] = summary.tools_called.get(tool, 0) + 1
+
+
+@contextlib.contextmanager
+def moved_or_exit() -> Iterator[None]:
+    """Turn a run that moved no parameter (`NoParameterChangeError`) into an exit with its one line."""
+    try:
+        yield
+    except NoParameterChangeError as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def print_summary(summary: Summary) -> None:
@@ -311,7 +332,9 @@ def print_summary(summary: Summary) -> None:
     print(f"  rewards: mean {mean:.4f}, nonzero {sum(r > 0 for r in rewards)}/{len(rewards)}; "
           f"endings {summary.terminations}")
     print(f"  loss per step: {[round(x, 5) for x in summary.losses]}")
-    print(f"  parameters: {summary.tensors_changed}/{summary.tensors} tensors changed, "
+    zero = summary.frac_reward_zero_std
+    print(f"  groups without reward variance (frac_reward_zero_std) per step: {[round(x, 3) for x in zero]}")
+    print(f"  parameters: {summary.tensors_changed}/{summary.tensors} trainable tensors changed, "
           f"L2 {summary.param_change_l2:.3e}, max {summary.param_change_max:.3e}")
     print(f"  seconds: setup {summary.seconds_setup:.1f}, warm-up {summary.seconds_warm_up:.1f}, "
           f"per GRPO step {summary.seconds_per_step:.1f}")

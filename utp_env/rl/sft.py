@@ -163,7 +163,7 @@ def build_demos(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> list[di
     env = UTPEnv(**env_kwargs, split=args.split, config=dict(TINY_ENV) if args.tiny else None)
     dataset = dataset_of(env.db)
     out = []
-    for query in split_pool(env.db, args.split)[:args.limit]:
+    for query in split_pool(env.db, args.split, args.limit):
         reference = dataset.reference(query.query_id)
         if reference is None:
             continue
@@ -242,62 +242,118 @@ def held_out_of_demos(demonstrated: Sequence[str], env_kwargs: dict[str, Any],
 
 def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], split: str, limit: int,
                     schemas: list[dict[str, Any]], config: dict[str, Any] | None, *, system: str, request: str,
-                    max_new_tokens: int = 256, rounds: int = 12) -> dict[str, Any]:
+                    max_new_tokens: int = 256, rounds: int = 12, batch_size: int = 16) -> dict[str, Any]:
     """Greedy multi-turn rollouts of `model` on the first `limit` queries of `split`: each
     `<tool_call>{...}</tool_call>` it writes is one env step; the episode ends at `submit`, the env's
     step limit, `rounds` turns, or a turn without a tool call (then scored as at the step limit).
     Returns the mean reward, the rewards, the calls the env accepted, and `from_origin`: the episodes
     with an accepted `add_leg` that leaves the query's origin (a leg the task asked for, not one
-    that is merely valid: the reward counts any valid leg)."""
-    import torch
+    that is merely valid).
 
+    The episodes of up to `batch_size` queries advance together: each round, one batched greedy
+    `generate` (left padding) writes the next turn of every episode still running, so that scoring
+    32 queries costs a few batched calls instead of a hundred single ones."""
     from utp_env.env.config import split_pool
     from utp_env.env.core import UTPEnv
-    from utp_env.env.episode import TerminationReason
 
-    env = UTPEnv(**env_kwargs, split=split, config=config)
+    queries = split_pool(open_env(env_kwargs, split, config).db, split, limit)
     rewards: list[float] = []
+    plans: list[dict[str, Any] | None] = []
     calls = accepted = from_origin = 0
     model.eval()
-    queries = split_pool(env.db, split)[:limit]
-    for query in queries:
-        task, _ = env.reset(seed=0, options={"query_id": query.query_id})
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system},
-                                          {"role": "user", "content": request + task}]
-        reward, done, grounded = 0.0, False, False
+    for first in range(0, len(queries), batch_size):
+        envs = [UTPEnv(**env_kwargs, split=split, config=config) for _ in queries[first:first + batch_size]]
+        episodes = [_Rollout(env, query, system, request) for env, query in zip(envs, queries[first:first + batch_size],
+                                                                                strict=True)]
         for _ in range(rounds):
-            ids = tokenizer.apply_chat_template(messages, tools=schemas, add_generation_prompt=True, tokenize=True,
-                                                return_dict=True, return_tensors="pt")
-            with torch.no_grad():
-                out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False)
-            text = tokenizer.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=False)
-            found = TOOL_CALL.findall(text)
-            if not found:
+            running = [e for e in episodes if not e.done]
+            if not running:
                 break
-            try:
-                call = json.loads(found[0])
-                name, arguments = str(call["name"]), call.get("arguments") or {}
-            except (json.JSONDecodeError, KeyError, TypeError):
-                break
-            calls += 1
-            observation, reward, terminated, truncated, info = env.step({"tool": name, "args": arguments})
-            ok = all(c.get("ok") for c in info.get("calls") or [{}])
-            accepted += int(ok)
-            grounded = grounded or (ok and name == "add_leg" and isinstance(arguments, dict)
-                                    and arguments.get("origin") == query.org)
-            messages += [{"role": "assistant", "content": "",
-                          "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]},
-                         {"role": "tool", "content": observation}]
-            if terminated or truncated:
-                done = True
-                break
-        if not done:
-            reward, _ = env.end_episode(TerminationReason.STEP_LIMIT, message="evaluation: the model stopped")
-        rewards.append(float(reward))
-        from_origin += int(grounded)
+            texts = _generate(model, tokenizer, [e.messages for e in running], schemas, max_new_tokens)
+            for episode, text in zip(running, texts, strict=True):
+                episode.act(text)
+        for episode in episodes:
+            episode.close()
+            rewards.append(episode.reward)
+            plans.append(episode.plan)
+            calls += episode.calls
+            accepted += episode.accepted
+            from_origin += int(episode.grounded)
     mean = sum(rewards) / len(rewards) if rewards else 0.0
     return {"mean_reward": mean, "rewards": rewards, "tool_calls": calls, "accepted_calls": accepted,
-            "from_origin": from_origin, "queries": len(rewards), "query_ids": [q.query_id for q in queries]}
+            "from_origin": from_origin, "queries": len(rewards), "query_ids": [q.query_id for q in queries],
+            "plans": plans}
+
+
+def open_env(env_kwargs: dict[str, Any], split: str, config: dict[str, Any] | None) -> Any:
+    """An env of `env_kwargs` on `split` (its database is the process's shared one)."""
+    from utp_env.env.core import UTPEnv
+
+    return UTPEnv(**env_kwargs, split=split, config=config)
+
+
+class _Rollout:
+    """One greedy evaluation episode: its messages, and what its tool calls did in the env."""
+
+    def __init__(self, env: Any, query: Any, system: str, request: str) -> None:
+        self.env, self.query = env, query
+        task, _ = env.reset(seed=0, options={"query_id": query.query_id})
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                               {"role": "user", "content": request + task}]
+        self.reward, self.done, self.grounded = 0.0, False, False
+        self.plan: dict[str, Any] | None = None  # the final plan (the `Plan` model's JSON, `info["plan"]`)
+        self.calls = self.accepted = 0
+        self.ended = False
+
+    def act(self, text: str) -> None:
+        """Send the turn's first tool call to the env; a turn without one (or unreadable) ends the episode."""
+        found = TOOL_CALL.findall(text)
+        try:
+            call = json.loads(found[0]) if found else None
+            name, arguments = (str(call["name"]), call.get("arguments") or {}) if isinstance(call, dict) else ("", {})
+        except (json.JSONDecodeError, KeyError, TypeError):
+            name, arguments = "", {}
+        if not name:
+            self.done = True
+            return
+        self.calls += 1
+        observation, reward, terminated, truncated, info = self.env.step({"tool": name, "args": arguments})
+        ok = all(c.get("ok") for c in info.get("calls") or [{}])
+        self.accepted += int(ok)
+        self.grounded = self.grounded or (ok and name == "add_leg" and isinstance(arguments, dict)
+                                          and arguments.get("origin") == self.query.org)
+        self.messages += [{"role": "assistant", "content": "",
+                           "tool_calls": [{"type": "function", "function": {"name": name, "arguments": arguments}}]},
+                          {"role": "tool", "content": observation}]
+        if terminated or truncated:
+            self.reward, self.done, self.ended, self.plan = float(reward), True, True, info.get("plan")
+
+    def close(self) -> None:
+        """End an episode the model left unfinished as at the step limit (its plan so far scored)."""
+        from utp_env.env.episode import TerminationReason
+
+        if not self.ended:
+            reward, info = self.env.end_episode(TerminationReason.STEP_LIMIT, message="evaluation: the model stopped")
+            self.reward, self.ended, self.plan = float(reward), True, info.get("plan")
+
+
+def _generate(model: Any, tokenizer: Any, conversations: list[list[dict[str, Any]]], schemas: list[dict[str, Any]],
+              max_new_tokens: int) -> list[str]:
+    """The greedy next turn of each conversation, generated in one left-padded batch."""
+    import torch
+
+    prompts = [tokenizer.apply_chat_template(m, tools=schemas, add_generation_prompt=True, tokenize=False)
+               for m in conversations]
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    try:
+        batch = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+    finally:
+        tokenizer.padding_side = side
+    with torch.no_grad():
+        out = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False)
+    width = batch["input_ids"].shape[1]
+    return [tokenizer.decode(row[width:], skip_special_tokens=False) for row in out]
 
 
 def main(argv: Sequence[str] | None = None) -> SFTSummary:
@@ -350,6 +406,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     schemas = trl_tool_schemas(tool_names, env_kwargs, eval_config)
 
     def score(stage: str, policy: Any) -> None:
+        if args.eval_limit < 1:  # --eval-limit 0: nothing scored (the learning curve scores the checkpoint)
+            return
         for name, (kwargs, split) in targets.items():
             limit = min(args.eval_limit, len(records)) if name == "seen" else args.eval_limit
             summary.evaluations[f"{stage}/{name}"] = evaluate_policy(

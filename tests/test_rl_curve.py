@@ -1,0 +1,141 @@
+"""The learning curve (utp_env/rl/curve.py): its curriculum reward cannot be gamed beyond the env's, and
+the run writes its CSV, JSON and plot (the measured run is docs/RL.md's; no duration here)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+from degenerate_policies import POLICIES, VARIANTS
+
+from utp_env.dataset import Dataset, dataset_of
+from utp_env.env.config import DEFAULT_REWARD_WEIGHTS
+from utp_env.env.episode import TerminationReason, finish
+from utp_env.itinerary import Plan
+from utp_env.query import Query
+from utp_env.rl.curve import (
+    LEAVES_ORIGIN_CREDIT,
+    SEARCHED_ORIGIN_CREDIT,
+    FirstLegShapedRewardEnv,
+    first_leg_reward,
+    first_leg_shaped_reward,
+    interval,
+)
+from utp_env.tools.database import Database
+
+
+def env_reward(plan: Plan, query: Query, dataset: Dataset) -> tuple[float, dict]:
+    outcome = finish(TerminationReason.SUBMITTED, plan, query, dataset.db, weights=DEFAULT_REWARD_WEIGHTS,
+                     reference=dataset.references.get(query.query_id))
+    return outcome.reward, outcome.to_json()["plan"] or {}
+
+
+def test_no_degenerate_policy_earns_as_much_as_the_honest_plan_on_either_first_stage(mini_db: Database) -> None:
+    """For every degenerate policy of the reward-hacking suite: its first-leg reward is at most its env
+    reward, and below the honest plan's, which keeps its whole env reward (its first leg leaves the
+    origin); the shaped stage (partial credit, with or without a search from the origin) pays it at
+    least the first-leg reward and still less than the honest plan, and an empty plan nothing beyond
+    the search's credit."""
+    dataset = dataset_of(mini_db)
+    queries = [q for q in dataset.queries if q.query_id in dataset.references][:15]
+    assert queries
+    for n, query in enumerate(queries):
+        honest = dataset.references[query.query_id]
+        other = dataset.references[queries[(n + 1) % len(queries)].query_id]
+        value, plan_json = env_reward(honest, query, dataset)
+        assert first_leg_reward(plan_json, query.org, value) == value > LEAVES_ORIGIN_CREDIT
+        assert first_leg_shaped_reward(plan_json, query.org, value, searched_origin=True) == value
+        for name, policy in {**POLICIES, **VARIANTS}.items():
+            bad, bad_json = env_reward(policy(honest, query, mini_db, other), query, dataset)
+            staged = first_leg_reward(bad_json, query.org, bad)
+            assert staged <= bad and staged < value, (name, query.query_id, staged, value)
+            for searched in (False, True):
+                shaped = first_leg_shaped_reward(bad_json, query.org, bad, searched)
+                assert staged <= shaped < value, (name, query.query_id, searched)
+        empty_value, empty_json = env_reward(honest.model_copy(update={"days": []}), query, dataset)
+        assert first_leg_shaped_reward(empty_json, query.org, empty_value) == 0.0
+        assert first_leg_shaped_reward(empty_json, query.org, empty_value, True) == SEARCHED_ORIGIN_CREDIT
+    wrong_city = {"days": [{"day": 1, "transport": [{"origin": queries[0].org, "destination": "elsewhere"}]}]}
+    assert first_leg_shaped_reward(wrong_city, queries[0].org, 0.0) == LEAVES_ORIGIN_CREDIT
+    assert first_leg_shaped_reward(wrong_city, "another origin", 0.0) == 0.0
+
+
+def test_the_shaped_stage_pays_a_search_from_the_origin_once_and_below_a_leg(mini_db_path: Path) -> None:
+    """A rollout that only searched from the query's origin earns `SEARCHED_ORIGIN_CREDIT`, however often
+    it searched; one that searched from elsewhere earns 0; an accepted leg from the origin earns more."""
+    from utp_env.env.config import split_pool
+    from utp_env.rl.env import rl_env_class
+
+    env_class = rl_env_class(tools=["search_buses", "search_trains", "add_leg", "submit"],
+                             base=FirstLegShapedRewardEnv, db_path=str(mini_db_path), config={"compact": True})
+    query = split_pool(env_class()._env.db, "validation", 1)[0]
+
+    def rollout(origin: str, times: int) -> float:
+        env = env_class()
+        env.reset(query_id=query.query_id)
+        for _ in range(times):
+            env.search_trains(origin=origin, destination=query.dest, date=query.dates[0])
+        return env.get_reward()
+
+    assert rollout(query.org, 1) == rollout(query.org, 3) == SEARCHED_ORIGIN_CREDIT < LEAVES_ORIGIN_CREDIT
+    assert rollout(query.dest, 2) == 0.0
+    assert first_leg_shaped_reward(None, query.org, 0.0, searched_origin=True) == SEARCHED_ORIGIN_CREDIT
+
+
+def test_a_memorised_leg_between_two_other_cities_earns_nothing(mini_db: Database) -> None:
+    """What the tiny SFT model does (docs/RL.md): submit one valid leg of another trip. The env's reward of
+    this branch pays it; the curriculum's first stage does not."""
+    dataset = dataset_of(mini_db)
+    queries = [q for q in dataset.queries if q.query_id in dataset.references]
+    for query in queries:
+        for other in queries:
+            leg = dataset.references[other.query_id].days[0].transport[0]
+            if query.org in (leg.origin, leg.destination):
+                continue
+            day = dataset.references[query.query_id].days[0].model_copy(update={
+                "transport": [leg], "items": [], "cities": [leg.origin, leg.destination], "breakfast": None,
+                "lunch": None, "dinner": None, "attractions": [], "accommodation": None, "events": []})
+            memorised = Plan(query_id=query.query_id, days=[day])
+            value, plan_json = env_reward(memorised, query, dataset)
+            assert first_leg_reward(plan_json, query.org, value) == 0.0
+            assert first_leg_shaped_reward(plan_json, query.org, value) == 0.0
+            return
+    pytest.fail("no leg between two cities other than a query's origin was found")
+
+
+def test_the_interval_over_seeds() -> None:
+    mean, low, high = interval([0.01, 0.02, 0.03])
+    assert mean == pytest.approx(0.02) and low == pytest.approx(0.02 - 4.303 * 0.01 / math.sqrt(3))
+    assert high == pytest.approx(0.02 + 4.303 * 0.01 / math.sqrt(3))
+    assert interval([0.5]) == (0.5, 0.5, 0.5)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("rl_extra")
+def test_the_curve_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from utp_env.dataset import build_train_set
+    from utp_env.rl import curve
+
+    db = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
+    build_train_set(db, n=4, progress=False)
+    out = tmp_path / "curve"
+    summary = curve.main(["--tiny", "--seeds", "0,1", "--share-sft", "--steps", "2", "--every", "1", "--demos", "4",
+                          "--sft-epochs", "1", "--eval-limit", "2", "--queries-per-step", "2", "--num-generations",
+                          "2", "--db-path", str(db), "--eval-db-path", str(mini_db_path), "--out", str(out)])
+    rows = list(csv.DictReader((out / "curve.csv").open()))
+    assert {(r["seed"], r["step"], r["target"]) for r in rows} == {
+        (s, k, t) for s in ("0", "1") for k in ("0", "1", "2") for t in ("held_out", "other_world")}
+    assert all(0 <= float(r["mean_reward"]) <= 1 and float(r["first_leg_reward"]) <= float(r["mean_reward"])
+               for r in rows)
+    assert len(list(csv.DictReader((out / "train.csv").open()))) == 4  # 2 seeds x 2 steps
+    saved = json.loads((out / "curve.json").read_text())
+    assert saved == json.loads(json.dumps(summary))
+    assert set(saved["targets"]) == {f"{t}/{m}" for t in curve.TARGETS for m in curve.METRICS}
+    assert (out / "curve.png").stat().st_size > 0
+    # the shared SFT checkpoint was made once and reused by the second seed
+    assert saved["seconds"]["seed0"]["sft"] > 0 and saved["seconds"]["seed1"]["sft"] == 0

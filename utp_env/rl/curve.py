@@ -1,0 +1,429 @@
+"""The learning curve: held-out reward against GRPO steps, over several seeds, on a CPU (docs/RL.md).
+
+    python -m utp_env.rl.curve --tiny --seeds 0,1,2 --share-sft --steps 20 --every 5 --demos 256 \
+        --sft-epochs 4 --eval-limit 16 --queries-per-step 2 --num-generations 8 --learning-rate 1e-4 \
+        --beta 0.04 --reward first_leg_shaped --out benchmarks/results/grpo_curve   # the measured run
+    python -m utp_env.rl.curve --tiny --seeds 0 --steps 4 --every 2 --out /tmp/c  # a look at the mechanics
+
+For each seed, the tiny recipe of `utp_env.rl.sft` (the two-layer tiny model, SFT on the lookup →
+`add_leg` → `submit` demonstrations of the first `--demos` train queries) makes a checkpoint; GRPO
+(`utp_env.rl.recipe.run_grpo`, multi-turn, the env's reward through `get_reward`) trains from it on
+train queries for `--steps` steps, and every `--every` steps (and at step 0, the SFT checkpoint) the
+policy is scored by greedy rollouts (`sft.evaluate_policy`) on the first `--eval-limit` queries of the
+training world's validation split and of world `--eval-world`'s validation split. None of those
+queries is trained on (the training queries are train-split queries of world 0).
+
+`--reward` chooses what GRPO trains on: `env` (the env's reward), `first_leg` (the curriculum's first
+stage, `first_leg_reward`) or `first_leg_shaped` (that stage with partial credit for a first leg that
+leaves the query's origin, `first_leg_shaped_reward`; docs/RL.md "Learning curve (measured on
+CPU)"); the held-out score stays the env's own reward and the first stage's either way.
+
+Writes to `--out`: `curve.csv` (one row per seed, step and target: mean reward, legs from the query's
+origin, accepted calls), `train.csv` (TRL's per-step log: mean reward of the rollouts,
+`frac_reward_zero_std`, loss), `curve.json` (the settings, per seed the held-out reward at the start
+and at the end and their difference, the mean difference with its 95 % t-interval over seeds) and
+`curve.png` (held-out mean reward against step, one panel per target, a line per seed and their mean).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from utp_env.env.config import open_database
+from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
+from utp_env.rl.env import RLToolEnv
+from utp_env.tools.atomic import write_text_atomic
+
+TARGETS = ("held_out", "other_world")
+METRICS = ("first_leg_reward", "mean_reward")  # the curriculum stage's reward, the env's reward
+METRIC_TITLES = {"first_leg_reward": "first-leg reward (curriculum stage 1)", "mean_reward": "env reward"}
+# t_{0.975, n-1} for the 95 % interval of a mean over n seeds (n = 2 … 10)
+T_975 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}
+
+
+@dataclass
+class CurveSettings:
+    """What one curve run does (the command line's values)."""
+
+    seeds: list[int]
+    steps: int
+    every: int
+    demos: int
+    sft_epochs: float
+    eval_limit: int
+    eval_world: int
+    eval_db_path: str | None
+    queries_per_step: int
+    num_generations: int
+    learning_rate: float
+    temperature: float
+    beta: float
+    reward: str
+    share_sft: bool
+    profile: str
+    db_path: str | None
+
+
+@dataclass
+class SeedResult:
+    """One seed's curve: held-out scores by step and target, and TRL's per-step log."""
+
+    seed: int
+    points: list[dict[str, Any]] = field(default_factory=list)
+    train_log: list[dict[str, float]] = field(default_factory=list)
+    seconds_sft: float = 0.0
+    seconds_grpo: float = 0.0
+    tensors_changed: int = 0
+    tensors: int = 0
+
+
+def first_leg_reward(plan: dict[str, Any] | None, query_org: str, reward: float) -> float:
+    """The curriculum's first stage: the env's reward of a plan whose first leg (day 1's first) leaves
+    the query's own origin, else 0. Composed from the env's public outputs (the final plan, `info["plan"]`,
+    and the reward); the env's reward itself is untouched. On this reward a plan holding a valid leg
+    between two other cities (a memorised leg) earns nothing, which the env's reward of this branch
+    does not yet say (docs/RL.md "What each reward means")."""
+    days = (plan or {}).get("days") or []
+    legs = (days[0].get("transport") or []) if days and days[0].get("day") == 1 else []
+    return float(reward) if legs and legs[0].get("origin") == query_org else 0.0
+
+
+LEAVES_ORIGIN_CREDIT = 0.02  # the shaped stage's partial credit: under a third of an honest first leg's reward
+SEARCHED_ORIGIN_CREDIT = 0.005  # and, below it, for a transport search from the query's origin
+TRANSPORT_SEARCHES = ("search_buses", "search_trains", "search_flights")
+
+
+def first_leg_shaped_reward(plan: dict[str, Any] | None, query_org: str, reward: float,
+                            searched_origin: bool = False) -> float:
+    """The curriculum's first stage with partial credit: `first_leg_reward` when it is above 0, else
+    `LEAVES_ORIGIN_CREDIT` when day 1's first leg at least leaves the query's origin (to a city that is
+    not the trip's, so the env's reward is 0), else 0. In the multi-turn env a leg is in the plan only
+    when `add_leg` accepted it (a service that runs), so the credit is for a real service from the
+    right city: the half of the first leg the policy got right. Below that, `SEARCHED_ORIGIN_CREDIT`
+    when `searched_origin` (the rollout looked a service up from the query's origin: the first step of
+    the demonstrations). Each level is paid once, so repeating a search or a leg earns no more. Measured
+    need (docs/RL.md "Learning curve (measured on CPU)"): on the first-leg stage alone every group of
+    sampled rollouts earned the same 0."""
+    staged = first_leg_reward(plan, query_org, reward)
+    if staged > 0:
+        return staged
+    days = (plan or {}).get("days") or []
+    legs = (days[0].get("transport") or []) if days and days[0].get("day") == 1 else []
+    if legs and legs[0].get("origin") == query_org:
+        return LEAVES_ORIGIN_CREDIT
+    return SEARCHED_ORIGIN_CREDIT if searched_origin else 0.0
+
+
+class FirstLegRewardEnv(RLToolEnv):
+    """`RLToolEnv` whose reward is the curriculum's first stage (`first_leg_reward`)."""
+
+    def get_reward(self) -> float:
+        from utp_env.env.config import find_query
+
+        reward = super().get_reward()
+        final, query_id = self._engine.final, self._engine.query_id
+        query = find_query(self._env.db, query_id) if query_id else None
+        if final is None or query is None:
+            return 0.0
+        return self._staged(final.info.get("plan"), query.org, reward)
+
+    def _staged(self, plan: dict[str, Any] | None, query_org: str, reward: float) -> float:
+        """The stage's reward of the final plan (private: TRL offers every public method as a tool)."""
+        return first_leg_reward(plan, query_org, reward)
+
+
+class FirstLegShapedRewardEnv(FirstLegRewardEnv):
+    """`RLToolEnv` whose reward is the shaped first stage (`first_leg_shaped_reward`); it notes the
+    origins of the rollout's transport searches (the env's answer is unchanged)."""
+
+    def reset(self, **kwargs: Any) -> str | None:
+        self._searched_from: set[str] = set()
+        return super().reset(**kwargs)
+
+    def _call(self, name: str, args: dict[str, Any]) -> str:
+        if name in TRANSPORT_SEARCHES and isinstance(args.get("origin"), str):
+            self._searched_from.add(args["origin"])
+        return super()._call(name, args)
+
+    def _staged(self, plan: dict[str, Any] | None, query_org: str, reward: float) -> float:
+        searched = query_org in getattr(self, "_searched_from", set())
+        return first_leg_shaped_reward(plan, query_org, reward, searched)
+
+
+REWARDS: dict[str, type[RLToolEnv]] = {"env": RLToolEnv, "first_leg": FirstLegRewardEnv,
+                                       "first_leg_shaped": FirstLegShapedRewardEnv}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description="held-out reward against GRPO steps over seeds (docs/RL.md)")
+    p.add_argument("--tiny", action="store_true", required=True,
+                   help="the tiny local model (CPU, nothing downloaded); the only model this curve runs")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--steps", type=int, default=60, help="GRPO steps per seed (default 60)")
+    p.add_argument("--every", type=int, default=10, help="score the policy every N steps (default 10)")
+    p.add_argument("--demos", type=int, default=256, help="SFT demonstrations: the first N train queries")
+    p.add_argument("--share-sft", action="store_true", help="one SFT checkpoint (of the first seed) for every "
+                   "seed's GRPO: the seeds then vary GRPO alone (its sampling and query order)")
+    p.add_argument("--sft-epochs", type=float, default=4.0,
+                   help="SFT epochs (default 4: copying has begun, not finished; docs/RL.md)")
+    p.add_argument("--eval-limit", type=int, default=32, help="held-out queries per target (default 32)")
+    p.add_argument("--eval-world", type=int, default=1, help="the other world scored (default 1)")
+    p.add_argument("--eval-db-path", help="score this database directory as the other world instead")
+    p.add_argument("--queries-per-step", type=int, default=4)
+    p.add_argument("--num-generations", type=int, default=8)
+    p.add_argument("--learning-rate", type=float, default=3e-4)
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--beta", type=float, default=0.0,
+                   help="GRPO's KL coefficient to the SFT checkpoint (0: none; > 0 holds the policy near it)")
+    p.add_argument("--reward", choices=tuple(REWARDS), default="first_leg",
+                   help="what GRPO trains on: the env's reward, the curriculum's first stage (default; the env's "
+                   "reward of a plan whose first leg leaves the query's origin), or that stage with partial "
+                   "credit for a first leg that leaves the origin (first_leg_shaped)")
+    p.add_argument("--profile", choices=("mini", "full"), default="mini")
+    p.add_argument("--db-path", help="a database directory instead of the embedded sandbox (world 0)")
+    p.add_argument("--out", required=True, help="the folder for curve.csv, train.csv, curve.json, curve.png")
+    return p
+
+
+def checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, float]:
+    """The seed's SFT checkpoint (the tiny recipe of `utp_env.rl.sft`, scored nowhere: the curve scores
+    it at step 0) and the seconds it took."""
+    from utp_env.rl import sft
+
+    started = time.perf_counter()
+    argv = ["--tiny", "--limit", str(settings.demos), "--epochs", str(settings.sft_epochs), "--grpo-steps", "0",
+            "--eval-limit", "0", "--seed", str(seed), "--output-dir", str(folder)]
+    argv += ["--db-path", settings.db_path] if settings.db_path else ["--profile", settings.profile]
+    sft.main(argv)
+    return folder, time.perf_counter() - started
+
+
+class Scorer:
+    """Scores a policy on the held-out targets (greedy multi-turn rollouts in the env, `sft.evaluate_policy`)."""
+
+    def __init__(self, settings: CurveSettings, tokenizer: Any) -> None:
+        from utp_env.rl import sft
+
+        self.settings, self.tokenizer = settings, tokenizer
+        base: dict[str, Any] = {"db_path": settings.db_path, "profile": settings.profile, "world": 0}
+        other = ({**base, "db_path": settings.eval_db_path} if settings.eval_db_path
+                 else {**base, "db_path": None, "world": settings.eval_world})
+        self.targets = {"held_out": base, "other_world": other}
+        self.config = dict(sft.TINY_ENV)
+        self.dbs = {name: open_database(kw["db_path"], kw["profile"], kw["world"]) for name, kw in self.targets.items()}
+        self.schemas = sft.trl_tool_schemas(sft.TINY_SFT_TOOLS, base, self.config)
+
+    def score(self, model: Any, step: int) -> list[dict[str, Any]]:
+        from utp_env.env.config import find_query
+        from utp_env.rl import sft
+
+        out = []
+        for target, kwargs in self.targets.items():
+            result = sft.evaluate_policy(model, self.tokenizer, kwargs, "validation", self.settings.eval_limit,
+                                         self.schemas, self.config, system=MULTI_TURN_SYSTEM,
+                                         request=MULTI_TURN_REQUEST, max_new_tokens=96, rounds=8)
+            orgs = [find_query(self.dbs[target], q).org for q in result["query_ids"]]  # type: ignore[union-attr]
+            staged = [first_leg_reward(plan, org, r) for plan, org, r in
+                      zip(result["plans"], orgs, result["rewards"], strict=True)]
+            out.append({"step": step, "target": target, "mean_reward": result["mean_reward"],
+                        "first_leg_reward": sum(staged) / max(len(staged), 1),
+                        "from_origin": result["from_origin"] / max(result["queries"], 1),
+                        "accepted_calls": result["accepted_calls"], "tool_calls": result["tool_calls"],
+                        "queries": result["queries"]})
+        return out
+
+
+def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
+    """SFT checkpoint, then GRPO scored every `every` steps."""
+    from transformers import AutoTokenizer, TrainerCallback
+
+    from utp_env.rl import sft
+    from utp_env.rl.recipe import parser as grpo_parser
+    from utp_env.rl.recipe import run_grpo
+
+    result = SeedResult(seed)
+    sft_seed = settings.seeds[0] if settings.share_sft else seed
+    ckpt = folder / f"sft-seed{sft_seed}"
+    made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
+                 "db_path": settings.db_path, "seed": sft_seed}
+    record = ckpt / "curve_sft.json"
+    if not (record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with):
+        ckpt, result.seconds_sft = checkpoint(settings, sft_seed, ckpt)
+        write_text_atomic(record, json.dumps(made_with) + "\n")  # a later run with these settings reuses it
+    scorer = Scorer(settings, AutoTokenizer.from_pretrained(ckpt))
+
+    class ScoreEvery(TrainerCallback):
+        def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
+            result.points += scorer.score(model, 0)
+
+        def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
+            if state.global_step % settings.every == 0 or state.global_step == state.max_steps:
+                result.points += scorer.score(model, state.global_step)
+                model.train()
+
+    argv = ["--model", str(ckpt), "--max-steps", str(settings.steps), "--split", "train",
+            "--limit", str(settings.demos), "--queries-per-step", str(settings.queries_per_step),
+            "--num-generations", str(settings.num_generations), "--max-completion-length", "512",
+            "--learning-rate", str(settings.learning_rate), "--temperature", str(settings.temperature),
+            "--beta", str(settings.beta),
+            "--step-limit", str(sft.TINY_ENV["step_limit"]), "--max-tool-calling-iterations", "8",
+            "--max-observation-chars", str(sft.TINY_ENV["max_observation_chars"]),
+            "--tools", ",".join(sft.TINY_SFT_TOOLS), "--compact", "--seed", str(seed),
+            "--output-dir", str(folder / f"grpo-seed{seed}")]
+    argv += ["--db-path", settings.db_path] if settings.db_path else ["--profile", settings.profile]
+    args = grpo_parser("curve").parse_args(argv)
+    started = time.perf_counter()
+    summary = run_grpo(args, "multi_turn", callbacks=[ScoreEvery()], require_change=False,
+                       env_base=REWARDS[settings.reward])
+    result.seconds_grpo = time.perf_counter() - started
+    result.train_log = summary.logged
+    result.tensors_changed, result.tensors = summary.tensors_changed, summary.tensors
+    return result
+
+
+def interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The mean of `values` and its 95 % t-interval (the mean twice when there is one value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, mean, mean
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = T_975.get(n, 1.96) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def summarise(settings: CurveSettings, results: Sequence[SeedResult]) -> dict[str, Any]:
+    """Per target and metric: each seed's held-out score at the start (the SFT checkpoint) and at the
+    end, their difference, and the mean difference with its 95 % t-interval over seeds."""
+    out: dict[str, Any] = {"settings": asdict(settings), "targets": {}}
+    for target in TARGETS:
+        for metric in METRICS:
+            per_seed = []
+            for r in results:
+                points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
+                if not points:
+                    continue
+                start, end = points[0], points[-1]
+                per_seed.append({"seed": r.seed, "start": start[metric], "end": end[metric],
+                                 "delta": end[metric] - start[metric], "best": max(p[metric] for p in points),
+                                 "from_origin_start": start["from_origin"], "from_origin_end": end["from_origin"]})
+            if not per_seed:
+                continue
+            mean, low, high = interval([s["delta"] for s in per_seed])
+            out["targets"][f"{target}/{metric}"] = {
+                "per_seed": per_seed, "delta_mean": mean, "delta_low": low, "delta_high": high,
+                "every_seed_rose": all(s["delta"] > 0 for s in per_seed)}
+    zero = [e["frac_reward_zero_std"] for r in results for e in r.train_log if "frac_reward_zero_std" in e]
+    out["frac_reward_zero_std_mean"] = sum(zero) / len(zero) if zero else None
+    out["seconds"] = {f"seed{r.seed}": {"sft": round(r.seconds_sft, 1), "grpo": round(r.seconds_grpo, 1)}
+                      for r in results}
+    out["tensors_changed"] = {f"seed{r.seed}": f"{r.tensors_changed}/{r.tensors}" for r in results}
+    return out
+
+
+def write(out: Path, settings: CurveSettings, results: Sequence[SeedResult]) -> dict[str, Any]:
+    """curve.csv, train.csv, curve.json and curve.png in `out` (module docstring)."""
+    import io
+
+    out.mkdir(parents=True, exist_ok=True)
+    fields = ["seed", "step", "target", *METRICS, "from_origin", "accepted_calls", "tool_calls", "queries"]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for r in results:
+        for p in r.points:
+            writer.writerow({"seed": r.seed, **{k: p[k] for k in fields if k != "seed"}})
+    write_text_atomic(out / "curve.csv", text.getvalue())
+    keys = ["step", "reward", "reward_std", "frac_reward_zero_std", "loss", "grad_norm"]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=["seed", *keys], lineterminator="\n")
+    writer.writeheader()
+    for r in results:
+        for i, e in enumerate(r.train_log, start=1):
+            writer.writerow({"seed": r.seed, "step": int(e.get("step", i)), **{k: e.get(k, "") for k in keys[1:]}})
+    write_text_atomic(out / "train.csv", text.getvalue())
+    summary = summarise(settings, results)
+    write_text_atomic(out / "curve.json", json.dumps(summary, indent=2) + "\n")
+    plot(out / "curve.png", results, summary)
+    return summary
+
+
+def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> None:
+    """Held-out scores against GRPO step: a row per metric, a column per target, a thin line per seed and
+    their mean thick."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(METRICS), len(TARGETS), figsize=(5 * len(TARGETS), 3.2 * len(METRICS)),
+                             sharex=True, squeeze=False)
+    titles = {"held_out": "world 0, validation (held out)", "other_world": "world 1, validation (other world)"}
+    for row, metric in enumerate(METRICS):
+        for ax, target in zip(axes[row], TARGETS, strict=True):
+            by_step: dict[int, list[float]] = {}
+            for r in results:
+                points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
+                ax.plot([p["step"] for p in points], [p[metric] for p in points], lw=0.8, alpha=0.6,
+                        label=f"seed {r.seed}")
+                for p in points:
+                    by_step.setdefault(p["step"], []).append(p[metric])
+            steps = sorted(by_step)
+            ax.plot(steps, [sum(by_step[s]) / len(by_step[s]) for s in steps], lw=2.2, color="black", label="mean")
+            ax.set_title(f"{titles[target]}: {METRIC_TITLES[metric]}", fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[row][0].set_ylabel("mean over queries (greedy)")
+    for ax in axes[-1]:
+        ax.set_xlabel("GRPO step (0: the SFT checkpoint)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    args = parser().parse_args(argv)
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        raise SystemExit(f"--seeds: {args.seeds!r} is not a comma-separated list of integers") from None
+    for name in ("steps", "every", "demos", "eval_limit", "queries_per_step"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, not {getattr(args, name)}")
+    if not seeds:
+        raise SystemExit("--seeds: give at least one seed")
+    settings = CurveSettings(seeds=seeds, steps=args.steps, every=args.every, demos=args.demos,
+                             sft_epochs=args.sft_epochs, eval_limit=args.eval_limit, eval_world=args.eval_world,
+                             eval_db_path=args.eval_db_path,
+                             queries_per_step=args.queries_per_step, num_generations=args.num_generations,
+                             learning_rate=args.learning_rate, temperature=args.temperature, beta=args.beta,
+                             reward=args.reward,
+                             share_sft=args.share_sft, profile=args.profile, db_path=args.db_path)
+    out = Path(args.out)
+    results: list[SeedResult] = []
+    summary: dict[str, Any] = {}
+    for seed in seeds:
+        results.append(run_seed(settings, seed, out / "checkpoints"))
+        summary = write(out, settings, results)  # after every seed: a stopped run keeps what it measured
+    for name, t in summary["targets"].items():
+        seeds_text = ", ".join(f"seed {s['seed']}: {s['start']:.4f} → {s['end']:.4f}" for s in t["per_seed"])
+        target = name
+        print(f"{target}: {seeds_text}; mean change {t['delta_mean']:+.4f} "
+              f"(95 % interval {t['delta_low']:+.4f} … {t['delta_high']:+.4f})")
+    print(f"frac_reward_zero_std (mean over steps and seeds): {summary['frac_reward_zero_std_mean']}")
+    print(f"wrote {out / 'curve.csv'}, {out / 'train.csv'}, {out / 'curve.json'}, {out / 'curve.png'}")
+    return summary
+
+
+if __name__ == "__main__":
+    main()
