@@ -355,9 +355,9 @@ _WORKER: _TrainWorker | None = None  # the worker process's own (forked from the
 
 def _start_worker(db_path: str, seed: int, exclude: set[TripKey], parent: int) -> None:
     global _WORKER
-    from utp_env.runs.runner import _die_with_parent
+    from utp_env.tools.worker_lifetime import die_with_parent
 
-    _die_with_parent(parent)
+    die_with_parent(parent)
     if _WORKER is None:  # spawned: open the database here
         _WORKER = _TrainWorker(Database.open(db_path), seed, exclude)
 

@@ -1,6 +1,6 @@
 """The local backend of `utp-env run`: episodes in this process, or in a pool of worker processes.
 
-Pool workers die with the driver (`_die_with_parent`); a worker that dies ends the run with a
+Pool workers die with the driver (`die_with_parent`); a worker that dies ends the run with a
 one-line `WorkerDiedError` saying which and how. At most two episodes per process are queued at a
 time, so memory does not grow with the number of episodes.
 """
@@ -11,12 +11,12 @@ import contextlib
 import os
 import signal
 import sys
-import threading
 from collections.abc import Generator
 from typing import Any
 
 from utp_env.runs.config import RunConfig
 from utp_env.runs.episode import run_episode
+from utp_env.tools.worker_lifetime import die_with_parent
 
 Records = Generator[dict[str, Any], None, None]
 """What a backend yields: finished episode records; closing it stops its workers."""
@@ -25,37 +25,6 @@ Records = Generator[dict[str, Any], None, None]
 class WorkerDiedError(RuntimeError):
     """A pool worker process died (killed, out of memory, a crash in native code) during the run;
     the message is one line saying which, what was saved and that rerunning resumes."""
-
-
-PR_SET_PDEATHSIG = 1  # linux/prctl.h
-
-
-def _die_with_parent(parent: int) -> None:
-    """Pool worker initializer: end this worker when the driver `parent` dies, however it dies.
-
-    On Linux the kernel sends SIGKILL when the parent ends (`prctl(PR_SET_PDEATHSIG)`); elsewhere a
-    daemon thread polls `os.getppid()` every second. Either way a `kill -9` of `utp-env run` leaves
-    no worker waiting forever on its queue. Ctrl-C is the driver's to handle (it stops the pool),
-    so workers ignore SIGINT instead of recording a KeyboardInterrupt as the agent's error."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    armed = False
-    if sys.platform.startswith("linux"):
-        with contextlib.suppress(OSError, AttributeError, TypeError):
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            armed = libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0
-    if not armed:
-        def watch() -> None:
-            import time
-
-            while os.getppid() == parent:
-                time.sleep(1.0)
-            os._exit(1)
-
-        threading.Thread(target=watch, name="utp-env-parent-watch", daemon=True).start()
-    if os.getppid() != parent:  # the driver died before the signal was armed
-        os._exit(1)
 
 
 def _describe_exit(code: int | None) -> str:
@@ -80,7 +49,7 @@ def run_local(config: RunConfig, todo: list[tuple[str, int]], processes: int) ->
     opening the dataset again (a spawned worker needs about a second before its first episode,
     more than 30 reference episodes take). Elsewhere, or when this process has started
     Ray, the workers are spawned. At most two episodes per process are queued at a time, so memory
-    does not grow with the number of episodes. Workers die with this process (`_die_with_parent`);
+    does not grow with the number of episodes. Workers die with this process (`die_with_parent`);
     when one dies, the others are stopped and a `WorkerDiedError` says which and how.
     """
     if processes <= 1:
@@ -95,7 +64,7 @@ def run_local(config: RunConfig, todo: list[tuple[str, int]], processes: int) ->
     forkable = "fork" in mp.get_all_start_methods() and not (ray is not None and ray.is_initialized())
     method = "fork" if forkable else "spawn"
     pool = ProcessPoolExecutor(max_workers=processes, mp_context=mp.get_context(method),
-                               initializer=_die_with_parent, initargs=(os.getpid(),))
+                               initializer=die_with_parent, initargs=(os.getpid(),))
     pending: set[Future[dict[str, Any]]] = set()
     queue = iter(todo)
     workers: dict[int, Any] = {}
