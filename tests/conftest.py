@@ -38,15 +38,23 @@ def mini_db(mini_db_path: Path) -> Database:
 
 
 @pytest.fixture(scope="session")
-def mini_full_set_path(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def mini_full_set_path(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     """A copy of the mini sandbox with the real query set (1,000 queries, as the embedded mini
-    sandbox has it); for slow tests only (building it takes about a minute)."""
+    sandbox has it); for slow tests only (building it takes a few minutes). Under xdist the workers
+    share one build (in their session's common temporary folder, under a lock); do not modify it."""
     import shutil
 
     from utp_env.dataset import build_query_set
+    from utp_env.tools.sandbox.cache import directory_lock
 
-    path = Path(shutil.copytree(mini_db_path, tmp_path_factory.mktemp("mini_full_set") / "db"))
-    build_query_set(path, n=1000, seed=0, progress=False)
+    root = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    path = root / "mini_full_set"
+    with directory_lock(root):
+        if not (path / "queries.jsonl").exists():
+            shutil.rmtree(path, ignore_errors=True)
+            building = Path(shutil.copytree(mini_db_path, root / f"mini_full_set.{worker_id}"))
+            build_query_set(building, n=1000, seed=0, progress=False)
+            building.rename(path)
     return path
 
 

@@ -1,4 +1,4 @@
-"""Reference plans are read when asked for (issue 14): opening a dataset checks every line's JSON and
+"""Reference plans are read when asked for: opening a dataset checks every line's JSON and
 query id at once, parses a plan on first access, and a bad line is an error naming the file and
 the line either way."""
 
@@ -65,3 +65,26 @@ def test_a_plan_that_does_not_parse_is_named_when_it_is_read(mini_db_path: Path,
     assert refs.get(json.loads(lines[0])["query_id"]) is not None  # the others still read
     with pytest.raises(ValueError, match=rf"{REFERENCES_FILE} line 3: day 1, field 'transportation'"):
         refs.get(record["query_id"])
+
+
+def test_processes_that_open_a_dataset_without_queries_at_once_build_it_once(mini_db_path: Path,
+                                                                             tmp_path: Path) -> None:
+    """Two processes that find the query set missing at the same moment (two test workers, two
+    `utp-env run`s on a fresh cache) build it once: the second waits for the first and reads it."""
+    import subprocess
+    import sys
+
+    from utp_env.dataset import QUERIES_FILE
+
+    path = _dataset_copy(mini_db_path, tmp_path)
+    for name in (QUERIES_FILE, REFERENCES_FILE):
+        (path / name).unlink()
+    # A 20-query set (the lock is under test, not the size).
+    code = ("import sys, utp_env.dataset as d; d.build_query_set.__defaults__ = (20, 0, False); "
+            "print(len(d.open_dataset(sys.argv[1]).queries))")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
+    assert [out.strip() for out, _ in outs] == ["20", "20"]
+    assert sum(err.count("building the query set") for _, err in outs) == 1, [err for _, err in outs]

@@ -567,10 +567,19 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
 
         db_path = ensure_sandbox(profile, seed, quiet=not progress)
     db_path = require_directory(db_path)  # a wrong path is said before anything is built into it
-    if not (db_path / QUERIES_FILE).exists() or (embedded and _query_set_version(db_path) != QUERY_SET_VERSION):
-        if progress:
-            print(f"utp-env: building the query set and reference plans once into {db_path}", file=sys.stderr)
-        build_query_set(db_path, seed=seed, progress=progress)
+    def missing() -> bool:
+        return (not (db_path / QUERIES_FILE).exists()
+                or (embedded and _query_set_version(db_path) != QUERY_SET_VERSION))
+
+    if missing():
+        from utp_env.tools.sandbox.cache import directory_lock
+
+        with directory_lock(db_path):  # processes that open it at once build it once
+            if missing():
+                if progress:
+                    print(f"utp-env: building the query set and reference plans once into {db_path}",
+                          file=sys.stderr)
+                build_query_set(db_path, seed=seed, progress=progress)
     with collector_paused():
         dataset = dataset_of(Database.open(db_path))
         if split == TRAIN_SPLIT:

@@ -9,12 +9,13 @@ build. `UTP_ENV_CACHE` overrides the cache root (tests point it at a temporary d
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,18 @@ def _lock(directory: Path, wait: bool) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+@contextlib.contextmanager
+def directory_lock(directory: Path) -> Iterator[None]:
+    """Hold an exclusive flock on `directory` for the block (waiting for another holder), so that
+    processes that find the same thing missing build it once; without flock, no lock."""
+    fd = _lock(directory, wait=True)
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 def _claim_build_dir(target: Path) -> tuple[Path, int | None]:
