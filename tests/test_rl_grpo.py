@@ -89,7 +89,12 @@ def test_a_planted_no_op_optimizer_fails_the_run(tmp_path: Path, mini_db_path: P
 
     import torch
 
+    from utp_env.env.adapters import PlanReward
+
     monkeypatch.setattr(torch.optim.AdamW, "step", lambda self, closure=None: None)
+    # Rewards that vary within a group (by the completion's length), so that GRPO has a gradient:
+    # with equal rewards no step has one, and the run says that instead (a different failure).
+    monkeypatch.setattr(PlanReward, "score", lambda self, text, query_id: (len(text) % 7) / 7)
     summary_path = tmp_path / "noop.json"
     module = importlib.import_module("utp_env.rl.grpo_single_turn")
     with pytest.raises(SystemExit, match=r"error: GRPO \(1 steps\) changed none of the policy's \d+ trainable"):
