@@ -58,6 +58,13 @@ def mini_full_set_path(mini_db_path: Path, tmp_path_factory: pytest.TempPathFact
     return path
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` first: pytest-xdist hands out tests in collection order, so a test of
+    minutes collected last keeps one worker busy while the others have finished; started first,
+    the short tests fill the other workers meanwhile."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: otherwise in order
+
+
 RL_EXTRA_REASON = "the rl extra is not installed (pip install 'utp-env[rl]'); .ci/run installs it"
 
 

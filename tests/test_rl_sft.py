@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("rl_extra")]
 DEMOS = 256  # the tiny default (TINY_DEMOS): enough distinct queries that copying beats memorising
 
 
-
+@pytest.mark.long
 def test_sft_raises_the_held_out_reward_and_grpo_runs_from_it(mini_db_path: Path, tmp_path: Path) -> None:
     from utp_env.rl import sft
 

@@ -160,6 +160,7 @@ def test_data_build_train_refuses_bad_values(argv: list[str], tmp_path: Path,
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_real_size_train_split_on_the_mini_sandbox(mini_full_set_path: Path, tmp_path: Path) -> None:
     """TRAIN_SIZE queries beside the real 1,000-query set: disjoint, balanced, every one planned."""
     from utp_env.dataset import TRAIN_SIZE
