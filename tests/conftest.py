@@ -58,11 +58,24 @@ def mini_full_set_path(mini_db_path: Path, tmp_path_factory: pytest.TempPathFact
     return path
 
 
+@pytest.hookimpl(trylast=True)  # after `-m` has deselected: the positions below are of the tests that run
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked `long` first: pytest-xdist hands out tests in collection order, so a test of
-    minutes collected last keeps one worker busy while the others have finished; started first,
-    the short tests fill the other workers meanwhile."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: otherwise in order
+    """Tests marked `long` each at the head of one pytest-xdist worker's first batch: `--dist load`
+    hands every worker a run of consecutive tests (a quarter of its share) before it balances the
+    rest, so a test of minutes collected late, or two at the head of one batch, keep one worker busy
+    while the other has finished. Without xdist, or with more long tests than workers, they simply
+    come first. Only the order changes, never which tests run."""
+    import os
+
+    long = [item for item in items if item.get_closest_marker("long") is not None]
+    if not long:
+        return
+    rest = [item for item in items if item.get_closest_marker("long") is None]
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    batch = max(1, len(items) // workers // 4)  # pytest-xdist's first batch per worker
+    for k, item in enumerate(long):
+        rest.insert(min(k * batch if k < workers else k, len(rest)), item)
+    items[:] = rest
 
 
 RL_EXTRA_REASON = "the rl extra is not installed (pip install 'utp-env[rl]'); .ci/run installs it"
