@@ -44,13 +44,13 @@ def mini_full_set_path(mini_db_path: Path, tmp_path_factory: pytest.TempPathFact
     share one build (in their session's common temporary folder, under a lock); do not modify it."""
     import shutil
 
-    from utp_env.dataset import build_query_set
+    from utp_env.dataset import QUERIES_FILE, build_query_set
     from utp_env.tools.sandbox.cache import directory_lock
 
     root = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
     path = root / "mini_full_set"
     with directory_lock(root):
-        if not (path / "queries.jsonl").exists():
+        if not (path / QUERIES_FILE).exists():
             shutil.rmtree(path, ignore_errors=True)
             building = Path(shutil.copytree(mini_db_path, root / f"mini_full_set.{worker_id}"))
             build_query_set(building, n=1000, seed=0, progress=False)
