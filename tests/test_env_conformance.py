@@ -49,7 +49,7 @@ def test_import_registers_without_loading_the_database() -> None:
 
 def test_shipped_env_yaml_equals_code_defaults() -> None:
     """The YAML holds every knob at its default except the reward weights, whose defaults are the
-    reward's table (utp_env/env/reward.py: the file names only the weights a researcher changes)."""
+    reward's table (utp_env/env/reward/: the file names only the weights a researcher changes)."""
     defaults = EnvConfig().model_dump()
     assert defaults.pop("reward_weights") == DEFAULT_REWARD_WEIGHTS
     assert yaml.safe_load(ENV_CONFIG_PATH.read_text()) == defaults

@@ -157,7 +157,7 @@ def first_pause(env: UTPReplanEnv, kind: str | None = None, min_day: int = 1) ->
 
 def test_shipped_replan_yaml_equals_code_defaults() -> None:
     """The YAML holds every knob at its default except the reward weights, whose defaults are the
-    reward's table (utp_env/env/reward.py: the file names only the weights a researcher changes)."""
+    reward's table (utp_env/env/reward/: the file names only the weights a researcher changes)."""
     defaults = ReplanConfig().model_dump()
     assert defaults.pop("reward_weights") == DEFAULT_REALISED_WEIGHTS
     assert yaml.safe_load(REPLAN_CONFIG_PATH.read_text()) == defaults

@@ -1,4 +1,4 @@
-"""The reward module (utp_env/env/reward.py): its table gives the defaults, the YAML and the docs;
+"""The reward package (utp_env/env/reward/): its table gives the defaults, the YAML and the docs;
 what counts and what does not; each of its own checks on the bad input it exists for; a plan in
 which nothing counts scores 0; stays against the spending persona; the closed loop's end lateness.
 
@@ -20,24 +20,20 @@ from utp_env.env.replan import REPLAN_CONFIG_PATH, ReplanConfig
 from utp_env.env.reward import (
     DEFAULT_REALISED_WEIGHTS,
     DEFAULT_REWARD_WEIGHTS,
-    FOLDED_INTO,
-    OWN_CHECKS,
     PASS_RATES,
     PLAN_TERMS,
     REALISED_TERM_NAMES,
     REALISED_TERMS,
     checks_table,
-    counted_context,
     expected_content,
-    knows_something,
-    read_plan,
     required_units,
-    reward_checks,
     reward_note,
     score_plan,
-    stay_stars,
     terms_table,
 )
+from utp_env.env.reward.checks import FOLDED_INTO, OWN_CHECKS, reward_checks
+from utp_env.env.reward.counted import counted_context, knows_something
+from utp_env.env.reward.measures import read_plan, stay_stars
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.context import build_context
 from utp_env.evaluation.report import METRICS, CheckResult, EvaluationReport
@@ -105,7 +101,7 @@ def test_a_partial_weight_changes_only_the_terms_it_names_and_an_unknown_term_is
 def test_docs_env_md_shows_the_tables_the_module_holds() -> None:
     text = (ROOT / "docs" / "ENV.md").read_text(encoding="utf-8")
     for table in (terms_table(PLAN_TERMS), terms_table(REALISED_TERMS), checks_table()):
-        assert table in text, f"docs/ENV.md does not hold this table (paste it from utp_env/env/reward.py):\n{table}"
+        assert table in text, f"docs/ENV.md does not hold this table (paste it from utp_env/env/reward/__init__.py):\n{table}"
 
 
 def test_every_own_check_folds_into_a_check_of_the_paper_and_the_task_text_states_it() -> None:

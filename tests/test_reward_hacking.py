@@ -176,7 +176,8 @@ def test_a_luxury_travellers_cheapest_stay_never_wins_by_fitting_the_persona_wor
     """Where swapping the reference plan's stays for the cheapest ones that meet the query's
     constraints does not lose reward, the cheap stays fit the spending persona (`reward.STAY_STARS`)
     as well as the reference plan's: what it gains is real (a stay nearer its stop)."""
-    from utp_env.env.reward import PLAN_TERMS, read_plan
+    from utp_env.env.reward import PLAN_TERMS
+    from utp_env.env.reward.measures import read_plan
     from utp_env.evaluation.context import build_context
 
     persona = next(t.measure for t in PLAN_TERMS if t.name == "persona")

@@ -2,7 +2,7 @@
 
 - `EnvConfig`: every knob of the env, with defaults equal to `configs/env.yaml` (a test asserts
   the shipped YAML equals these defaults). Reward weights name terms of the reward's table
-  (`PLAN_TERMS` of utp_env/env/reward.py, where their defaults are); a partial `reward_weights`
+  (`PLAN_TERMS` of utp_env/env/reward/, where their defaults are); a partial `reward_weights`
   changes only the terms it names, and a weight of 0 drops a term from the reward.
 - `ReplanConfig`: the knobs the closed loop (`UTPReplanEnv`, utp_env/env/replan.py) adds, with
   defaults equal to `configs/replan.yaml`.
@@ -58,7 +58,7 @@ class EnvConfig(BaseModel):
                                        description="Observations longer than this are cut (and say so)")
     reward_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_REWARD_WEIGHTS),
                                              description="Reward term -> weight (>= 0); the terms not named "
-                                                         "keep their default weight (utp_env/env/reward.py)")
+                                                         "keep their default weight (utp_env/env/reward/)")
     check_plan: bool = Field(default=True, description="Expose the check_plan tool")
     stochastic: bool = Field(default=False, description="Draw one delay realisation at the end of each episode")
     robustness: bool = Field(default=False, description="Run Monte Carlo robustness on the final plan")

@@ -97,7 +97,7 @@ class UTPEnv(gym.Env[str, Any]):
     ## Rewards
 
     0 on every step until the episode ends, then the plan's reward in [0, 1]
-    (`utp_env/env/reward.py`): the weighted mean of the terms of its table (the commonsense and
+    (`utp_env/env/reward/`): the weighted mean of the terms of its table (the commonsense and
     hard pass rates, BAS, CATS, TDAS, TripCraft's temporal, spatial, ordering and persona scores),
     each scaled by how much of what the query calls for it covers; `EnvConfig.reward_weights`.
 

@@ -11,7 +11,7 @@
 - `EpisodeOutcome.to_json()`: the one JSON form of an outcome; the env's final `info` and each
   line of a run's `results.jsonl` are built on it (docs/ENV.md, docs/RUNS.md).
 
-The reward itself lives in utp_env/env/reward.py (`score_plan`); `finish` calls it.
+The reward itself lives in utp_env/env/reward/ (`score_plan`); `finish` calls it.
 """
 
 from __future__ import annotations

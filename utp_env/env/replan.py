@@ -170,7 +170,7 @@ class UTPReplanEnv(UTPEnv):
     ## Rewards
 
     0 until the episode ends, then the realised score in [0, 1]: the weighted mean of the realised
-    terms of utp_env/env/reward.py (completion: planned visits, meals and events done; hard: budget
+    terms of utp_env/env/reward/ (completion: planned visits, meals and events done; hard: budget
     and hard constraints of the lived trip; punctuality; commonsense), weights in
     configs/replan.yaml (`ReplanConfig.reward_weights`; docs/REPLAN.md). The plan's own UTP-v0
     reward is `info["plan_reward"]`.

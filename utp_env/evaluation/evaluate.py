@@ -3,7 +3,7 @@
 The plan is resolved against the database once (`context.build_context`); the checks and the
 formulas of `commonsense`, `hard`, `uncertainty` and `tripcraft` then read that context
 (`evaluate_context`, which the env's reward calls with the context it reads too,
-utp_env/env/reward.py).
+utp_env/env/reward/).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ DEFAULT_CONFIG = UncertaintyConfig()
 @dataclass(frozen=True)
 class ScoredItems:
     """The per-item scores of one plan the evaluator computes, each with the plan element it scores
-    (what the env's reward counts, utp_env/env/reward.py)."""
+    (what the env's reward counts, utp_env/env/reward/)."""
 
     pois: list[tuple[Visit, PoiDetail]]  # BAS/CATS inputs of each scored timed visit (`scored_visits`)
     legs: list[tuple[LegContext, LegDetail]]  # TDAS inputs of each leg

@@ -14,7 +14,7 @@ lost items removed, executed items at their actual times). The measures:
   starts and the trip's real end, the end of its last committed step), 0 when a commitment was
   missed altogether (`unreplaced_legs`).
 
-The env's realised reward (utp_env/env/reward.py, `realised_terms`) weighs these with the reward's
+The env's realised reward (utp_env/env/reward/, `realised_terms`) weighs these with the reward's
 gates and scales.
 """
 
@@ -54,7 +54,7 @@ def planned_activities(ctx: PlanContext) -> list[Visit]:
     the database (`context.build_context`) that last at least half their base length v (an event:
     a minute), each venue once per trip and each meal once per day. A visit without a time commits
     to nothing, an invented venue cannot be done, a repeated one is done once. The env's reward
-    passes the submitted plan's counted context (utp_env/env/reward.py)."""
+    passes the submitted plan's counted context (utp_env/env/reward/)."""
     seen: set[tuple[Any, ...]] = set()
     out: list[Visit] = []
     meals = DEFAULT_MEALS.restaurant_meals

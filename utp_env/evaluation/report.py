@@ -161,7 +161,7 @@ class EvaluationReport(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _drop_reward_counts(cls, data: Any) -> Any:
-        """Reports written before the env's reward had its own module (utp_env/env/reward.py) carried
+        """Reports written before the env's reward had its own module (utp_env/env/reward/) carried
         its counts (`units`, `unit_sums`); a record that has them is read with them dropped."""
         if isinstance(data, dict) and any(name in data for name in RETIRED_FIELDS):
             return {key: value for key, value in data.items() if key not in RETIRED_FIELDS}
