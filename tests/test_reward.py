@@ -101,7 +101,7 @@ def test_a_partial_weight_changes_only_the_terms_it_names_and_an_unknown_term_is
 def test_docs_env_md_shows_the_tables_the_module_holds() -> None:
     text = (ROOT / "docs" / "ENV.md").read_text(encoding="utf-8")
     for table in (terms_table(PLAN_TERMS), terms_table(REALISED_TERMS), checks_table()):
-        assert table in text, f"docs/ENV.md does not hold this table (paste it from utp_env/env/reward/__init__.py):\n{table}"
+        assert table in text, f"docs/ENV.md lacks this table (paste it from utp_env/env/reward/__init__.py):\n{table}"
 
 
 def test_every_own_check_folds_into_a_check_of_the_paper_and_the_task_text_states_it() -> None:

@@ -217,6 +217,11 @@ class Visit:
         item = self.item
         return item is not None and item.start is not None and item.end is not None
 
+    @property
+    def label(self) -> str:
+        """How a check's reason names the visit: its day, kind and name."""
+        return f"day {self.day + 1}: {self.kind} {self.name!r}"
+
 
 @dataclass(slots=True)
 class LegContext:

@@ -16,11 +16,11 @@ from utp_env.evaluation import tripcraft as tc
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.commonsense import (
     commonsense_checks,
-    complete_information_parts,
     extra_checks,
     transit_distance,
     valid_poi_list_parts,
 )
+from utp_env.evaluation.complete_information import complete_information_parts
 from utp_env.evaluation.context import LegContext, PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build

@@ -7,9 +7,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 
-from utp_env.evaluation.commonsense import verdict
 from utp_env.evaluation.context import PlanContext, Visit, night_stay
-from utp_env.evaluation.report import CheckResult, CostBreakdown, build
+from utp_env.evaluation.report import CheckResult, CostBreakdown, build, verdict
 from utp_env.query import LocalConstraint, house_rule_requirement
 from utp_env.tools.database import normalize
 from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, SERVICE_TABLE

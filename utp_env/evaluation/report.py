@@ -42,7 +42,7 @@ COMMONSENSE_CHECKS: tuple[str, ...] = (
 # The parts of valid_poi_list, each reported in EvaluationReport.subchecks as "valid_poi_list/<part>".
 VALID_POI_LIST_PARTS: tuple[str, ...] = ("stays_and_transfers", "chronological_order")
 # The parts of complete_information, reported as "complete_information/<part>" (which ones depends on
-# `EvaluationReadings.complete_information`; commonsense.complete_information_parts).
+# `EvaluationReadings.complete_information`; complete_information.complete_information_parts).
 # Rules the paper does not have: reported in EvaluationReport.extra, never counted in a pass rate.
 EXTRA_CHECKS: tuple[str, ...] = ("transit_before_departure", "service_schedule", "overlapping_legs", "timed_items",
                                  "open_hours", "transit_distances")
@@ -191,3 +191,28 @@ class EvaluationReport(BaseModel):
     def metrics(self) -> dict[str, float | None]:
         """The eight scalar metrics by name."""
         return {name: getattr(self, name) for name in METRICS}
+
+
+MAX_REASONS = 3
+
+
+def verdict(problems: list[str], applicable: bool = True, why_not: str = "nothing to check") -> CheckResult:
+    """True without problems, False naming the first few, None when the check does not apply."""
+    if problems:
+        more = f" (+{len(problems) - MAX_REASONS} more)" if len(problems) > MAX_REASONS else ""
+        return build(CheckResult, passed=False, reason="; ".join(problems[:MAX_REASONS]) + more)
+    if not applicable:
+        return build(CheckResult, passed=None, reason=why_not)
+    return build(CheckResult, passed=True, reason=None)
+
+
+def combine(parts: dict[str, CheckResult]) -> CheckResult:
+    """One verdict from the parts of a composite check: False if any part fails (its reasons
+    prefixed with the part's name), True if some part passed, None if no part applies."""
+    failed = [(name, c) for name, c in parts.items() if c.passed is False]
+    if failed:
+        reason = "; ".join(f"{name.replace('_', ' ')}: {c.reason}" for name, c in failed)
+        return build(CheckResult, passed=False, reason=reason)
+    if any(c.passed for c in parts.values()):
+        return build(CheckResult, passed=True, reason=None)
+    return build(CheckResult, passed=None, reason="; ".join(c.reason or "" for c in parts.values()))

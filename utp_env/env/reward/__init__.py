@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from utp_env.config import UncertaintyConfig
-from utp_env.env.reward.counted import counted_context, knows_something
 from utp_env.env.reward.checks import FOLDED_INTO, OWN_CHECKS, reward_checks, reward_gate, reward_hard
+from utp_env.env.reward.counted import counted_context, knows_something
 from utp_env.env.reward.measures import (
     Measure,
     PlanReading,

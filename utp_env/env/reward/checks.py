@@ -14,11 +14,10 @@ from utp_env.env.reward.counted import departure_of, is_night_stay, night_keys, 
 from utp_env.evaluation.commonsense import (
     VENUE_KINDS,
     in_destination,
-    verdict,
 )
 from utp_env.evaluation.context import DayContext, PlanContext, summary_names
 from utp_env.evaluation.hard import hard_checks
-from utp_env.evaluation.report import HARD_GATE, CheckResult, EvaluationReport
+from utp_env.evaluation.report import HARD_GATE, CheckResult, EvaluationReport, verdict
 from utp_env.tools.clock import format_hhmm
 from utp_env.tools.database import normalize
 
