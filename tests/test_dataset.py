@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from utp_env.dataset import REFERENCES_FILE, ReferencePlans, load_dataset
+from utp_env.dataset import load_dataset
 from utp_env.plan_format import parse_plan
+from utp_env.reference_plans import REFERENCES_FILE, ReferencePlans
 from utp_env.tools.database import Database
 
 

@@ -92,9 +92,9 @@ def test_a_cap_below_the_bare_transcript_leaves_it_out(mini_db_path: Path, tmp_p
 
 def test_the_train_split_transcripts_replay(mini_db_path: Path, tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    import utp_env.dataset as dataset_module
+    import utp_env.train_split as train_split
 
-    monkeypatch.setattr(dataset_module, "TRAIN_SIZE", 8)
+    monkeypatch.setattr(train_split, "TRAIN_SIZE", 8)
     path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
     summary = write_demos(tmp_path / "train.jsonl", "train", db_path=path, progress=False)
     records = read_demos(tmp_path / "train.jsonl")

@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serve_script import query_ids
 
-from utp_env.dataset import TRAIN_QUERIES_FILE
 from utp_env.env.config import open_database, reference_plan
 from utp_env.env.core import UTPEnv
 from utp_env.env.engine import EpisodeEngine, Refusal
 from utp_env.plan_format import format_plan
 from utp_env.serve.session import TRAIN_REFUSAL, SessionFactory
+from utp_env.train_split import TRAIN_QUERIES_FILE
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +110,9 @@ def test_a_served_start_on_the_train_split_is_refused_at_once(mini_db_path: Path
 def test_a_server_with_the_train_split_loads_it_before_serving(mini_db_path: Path, tmp_path: Path,
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """`--split train`: `preload` builds the missing split (a small one here) before anything is served."""
-    import utp_env.dataset
+    import utp_env.train_split
 
-    monkeypatch.setattr(utp_env.dataset, "TRAIN_SIZE", 3)
+    monkeypatch.setattr(utp_env.train_split, "TRAIN_SIZE", 3)
     db = tmp_path / "db"
     shutil.copytree(mini_db_path, db)
     factory = SessionFactory(db_path=db, split="train", served=True)

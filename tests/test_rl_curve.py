@@ -118,8 +118,8 @@ def test_the_interval_over_seeds() -> None:
 def test_the_curve_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Path) -> None:
     import shutil
 
-    from utp_env.dataset import build_train_set
     from utp_env.rl import curve
+    from utp_env.train_split import build_train_set
 
     db = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
     build_train_set(db, n=4, progress=False)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from utp_env.dataset import build_train_set
+from utp_env.train_split import build_train_set
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("rl_extra")]
 DEMOS = 256  # the tiny default (TINY_DEMOS): enough distinct queries that copying beats memorising

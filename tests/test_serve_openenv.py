@@ -330,9 +330,9 @@ def test_a_missing_train_split_is_refused_at_once_and_a_long_step_holds_no_one(m
     neither `/health` nor another session's steps: they are answered before it."""
     import shutil
 
-    from utp_env.dataset import TRAIN_QUERIES_FILE
     from utp_env.env.config import open_database, reference_plan
     from utp_env.plan_format import format_plan
+    from utp_env.train_split import TRAIN_QUERIES_FILE
 
     db = tmp_path / "db"
     shutil.copytree(mini_db_path, db)

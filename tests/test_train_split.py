@@ -12,20 +12,18 @@ from pathlib import Path
 import pytest
 
 from utp_env.cli import main
-from utp_env.dataset import (
-    QUERIES_FILE,
-    TRAIN_MANIFEST,
-    TRAIN_QUERIES_FILE,
-    TRAIN_REFERENCES_FILE,
-    build_train_set,
-    dataset_of,
-    open_dataset,
-    train_set_state,
-)
+from utp_env.dataset import QUERIES_FILE, dataset_of, open_dataset
 from utp_env.env.core import UTPEnv
 from utp_env.queries import read_queries
 from utp_env.queries.generate import trip_key
 from utp_env.tools.database import Database
+from utp_env.train_split import (
+    TRAIN_MANIFEST,
+    TRAIN_QUERIES_FILE,
+    TRAIN_REFERENCES_FILE,
+    build_train_set,
+    train_set_state,
+)
 
 N_TRAIN = 45
 
@@ -83,9 +81,9 @@ def test_building_the_train_split_leaves_the_benchmark_hash_alone(train_db: Path
 
 def test_it_is_built_when_first_asked_for_and_rebuilt_when_stale(mini_db_path: Path, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import utp_env.dataset as dataset_module
+    import utp_env.train_split as train_split
 
-    monkeypatch.setattr(dataset_module, "TRAIN_SIZE", 12)
+    monkeypatch.setattr(train_split, "TRAIN_SIZE", 12)
     path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
     dataset = open_dataset(path, progress=False)
     assert not (path / TRAIN_QUERIES_FILE).exists()  # opening the benchmark never builds it
@@ -116,15 +114,15 @@ def test_the_env_samples_and_names_train_queries(train_db: Path) -> None:
 
 def test_an_unwritable_database_names_the_fix(mini_db_path: Path, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    import utp_env.dataset as dataset_module
+    import utp_env.train_split as train_split
 
     path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
 
     def refuse(*args: object, **kwargs: object) -> int:
         raise AssertionError("no build may start in a read-only folder")
 
-    monkeypatch.setattr(dataset_module, "build_train_set", refuse)
-    monkeypatch.setattr(dataset_module.os, "access", lambda *args: False)
+    monkeypatch.setattr(train_split, "build_train_set", refuse)
+    monkeypatch.setattr(train_split.os, "access", lambda *args: False)
     with pytest.raises(PermissionError, match=r"utp-env data build --out DIR --train"):
         dataset_of(Database.open(path)).train(progress=False)
 
@@ -172,7 +170,7 @@ def test_a_thousand_train_queries_beside_the_real_query_set_on_the_mini_sandbox(
                                                                                   tmp_path: Path) -> None:
     """The first PREFIX queries of the train split beside the real 1,000-query set: disjoint,
     balanced over the 27 (days, level, risk) cells, every one planned."""
-    from utp_env.dataset import TRAIN_SIZE
+    from utp_env.train_split import TRAIN_SIZE
 
     path = Path(shutil.copytree(mini_full_set_path, tmp_path / "db"))
     assert TRAIN_SIZE >= 5000 > PREFIX
@@ -227,7 +225,7 @@ def conflicting_prefix(path: Path, limit: int) -> int | None:
 
 def test_parallel_workers_build_the_split_one_process_builds(train_db: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    import utp_env.dataset as dataset_module
+    import utp_env.train_split as train_split
 
     n = conflicting_prefix(train_db, N_TRAIN)
     if n is None:  # draw on until a prefix makes the workers' draws collide, so the test covers that path
@@ -236,8 +234,8 @@ def test_parallel_workers_build_the_split_one_process_builds(train_db: Path, tmp
         n = conflicting_prefix(longer, 4 * N_TRAIN)
         assert n is not None, "no train query's draw met an earlier train trip: the redraw path is not exercised"
         train_db = longer
-    monkeypatch.setattr(dataset_module, "PARALLEL_MIN", 0)
-    monkeypatch.setattr(dataset_module, "TRAIN_CHUNK", 4)
+    monkeypatch.setattr(train_split, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(train_split, "TRAIN_CHUNK", 4)
     copy = Path(shutil.copytree(train_db, tmp_path / "db", ignore=shutil.ignore_patterns("train_*")))
     assert build_train_set(copy, n=n, seed=0, progress=False, workers=2) == n
     for name in (TRAIN_QUERIES_FILE, TRAIN_REFERENCES_FILE):
@@ -271,10 +269,10 @@ def test_a_limited_request_builds_only_its_prefix(mini_db_path: Path, tmp_path: 
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """`split_pool(db, "train", limit)` (what `--limit N`, `--tiny` and `data demos --limit` read) builds the
     first N queries and declares the whole split's size; the whole split, asked for later, extends them."""
-    import utp_env.dataset as dataset_module
+    import utp_env.train_split as train_split
     from utp_env.env.config import find_query, split_pool
 
-    monkeypatch.setattr(dataset_module, "TRAIN_SIZE", 16)
+    monkeypatch.setattr(train_split, "TRAIN_SIZE", 16)
     path = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
     db = Database.open(path)
     first = split_pool(db, "train", 5)

@@ -11,13 +11,13 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from utp_env.dataset import TRAIN_SIZE
 from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
 from utp_env.tools.sandbox.calibration import Check, calibrate
 from utp_env.tools.sandbox.realism import realism
 from utp_env.tools.sandbox.traveller import traveller
+from utp_env.train_split import TRAIN_SIZE
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -169,7 +169,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             kept = build_query_set(path, n=args.queries, seed=args.seed, progress=True)
             print(f"query set: {kept} of {args.queries} queries kept with reference plans in {path / QUERIES_FILE}")
     if args.train:
-        from utp_env.dataset import TRAIN_QUERIES_FILE, build_train_set, train_set_state
+        from utp_env.train_split import TRAIN_QUERIES_FILE, build_train_set, train_set_state
 
         state = train_set_state(path)
         if state is not None and state.get("seed") == args.seed and int(state.get("queries", 0)) >= args.train:

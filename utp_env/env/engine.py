@@ -36,12 +36,12 @@ from typing import Any
 
 import gymnasium as gym
 
-from utp_env.dataset import is_train_id
 from utp_env.env.core import UTPEnv
 from utp_env.env.episode import TerminationReason
 from utp_env.env.itinerary_tools import ENDING
 from utp_env.env.replan import EXECUTION_TOOLS
 from utp_env.queries.generate import TRAIN_SPLIT
+from utp_env.train_split import is_train_id
 
 _PROCESS_PREFIX = secrets.token_hex(4)
 """Random per process: two processes (a server and its restart) never issue the same episode token."""

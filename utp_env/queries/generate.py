@@ -433,7 +433,7 @@ def undrawable(config: QueryConfig, index: int) -> ValueError:
 
 class TrainDraws:
     """The train split's queries one index at a time, for a build that draws indices out of order or in
-    several processes (utp_env/dataset.py) and must get what `generate_queries(..., train=True)` gets.
+    several processes (utp_env/train_split.py) and must get what `generate_queries(..., train=True)` gets.
 
     `draw(index)` is the query `generate_queries` draws at `index` when `exclude` holds exactly the
     trips to avoid at that point (the benchmark's and every train query's drawn before `index`), or

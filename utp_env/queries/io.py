@@ -10,6 +10,9 @@ from pydantic import ValidationError
 
 from utp_env.query import Query
 
+QUERIES_FILE = "queries.jsonl"
+"""The query set's file in a database directory (the benchmark's validation and test queries)."""
+
 
 def dumps_queries(queries: Iterable[Query]) -> str:
     """JSONL text of the queries: sorted keys, no extra whitespace, so equal queries give equal bytes."""
