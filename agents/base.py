@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
-from utp_env.tools.lookup.registry import Registry, ToolResult
+from utp_env.tools.toolkit import Registry, ToolResult
 
 SUMMARY_CHARS = 200
 

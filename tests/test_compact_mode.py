@@ -12,9 +12,9 @@ import pytest
 from utp_env.dataset import dataset_of
 from utp_env.env.config import split_pool
 from utp_env.env.core import UTPEnv
-from utp_env.env.prompt import compact_schema
 from utp_env.plan_format import format_plan
 from utp_env.rl.demos import approx_tokens, demonstrations, replay
+from utp_env.tools.tool_schemas import compact_schema
 
 LIMIT = 3000
 

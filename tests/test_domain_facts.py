@@ -31,7 +31,7 @@ from utp_env.tools.clock import (
     weekday,
 )
 from utp_env.tools.database import Database
-from utp_env.tools.lookup.registry import ToolError
+from utp_env.tools.toolkit import ToolError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from utp_env.env.adapters import PlanReward, UTPToolEnv, google_docstring, tool_env_class, tool_method_names
+from utp_env.env.adapters import PlanReward, UTPToolEnv, tool_env_class, tool_method_names
 from utp_env.env.core import UTPEnv
 from utp_env.plan_format import format_plan
+from utp_env.tools.tool_schemas import google_docstring
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_env_tools import plan_actions, three_day_query
@@ -57,7 +58,8 @@ def test_trl_class_methods_are_exactly_the_tools(mini_db_path: Path, env: UTPEnv
     assert list(params)[:6] == ["self", "day", "name", "activity", "start", "end"]
     assert params["meal"].default is None and params["day"].annotation is int
     doc = inspect.getdoc(method)
-    assert doc == google_docstring(env.tools["add_item"]) and "\nArgs:\n" in doc and "Returns:" in doc
+    spec = env.tools["add_item"]
+    assert doc == google_docstring(spec.description, spec.args_model) and "\nArgs:\n" in doc and "Returns:" in doc
     for name in env.tools:
         fields = env.tools[name].args_model.model_fields
         doc = inspect.getdoc(getattr(cls, name))

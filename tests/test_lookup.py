@@ -422,7 +422,7 @@ def test_tool_schemas_are_shared_and_immutable(mini_db_path) -> None:
 
     from utp_env.env.core import UTPEnv
     from utp_env.tools.lookup import LOOKUP_TOOLS
-    from utp_env.tools.lookup.registry import FrozenDict, thaw
+    from utp_env.tools.toolkit import FrozenDict, thaw
 
     spec = LOOKUP_TOOLS["search_flights"]
     schema = spec.openai_schema()

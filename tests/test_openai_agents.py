@@ -21,9 +21,10 @@ from serve_script import query_ids
 
 from utp_env.env.config import open_database, reference_plan
 from utp_env.env.core import UTPEnv
-from utp_env.env.openai_agents import AgentsEpisode, strict_arguments, strict_schema
+from utp_env.env.openai_agents import AgentsEpisode, strict_arguments
 from utp_env.env.replan import UTPReplanEnv
 from utp_env.plan_format.write import format_plan
+from utp_env.tools.tool_schemas import strict_schema
 
 agents = openai_agents_sdk()
 

@@ -17,7 +17,7 @@ from test_lookup import tiny_tables, write_database
 
 from utp_env.tools.database import Database
 from utp_env.tools.lookup import LOOKUP_TOOLS, ToolResult, make_registry
-from utp_env.tools.lookup.registry import provider_schema
+from utp_env.tools.tool_schemas import provider_schema
 
 NAMES = list(LOOKUP_TOOLS)
 # The JSON-schema subset that OpenAI, Anthropic, Gemini and open-model servers all accept.

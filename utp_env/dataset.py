@@ -194,3 +194,7 @@ def open_dataset(db_path: str | Path | None = None, profile: str = "full", seed:
 def dataset_of(db: Database) -> Dataset:
     """The dataset stored next to `db`, read once per opened database (`Database.derived`)."""
     return db.derived(load_dataset)
+
+
+__all__ = ["QUERIES_FILE", "QUERY_SET_VERSION", "REFERENCES_FILE", "Dataset", "build_query_set", "dataset_of",
+           "load_dataset", "load_train_set", "open_dataset"]

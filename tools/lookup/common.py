@@ -10,8 +10,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.errors import UnknownNameError
-from utp_env.tools.lookup.registry import Registry, ToolError
 from utp_env.tools.lookup.render import DEFAULT_LIMIT, MAX_LIMIT
+from utp_env.tools.toolkit import Registry, ToolError
 
 LOOKUP: Registry[Database] = Registry("lookup")
 lookup_tool = LOOKUP.tool

@@ -7,8 +7,8 @@ from pydantic import Field
 from utp_env.tools.database import Database
 from utp_env.tools.errors import UnknownNameError
 from utp_env.tools.lookup.common import Args, Name, Paged, lookup_tool, pair_of
-from utp_env.tools.lookup.registry import ToolError, ToolResult
 from utp_env.tools.lookup.render import page, table_text
+from utp_env.tools.toolkit import ToolError, ToolResult
 
 
 class DistanceQuery(Args):

@@ -17,9 +17,9 @@ from utp_env.tools.database import Database
 from utp_env.tools.delays import delay_index
 from utp_env.tools.lookup.common import Args, DateStr, Name, Paged, in_calendar, lookup_tool, pair_of
 from utp_env.tools.lookup.index import lookup_index
-from utp_env.tools.lookup.registry import ToolResult
 from utp_env.tools.lookup.render import page, row_memo, table_of_lines, table_text
 from utp_env.tools.schema import FARE_COLUMN, SERVICE_MODE, fare_class
+from utp_env.tools.toolkit import ToolResult
 
 ServiceTable = Literal["flights", "trains", "buses"]
 SortBy = Literal["departure", "price", "duration"]

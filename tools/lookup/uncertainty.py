@@ -9,10 +9,10 @@ from utp_env.tools.database import Database, suggest
 from utp_env.tools.delays import Mode, delay_index
 from utp_env.tools.errors import UnknownNameError
 from utp_env.tools.lookup.common import Args, Name, city_of, lookup_tool, pair_of
-from utp_env.tools.lookup.registry import ToolError, ToolResult
 from utp_env.tools.lookup.render import table_text
 from utp_env.tools.lookup.transport import road_route_row
 from utp_env.tools.schema import CROWD_KINDS, NUMBER_COLUMN, SERVICE_TABLE, VENUE_TABLE, CrowdKind, VenueKind
+from utp_env.tools.toolkit import ToolError, ToolResult
 
 LEVEL_NAMES = {"L": "Low", "BA": "Below average", "A": "Average", "AA": "Above average", "H": "High"}
 

@@ -24,7 +24,6 @@ from utp_env.tools.lookup.common import (
     lookup_tool,
 )
 from utp_env.tools.lookup.index import NEEDS, lookup_index
-from utp_env.tools.lookup.registry import ToolError, ToolResult
 from utp_env.tools.lookup.render import page, row_memo, table_of_lines, table_text
 from utp_env.tools.schema import (
     ATTRACTION_CATEGORIES,
@@ -41,6 +40,7 @@ from utp_env.tools.schema import (
 )
 from utp_env.tools.schema import Cuisine as CuisineName
 from utp_env.tools.schema import HouseType as HouseTypeName
+from utp_env.tools.toolkit import ToolError, ToolResult
 
 HouseType = Annotated[HouseTypeName, choice(HOUSE_TYPES)]
 Need = Annotated[HouseRuleNeed, choice(tuple(HOUSE_RULE_FORBIDS))]

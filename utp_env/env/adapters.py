@@ -30,7 +30,8 @@ from utp_env.env.engine import EpisodeEngine
 from utp_env.env.episode import plan_mismatch
 from utp_env.env.lc_tools import jsonable
 from utp_env.env.lc_tools import langchain_tools as langchain_tools  # re-exported: adapters' public API
-from utp_env.tools.lookup.registry import ToolSpec
+from utp_env.tools.tool_schemas import google_docstring
+from utp_env.tools.toolkit import ToolSpec
 
 
 def unwrap(env: gym.Env[Any, Any]) -> UTPEnv:
@@ -50,19 +51,6 @@ _jsonable = jsonable  # the name the TRL classes (and utp_env.rl.remote) use
 
 
 # ---------------------------------------------------------------- TRL environment class
-
-
-def google_docstring(spec: ToolSpec[Any], compact: bool = False) -> str:
-    """The tool's description followed by an `Args:` section documenting every argument (compact:
-    the description's first paragraph and each argument's name, as `compact_schema` has them)."""
-    description = " ".join(spec.description.split("\n\n")[0].split()) if compact else spec.description
-    lines = [description, "", "Args:"]
-    for name, field in spec.args_model.model_fields.items():
-        desc = name.replace("_", " ") if compact else " ".join((field.description or name.replace("_", " ")).split())
-        lines.append(f"    {name}: {desc}")
-    if not compact:
-        lines += ["", "Returns:", "    The tool's answer as text (an error message says what to fix)."]
-    return "\n".join(lines)
 
 
 def _tool_method(spec: ToolSpec[Any], compact: bool = False) -> Any:
@@ -85,7 +73,7 @@ def _tool_method(spec: ToolSpec[Any], compact: bool = False) -> Any:
         return self._call(spec.name, call_args)
 
     method.__name__ = method.__qualname__ = spec.name
-    method.__doc__ = google_docstring(spec, compact)
+    method.__doc__ = google_docstring(spec.description, spec.args_model, compact)
     method.__dict__["__signature__"] = signature  # what inspect.signature (and TRL) read
     method.__annotations__ = annotations
     return method

@@ -43,15 +43,16 @@ from utp_env.env.episode import (
 from utp_env.env.given_plan import decoded_plan_json, plan_query_id, read_given_plan
 from utp_env.env.inputs import checked_options, checked_seed, preview, reset_message
 from utp_env.env.itinerary_tools import ENDING, ITINERARY_TOOLS
-from utp_env.env.prompt import compact_schema, task_text
+from utp_env.env.prompt import task_text
 from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.errors import first_validation_error
 from utp_env.tools.lookup import LOOKUP_TOOLS
-from utp_env.tools.lookup.registry import ToolResult, ToolSpec
 from utp_env.tools.seeding import stable_int
+from utp_env.tools.tool_schemas import compact_schema
+from utp_env.tools.toolkit import ToolResult, ToolSpec
 
 RESET_OPTIONS = frozenset({"query_id", "query", "split", "stochastic"})
 """The options `UTPEnv.reset` takes (`UTPEnv.RESET_OPTIONS`; the closed-loop env adds its own)."""
@@ -286,7 +287,7 @@ class UTPEnv(gym.Env[str, Any]):
 
     def openai_tools(self) -> list[dict[str, Any]]:
         """The episode's tools as OpenAI function schemas (lookup and itinerary): a new list of the shared,
-        immutable per-tool schemas (tools/lookup/registry.py `FrozenDict`; `copy.deepcopy` thaws one)."""
+        immutable per-tool schemas (tools/toolkit.py `FrozenDict`; `copy.deepcopy` thaws one)."""
         if self._schemas is None:
             self._schemas = [compact_schema(spec.openai_schema()) if self.config.compact else spec.openai_schema()
                              for spec in self.tools.values()]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import gymnasium as gym
 from pydantic import BaseModel, ValidationError
 
-from utp_env.tools.lookup.registry import ToolResult, ToolSpec, format_validation_error
+from utp_env.tools.toolkit import ToolResult, ToolSpec, format_validation_error
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool

@@ -12,7 +12,7 @@ from typing import Protocol
 
 from utp_env.env.episode import Episode
 from utp_env.itinerary import PlanItem, TransportLeg
-from utp_env.tools.lookup.registry import ToolError, ToolResult
+from utp_env.tools.toolkit import ToolError, ToolResult
 
 
 class Execution(Protocol):

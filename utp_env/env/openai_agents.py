@@ -36,9 +36,7 @@ import gymnasium as gym
 
 from utp_env.env.engine import EpisodeEngine
 from utp_env.env.episode import TerminationReason
-
-STRICT_DROPPED_KEYWORDS = frozenset({"default", "minLength", "maxLength", "title"})
-"""Keywords OpenAI's strict mode does not take; the env checks them itself (its own error text)."""
+from utp_env.tools.tool_schemas import strict_schema
 
 STOPPED_MESSAGE = "the agent stopped without submit; the plan built so far is scored as at the step limit"
 
@@ -53,71 +51,6 @@ def sdk() -> ModuleType:
         raise ImportError(f"`import agents` found {getattr(agents, '__file__', agents)!r}, not the openai-agents "
                           "SDK: this repository's agents/ folder shadows it; run from another directory")
     return agents
-
-
-def _strictable(schema: Any) -> bool:
-    """Whether strict mode can express `schema` without loosening it: no open objects, no untyped items."""
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("type") == "object" and (schema.get("additionalProperties") is not False
-                                           or not schema.get("properties")):
-        return False
-    return not (schema.get("type") == "array" and not schema.get("items"))
-
-
-def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
-    """`schema` that also accepts null (strict mode's way of saying an argument may be left out)."""
-    if "anyOf" in schema:
-        if not any(s.get("type") == "null" for s in schema["anyOf"]):
-            schema["anyOf"] = [*schema["anyOf"], {"type": "null"}]
-        return schema
-    kind = schema.get("type")
-    if isinstance(kind, str) and kind != "null":
-        schema["type"] = [kind, "null"]
-        if "enum" in schema and None not in schema["enum"]:
-            schema["enum"] = [*schema["enum"], None]
-        return schema
-    if isinstance(kind, list) and "null" not in kind:
-        schema["type"] = [*kind, "null"]
-        return schema
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-def _strict(schema: Any, name: str) -> Any:
-    if isinstance(schema, list):
-        return [_strict(s, name) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: _strict(v, name) for k, v in schema.items() if k not in STRICT_DROPPED_KEYWORDS and k != "properties"}
-    if "anyOf" in out:
-        kept = [s for s in out["anyOf"] if _strictable(s)]
-        if not kept:
-            raise ValueError(f"{name}: no alternative of {schema['anyOf']} can be written in strict mode")
-        if len(kept) < len(out["anyOf"]) and "description" in out:
-            out["description"] = f"{out['description']}. Send it as JSON text."
-        if len(kept) == 1:
-            del out["anyOf"]
-            out = {**kept[0], **out}
-        else:
-            out["anyOf"] = kept
-    if "properties" in schema:
-        required = set(schema.get("required", []))
-        props = {}
-        for key, sub in schema["properties"].items():
-            converted = _strict(sub, f"{name}.{key}")
-            props[key] = converted if key in required else _nullable(converted)
-        out["properties"] = props
-        out["required"] = list(props)
-        out["additionalProperties"] = False
-    return out
-
-
-def strict_schema(parameters: dict[str, Any], name: str = "tool") -> dict[str, Any]:
-    """The strict-mode form of a tool's argument schema: every object closed, every property required,
-    optional ones nullable, keywords strict mode lacks removed, open alternatives dropped where a closed
-    one remains (`plan`: the JSON text). `ValueError` naming the argument when that is impossible."""
-    result: dict[str, Any] = _strict(copy.deepcopy(dict(parameters)), name)
-    return result
 
 
 def strict_arguments(raw: str, parameters: dict[str, Any]) -> dict[str, Any] | str:

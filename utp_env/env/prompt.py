@@ -14,32 +14,8 @@ from utp_env.env.reward import reward_note
 from utp_env.env.spaces import ACTION_FORMAT
 from utp_env.itinerary import MAX_ITEMS_PER_DAY
 from utp_env.query import Query
-from utp_env.tools.lookup.registry import ToolSpec
-
-_SCHEMA_DETAIL = frozenset({"description", "maxLength", "minLength", "maximum", "minimum", "pattern", "default",
-                            "additionalProperties", "title", "examples", "maxItems", "minItems"})
-
-
-def compact_schema(schema: Any, *, in_properties: bool = False) -> Any:
-    """A tool's OpenAI schema in the compact mode: the description's first paragraph on one line, and
-    the parameters' types, enums and required lists without their descriptions, bounds and defaults
-    (the env checks them and its error messages say what is wrong)."""
-    if isinstance(schema, Mapping):
-        if "function" in schema and "type" in schema and not in_properties:
-            function = schema["function"]
-            return {"type": schema["type"], "function": {
-                "name": function["name"], "description": summary(function["description"]),
-                "parameters": compact_schema(function["parameters"])}}
-        return {k: compact_schema(v, in_properties=(k == "properties" and not in_properties))
-                for k, v in schema.items() if in_properties or k not in _SCHEMA_DETAIL}
-    if isinstance(schema, list | tuple):
-        return [compact_schema(v) for v in schema]
-    return schema
-
-
-def summary(description: str) -> str:
-    """The first paragraph of a tool description on one line."""
-    return " ".join(description.split("\n\n")[0].split())
+from utp_env.tools.tool_schemas import summary
+from utp_env.tools.toolkit import ToolSpec
 
 
 def task_text(query: Query, tools: Mapping[str, ToolSpec[Any]], config: EnvConfig, note: str | None = None) -> str:

@@ -52,9 +52,9 @@ from utp_env.query import Query
 from utp_env.simulation.realise import copy_plan
 from utp_env.simulation.trip_steps import clock_text
 from utp_env.tools.database import Database
-from utp_env.tools.lookup.registry import Registry, ToolError, ToolResult, ToolSpec, make_registry
 from utp_env.tools.schema import is_venue_kind
 from utp_env.tools.seeding import stable_int
+from utp_env.tools.toolkit import Registry, ToolError, ToolResult, ToolSpec, make_registry
 
 Phase = Literal["planning", "execution", "ended"]
 EXECUTION: Registry[Episode] = make_registry("execution")

@@ -46,7 +46,7 @@ from gymnasium.vector.utils import (
 from utp_env.tools.json_depth import MAX_JSON_DEPTH
 
 if TYPE_CHECKING:
-    from utp_env.tools.lookup.registry import ToolSpec
+    from utp_env.tools.toolkit import ToolSpec
 
 # ---------------------------------------------------------------- actions
 

@@ -12,8 +12,8 @@ from utp_env.itinerary import Day, PlanItem
 from utp_env.resolve import VenueName, find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, parse_stamp
 from utp_env.tools.database import Database, suggest
-from utp_env.tools.lookup.registry import ToolError
 from utp_env.tools.schema import VENUE_TABLE, VenueKind
+from utp_env.tools.toolkit import ToolError
 
 SEARCH_TOOL: dict[VenueKind, str] = {"accommodation": "search_stays", "attraction": "search_attractions",
                                      "restaurant": "search_restaurants", "event": "search_events"}

@@ -24,7 +24,7 @@ from utp_env.simulation.compile import ELASTIC, is_journey_item
 from utp_env.simulation.realise import REALISER_STATE, Realiser
 from utp_env.simulation.trip_steps import Disruption, clock_text, element_key, time_of_day
 from utp_env.tools.clock import MINUTES_PER_DAY
-from utp_env.tools.lookup.registry import ToolResult
+from utp_env.tools.toolkit import ToolResult
 
 
 def new_realiser(ep: Episode, seed: int, config: ReplanConfig) -> Realiser:

@@ -1,4 +1,5 @@
-"""Tool registry: one typed function per tool, with generated schemas and adapters.
+"""The toolkit: one typed function per tool, with generated schemas and adapters (every tool of the
+package, the lookup tools of tools/lookup/ and the env's itinerary tools, is defined with it).
 
 A tool is a plain function `fn(ctx, args) -> ToolResult` whose `args` is a pydantic model. The
 `Registry.tool` decorator records it as a `ToolSpec` (name = function name, description = the
@@ -11,7 +12,6 @@ context is the episode, in a registry of its own made with `make_registry`.
 
 from __future__ import annotations
 
-import copy
 import inspect
 import json
 from collections.abc import Callable, Mapping
@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from utp_env.tools.database import suggest
 from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.tool_schemas import provider_schema
 
 if TYPE_CHECKING:
     from langchain_core.tools import StructuredTool
@@ -263,46 +264,6 @@ def thaw(value: Any) -> Any:
     if isinstance(value, list):
         return [thaw(v) for v in value]
     return value
-
-
-def provider_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A pydantic JSON schema rewritten so every function-calling provider accepts it.
-
-    Inlines `$defs`/`$ref`, drops `title`s, and collapses `anyOf [X, null]` of optional
-    arguments to `X` (an optional argument is expressed by leaving it out of `required`).
-    """
-    defs = schema.get("$defs", {})
-
-    def walk(node: Any) -> Any:
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            target = defs[node["$ref"].rsplit("/", 1)[-1]]
-            merged = {**copy.deepcopy(target), **{k: v for k, v in node.items() if k != "$ref"}}
-            return walk(merged)
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in ("title", "$defs"):
-                continue
-            if key == "properties":
-                out[key] = {name: walk(sub) for name, sub in value.items()}
-            elif key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-                out[key] = [walk(sub) for sub in value]
-            elif key in ("items", "additionalProperties", "not"):
-                out[key] = walk(value)
-            else:
-                out[key] = value
-        branches = out.get("anyOf")
-        if branches is not None:
-            non_null = [b for b in branches if b.get("type") != "null"]
-            if len(non_null) == 1 and len(non_null) < len(branches):
-                out.pop("anyOf")
-                out = {**non_null[0], **out}
-                if out.get("default", 0) is None:
-                    out.pop("default")
-        return out
-
-    return walk(schema)
 
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel],
