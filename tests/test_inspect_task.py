@@ -1,4 +1,4 @@
-"""The Inspect AI task (utp_env/inspect.py@utp_bench), run with Inspect's mock model (no network).
+"""The Inspect AI task (utp_env/inspect_task.py@utp_bench), run with Inspect's mock model (no network).
 
 The mock model's replies are scripted per sample (samples run one at a time, in query-id order) and
 carry their token usage, so Inspect never needs a tokenizer download. Each sample's reward is compared
@@ -23,11 +23,11 @@ from utp_env.env.config import open_database, reference_plan, split_pool
 from utp_env.env.core import UTPEnv
 from utp_env.evaluation.aggregate import counted_report, summarize_group
 from utp_env.evaluation.report import EvaluationReport
-from utp_env.inspect import table3_keys, utp_bench
+from utp_env.inspect_task import table3_keys, utp_bench
 from utp_env.plan_format.write import format_plan
 from utp_env.query import Query
 
-TASK_FILE = Path(__file__).resolve().parent.parent / "utp_env" / "inspect.py"
+TASK_FILE = Path(__file__).resolve().parent.parent / "utp_env" / "inspect_task.py"
 
 
 def _out(output: ModelOutput) -> ModelOutput:

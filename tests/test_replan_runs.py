@@ -20,7 +20,7 @@ from utp_env.runs.paired import (
     pair_records,
     paired_difference,
     paired_table,
-    read_records,
+    records_by_episode,
     t_quantile_975,
 )
 from utp_env.runs.runner import run
@@ -148,7 +148,7 @@ def test_show_pairs_two_runs_of_the_same_seed_and_refuses_other_seeds_when_asked
     assert "different episodes" in capsys.readouterr().err
     assert main(["show", "--paired", str(a)]) == 2
     assert "--paired compares two run folders" in capsys.readouterr().err
-    assert set(read_records(a)) == {f"{r['query_id']}#{r['trial']}" for r in _records(a)}
+    assert set(records_by_episode(a)) == {f"{r['query_id']}#{r['trial']}" for r in _records(a)}
 
 
 # ---------------------------------------------------------------- closed-loop runs
@@ -189,7 +189,7 @@ def replan_runs(mini_db_path: Path, tmp_path_factory: pytest.TempPathFactory) ->
 def test_both_agents_meet_the_same_reality_on_the_same_seeds(replan_runs: tuple[Path, Path]) -> None:
     """Common random numbers: every service both runs took on the same day has the same delay, and
     every visit both kept at the same planned time the same overrun."""
-    ref, bare = (read_records(r) for r in replan_runs)
+    ref, bare = (records_by_episode(r) for r in replan_runs)
     assert set(ref) == set(bare) and len(ref) == 16
     shared = 0
     for key, a in ref.items():
@@ -320,7 +320,7 @@ def test_a_replan_run_gives_the_same_records_on_two_workers(replan_runs: tuple[P
     two = run(_config(mini_db_path, tmp_path / "two", env="replan", limit=8, trials=2, workers=2), progress=False)
 
     def stable(run_dir: Path) -> dict[str, dict[str, Any]]:
-        return {k: {f: v for f, v in r.items() if f != "duration_s"} for k, r in read_records(run_dir).items()}
+        return {k: {f: v for f, v in r.items() if f != "duration_s"} for k, r in records_by_episode(run_dir).items()}
 
     assert stable(two) == stable(replan_runs[0])
 
@@ -337,7 +337,7 @@ def test_the_realised_timeline_shows_the_plan_what_happened_and_the_pauses(repla
     from utp_env.simulation.plot import REALISED_COLOURS, realised_timeline_figure
 
     ctx = context_for(_config(mini_db_path, replan_runs[0], env="replan", limit=8, trials=2))
-    record = next(iter(read_records(replan_runs[0]).values()))
+    record = next(iter(records_by_episode(replan_runs[0]).values()))
     compiled, _ = compile_for(Plan.model_validate(record["plan"]), ctx.queries[record["query_id"]], ctx.dataset.db)
     steps = [dict(s) for s in record["replan"]["realised"]["steps"]]
     visit = next(s for s in steps if s["element"] == "item" and s["kind"] == "visit")

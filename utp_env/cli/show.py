@@ -77,12 +77,12 @@ def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir
                    required: bool = False) -> str:
     """The paired differences of two runs (`utp_env.runs.paired`), or when their episodes do not
     match a one-line note saying why (a `PairingError` instead when `required`)."""
-    from utp_env.runs.paired import PairingError, pair_records, paired_table, read_records, render_paired
+    from utp_env.runs.paired import PairingError, pair_records, paired_table, records_by_episode, render_paired
     from utp_env.runs.report_html import cross_env_note
 
     names = run_names(left, right, left_dir, right_dir)
     try:
-        pairs = pair_records(read_records(left_dir), read_records(right_dir), names=names)
+        pairs = pair_records(records_by_episode(left_dir), records_by_episode(right_dir), names=names)
     except PairingError as exc:
         if required:
             raise PairingError(f"cannot compare {left_dir} and {right_dir} episode by episode: {exc}") from None

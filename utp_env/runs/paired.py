@@ -76,7 +76,7 @@ def paired_difference(label: str, a: list[float], b: list[float]) -> PairedStat:
     return PairedStat(label, n, sum(a) / n, sum(b) / n, mean, mean - half, mean + half)
 
 
-def read_records(run_dir: str | Path) -> dict[str, dict[str, Any]]:
+def records_by_episode(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     """The valid episode records of a run folder by episode key, read without changing the folder
     (a bad line is skipped here; `utp-env run` on the folder moves it aside)."""
     from utp_env.runs.records import read_checked_records

@@ -55,14 +55,6 @@ class RunData:
         return f"{self.path.name} ({self.summary.agent})"
 
 
-def read_records(run_dir: Path, queries: Any = None) -> tuple[list[dict[str, Any]], list[str]]:
-    """The valid episode records of `run_dir/results.jsonl` in file order, first per episode, each
-    checked (`utp_env/runs/records.py`: types, ranges, the run's query set, database, agent), and
-    the warnings about the lines skipped; unlike `ResultsStore` this never rewrites the file (a
-    report only reads)."""
-    return read_checked_records(run_dir, "report", queries)
-
-
 def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunData:
     """Read a finished run folder: summary.json, config.json, results.jsonl (bad records skipped
     with a warning, shown on the page too), and the queries of its dataset (given, or opened from
@@ -79,7 +71,7 @@ def load_run(run_dir: str | Path, queries: dict[str, Any] | None = None) -> RunD
             notes.append(f"this run was made on database {recorded[:12]}; the query texts, horizons, "
                          f"levels and risk profiles shown come from {dataset.db.content_hash[:12]} (rebuilt since?)")
             print(f"utp-env report: warning: {path}: {notes[-1]}", file=sys.stderr)
-    records, skipped = read_records(path, queries)
+    records, skipped = read_checked_records(path, "report", queries)  # checked, never rewritten
     notes += skipped
     return RunData(path, summary, records, config, queries, notes)
 

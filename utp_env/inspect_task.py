@@ -1,7 +1,7 @@
 """utp-env as an Inspect AI task: `inspect eval utp_env/utp_bench` (docs/SERVE.md "Inspect AI").
 
 Inspect finds the task through the package's `inspect_ai` entry point (`utp_env/utp_bench`, from any
-folder), or loads this file by its path (`inspect eval utp_env/inspect.py@utp_bench`, from the
+folder), or loads this file by its path (`inspect eval utp_env/inspect_task.py@utp_bench`, from the
 repository's root). The task:
 
 - **samples**: the queries of a split (`split`, `limit`), in query-id order; the input is the env's
@@ -76,10 +76,10 @@ from utp_env.serve.session import EpisodeSession, SessionFactory, json_safe
 
 STOPPED_MESSAGE = "the solver stopped without submit; the plan built so far is scored as at the step limit"
 
-_EPISODES: dict[str, EpisodeSession] = {} if __name__ == "utp_env.inspect" else importlib.import_module(
-    "utp_env.inspect")._EPISODES
+_EPISODES: dict[str, EpisodeSession] = {} if __name__ == "utp_env.inspect_task" else importlib.import_module(
+    "utp_env.inspect_task")._EPISODES
 """The live episode of each running sample, by `TaskState.uuid` (an env is no JSON: not in the store). One
-dict per process: this file loaded by its path (`inspect eval utp_env/inspect.py@utp_bench`) shares the
+dict per process: this file loaded by its path (`inspect eval utp_env/inspect_task.py@utp_bench`) shares the
 package module's, which the scripted model (registered from the package) reads."""
 
 RATE_ROWS = ("delivery_rate", "commonsense_micro", "commonsense_macro", "hard_micro", "hard_macro", "final_pass_rate")
