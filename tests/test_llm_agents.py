@@ -474,7 +474,7 @@ def test_tool_calling_submits_a_plan(mini_db, good) -> None:
     env = agent.make_env(Toolkit(mini_db))
     outcome = agent.run_env(env, {"query": query})
     assert outcome.info["termination_reason"] == "submitted" and outcome.result.error is None
-    assert outcome.info["evaluation"] is not None and outcome.reward > 0
+    assert outcome.info["report"] is not None and outcome.reward > 0
     assert passes(outcome.result, query, mini_db)
     trace = outcome.result.trace
     assert trace.model_calls == 2 and trace.tool_calls == 3
@@ -510,7 +510,7 @@ def test_tool_calling_never_submits_is_truncated(mini_db, good) -> None:
     agent = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=4)
     outcome = agent.run_env(agent.make_env(Toolkit(mini_db)), {"query": query})
     assert outcome.info["termination_reason"] == "step_limit" and fake.calls == 4
-    assert outcome.info["evaluation"] is not None  # the accumulated plan was scored
+    assert outcome.info["report"] is not None  # the accumulated plan was scored
     plan = outcome.result.plan
     assert plan is not None and plan.days[0].transport[0].number == leg.number
     assert outcome.result.error is None
@@ -686,7 +686,7 @@ def test_run_env_on_a_gym_make_env_with_a_time_limit(mini_db, good) -> None:
     env = gym.make("utp_env/UTP-v0", db_path=str(mini_db.path), max_episode_steps=3)
     outcome = ToolCallingAgent(chat_model=fake, **MODEL, max_steps=10).run_env(env, {"query": query})
     assert fake.calls == 3 and outcome.info["termination_reason"] == "step_limit"
-    assert outcome.info["evaluation"] is not None and outcome.reward > 0
+    assert outcome.info["report"] is not None and outcome.reward > 0
     assert outcome.result.plan is not None and outcome.result.plan.days[0].transport[0].number == leg.number
 
     fake = scripted(AIMessage(content="", tool_calls=[call("submit_plan", {"plan": plan_json})]))

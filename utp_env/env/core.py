@@ -433,7 +433,6 @@ class UTPEnv(gym.Env[str, Any]):
                          rng=self.np_random if self.stochastic else None)
         ep.status = outcome.termination_reason
         info: dict[str, Any] = {"episode_id": ep.episode_id, "steps": ep.steps, **outcome.to_json()}
-        info["evaluation"] = info["report"]  # the same dict under a second name (docs/ENV.md "Info")
         if outcome.realisation is not None:
             info["realisation_text"] = realisation_text(outcome.realisation)
         return outcome.reward, info

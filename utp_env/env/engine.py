@@ -88,11 +88,11 @@ class ToolAnswer:
 
     def structured(self) -> dict[str, Any]:
         """The machine-readable part: done, reward, the episode token, steps, and at the end the
-        outcome (JSON-safe; the bulky `evaluation`, `tools` and `calls` left out)."""
+        outcome (JSON-safe; the bulky `tools` and `calls` left out)."""
         out: dict[str, Any] = {"done": self.done, "reward": self.reward, "episode": self.episode}
         if self.refused is not None:
             out["refused"] = str(self.refused)
-        keep = {k: v for k, v in self.info.items() if k not in ("evaluation", "tools", "calls")}
+        keep = {k: v for k, v in self.info.items() if k not in ("tools", "calls")}
         out.update(json_safe(keep))
         return out
 

@@ -270,7 +270,6 @@ class UTPReplanEnv(UTPEnv):
         info.update(termination_reason=reason.value, plan=ep.plan.model_dump(mode="json"),
                     submitted_plan=execution.submitted.model_dump(mode="json"), reward=reward,
                     plan_reward=outcome.reward, plan_evaluation=self._plan_evaluation(execution), **realised)
-        info["evaluation"] = info["report"]
         return reward, info
 
     # ------------------------------------------------------------ internals
