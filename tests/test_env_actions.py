@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from utp_env.env.actions import ActionError, ToolCall, parse_action
 from utp_env.env.core import UTPEnv
-from utp_env.env.spaces import ActionError, ToolCall, parse_action
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)

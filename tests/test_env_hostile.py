@@ -15,12 +15,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from utp_env.env.actions import MAX_ACTION_DEPTH, ActionError, action_size, parse_action
 from utp_env.env.adapters import PlanReward
 from utp_env.env.config import query_pool
 from utp_env.env.core import UTPEnv
 from utp_env.env.episode import commonsense_rules, plan_mismatch
 from utp_env.env.inputs import preview
-from utp_env.env.spaces import MAX_ACTION_DEPTH, ActionError, action_size, parse_action
 from utp_env.evaluation.report import COMMONSENSE_CHECKS
 from utp_env.plan_format import format_plan
 

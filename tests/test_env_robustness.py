@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import utp_env  # noqa: F401 - registers the ids
+from utp_env.env.actions import RefusedAction, parse_action
 from utp_env.env.config import reference_plan, split_pool
 from utp_env.env.core import UTPEnv
 from utp_env.env.replan import UTPReplanEnv
-from utp_env.env.spaces import RefusedAction, parse_action
 from utp_env.itinerary import MAX_ITEMS_PER_DAY, Plan
 from utp_env.plan_format import PlanFormatError, format_plan, parse_plan
 from utp_env.simulation.realise import Realiser
@@ -397,7 +397,8 @@ def test_a_vector_env_sends_an_action_as_is_or_refuses_it_as_parse_action_would(
     its size and depth checks, else a `RefusedAction` with the error `parse_action` gives."""
     from gymnasium.vector.utils import batch_space, iterate
 
-    from utp_env.env.spaces import ActionError, ToolCallSpace, check_action_size
+    from utp_env.env.actions import ActionError, check_action_size
+    from utp_env.env.spaces import ToolCallSpace
 
     space = ToolCallSpace({}, [], max_bytes=512)
     action = nested(depth, leaf) if size % 2 else ["x" * size, nested(depth, leaf)]

@@ -67,7 +67,7 @@ TEXT_ACTION = "Result of your action (sent as text):\n{observation}"
 def text_action(text: str) -> list[Any] | None:
     """The tool calls of a reply that writes the env's JSON action as text (`{"tool": ..., "args": ...}`, a list
     of them, or either inside a ``` fence), as the task text describes actions; None when the text is not one."""
-    from utp_env.env.spaces import ActionError, parse_action
+    from utp_env.env.actions import ActionError, parse_action
 
     stripped = text.strip()
     if stripped.startswith("```"):

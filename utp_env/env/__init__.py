@@ -8,7 +8,8 @@ when an env is made.
 
 Where the rest lives: `config.py` (the env's knobs, the closed loop's `ReplanConfig`, the data
 sources), `episode.py` (episode state, termination reasons and the shared `finish` step),
-`reward.py` (the reward), `spaces.py` (the action grammar and the gymnasium spaces),
+`reward/` (the reward: its terms, what counts, its checks, its measures), `actions.py` (the action
+grammar), `spaces.py` (the gymnasium spaces) and `vector_spaces.py` (them in vector envs),
 `itinerary_tools.py` (the tools that edit the plan), `trip.py` (the closed loop's lived trip),
 `engine.py` (the episode engine the servers play through); for other frameworks: `lc_tools.py`
 (LangChain tools), `UTPEnv.openai_tools` (OpenAI schemas), `adapters.py` (TRL's

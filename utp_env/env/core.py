@@ -24,6 +24,8 @@ import gymnasium as gym
 import numpy as np
 from pydantic import ValidationError
 
+import utp_env.env.vector_spaces  # noqa: F401  (registers the spaces with gymnasium's vector utilities)
+from utp_env.env.actions import ACTION_FORMAT, ActionError, ToolCall, parse_action
 from utp_env.env.config import (
     EnvConfig,
     find_query,
@@ -44,7 +46,7 @@ from utp_env.env.given_plan import decoded_plan_json, plan_query_id, read_given_
 from utp_env.env.inputs import checked_options, checked_seed, preview, reset_message
 from utp_env.env.itinerary_tools import ENDING, ITINERARY_TOOLS
 from utp_env.env.prompt import task_text
-from utp_env.env.spaces import ACTION_FORMAT, ActionError, TextObservation, ToolCall, ToolCallSpace, parse_action
+from utp_env.env.spaces import TextObservation, ToolCallSpace
 from utp_env.itinerary import Plan
 from utp_env.query import Query
 from utp_env.tools.database import Database

@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from utp_env.env.actions import ACTION_FORMAT
 from utp_env.env.config import EnvConfig
 from utp_env.env.episode import commonsense_rules
 from utp_env.env.reward import reward_note
-from utp_env.env.spaces import ACTION_FORMAT
 from utp_env.itinerary import MAX_ITEMS_PER_DAY
 from utp_env.query import Query
 from utp_env.tools.tool_schemas import summary
