@@ -3,9 +3,9 @@ for 4x the length, and each 20,000-character input under 2 s).
 
 LLM output is untrusted: a regular expression that backtracks can take minutes on a crafted line
 (two of the cases below took 157 s and 29 s before the parser was fixed). Each adversarial case of
-tests/test_plan_format.py is built at `--k` and at 4x `--k` characters and parsed (best of
+tests/plan_format/test_plan_format.py is built at `--k` and at 4x `--k` characters and parsed (best of
 `--repeat`). A linear parser grows about 4x; a quadratic one 16x. The baseline, measured in the
-same run, is the paper's 7-day plan (tests/data/paper_plans/c2_uncertainty_7day.json) repeated to the
+same run, is the paper's 7-day plan (tests/support/data/paper_plans/c2_uncertainty_7day.json) repeated to the
 same length as ordinary text: the ratio says how much slower than ordinary text of the same size
 each adversarial input parses.
 
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from utp_env.plan_format import PlanFormatError, parse_plan
 
-PAPER_PLAN = Path(__file__).resolve().parent.parent / "tests" / "data" / "paper_plans" / "c2_uncertainty_7day.json"
+PAPER_PLAN = Path(__file__).resolve().parent.parent / "tests" / "support" / "data" / "paper_plans" / "c2_uncertainty_7day.json"
 TARGET_GROWTH = 8.0  # for 4x the length: linear 4x, quadratic 16x
 TARGET_SECONDS = 2.0  # each input of 20,000 characters
 
@@ -33,7 +33,7 @@ def _one_day(**fields: str) -> str:
 
 
 def cases() -> dict[str, Callable[[int], str]]:
-    """Adversarial inputs as functions of a length k (the same shapes as tests/test_plan_format.py)."""
+    """Adversarial inputs as functions of a length k (the same shapes as tests/plan_format/test_plan_format.py)."""
     def s(k: int) -> str:
         return " " * k
 

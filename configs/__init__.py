@@ -2,7 +2,7 @@
 
 `CONFIG_DIR` is the one definition of where they live, for every layer: `env.yaml`,
 `uncertainty.yaml`, `queries.yaml`, `agents/*.yaml` and `sandbox/*.yaml`. Each file equals the
-code defaults of its pydantic model (tests/test_config.py, tests/test_sandbox.py check this).
+code defaults of its pydantic model (tests/package/test_config.py, tests/data/test_sandbox.py check this).
 """
 
 from __future__ import annotations

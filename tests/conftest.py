@@ -10,6 +10,9 @@ from hypothesis import HealthCheck, settings
 from utp_env.tools.database import Database
 from utp_env.tools.sandbox import build_sandbox
 
+# fixtures shared across test folders, defined in tests/support/ (on the path: pyproject.toml's pythonpath)
+pytest_plugins = ["scripted_llm", "wire_fixtures"]
+
 MINI_QUERIES = 60
 
 # No test asserts a duration: Hypothesis's per-example deadline (200 ms by default) and its too-slow

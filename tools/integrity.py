@@ -28,7 +28,7 @@ BOUNDS_FILE = CONFIG_DIR / "data_bounds.yaml"
 
 class DataBounds(BaseModel):
     """Upper bounds of plausible values (negative values are refused by the schema itself).
-    The code defaults equal `configs/data_bounds.yaml` (tests/test_data_integrity.py)."""
+    The code defaults equal `configs/data_bounds.yaml` (tests/data/test_data_integrity.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -41,7 +41,7 @@ class DataBounds(BaseModel):
     max_visit_hours: float = Field(24, gt=0, description="Visit duration of an attraction, hours")
 
 
-# Which bound applies to which column (tests/test_data_integrity.py checks that every money,
+# Which bound applies to which column (tests/data/test_data_integrity.py checks that every money,
 # duration, delay and distance column of tools/schema.py is listed).
 BOUNDED_COLUMNS: dict[str, dict[str, str]] = {
     "flights": {"price_inr": "max_price_inr", "duration_min": "max_duration_min",

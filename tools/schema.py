@@ -34,7 +34,7 @@ AttractionCategory = Literal[
 ]
 ATTRACTION_CATEGORIES: dict[str, float] = {
     # The paper's Table 7: mean visit duration (hours) of each AttractionCategory
-    # (tests/test_domain_facts.py checks that the keys are exactly those names).
+    # (tests/package/test_domain_facts.py checks that the keys are exactly those names).
     "Boat Tours & Water Sports": 3.5,
     "Casinos & Gambling": 2.5,
     "Classes & Workshops": 1.5,
@@ -70,7 +70,7 @@ HOUSE_RULES = ("Safety Conduct", "No smoking", "No children", "No pets", "Check-
 # A query's house_rule names what the travellers need allowed; a stay satisfies it unless it
 # lists the forbidding rule.
 HouseRuleNeed = Literal["smoking", "children", "pets"]
-HOUSE_RULE_FORBIDS: dict[str, str] = {  # keyed by each HouseRuleNeed (tests/test_domain_facts.py)
+HOUSE_RULE_FORBIDS: dict[str, str] = {  # keyed by each HouseRuleNeed (tests/package/test_domain_facts.py)
     "smoking": "No smoking", "children": "No children", "pets": "No pets"}
 HouseType = Literal["Apartment Extended", "Luxury Boutique", "Resort/Beach", "Family Friendly"]
 HOUSE_TYPES: tuple[str, ...] = typing.get_args(HouseType)

@@ -5,7 +5,7 @@ offline").
 `scripted_reply` is the one decision, wrapped for each harness: as a LangChain chat model for the
 LLM agents (`model: scripted:reference`, agents/llm/scripted.py), as an Inspect model
 (`--model utp-scripted/reference`, utp_env/inspect_task.py) and by the tests' scripted OpenAI-wire server
-(tests/fault_server.py). In as few turns as the caller allows:
+(tests/support/fault_server.py). In as few turns as the caller allows:
 
 - with tools offered: first a look at the plan (`view_plan` for the env's tools, `list_cities` for
   the lookup tools), then the reference plan with `submit_plan` (the env's tools; `submit` when the

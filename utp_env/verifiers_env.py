@@ -23,7 +23,7 @@ The environment is a `verifiers.MultiTurnEnv` over the same episodes as `utp-env
   otherwise the plan built so far is scored as at the step limit. Metrics: final pass and delivery.
 
 Same seed and same calls, same answers and rewards as `UTPEnv` in-process and as `utp-env run
---agent tool_calling` (tests/test_verifiers_env.py runs verifiers' own evaluation against a scripted
+--agent tool_calling` (tests/serve/test_verifiers_env.py runs verifiers' own evaluation against a scripted
 OpenAI-wire server on 127.0.0.1 and compares).
 """
 

@@ -3,7 +3,7 @@
 Each command group lives in its own module of this package exposing `register(subparsers)`
 (`data.py`, `simulate.py`, `run.py`, `show.py`, `compare.py`, `report.py`, `evaluate.py`, `submit.py`,
 `serve.py`). The CLI is one of the places allowed to import agents (`utp_env.agents`, lazily, by the
-commands that need them); see tests/test_layering.py. Every option has a help text (tests/test_cli.py
+commands that need them); see tests/package/test_layering.py. Every option has a help text (tests/cli/test_cli.py
 walks the parser tree), and a mistyped option names the closest one under the usage of the command it was given to.
 """
 

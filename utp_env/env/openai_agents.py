@@ -21,7 +21,7 @@ step limit too; any other error ends it as `agent_error` and is raised again.
 The SDK's import name is `agents` (the distribution `openai-agents`), which in a source checkout of
 this repository is also the name of the repository's `agents/` folder: from the repository root,
 `import agents` finds the folder. `sdk()` says so in one line instead of failing later; run from
-another directory (or install the wheel). tests/test_layering.py allows this one module to name it.
+another directory (or install the wheel). tests/package/test_layering.py allows this one module to name it.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Plans name the same venues, cities and services again and again, so `EvalIndex` 
 what an item resolves to (`item_fields`, `found`, `distance_row`) and `utp_env.resolve` what a leg
 and a name resolve to. The database is read-only, each memo is keyed on every input its answer
 reads (a date only where events are looked up) and each is bounded (`resolve.MEMO_LIMIT`, then it
-starts afresh); tests/test_evaluation_speed_equivalence.py checks that they change no report.
+starts afresh); tests/evaluation/test_evaluation_speed_equivalence.py checks that they change no report.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ _LABEL = {"flight": "Flight Number: ", "train": "Train Number: ", "bus": "Bus: "
 # checks that the number holds no `from `), the same `,`-segments in the same order (the route, read
 # by the same `_ROUTE_RE`, then the departure, then the arrival with its note) and the same times
 # (nothing after them can extend them): parse_leg's general reading gives exactly the leg of its
-# fast path (tests/test_plan_format_fast.py compares the two on generated entries).
+# fast path (tests/plan_format/test_plan_format_fast.py compares the two on generated entries).
 _CANONICAL_LEG_RE = re.compile(
     r"(?:(?P<word>Flight|Train|Bus|Cab)(?: Number)?: (?P<number>[^\s,():](?:[^,()]*[^\s,():])?)"
     r"|(?P<bare>Flight|Train|Bus|Cab)), (?P<route>from [^,()]*), Departure Time: (?P<dep>\d\d:\d\d), "

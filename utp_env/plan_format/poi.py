@@ -134,7 +134,7 @@ def _time(token: str, day: int | str, entry: str) -> int | None:
 # The tail `format_item` writes, `, nearest transit: Stop, 0.5km away`. Its distance ends the text, so
 # it is the last one `find_distance` sees (a distance inside the stop cannot reach across the comma),
 # and the general path below gives exactly (no remark, unwrap(stop), metres); this reads it with one
-# match (tests/test_plan_format_hypothesis.py compares the two). The stop is matched comma group by
+# match (tests/plan_format/test_plan_format_hypothesis.py compares the two). The stop is matched comma group by
 # comma group (the same shortest stop as `.*?`, with fewer steps).
 _CANONICAL_TAIL = (r",[ ]*nearest transit:(?P<stop>[^,]*+(?:,[^,]*+)*?),[ ]*(?P<num>\d+(?:\.\d+)?)(?P<unit>km)"
                    r" away[ ]*")
@@ -148,7 +148,7 @@ _CANONICAL_TAIL_RE = re.compile(_CANONICAL_TAIL)
 # first possible activity is this one), the same activity word and time tokens (nothing after the
 # end time can extend it) and the tail as its rest, and `unwrap` leaves the name as it is (no space,
 # `,` or `;` at its ends, no `(` first): parse_entry's general reading gives exactly the RawItem of
-# its fast path (tests/test_plan_format_fast.py compares the two on generated entries).
+# its fast path (tests/plan_format/test_plan_format_fast.py compares the two on generated entries).
 _CANONICAL_ACT = "|".join(typing.get_args(Activity))
 _CANONICAL_ENTRY_RE = re.compile(
     rf"(?P<name>[^\s,;(][^,]*+(?:,(?! (?:{_CANONICAL_ACT}) )[^,]*+)*+)(?<![\s,;]), (?P<act>{_CANONICAL_ACT}) "

@@ -2,7 +2,7 @@
 timeline of one plan with its simulated lateness (utp_env/simulation/plot.py), and for a
 closed-loop run (`--env replan`) the planned vs realised timeline of one episode. Every bar carries
 its value, legends sit outside the axes, and the `*_figure` functions return the matplotlib figure
-so that tests/test_report_plots.py can read the labels back. matplotlib (Agg) is imported lazily."""
+so that tests/runs/test_report_plots.py can read the labels back. matplotlib (Agg) is imported lazily."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ the script element) and the page's JS builds the DOM with `textContent` only (no
 data), one page of the episode list at a time and an episode's detail only when it is opened.
 
 Filter state lives in the URL hash (`report.html#risk=averse&h=7`, `#episode=utp-q-0001`), so a
-filtered view can be bookmarked and tests/test_report_html.py can drive the page with
+filtered view can be bookmarked and tests/runs/test_report_html.py can drive the page with
 `chromium --dump-dom` alone.
 """
 

@@ -5,7 +5,7 @@ config) and makes an engine (`utp_env/env/engine.py`) per client session. Every 
 env instance (its own generator, episode and plan) over the shared, read-only database
 (`open_database` caches it per process), so sessions never see each other's state. A tool call is
 exactly one `env.step` of that env, so observations, rewards and reports are those of the in-process
-env for the same seed and the same calls (tests/test_serve_mcp.py, tests/test_serve_openenv.py
+env for the same seed and the same calls (tests/serve/test_serve_mcp.py, tests/serve/test_serve_openenv.py
 compare them).
 
 The factory's `run` is where a server does the heavy work of a session: building its env, starting an

@@ -5,7 +5,7 @@ labelled with its venue or leg, shortened to fit (above the bar when the bar is 
 each bar a red strip spans the step's simulated start lateness from p50 to p95, and a red whisker
 runs from the planned end to the p95 end, with the minutes written beside it when they reach
 `LATE_LABEL_MIN`. The x axis spans the plan's hours (past 24:00 = the next morning) and the legend
-sits under the axes, so it covers no bar. tests/test_report_plots.py reads the labels back.
+sits under the axes, so it covers no bar. tests/runs/test_report_plots.py reads the labels back.
 """
 
 from __future__ import annotations

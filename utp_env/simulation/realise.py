@@ -4,7 +4,7 @@
 The semantics are the Monte Carlo engine's (docs/SIMULATION.md): the plan is compiled by
 `compile.compile_plan` and every step is advanced by `engine.advance`, the same function the
 vectorised `engine.run` uses, so with no repair the realised timeline equals `engine.run` on the
-draws the realisation made (`realised_delays`; tests/test_replan_env.py checks it).
+draws the realisation made (`realised_delays`; tests/env/test_replan_env.py checks it).
 
 **Common random numbers.** A step's delay does not come from a shared stream but from its own
 generator, `np.random.default_rng(stable_int("replan", seed, mode, service, date))` for a leg and
