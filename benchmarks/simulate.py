@@ -246,7 +246,7 @@ def _config_ratio(plan: Plan, db: Database, config: object, repeat: int = 41) ->
 def _chunks_equal_one_chunk(plan: Plan, db: Database) -> bool:
     """3.5 blocks of rollouts summarised block by block == the same draws summarised at once."""
     from utp_env.simulation import BLOCK_ROLLOUTS, draw_block_delays, simulate_compiled
-    from utp_env.simulation.report import build_report
+    from utp_env.simulation.robustness import build_report
 
     config = load_uncertainty()
     compiled, _ = compile_for(plan, None, db, config)

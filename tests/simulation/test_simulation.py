@@ -19,7 +19,7 @@ from utp_env.simulation import compile_for, draw_delays, simulate, simulate_once
 from utp_env.simulation.compile import CAB, ELASTIC, FIXED, LEG, VISIT
 from utp_env.simulation.engine import run
 from utp_env.simulation.loop import run_loop
-from utp_env.simulation.report import QUANTILES
+from utp_env.simulation.robustness import QUANTILES
 from utp_env.tools.database import Database
 
 # ------------------------------------------------------------------ a tiny hand-made database
@@ -409,7 +409,7 @@ def test_report_quantiles_equal_numpy_on_rounded_lateness(tiny_db: Database, n: 
                                                           seed: int) -> None:
     """Histogram quantiles == np.quantile of the rounded values, whatever the block size."""
     from utp_env.simulation.engine import Rollouts
-    from utp_env.simulation.report import build_report
+    from utp_env.simulation.robustness import build_report
 
     compiled, _ = compile_for(two_day_plan(), None, tiny_db, CONFIG)
     rng = np.random.default_rng(seed)
@@ -458,7 +458,7 @@ def test_travel_items_are_modelled_by_their_leg(tiny_db: Database) -> None:
 
 
 def test_report_aggregates_match_the_rollouts(tiny_db: Database) -> None:
-    from utp_env.simulation.report import build_report
+    from utp_env.simulation.robustness import build_report
 
     plan = two_day_plan(fort_end="16:30")
     compiled, _ = compile_for(plan, None, tiny_db, CONFIG)
@@ -486,7 +486,7 @@ def test_report_aggregates_match_the_rollouts(tiny_db: Database) -> None:
 def test_quantiles_count_lateness_beyond_the_dense_histogram(tiny_db: Database) -> None:
     """Values past HIST_MINUTES go to the sparse overflow and still give exact quantiles."""
     from utp_env.simulation.engine import Rollouts
-    from utp_env.simulation.report import HIST_MINUTES, build_report
+    from utp_env.simulation.robustness import HIST_MINUTES, build_report
 
     compiled, _ = compile_for(two_day_plan(), None, tiny_db, CONFIG)
     rng = np.random.default_rng(4)
@@ -504,7 +504,7 @@ def test_quantiles_count_lateness_beyond_the_dense_histogram(tiny_db: Database) 
 def test_chunked_rollouts_equal_one_chunk(tiny_db: Database) -> None:
     """n spanning several blocks, summarised block by block, equals the same draws summarised at once."""
     from utp_env.simulation import draw_block_delays, simulate_compiled
-    from utp_env.simulation.report import build_report
+    from utp_env.simulation.robustness import build_report
 
     plan = two_day_plan(fort_end="16:30")
     compiled, _ = compile_for(plan, None, tiny_db, CONFIG)

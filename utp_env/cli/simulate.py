@@ -112,7 +112,7 @@ def unknown_warning(unknown: list[str], no_query: bool) -> str | None:
 def handle(args: argparse.Namespace) -> int:
     from utp_env.config import load_uncertainty
     from utp_env.simulation import check_rollouts, compile_for, simulate_compiled
-    from utp_env.simulation.report import render_table
+    from utp_env.simulation.robustness import render_table
     from utp_env.tools.database import Database
 
     check_rollouts(args.rollouts, "--rollouts")  # before opening anything: a bad count fails fast

@@ -33,7 +33,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 from utp_env.env.episode import TerminationReason
 from utp_env.evaluation.report import METRICS, EvaluationReport
 from utp_env.itinerary import Plan
-from utp_env.simulation.report import RobustnessReport
+from utp_env.simulation.robustness import RobustnessReport
 from utp_env.tools.jsonl import decode_json_line
 
 TOLERANCE = 1e-9  # slack on [0, 1] for values computed in floating point

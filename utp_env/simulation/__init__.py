@@ -21,7 +21,7 @@ from utp_env.query import Query
 from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, CompiledPlan, compile_plan
 from utp_env.simulation.delay_models import sample
 from utp_env.simulation.engine import Rollouts, run
-from utp_env.simulation.report import ReportAccumulator, RobustnessReport, held, outgoing_lateness
+from utp_env.simulation.robustness import ReportAccumulator, RobustnessReport, held, outgoing_lateness
 from utp_env.tools.clock import MINUTES_PER_DAY
 from utp_env.tools.database import Database
 

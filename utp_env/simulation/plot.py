@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.simulation.compile import CAB, LEG, CompiledPlan
-from utp_env.simulation.report import RobustnessReport
+from utp_env.simulation.robustness import RobustnessReport
 from utp_env.tools.clock import MINUTES_PER_DAY
 
 COLOURS = {"item": "#7aa6d6", "leg": "#e0a458", "band": "#c0392b"}
