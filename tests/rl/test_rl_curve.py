@@ -113,6 +113,40 @@ def test_the_interval_over_seeds() -> None:
     assert interval([0.5]) == (0.5, 0.5, 0.5)
 
 
+def test_the_summary_compares_each_seeds_end_with_its_start_and_bounds_the_mean_change() -> None:
+    """What the Done-when is read from (curve.json): per seed and target, the greedy score at the first
+    point (step 0, the checkpoint) and the last, their difference, and the t-interval of the mean
+    difference over seeds; `every_seed_rose` only when each seed's end is above its start."""
+    from utp_env.rl.curve import CurveSettings, SeedResult, summarise
+
+    settings = CurveSettings(seeds=[0, 1, 2], steps=4, every=2, demos=4, sft_epochs=1.0, eval_limit=2, eval_world=1,
+                             eval_db_path=None, queries_per_step=2, num_generations=2, learning_rate=1e-4,
+                             temperature=0.7, beta=0.0, reward="first_leg_shaped", share_sft=True, profile="mini",
+                             db_path=None)
+
+    def point(step: int, target: str, value: float) -> dict:
+        return {"step": step, "target": target, "mean_reward": value, "first_leg_reward": value / 2,
+                "from_origin": value, "accepted_calls": 0, "tool_calls": 0, "queries": 2}
+
+    results = []
+    for seed, (end_held, end_other) in enumerate([(0.03, 0.02), (0.04, 0.01), (0.05, 0.03)]):
+        r = SeedResult(seed, train_log=[{"step": 1, "frac_reward_zero_std": 0.25 * seed}])
+        # scored out of order: the summary sorts by step
+        r.points = [point(4, "held_out", end_held), point(0, "held_out", 0.02), point(2, "held_out", 0.9),
+                    point(0, "other_world", 0.02), point(4, "other_world", end_other)]
+        results.append(r)
+    summary = summarise(settings, results)
+    held = summary["targets"]["held_out/mean_reward"]
+    assert [(s["start"], s["end"]) for s in held["per_seed"]] == [(0.02, 0.03), (0.02, 0.04), (0.02, 0.05)]
+    assert held["delta_mean"] == pytest.approx(0.02) and held["every_seed_rose"]
+    assert (held["delta_low"], held["delta_high"]) == pytest.approx(interval([0.01, 0.02, 0.03])[1:])
+    assert held["per_seed"][0]["best"] == 0.9  # the best point is kept, but the end is what is compared
+    assert summary["targets"]["held_out/first_leg_reward"]["delta_mean"] == pytest.approx(0.01)
+    other = summary["targets"]["other_world/mean_reward"]
+    assert not other["every_seed_rose"] and other["delta_low"] < 0 < other["delta_high"]
+    assert summary["frac_reward_zero_std_mean"] == pytest.approx(0.25)
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("rl_extra")
 def test_the_curve_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Path) -> None:

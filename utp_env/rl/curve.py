@@ -1,9 +1,9 @@
 """The learning curve: held-out reward against GRPO steps, over several seeds, on a CPU (docs/RL.md).
 
-    python -m utp_env.rl.curve --tiny --seeds 0,1,2 --share-sft --steps 20 --every 5 --demos 256 \
-        --sft-epochs 4 --eval-limit 16 --queries-per-step 2 --num-generations 8 --learning-rate 1e-4 \
-        --beta 0.04 --reward first_leg_shaped --out benchmarks/results/grpo_curve   # the measured run
-    python -m utp_env.rl.curve --tiny --seeds 0 --steps 4 --every 2 --out /tmp/c  # a look at the mechanics
+    python -m utp_env.rl.curve --tiny --seeds 0,1,2 --share-sft --steps 32 --every 8 --demos 256 \
+        --sft-epochs 10 --eval-limit 32 --queries-per-step 4 --num-generations 8 --temperature 0.7 \
+        --learning-rate 5e-4 --beta 0.04 --reward first_leg_shaped --out benchmarks/results/grpo_curve  # measured
+    python -m utp_env.rl.curve --tiny --seeds 0 --steps 4 --every 2 --sft-epochs 2 --eval-limit 8 --out /tmp/c
 
 For each seed, the tiny recipe of `utp_env.rl.sft` (the two-layer tiny model, SFT on the lookup →
 `add_leg` → `submit` demonstrations of the first `--demos` train queries) makes a checkpoint; GRPO
@@ -168,26 +168,28 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--tiny", action="store_true", required=True,
                    help="the tiny local model (CPU, nothing downloaded); the only model this curve runs")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    p.add_argument("--steps", type=int, default=60, help="GRPO steps per seed (default 60)")
-    p.add_argument("--every", type=int, default=10, help="score the policy every N steps (default 10)")
+    # the defaults are the measured run's (docs/RL.md "Learning curve (measured on CPU)")
+    p.add_argument("--steps", type=int, default=32, help="GRPO steps per seed (default 32)")
+    p.add_argument("--every", type=int, default=8, help="score the policy every N steps (default 8)")
     p.add_argument("--demos", type=int, default=256, help="SFT demonstrations: the first N train queries")
     p.add_argument("--share-sft", action="store_true", help="one SFT checkpoint (of the first seed) for every "
                    "seed's GRPO: the seeds then vary GRPO alone (its sampling and query order)")
-    p.add_argument("--sft-epochs", type=float, default=4.0,
-                   help="SFT epochs (default 4: copying has begun, not finished; docs/RL.md)")
+    p.add_argument("--sft-epochs", type=float, default=10.0,
+                   help="SFT epochs (default 10, the tiny SFT recipe's: a checkpoint whose sampled rollouts earn a "
+                   "reward often enough for GRPO's groups to differ; after 4, almost never; docs/RL.md)")
     p.add_argument("--eval-limit", type=int, default=32, help="held-out queries per target (default 32)")
     p.add_argument("--eval-world", type=int, default=1, help="the other world scored (default 1)")
     p.add_argument("--eval-db-path", help="score this database directory as the other world instead")
     p.add_argument("--queries-per-step", type=int, default=4)
     p.add_argument("--num-generations", type=int, default=8)
-    p.add_argument("--learning-rate", type=float, default=3e-4)
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--beta", type=float, default=0.0,
+    p.add_argument("--learning-rate", type=float, default=5e-4)
+    p.add_argument("--temperature", type=float, default=0.7, help="GRPO's sampling temperature (default 0.7)")
+    p.add_argument("--beta", type=float, default=0.04,
                    help="GRPO's KL coefficient to the SFT checkpoint (0: none; > 0 holds the policy near it)")
-    p.add_argument("--reward", choices=tuple(REWARDS), default="first_leg",
-                   help="what GRPO trains on: the env's reward, the curriculum's first stage (default; the env's "
-                   "reward of a plan whose first leg leaves the query's origin), or that stage with partial "
-                   "credit for a first leg that leaves the origin (first_leg_shaped)")
+    p.add_argument("--reward", choices=tuple(REWARDS), default="first_leg_shaped",
+                   help="what GRPO trains on: the env's reward, the curriculum's first stage (the env's reward of "
+                   "a plan whose first leg leaves the query's origin), or that stage with partial credit for a "
+                   "first leg that leaves the origin (first_leg_shaped, the default)")
     p.add_argument("--profile", choices=("mini", "full"), default="mini")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox (world 0)")
     p.add_argument("--out", required=True, help="the folder for curve.csv, train.csv, curve.json, curve.png")
