@@ -23,7 +23,8 @@ from pathlib import Path
 
 from utp_env.plan_format import PlanFormatError, parse_plan
 
-PAPER_PLAN = Path(__file__).resolve().parent.parent / "tests" / "support" / "data" / "paper_plans" / "c2_uncertainty_7day.json"
+PAPER_PLANS = Path(__file__).resolve().parent.parent / "tests" / "support" / "data" / "paper_plans"
+PAPER_PLAN = PAPER_PLANS / "c2_uncertainty_7day.json"
 TARGET_GROWTH = 8.0  # for 4x the length: linear 4x, quadratic 16x
 TARGET_SECONDS = 2.0  # each input of 20,000 characters
 
