@@ -4,7 +4,7 @@ Python's `json` and `pickle` recurse once per level: a 100,000-deep list raises 
 `json.loads`, in a `repr`, in pydantic's validation or while an async vector env pickles the action
 for its worker. Nothing the env reads needs depth: a whole plan in the paper's format nests about 8
 levels deep inside an OpenAI tool_calls message. Every reader of model output, actions and `reset`
-options bounds the depth with `MAX_JSON_DEPTH` (the env's action grammar `utp_env/env/spaces.py`,
+options bounds the depth with `MAX_JSON_DEPTH` (the env's action grammar `utp_env/env/actions.py`,
 the plan parser `utp_env/plan_format`, `UTPEnv.reset`), so such input is one line naming what was
 too deep, never a `RecursionError`.
 """

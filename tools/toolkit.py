@@ -208,7 +208,7 @@ def make_registry(name: str) -> Registry[Any]:
 
 def _immutable(self: object, *args: object, **kwargs: object) -> NoReturn:
     raise TypeError(f"tool schemas are shared and immutable ({type(self).__name__}); "
-                    "mutate a copy: copy.deepcopy(schema) or registry.thaw(schema)")
+                    "mutate a copy: copy.deepcopy(schema) or utp_env.tools.toolkit.thaw(schema)")
 
 
 class FrozenDict(dict[str, Any]):

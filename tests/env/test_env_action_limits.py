@@ -179,6 +179,7 @@ def test_the_task_text_states_every_commonsense_rule_from_the_check_list(env: UT
     assert list(rules) == list(COMMONSENSE_CHECKS)
     for name, rule in rules.items():
         assert f"- {name}: {rule}" in text
+        assert rule != name.replace("_", " "), f"{name}: no check function's docstring was found for its rule"
     assert "240 minutes" in rules["meal_gaps"]  # the configured gap, not a placeholder
 
 

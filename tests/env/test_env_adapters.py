@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import inspect
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from env_episodes import plan_actions, three_day_query
 
 from utp_env.env.adapters import PlanReward, UTPToolEnv, tool_env_class, tool_method_names
 from utp_env.env.core import UTPEnv
 from utp_env.plan_format import format_plan
 from utp_env.tools.tool_schemas import google_docstring
-
-sys.path.insert(0, str(Path(__file__).parent))
-from env_episodes import plan_actions, three_day_query
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""A scripted episode played in-process and through the servers (tests/test_serve_*.py, benchmarks/serve.py).
+"""A scripted episode played in-process and through the servers (tests/serve/test_serve_*.py, benchmarks/serve.py).
 
 `scripted_calls` mixes lookups, bad calls (unknown argument, unknown tool, unknown city) and a whole
 plan (the query's reference plan) so that the transcript covers answers, errors and a scored end;

@@ -7,7 +7,7 @@ final plan then goes through `finish` (`utp_env/env/episode.py`, shared with the
 evaluated, rewarded with the weights of `configs/env.yaml`, optionally simulated.
 A bad action never raises: it is answered with an error observation and counts as a step.
 
-Following `step`: `spaces.parse_action` reads the action, each call runs a lookup tool
+Following `step`: `actions.parse_action` reads the action, each call runs a lookup tool
 (`utp_env/tools/lookup/`) or an itinerary tool (`itinerary_tools.py`) on the `Episode`
 (`episode.py`), and an ended episode goes through `episode.finish`.
 """
@@ -343,7 +343,7 @@ class UTPEnv(gym.Env[str, Any]):
     # ------------------------------------------------------------ internals
 
     def _reset_options(self, options: Any) -> dict[str, Any]:
-        """`reset`'s options as a new dict, each checked for its type and depth (`reset_checks.py`)."""
+        """`reset`'s options as a new dict, each checked for its type and depth (`inputs.py`)."""
         return checked_options(options, self.RESET_OPTIONS)
 
     def _reset_state(self) -> tuple[Any, ...]:

@@ -1,6 +1,6 @@
-"""What the agent reads before it acts: the task text of the first observation (`task_text`) and, in
-the compact mode for small models, the tools' schemas without their descriptions' detail
-(`compact_schema`).
+"""What the agent reads before it acts: the task text of the first observation (`task_text`), with a
+one-line summary of each tool (`summary`, the first paragraph of its description). The compact
+mode's tool schemas are `utp_env.tools.tool_schemas.compact_schema`, applied in `core.py`.
 """
 
 from __future__ import annotations

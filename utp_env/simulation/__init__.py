@@ -5,7 +5,7 @@ visit overruns and reports how often it holds; `simulate_once(plan, query, db, r
 realisation for the env's stochastic episodes.
 
 Rollouts run in blocks of `BLOCK_ROLLOUTS`: block b draws from its own generator `block_rng(seed, b)`
-and is summarised into running statistics (`report.ReportAccumulator`) before the next block is
+and is summarised into running statistics (`robustness.ReportAccumulator`) before the next block is
 drawn, so memory is bounded by the plan's size whatever n is, and a report depends only on
 (plan, n, seed, config).
 """

@@ -174,7 +174,7 @@ def test_tricks_that_add_content_score_below_honest_plans_on_every_mini_query(da
 
 def test_a_luxury_travellers_cheapest_stay_never_wins_by_fitting_the_persona_worse(dataset: Dataset) -> None:
     """Where swapping the reference plan's stays for the cheapest ones that meet the query's
-    constraints does not lose reward, the cheap stays fit the spending persona (`reward.STAY_STARS`)
+    constraints does not lose reward, the cheap stays fit the spending persona (`reward.measures.STAY_STARS`)
     as well as the reference plan's: what it gains is real (a stay nearer its stop)."""
     from utp_env.env.reward import PLAN_TERMS
     from utp_env.env.reward.measures import read_plan
