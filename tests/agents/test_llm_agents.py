@@ -40,16 +40,8 @@ from utp_env.plan_format import parse_plan, plan_to_json
 PRICE = {"input_per_mtok": 0.15, "output_per_mtok": 0.60}
 
 
-
-
-
-
 def usage(inp: int, out: int) -> dict[str, int]:
     return {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out}
-
-
-
-
 
 
 def passes(result, query, db) -> bool:

@@ -27,12 +27,6 @@ from utp_env.cli import main
 SHORT_TIMEOUT = 1.5
 
 
-
-
-
-
-
-
 def assert_wire_ok(server: FaultServer) -> None:
     """Every request the agents sent is one OpenAI would accept."""
     assert server.refused == []

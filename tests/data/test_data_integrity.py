@@ -356,7 +356,6 @@ def test_custom_bounds_apply_and_key_the_cache(db_dir: Path, capsys: pytest.Capt
 # ------------------------------------------------------------------ odd files in place of tables
 
 
-
 @pytest.fixture
 def alarm() -> Iterator[None]:
     """Fail instead of hanging: a FIFO read would block forever."""

@@ -26,10 +26,6 @@ def env(mini_db_path: Path) -> UTPEnv:
     return UTPEnv(db_path=mini_db_path)
 
 
-
-
-
-
 def run_actions(env: UTPEnv, actions: list[dict[str, Any]]) -> None:
     for action in actions:
         obs, reward, terminated, truncated, _ = env.step(action)

@@ -1,5 +1,5 @@
-"""Constraint checks on a tiny hand-made database (`build_tiny_db`, shared by the evaluation tests)
-and on the paper's appendix D cases."""
+"""Constraint checks on a tiny hand-made database (`build_tiny_db`, tests/support/tiny_world.py) and
+on the paper's appendix D cases."""
 
 from __future__ import annotations
 
@@ -22,16 +22,6 @@ from utp_env.tools.schema import TABLES
 @pytest.fixture(scope="module")
 def tiny_db(tmp_path_factory: pytest.TempPathFactory) -> Database:
     return build_tiny_db(tmp_path_factory.mktemp("tiny_eval_db"))
-
-
-
-
-
-
-
-
-
-
 
 
 BASIC = UncertaintyConfig(readings=EvaluationReadings(complete_information="basic"))

@@ -17,7 +17,6 @@ import pytest
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("rl_extra")]
 
 
-
 def run(script: str, tmp_path: Path, mini_db_path: Path) -> dict:
     """`python -m utp_env.rl.<script> --tiny` in this process, on the test session's mini sandbox."""
     import importlib

@@ -18,7 +18,6 @@ import pytest
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("rl_extra")]
 
 
-
 def model_directory(path: Path, corpus: list[str]) -> Path:
     """A directory like a downloaded chat model's: Qwen3 config and weights, a fast tokenizer with TRL's
     Qwen3 tool-calling chat template, `<|im_end|>` as end of sequence (random weights; the tokenizer

@@ -337,7 +337,6 @@ def test_an_installed_distribution_is_named_by_its_version() -> None:
     assert identity == {"yaml": f"PyYAML=={__import__('importlib').metadata.version('PyYAML')}"}
 
 
-
 def test_an_old_runs_day_list_plan_passes_but_not_a_list_of_anything() -> None:
     assert check_record(minimal_record("q1", plan=[{"days": 1, "current_city": "A"}])) is None
     assert "plan" in str(check_record(minimal_record("q1", plan=[1])))

@@ -25,15 +25,6 @@ from utp_env.tools.database import Database
 # ------------------------------------------------------------------ a tiny hand-made database
 
 
-
-
-
-
-
-
-
-
-
 @pytest.fixture(scope="module")
 def tiny_db(tmp_path_factory: pytest.TempPathFactory) -> Database:
     return write_db(tmp_path_factory.mktemp("tinydb"), tiny_rows())

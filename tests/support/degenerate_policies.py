@@ -165,7 +165,6 @@ VARIANTS: dict[str, PolicyFn] = {
 each below the honest plan on every query."""
 
 
-
 # ---------------------------------------------------------------- tricks that add content
 # Each returns the honest plan with content added (or replaced) that the plan does not schedule, the
 # database does not know, or that counts twice; None when the trick has nothing to work on for this

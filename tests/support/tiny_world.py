@@ -13,7 +13,7 @@ from utp_env.tools.database import Database
 from utp_env.tools.sandbox.writer import write_table
 from utp_env.tools.schema import TABLES
 
-PAPER = Path(__file__).resolve().parents[1] / "support" / "data" / "paper_plans"
+PAPER = Path(__file__).resolve().parent / "data" / "paper_plans"
 
 FLIGHT_STATS = dict(otp_total=100, otp_on_time=78, otp_late=10, otp_very_late=5, otp_excessive=5,
                     otp_cancelled=2, otp_diverted=0, delay_avg_min=30, delay_std_min=10, delay_max_min=200)

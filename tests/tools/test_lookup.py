@@ -16,11 +16,6 @@ from utp_env.tools.lookup import LOOKUP, LOOKUP_TOOLS, ToolResult
 # ---------------------------------------------------------------- a tiny database, by hand
 
 
-
-
-
-
-
 @pytest.fixture(scope="module")
 def db(tmp_path_factory: pytest.TempPathFactory) -> Database:
     return Database.open(write_database(tmp_path_factory.mktemp("tiny"), tiny_tables()))
