@@ -308,7 +308,7 @@ def read_train_split(db: Database, progress: bool = True, at_least: int | None =
 
     path = Path(db.path)
     state = train_set_state(path)
-    wanted = at_least if at_least is not None else int((state or {}).get("size") or TRAIN_SIZE)
+    wanted = at_least if at_least is not None else recorded_size(state)
     if state is None or int(state["queries"]) < wanted:
         seed = int((db.manifest.get("query_set") or {}).get("seed", db.manifest.get("seed", 0)) or 0)
         if progress:
@@ -327,6 +327,11 @@ def read_train_split(db: Database, progress: bool = True, at_least: int | None =
     return queries, read_references(path / TRAIN_REFERENCES_FILE, by_id, db)
 
 
+def recorded_size(state: dict[str, Any] | None) -> int:
+    """The whole train split's size: the one its record (`train_set_state`) states, else `TRAIN_SIZE`."""
+    return int((state or {}).get("size") or TRAIN_SIZE)
+
+
 def train_split_size(db_path: str | Path) -> int:
-    """The whole train split's size: the one its record states, else `TRAIN_SIZE`."""
-    return int((train_set_state(db_path) or {}).get("size") or TRAIN_SIZE)
+    """The whole train split's size at `db_path` (`recorded_size` of its current record)."""
+    return recorded_size(train_set_state(db_path))
