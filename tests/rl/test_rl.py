@@ -95,6 +95,16 @@ def test_query_dataset_rows(mini_db_path: Path, mini_db: Database) -> None:
     assert len(query_dataset("single_turn", db_path=mini_db_path)) == len(split_pool(mini_db, "validation"))
 
 
+def test_query_dataset_skips_the_first_queries(mini_db_path: Path, mini_db: Database) -> None:
+    """`skip` leaves out the split's first queries (the SFT demonstrations'); `limit` counts after them."""
+    pytest.importorskip("datasets", reason="the rl extra (pip install 'utp-env[rl]') is not installed")
+    from utp_env.rl.data import query_dataset
+
+    queries = [q.query_id for q in split_pool(mini_db, "validation")]
+    assert query_dataset(limit=3, skip=2, db_path=mini_db_path)["query_id"] == queries[2:5]
+    assert query_dataset(skip=len(queries) - 1, db_path=mini_db_path)["query_id"] == queries[-1:]
+
+
 def test_single_turn_examples_are_this_trips_data_in_the_form_the_parser_reads(mini_db: Database) -> None:
     """The example of each field is written from the query's own data (its origin, a destination city,
     its first date, a real service and venues there) and, put together as a day, parses and evaluates
@@ -128,7 +138,10 @@ def test_single_turn_examples_are_this_trips_data_in_the_form_the_parser_reads(m
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [({"style": "few_shot"}, "style must be one of"),
-                                                 ({"limit": 0}, "limit must be at least 1")])
+                                                 ({"limit": 0}, "limit must be at least 1"),
+                                                 ({"skip": -1}, "skip must be 0 or more"),
+                                                 ({"skip": 10**6}, "no queries left in split 'validation' after "
+                                                  "skipping its first 1000000")])
 def test_query_dataset_refuses_bad_arguments(mini_db_path: Path, kwargs: dict, message: str) -> None:
     pytest.importorskip("datasets", reason="the rl extra (pip install 'utp-env[rl]') is not installed")
     from utp_env.rl.data import query_dataset

@@ -44,8 +44,10 @@ from utp_env.rl.env import RLToolEnv
 from utp_env.tools.atomic import write_text_atomic
 
 TARGETS = ("held_out", "other_world")
-METRICS = ("first_leg_reward", "mean_reward")  # the curriculum stage's reward, the env's reward
-METRIC_TITLES = {"first_leg_reward": "first-leg reward (curriculum stage 1)", "mean_reward": "env reward"}
+# the curriculum stage's reward and the env's reward of greedy episodes; the env's reward of sampled ones
+METRICS = ("first_leg_reward", "mean_reward", "sampled_reward")
+METRIC_TITLES = {"first_leg_reward": "first-leg reward (curriculum stage 1), greedy",
+                 "mean_reward": "env reward, greedy", "sampled_reward": "env reward, sampled (mean of k per query)"}
 # t_{0.975, n-1} for the 95 % interval of a mean over n seeds (n = 2 … 10)
 T_975 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}
 
@@ -60,6 +62,7 @@ class CurveSettings:
     demos: int
     sft_epochs: float
     eval_limit: int
+    eval_samples: int
     eval_world: int
     eval_db_path: str | None
     queries_per_step: int
@@ -68,6 +71,8 @@ class CurveSettings:
     temperature: float
     beta: float
     reward: str
+    grpo_queries: str
+    grpo_limit: int | None
     share_sft: bool
     profile: str
     db_path: str | None
@@ -159,6 +164,8 @@ class FirstLegShapedRewardEnv(FirstLegRewardEnv):
         return first_leg_shaped_reward(plan, query_org, reward, searched)
 
 
+GRPO_QUERIES = ("new", "sft")
+EVAL_SAMPLING_SEED = 0  # the sampled scorings' seed: the same at every step and for every training seed
 REWARDS: dict[str, type[RLToolEnv]] = {"env": RLToolEnv, "first_leg": FirstLegRewardEnv,
                                        "first_leg_shaped": FirstLegShapedRewardEnv}
 
@@ -178,6 +185,8 @@ def parser() -> argparse.ArgumentParser:
                    help="SFT epochs (default 10, the tiny SFT recipe's: a checkpoint whose sampled rollouts earn a "
                    "reward often enough for GRPO's groups to differ; after 4, almost never; docs/RL.md)")
     p.add_argument("--eval-limit", type=int, default=32, help="held-out queries per target (default 32)")
+    p.add_argument("--eval-samples", type=int, default=4,
+                   help="also score K episodes per held-out query sampled at --temperature (0: greedy only; default 4)")
     p.add_argument("--eval-world", type=int, default=1, help="the other world scored (default 1)")
     p.add_argument("--eval-db-path", help="score this database directory as the other world instead")
     p.add_argument("--queries-per-step", type=int, default=4)
@@ -190,6 +199,12 @@ def parser() -> argparse.ArgumentParser:
                    help="what GRPO trains on: the env's reward, the curriculum's first stage (the env's reward of "
                    "a plan whose first leg leaves the query's origin), or that stage with partial credit for a "
                    "first leg that leaves the origin (first_leg_shaped, the default)")
+    p.add_argument("--grpo-queries", choices=GRPO_QUERIES, default="new",
+                   help="the train queries GRPO trains on: new (the next train queries after the SFT demonstrations', "
+                   "each trained on once: success there needs copying, not recall; the default) or sft (the "
+                   "demonstrations' own queries, which the checkpoint has seen)")
+    p.add_argument("--grpo-limit", type=int, help="distinct train queries GRPO cycles through (default: steps x "
+                   "queries per step with --grpo-queries new, each once; --demos with sft)")
     p.add_argument("--profile", choices=("mini", "full"), default="mini")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox (world 0)")
     p.add_argument("--out", required=True, help="the folder for curve.csv, train.csv, curve.json, curve.png")
@@ -240,8 +255,22 @@ class Scorer:
                         "first_leg_reward": sum(staged) / max(len(staged), 1),
                         "from_origin": result["from_origin"] / max(result["queries"], 1),
                         "accepted_calls": result["accepted_calls"], "tool_calls": result["tool_calls"],
-                        "queries": result["queries"]})
+                        "queries": result["queries"], **self._sampled(model, kwargs)})
         return out
+
+    def _sampled(self, model: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The env's mean reward of `eval_samples` episodes per query sampled at GRPO's temperature (the
+        policy GRPO trains), with one seed at every step: each scoring draws the same random numbers."""
+        from utp_env.rl import sft
+
+        if not self.settings.eval_samples:
+            return {"sampled_reward": "", "sampled_from_origin": ""}
+        result = sft.evaluate_policy(model, self.tokenizer, kwargs, "validation", self.settings.eval_limit,
+                                     self.schemas, self.config, system=MULTI_TURN_SYSTEM, request=MULTI_TURN_REQUEST,
+                                     max_new_tokens=96, rounds=8, samples=self.settings.eval_samples,
+                                     temperature=self.settings.temperature, seed=EVAL_SAMPLING_SEED, batch_size=32)
+        return {"sampled_reward": result["mean_reward"],
+                "sampled_from_origin": result["from_origin"] / max(result["queries"], 1)}
 
 
 def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
@@ -272,8 +301,11 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
                 result.points += scorer.score(model, state.global_step)
                 model.train()
 
+    new = settings.grpo_queries == "new"
+    limit = settings.grpo_limit or (settings.steps * settings.queries_per_step if new else settings.demos)
+    queries = ["--skip", str(settings.demos if new else 0), "--limit", str(limit)]
     argv = ["--model", str(ckpt), "--max-steps", str(settings.steps), "--split", "train",
-            "--limit", str(settings.demos), "--queries-per-step", str(settings.queries_per_step),
+            *queries, "--queries-per-step", str(settings.queries_per_step),
             "--num-generations", str(settings.num_generations), "--max-completion-length", "512",
             "--learning-rate", str(settings.learning_rate), "--temperature", str(settings.temperature),
             "--beta", str(settings.beta),
@@ -303,12 +335,18 @@ def interval(values: Sequence[float]) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
+def scored_metrics(results: Sequence[SeedResult]) -> list[str]:
+    """The metrics the run scored (the sampled one only with `--eval-samples` above 0)."""
+    points = [p for r in results for p in r.points]
+    return [m for m in METRICS if points and all(isinstance(p[m], (int, float)) for p in points)]
+
+
 def summarise(settings: CurveSettings, results: Sequence[SeedResult]) -> dict[str, Any]:
     """Per target and metric: each seed's held-out score at the start (the SFT checkpoint) and at the
     end, their difference, and the mean difference with its 95 % t-interval over seeds."""
     out: dict[str, Any] = {"settings": asdict(settings), "targets": {}}
     for target in TARGETS:
-        for metric in METRICS:
+        for metric in scored_metrics(results):
             per_seed = []
             for r in results:
                 points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
@@ -337,7 +375,8 @@ def write(out: Path, settings: CurveSettings, results: Sequence[SeedResult]) -> 
     import io
 
     out.mkdir(parents=True, exist_ok=True)
-    fields = ["seed", "step", "target", *METRICS, "from_origin", "accepted_calls", "tool_calls", "queries"]
+    fields = ["seed", "step", "target", *METRICS, "from_origin", "sampled_from_origin", "accepted_calls", "tool_calls",
+              "queries"]
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
@@ -367,10 +406,11 @@ def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(len(METRICS), len(TARGETS), figsize=(5 * len(TARGETS), 3.2 * len(METRICS)),
+    metrics = scored_metrics(results)
+    fig, axes = plt.subplots(len(metrics), len(TARGETS), figsize=(5 * len(TARGETS), 3.2 * len(metrics)),
                              sharex=True, squeeze=False)
     titles = {"held_out": "world 0, validation (held out)", "other_world": "world 1, validation (other world)"}
-    for row, metric in enumerate(METRICS):
+    for row, metric in enumerate(metrics):
         for ax, target in zip(axes[row], TARGETS, strict=True):
             by_step: dict[int, list[float]] = {}
             for r in results:
@@ -402,14 +442,19 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     for name in ("steps", "every", "demos", "eval_limit", "queries_per_step"):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, not {getattr(args, name)}")
+    if args.eval_samples < 0:
+        raise SystemExit(f"--eval-samples must be 0 or more, not {args.eval_samples}")
+    if args.grpo_limit is not None and args.grpo_limit < 1:
+        raise SystemExit(f"--grpo-limit must be at least 1, not {args.grpo_limit}")
     if not seeds:
         raise SystemExit("--seeds: give at least one seed")
     settings = CurveSettings(seeds=seeds, steps=args.steps, every=args.every, demos=args.demos,
                              sft_epochs=args.sft_epochs, eval_limit=args.eval_limit, eval_world=args.eval_world,
+                             eval_samples=args.eval_samples,
                              eval_db_path=args.eval_db_path,
                              queries_per_step=args.queries_per_step, num_generations=args.num_generations,
                              learning_rate=args.learning_rate, temperature=args.temperature, beta=args.beta,
-                             reward=args.reward,
+                             reward=args.reward, grpo_queries=args.grpo_queries, grpo_limit=args.grpo_limit,
                              share_sft=args.share_sft, profile=args.profile, db_path=args.db_path)
     out = Path(args.out)
     results: list[SeedResult] = []

@@ -111,23 +111,28 @@ def _example_text(db: Database, query: Query, city: str, leg: Any, date: str, it
 
 def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation", limit: int | None = None,
                   db_path: str | Path | None = None, profile: str = "full",
-                  config: dict[str, Any] | None = None, world: int = 0) -> Dataset:
-    """The queries of `split` (in query-id order, the first `limit` of them) as a `datasets.Dataset`.
+                  config: dict[str, Any] | None = None, world: int = 0, skip: int = 0) -> Dataset:
+    """The queries of `split` (in query-id order: the `limit` after the first `skip`) as a `datasets.Dataset`.
 
     Columns: `prompt` (chat messages in the `style` of the recipe) and `query_id` (read by
     `UTPToolEnv.reset` and by `PlanReward`). `db_path`/`profile` choose the database as for `UTPEnv`;
     `world` the embedded sandbox's seed; `config` overrides the env config (the single-turn task
     text names the step limit only in the part that is cut, so it matters only for which split is
-    the default).
+    the default). `skip` leaves out the split's first queries, e.g. those an SFT checkpoint was
+    trained on, so that RL trains on queries the policy has not memorised.
     """
     if style not in PROMPT_STYLES:
         raise ValueError(f"style must be one of {list(PROMPT_STYLES)}, not {style!r}")
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1 (or None for the whole split), not {limit}")
+    if skip < 0:
+        raise ValueError(f"skip must be 0 or more, not {skip}")
     from datasets import Dataset
 
     env = UTPEnv(db_path=db_path, profile=profile, split=split, config=config, world=world)
-    queries = split_pool(env.db, env.split, limit)
+    queries = split_pool(env.db, env.split, None if limit is None else skip + limit)[skip:]
+    if not queries:
+        raise ValueError(f"no queries left in split {split!r} after skipping its first {skip}")
     rows: dict[str, list[Any]] = {"prompt": [], "query_id": []}
     for query in queries:
         if style == "multi_turn":

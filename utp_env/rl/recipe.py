@@ -93,6 +93,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed: another seed is another "
                    "world with its own queries (default 0; docs/RL.md \"Worlds\")")
     p.add_argument("--limit", type=int, help="first N queries of the split (default: 1 with --tiny, else all)")
+    p.add_argument("--skip", type=int, default=0, help="leave out the split's first N queries (e.g. those the SFT "
+                   "checkpoint's demonstrations came from); --limit counts after them")
     p.add_argument("--queries-per-step", type=int, help="queries per GRPO step, each with --num-generations "
                    "rollouts (default: all of --limit with --tiny, else 1)")
     p.add_argument("--num-generations", type=int, help="rollouts per query, G of GRPO (tiny 4, else 8)")
@@ -213,7 +215,8 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         token = None if args.server_token_file is None else read_token_file(Path(args.server_token_file))
         env_class = remote_env_class([u.strip() for u in args.server.split(",") if u.strip()], tools=tools,
                                      token=token)
-    dataset = query_dataset(style, split=args.split, limit=chosen["limit"], db_path=args.db_path,
+    dataset = query_dataset(style, split=args.split, limit=chosen["limit"], skip=getattr(args, "skip", 0),
+                            db_path=args.db_path,
                             profile=chosen["profile"], config=env_config(chosen, args.compact), world=args.world)
     rows = [dict(r) for r in dataset]
     summary = Summary(style=style, model="tiny" if args.tiny else str(args.model), steps=args.max_steps,

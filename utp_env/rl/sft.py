@@ -242,7 +242,8 @@ def held_out_of_demos(demonstrated: Sequence[str], env_kwargs: dict[str, Any],
 
 def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], split: str, limit: int,
                     schemas: list[dict[str, Any]], config: dict[str, Any] | None, *, system: str, request: str,
-                    max_new_tokens: int = 256, rounds: int = 12, batch_size: int = 16) -> dict[str, Any]:
+                    max_new_tokens: int = 256, rounds: int = 12, batch_size: int = 16, samples: int = 1,
+                    temperature: float | None = None, seed: int = 0) -> dict[str, Any]:
     """Greedy multi-turn rollouts of `model` on the first `limit` queries of `split`: each
     `<tool_call>{...}</tool_call>` it writes is one env step; the episode ends at `submit`, the env's
     step limit, `rounds` turns, or a turn without a tool call (then scored as at the step limit).
@@ -252,11 +253,32 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
 
     The episodes of up to `batch_size` queries advance together: each round, one batched greedy
     `generate` (left padding) writes the next turn of every episode still running, so that scoring
-    32 queries costs a few batched calls instead of a hundred single ones."""
+    32 queries costs a few batched calls instead of a hundred single ones.
+
+    With a `temperature`, the turns are sampled instead, `samples` episodes per query (the rewards and
+    query ids are then per episode, `samples` in a row per query): the expected reward of the policy
+    GRPO trains, which samples at a temperature. The sampling is seeded by `seed` on a forked torch
+    random state, so scoring twice gives the same episodes and the caller's random state (a trainer's)
+    is left as it was."""
+    import torch
+
     from utp_env.env.config import split_pool
+
+    if samples < 1 or (samples > 1 and temperature is None):
+        raise ValueError(f"samples must be 1 for greedy rollouts and at least 1 with a temperature, not {samples}")
+    queries = [q for q in split_pool(open_env(env_kwargs, split, config).db, split, limit) for _ in range(samples)]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return _roll_out(model, tokenizer, env_kwargs, split, queries, schemas, config, system=system, request=request,
+                         max_new_tokens=max_new_tokens, rounds=rounds, batch_size=batch_size, temperature=temperature)
+
+
+def _roll_out(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], split: str, queries: list[Any],
+              schemas: list[dict[str, Any]], config: dict[str, Any] | None, *, system: str, request: str,
+              max_new_tokens: int, rounds: int, batch_size: int, temperature: float | None) -> dict[str, Any]:
+    """`evaluate_policy`'s episodes, one per entry of `queries`."""
     from utp_env.env.core import UTPEnv
 
-    queries = split_pool(open_env(env_kwargs, split, config).db, split, limit)
     rewards: list[float] = []
     plans: list[dict[str, Any] | None] = []
     calls = accepted = from_origin = 0
@@ -269,7 +291,7 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
             running = [e for e in episodes if not e.done]
             if not running:
                 break
-            texts = _generate(model, tokenizer, [e.messages for e in running], schemas, max_new_tokens)
+            texts = _generate(model, tokenizer, [e.messages for e in running], schemas, max_new_tokens, temperature)
             for episode, text in zip(running, texts, strict=True):
                 episode.act(text)
         for episode in episodes:
@@ -338,8 +360,8 @@ class _Rollout:
 
 
 def _generate(model: Any, tokenizer: Any, conversations: list[list[dict[str, Any]]], schemas: list[dict[str, Any]],
-              max_new_tokens: int) -> list[str]:
-    """The greedy next turn of each conversation, generated in one left-padded batch."""
+              max_new_tokens: int, temperature: float | None = None) -> list[str]:
+    """The next turn of each conversation (greedy, or sampled at `temperature`), in one left-padded batch."""
     import torch
 
     prompts = [tokenizer.apply_chat_template(m, tools=schemas, add_generation_prompt=True, tokenize=False)
@@ -351,7 +373,9 @@ def _generate(model: Any, tokenizer: Any, conversations: list[list[dict[str, Any
     finally:
         tokenizer.padding_side = side
     with torch.no_grad():
-        out = model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False)
+        sampling = {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0} if temperature else {
+            "do_sample": False}
+        out = model.generate(**batch, max_new_tokens=max_new_tokens, **sampling)
     width = batch["input_ids"].shape[1]
     return [tokenizer.decode(row[width:], skip_special_tokens=False) for row in out]
 
