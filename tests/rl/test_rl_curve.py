@@ -117,12 +117,10 @@ def test_the_summary_compares_each_seeds_end_with_its_start_and_bounds_the_mean_
     """What the Done-when is read from (curve.json): per seed and target, the greedy score at the first
     point (step 0, the checkpoint) and the last, their difference, and the t-interval of the mean
     difference over seeds; `every_seed_rose` only when each seed's end is above its start."""
-    from utp_env.rl.curve import CurveSettings, SeedResult, summarise
+    from utp_env.rl.curve import SeedResult, parser, settings_of, summarise
 
-    settings = CurveSettings(seeds=[0, 1, 2], steps=4, every=2, demos=4, sft_epochs=1.0, eval_limit=2, eval_world=1,
-                             eval_db_path=None, queries_per_step=2, num_generations=2, learning_rate=1e-4,
-                             temperature=0.7, beta=0.0, reward="first_leg_shaped", share_sft=True, profile="mini",
-                             db_path=None)
+    settings = settings_of(parser().parse_args(["--tiny", "--out", "o", "--seeds", "0,1,2", "--steps", "4",
+                                                "--every", "2", "--demos", "4", "--eval-samples", "0"]))
 
     def point(step: int, target: str, value: float) -> dict:
         return {"step": step, "target": target, "mean_reward": value, "first_leg_reward": value / 2,
@@ -145,6 +143,29 @@ def test_the_summary_compares_each_seeds_end_with_its_start_and_bounds_the_mean_
     other = summary["targets"]["other_world/mean_reward"]
     assert not other["every_seed_rose"] and other["delta_low"] < 0 < other["delta_high"]
     assert summary["frac_reward_zero_std_mean"] == pytest.approx(0.25)
+    assert "held_out/sampled_reward" not in summary["targets"]  # not scored (--eval-samples 0): not summarised
+
+
+def test_grpo_trains_on_queries_the_sft_demonstrations_did_not_use() -> None:
+    from utp_env.rl import curve
+
+    def settings(*extra: str) -> curve.CurveSettings:
+        args = curve.parser().parse_args(["--tiny", "--out", "o", "--demos", "256", "--steps", "32", *extra])
+        return curve.settings_of(args)
+
+    assert curve.grpo_train_queries(settings()) == (256, 32 * 4)  # the next 128 train queries, each once
+    assert curve.grpo_train_queries(settings("--grpo-limit", "16")) == (256, 16)
+    assert curve.grpo_train_queries(settings("--grpo-queries", "sft")) == (0, 256)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--jobs", "0"], "--jobs must be at least 1"), (["--eval-samples", "-1"], "--eval-samples must be 0 or more"),
+    (["--grpo-limit", "0"], "--grpo-limit must be at least 1"), (["--seeds", "a"], "is not a comma-separated")])
+def test_the_curve_refuses_bad_arguments(argv: list[str], message: str, tmp_path: Path) -> None:
+    from utp_env.rl import curve
+
+    with pytest.raises(SystemExit, match=message):
+        curve.main(["--tiny", "--out", str(tmp_path), *argv])
 
 
 @pytest.mark.slow
@@ -158,14 +179,16 @@ def test_the_curve_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Pa
     db = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
     build_train_set(db, n=4, progress=False)
     out = tmp_path / "curve"
+    # two seeds at once (--jobs 2), on train queries after the demonstrations' (the default --grpo-queries new)
     summary = curve.main(["--tiny", "--seeds", "0,1", "--share-sft", "--steps", "2", "--every", "1", "--demos", "4",
-                          "--sft-epochs", "1", "--eval-limit", "2", "--queries-per-step", "2", "--num-generations",
-                          "2", "--db-path", str(db), "--eval-db-path", str(mini_db_path), "--out", str(out)])
+                          "--sft-epochs", "1", "--eval-limit", "2", "--eval-samples", "2", "--queries-per-step", "2",
+                          "--jobs", "2", "--num-generations", "2", "--db-path", str(db),
+                          "--eval-db-path", str(mini_db_path), "--out", str(out)])
     rows = list(csv.DictReader((out / "curve.csv").open()))
     assert {(r["seed"], r["step"], r["target"]) for r in rows} == {
         (s, k, t) for s in ("0", "1") for k in ("0", "1", "2") for t in ("held_out", "other_world")}
     assert all(0 <= float(r["mean_reward"]) <= 1 and float(r["first_leg_reward"]) <= float(r["mean_reward"])
-               for r in rows)
+               and 0 <= float(r["sampled_reward"]) <= 1 for r in rows)
     assert len(list(csv.DictReader((out / "train.csv").open()))) == 4  # 2 seeds x 2 steps
     saved = json.loads((out / "curve.json").read_text())
     assert saved == json.loads(json.dumps(summary))

@@ -205,6 +205,7 @@ def parser() -> argparse.ArgumentParser:
                    "demonstrations' own queries, which the checkpoint has seen)")
     p.add_argument("--grpo-limit", type=int, help="distinct train queries GRPO cycles through (default: steps x "
                    "queries per step with --grpo-queries new, each once; --demos with sft)")
+    p.add_argument("--jobs", type=int, default=1, help="seeds run at once, each in its own process (default 1)")
     p.add_argument("--profile", choices=("mini", "full"), default="mini")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox (world 0)")
     p.add_argument("--out", required=True, help="the folder for curve.csv, train.csv, curve.json, curve.png")
@@ -273,6 +274,42 @@ class Scorer:
                 "sampled_from_origin": result["from_origin"] / max(result["queries"], 1)}
 
 
+def grpo_train_queries(settings: CurveSettings) -> tuple[int, int]:
+    """Which train queries GRPO trains on: how many of the split's first to skip, and how many after them."""
+    new = settings.grpo_queries == "new"
+    limit = settings.grpo_limit or (settings.steps * settings.queries_per_step if new else settings.demos)
+    return (settings.demos if new else 0), limit
+
+
+def prepare_data(settings: CurveSettings) -> None:
+    """Build, in this process, what every seed reads: world 0's sandbox with the train queries of the SFT
+    and of GRPO, and the other world's (so that parallel seeds do not build the same files at once)."""
+    from utp_env.env.config import split_pool
+
+    skip, limit = grpo_train_queries(settings)
+    db = open_database(settings.db_path, settings.profile, 0)
+    split_pool(db, "train", max(settings.demos, skip + limit))
+    if settings.eval_db_path:
+        open_database(settings.eval_db_path, settings.profile, 0)
+    else:
+        open_database(None, settings.profile, settings.eval_world)
+
+
+def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, float]:
+    """The SFT checkpoint GRPO starts from for `seed` (the first seed's with `share_sft`), made unless one
+    made with these settings is in `folder` already; and the seconds it took (0 when reused)."""
+    sft_seed = settings.seeds[0] if settings.share_sft else seed
+    ckpt = folder / f"sft-seed{sft_seed}"
+    made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
+                 "db_path": settings.db_path, "seed": sft_seed}
+    record = ckpt / "curve_sft.json"
+    if record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with:
+        return ckpt, 0.0
+    ckpt, seconds = checkpoint(settings, sft_seed, ckpt)
+    write_text_atomic(record, json.dumps(made_with) + "\n")  # a later run with these settings reuses it
+    return ckpt, seconds
+
+
 def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
     """SFT checkpoint, then GRPO scored every `every` steps."""
     from transformers import AutoTokenizer, TrainerCallback
@@ -282,14 +319,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
     from utp_env.rl.recipe import run_grpo
 
     result = SeedResult(seed)
-    sft_seed = settings.seeds[0] if settings.share_sft else seed
-    ckpt = folder / f"sft-seed{sft_seed}"
-    made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
-                 "db_path": settings.db_path, "seed": sft_seed}
-    record = ckpt / "curve_sft.json"
-    if not (record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with):
-        ckpt, result.seconds_sft = checkpoint(settings, sft_seed, ckpt)
-        write_text_atomic(record, json.dumps(made_with) + "\n")  # a later run with these settings reuses it
+    ckpt, result.seconds_sft = sft_checkpoint(settings, seed, folder)
     scorer = Scorer(settings, AutoTokenizer.from_pretrained(ckpt))
 
     class ScoreEvery(TrainerCallback):
@@ -301,9 +331,8 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
                 result.points += scorer.score(model, state.global_step)
                 model.train()
 
-    new = settings.grpo_queries == "new"
-    limit = settings.grpo_limit or (settings.steps * settings.queries_per_step if new else settings.demos)
-    queries = ["--skip", str(settings.demos if new else 0), "--limit", str(limit)]
+    skip, limit = grpo_train_queries(settings)
+    queries = ["--skip", str(skip), "--limit", str(limit)]
     argv = ["--model", str(ckpt), "--max-steps", str(settings.steps), "--split", "train",
             *queries, "--queries-per-step", str(settings.queries_per_step),
             "--num-generations", str(settings.num_generations), "--max-completion-length", "512",
@@ -338,7 +367,7 @@ def interval(values: Sequence[float]) -> tuple[float, float, float]:
 def scored_metrics(results: Sequence[SeedResult]) -> list[str]:
     """The metrics the run scored (the sampled one only with `--eval-samples` above 0)."""
     points = [p for r in results for p in r.points]
-    return [m for m in METRICS if points and all(isinstance(p[m], (int, float)) for p in points)]
+    return [m for m in METRICS if points and all(isinstance(p.get(m), (int, float)) for p in points)]
 
 
 def summarise(settings: CurveSettings, results: Sequence[SeedResult]) -> dict[str, Any]:
@@ -432,14 +461,39 @@ def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> 
     plt.close(fig)
 
 
-def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    args = parser().parse_args(argv)
+def run_seeds(settings: CurveSettings, out: Path, jobs: int) -> list[SeedResult]:
+    """Every seed's curve, in seed order; with `jobs` > 1 that many seeds at once, each in its own process
+    (one thread each: the tiny model's GRPO is single-threaded). Each finished seed is written at once, so
+    a stopped run keeps what it measured."""
+    folder = out / "checkpoints"
+    results: list[SeedResult] = []
+    if jobs <= 1 or len(settings.seeds) == 1:
+        for seed in settings.seeds:
+            results.append(run_seed(settings, seed, folder))
+            write(out, settings, results)
+        return results
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    prepare_data(settings)
+    seconds_shared = sft_checkpoint(settings, settings.seeds[0], folder)[1] if settings.share_sft else 0.0
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(run_seed, settings, seed, folder) for seed in settings.seeds]
+        for future in as_completed(futures):
+            results.append(future.result())
+            results.sort(key=lambda r: settings.seeds.index(r.seed))
+            write(out, settings, results)
+    results[0].seconds_sft += seconds_shared  # the shared checkpoint was made once, before the workers
+    return results
+
+
+def settings_of(args: argparse.Namespace) -> CurveSettings:
+    """The run's settings from the parsed command line; SystemExit naming the argument when one is out of range."""
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:
         raise SystemExit(f"--seeds: {args.seeds!r} is not a comma-separated list of integers") from None
-    for name in ("steps", "every", "demos", "eval_limit", "queries_per_step"):
+    for name in ("steps", "every", "demos", "eval_limit", "queries_per_step", "jobs"):
         if getattr(args, name) < 1:
             raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, not {getattr(args, name)}")
     if args.eval_samples < 0:
@@ -448,24 +502,24 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         raise SystemExit(f"--grpo-limit must be at least 1, not {args.grpo_limit}")
     if not seeds:
         raise SystemExit("--seeds: give at least one seed")
-    settings = CurveSettings(seeds=seeds, steps=args.steps, every=args.every, demos=args.demos,
-                             sft_epochs=args.sft_epochs, eval_limit=args.eval_limit, eval_world=args.eval_world,
-                             eval_samples=args.eval_samples,
-                             eval_db_path=args.eval_db_path,
-                             queries_per_step=args.queries_per_step, num_generations=args.num_generations,
-                             learning_rate=args.learning_rate, temperature=args.temperature, beta=args.beta,
-                             reward=args.reward, grpo_queries=args.grpo_queries, grpo_limit=args.grpo_limit,
-                             share_sft=args.share_sft, profile=args.profile, db_path=args.db_path)
+    return CurveSettings(seeds=seeds, steps=args.steps, every=args.every, demos=args.demos,
+                         sft_epochs=args.sft_epochs, eval_limit=args.eval_limit, eval_samples=args.eval_samples,
+                         eval_world=args.eval_world, eval_db_path=args.eval_db_path,
+                         queries_per_step=args.queries_per_step, num_generations=args.num_generations,
+                         learning_rate=args.learning_rate, temperature=args.temperature, beta=args.beta,
+                         reward=args.reward, grpo_queries=args.grpo_queries, grpo_limit=args.grpo_limit,
+                         share_sft=args.share_sft, profile=args.profile, db_path=args.db_path)
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    args = parser().parse_args(argv)
+    settings = settings_of(args)
     out = Path(args.out)
-    results: list[SeedResult] = []
-    summary: dict[str, Any] = {}
-    for seed in seeds:
-        results.append(run_seed(settings, seed, out / "checkpoints"))
-        summary = write(out, settings, results)  # after every seed: a stopped run keeps what it measured
+    summary = write(out, settings, run_seeds(settings, out, args.jobs))
     for name, t in summary["targets"].items():
         seeds_text = ", ".join(f"seed {s['seed']}: {s['start']:.4f} → {s['end']:.4f}" for s in t["per_seed"])
-        target = name
-        print(f"{target}: {seeds_text}; mean change {t['delta_mean']:+.4f} "
+        print(f"{name}: {seeds_text}; mean change {t['delta_mean']:+.4f} "
               f"(95 % interval {t['delta_low']:+.4f} … {t['delta_high']:+.4f})")
     print(f"frac_reward_zero_std (mean over steps and seeds): {summary['frac_reward_zero_std_mean']}")
     print(f"wrote {out / 'curve.csv'}, {out / 'train.csv'}, {out / 'curve.json'}, {out / 'curve.png'}")
