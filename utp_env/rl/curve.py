@@ -1,25 +1,29 @@
 """The learning curve: held-out reward against GRPO steps, over several seeds, on a CPU (docs/RL.md).
 
-    python -m utp_env.rl.curve --tiny --seeds 0,1,2 --share-sft --steps 32 --every 8 --demos 256 \
-        --sft-epochs 10 --eval-limit 32 --queries-per-step 4 --num-generations 8 --temperature 0.7 \
-        --learning-rate 5e-4 --beta 0.04 --reward first_leg_shaped --out benchmarks/results/grpo_curve  # measured
+    python -m utp_env.rl.curve --tiny --seeds 0,1,2 --jobs 3 --share-sft --steps 64 --every 8 --demos 256 \
+        --sft-epochs 10 --grpo-queries new --eval-limit 32 --eval-samples 4 --queries-per-step 4 \
+        --num-generations 8 --temperature 0.7 --learning-rate 5e-4 --beta 0.04 --reward first_leg_shaped \
+        --out benchmarks/results/grpo_curve  # measured (docs/RL.md)
     python -m utp_env.rl.curve --tiny --seeds 0 --steps 4 --every 2 --sft-epochs 2 --eval-limit 8 --out /tmp/c
 
 For each seed, the tiny recipe of `utp_env.rl.sft` (the two-layer tiny model, SFT on the lookup →
 `add_leg` → `submit` demonstrations of the first `--demos` train queries) makes a checkpoint; GRPO
-(`utp_env.rl.recipe.run_grpo`, multi-turn, the env's reward through `get_reward`) trains from it on
-train queries for `--steps` steps, and every `--every` steps (and at step 0, the SFT checkpoint) the
-policy is scored by greedy rollouts (`sft.evaluate_policy`) on the first `--eval-limit` queries of the
-training world's validation split and of world `--eval-world`'s validation split. None of those
-queries is trained on (the training queries are train-split queries of world 0).
+(`utp_env.rl.recipe.run_grpo`, multi-turn, the env's reward through `get_reward`) trains from it for
+`--steps` steps on the train queries after those (`--grpo-queries new`: each trained on once, none
+the checkpoint has seen), and every `--every` steps (and at step 0, the SFT checkpoint) the policy is
+scored (`sft.evaluate_policy`) on the first `--eval-limit` queries of the training world's validation
+split and of world `--eval-world`'s validation split: by greedy rollouts, and by `--eval-samples`
+rollouts per query sampled at GRPO's temperature (the policy GRPO trains; one seed at every scoring).
+None of those queries is trained on (the training queries are train-split queries of world 0).
+`--jobs N` runs N seeds at once, each in its own process.
 
 `--reward` chooses what GRPO trains on: `env` (the env's reward), `first_leg` (the curriculum's first
 stage, `first_leg_reward`) or `first_leg_shaped` (that stage with partial credit for a first leg that
 leaves the query's origin, `first_leg_shaped_reward`; docs/RL.md "Learning curve (measured on
 CPU)"); the held-out score stays the env's own reward and the first stage's either way.
 
-Writes to `--out`: `curve.csv` (one row per seed, step and target: mean reward, legs from the query's
-origin, accepted calls), `train.csv` (TRL's per-step log: mean reward of the rollouts,
+Writes to `--out`: `curve.csv` (one row per seed, step and target: the greedy and the sampled mean
+reward, legs from the query's origin, accepted calls), `train.csv` (TRL's per-step log: mean reward of the rollouts,
 `frac_reward_zero_std`, loss), `curve.json` (the settings, per seed the held-out reward at the start
 and at the end and their difference, the mean difference with its 95 % t-interval over seeds) and
 `curve.png` (held-out mean reward against step, one panel per target, a line per seed and their mean).
@@ -176,7 +180,7 @@ def parser() -> argparse.ArgumentParser:
                    help="the tiny local model (CPU, nothing downloaded); the only model this curve runs")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     # the defaults are the measured run's (docs/RL.md "Learning curve (measured on CPU)")
-    p.add_argument("--steps", type=int, default=32, help="GRPO steps per seed (default 32)")
+    p.add_argument("--steps", type=int, default=64, help="GRPO steps per seed (default 64)")
     p.add_argument("--every", type=int, default=8, help="score the policy every N steps (default 8)")
     p.add_argument("--demos", type=int, default=256, help="SFT demonstrations: the first N train queries")
     p.add_argument("--share-sft", action="store_true", help="one SFT checkpoint (of the first seed) for every "

@@ -244,9 +244,10 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
                     schemas: list[dict[str, Any]], config: dict[str, Any] | None, *, system: str, request: str,
                     max_new_tokens: int = 256, rounds: int = 12, batch_size: int = 16, samples: int = 1,
                     temperature: float | None = None, seed: int = 0) -> dict[str, Any]:
-    """Greedy multi-turn rollouts of `model` on the first `limit` queries of `split`: each
-    `<tool_call>{...}</tool_call>` it writes is one env step; the episode ends at `submit`, the env's
-    step limit, `rounds` turns, or a turn without a tool call (then scored as at the step limit).
+    """Multi-turn rollouts of `model` (greedy unless a `temperature` is given) on the first `limit`
+    queries of `split`: each `<tool_call>{...}</tool_call>` it writes is one env step; the episode ends
+    at `submit`, the env's step limit, `rounds` turns, or a turn without a tool call (then scored as at
+    the step limit).
     Returns the mean reward, the rewards, the calls the env accepted, and `from_origin`: the episodes
     with an accepted `add_leg` that leaves the query's origin (a leg the task asked for, not one
     that is merely valid).
