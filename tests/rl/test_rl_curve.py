@@ -196,3 +196,49 @@ def test_the_curve_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Pa
     assert (out / "curve.png").stat().st_size > 0
     # the shared SFT checkpoint was made once and reused by the second seed
     assert saved["seconds"]["seed0"]["sft"] > 0 and saved["seconds"]["seed1"]["sft"] == 0
+
+
+def fake_results(seeds: list[int]) -> list:
+    """Seed results as a run records them (points of both targets and every metric, a train log)."""
+    from utp_env.rl.curve import SeedResult
+
+    results = []
+    for seed in seeds:
+        r = SeedResult(seed, seconds_sft=0.0, seconds_grpo=10.0 + seed, tensors_changed=24, tensors=24)
+        r.train_log = [{"step": 1.0, "reward": 0.01 * seed, "frac_reward_zero_std": 0.25, "loss": 0.1,
+                        "grad_norm": 0.2}]
+        r.points = [{"step": step, "target": target, "first_leg_reward": 0.01 * step, "mean_reward": 0.02 * step,
+                     "sampled_reward": 0.005 * (seed + step), "from_origin": 0.5, "sampled_from_origin": 0.25,
+                     "accepted_calls": 3, "tool_calls": 4, "queries": 2}
+                    for step in (0, 2) for target in ("held_out", "other_world")]
+        results.append(r)
+    return results
+
+
+def test_merging_runs_of_other_seeds_gives_the_curve_of_all_seeds(tmp_path: Path) -> None:
+    """Seeds added later (`--sft-seed` of the first run's checkpoint) merge into the curve one run of all
+    of them writes; runs that differ in anything but their seeds, or repeat a seed, are refused."""
+    from dataclasses import replace
+
+    from utp_env.rl import curve
+
+    settings = curve.settings_of(curve.parser().parse_args(["--tiny", "--out", "o", "--seeds", "0,1,2",
+                                                            "--steps", "2", "--every", "2", "--share-sft"]))
+    everything = curve.write(tmp_path / "all", settings, fake_results([0, 1, 2]))
+    curve.write(tmp_path / "a", replace(settings, seeds=[0, 1]), fake_results([0, 1]))
+    curve.write(tmp_path / "b", replace(settings, seeds=[2], sft_seed=0), fake_results([2]))
+    merged = curve.main(["--tiny", "--merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")])
+    assert merged["targets"] == everything["targets"]
+    assert merged["settings"]["seeds"] == [0, 1, 2] and merged["settings"]["sft_seed"] == 0
+    assert (tmp_path / "m" / "curve.csv").read_text() == (tmp_path / "all" / "curve.csv").read_text()
+    assert (tmp_path / "m" / "train.csv").read_text() == (tmp_path / "all" / "train.csv").read_text()
+    curve.write(tmp_path / "c", replace(settings, seeds=[2], learning_rate=1e-3), fake_results([2]))
+    with pytest.raises(SystemExit, match=r"ran with learning_rate=0\.001"):
+        curve.main(["--tiny", "--merge", str(tmp_path / "a"), str(tmp_path / "c"), "--out", str(tmp_path / "m")])
+    with pytest.raises(SystemExit, match="a seed is in more than one run"):
+        curve.main(["--tiny", "--merge", str(tmp_path / "a"), str(tmp_path / "a"), "--out", str(tmp_path / "m")])
+    curve.write(tmp_path / "d", replace(settings, seeds=[2]), fake_results([2]))  # its own checkpoint (seed 2's)
+    with pytest.raises(SystemExit, match="different shared SFT checkpoints"):
+        curve.main(["--tiny", "--merge", str(tmp_path / "a"), str(tmp_path / "d"), "--out", str(tmp_path / "m")])
+    with pytest.raises(SystemExit, match="is not a finished curve run"):
+        curve.main(["--tiny", "--merge", str(tmp_path / "nowhere"), "--out", str(tmp_path / "m")])

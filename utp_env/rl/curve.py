@@ -78,6 +78,7 @@ class CurveSettings:
     grpo_queries: str
     grpo_limit: int | None
     share_sft: bool
+    sft_seed: int | None
     profile: str
     db_path: str | None
 
@@ -176,6 +177,8 @@ REWARDS: dict[str, type[RLToolEnv]] = {"env": RLToolEnv, "first_leg": FirstLegRe
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description="held-out reward against GRPO steps over seeds (docs/RL.md)")
+    p.add_argument("--merge", nargs="+", metavar="DIR", help="write to --out one curve of these finished runs' seeds "
+                   "(runs that differ only in --seeds); nothing is trained")
     p.add_argument("--tiny", action="store_true", required=True,
                    help="the tiny local model (CPU, nothing downloaded); the only model this curve runs")
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
@@ -185,6 +188,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--demos", type=int, default=256, help="SFT demonstrations: the first N train queries")
     p.add_argument("--share-sft", action="store_true", help="one SFT checkpoint (of the first seed) for every "
                    "seed's GRPO: the seeds then vary GRPO alone (its sampling and query order)")
+    p.add_argument("--sft-seed", type=int, help="with --share-sft, the seed of the shared checkpoint (default: the "
+                   "first of --seeds; give it to add seeds to an earlier run from the same checkpoint)")
     p.add_argument("--sft-epochs", type=float, default=10.0,
                    help="SFT epochs (default 10, the tiny SFT recipe's: a checkpoint whose sampled rollouts earn a "
                    "reward often enough for GRPO's groups to differ; after 4, almost never; docs/RL.md)")
@@ -299,10 +304,16 @@ def prepare_data(settings: CurveSettings) -> None:
         open_database(None, settings.profile, settings.eval_world)
 
 
+def shared_sft_seed(settings: CurveSettings) -> int:
+    """The seed of the one SFT checkpoint of a `share_sft` run."""
+    return settings.seeds[0] if settings.sft_seed is None else settings.sft_seed
+
+
 def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, float]:
-    """The SFT checkpoint GRPO starts from for `seed` (the first seed's with `share_sft`), made unless one
+    """The SFT checkpoint GRPO starts from for `seed` (with `share_sft`, the one of `sft_seed`, else of the
+    first seed), made unless one
     made with these settings is in `folder` already; and the seconds it took (0 when reused)."""
-    sft_seed = settings.seeds[0] if settings.share_sft else seed
+    sft_seed = shared_sft_seed(settings) if settings.share_sft else seed
     ckpt = folder / f"sft-seed{sft_seed}"
     made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
                  "db_path": settings.db_path, "seed": sft_seed}
@@ -480,7 +491,7 @@ def run_seeds(settings: CurveSettings, out: Path, jobs: int) -> list[SeedResult]
     from multiprocessing import get_context
 
     prepare_data(settings)
-    seconds_shared = sft_checkpoint(settings, settings.seeds[0], folder)[1] if settings.share_sft else 0.0
+    seconds_shared = sft_checkpoint(settings, shared_sft_seed(settings), folder)[1] if settings.share_sft else 0.0
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(run_seed, settings, seed, folder) for seed in settings.seeds]
         for future in as_completed(futures):
@@ -489,6 +500,63 @@ def run_seeds(settings: CurveSettings, out: Path, jobs: int) -> list[SeedResult]
             write(out, settings, results)
     results[0].seconds_sft += seconds_shared  # the shared checkpoint was made once, before the workers
     return results
+
+
+MERGE_IGNORES = ("seeds", "sft_seed")  # what may differ between the runs `merge` puts together
+
+
+def read_run(folder: Path) -> tuple[CurveSettings, list[SeedResult]]:
+    """A finished run's settings and per-seed results, read back from its curve.json, curve.csv and train.csv."""
+    try:
+        saved = json.loads((folder / "curve.json").read_text(encoding="utf-8"))
+        points = list(csv.DictReader((folder / "curve.csv").open(encoding="utf-8")))
+        logged = list(csv.DictReader((folder / "train.csv").open(encoding="utf-8")))
+        settings = CurveSettings(**{"sft_seed": None, **saved["settings"]})  # runs before --sft-seed lack it
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise SystemExit(f"--merge: {folder} is not a finished curve run of this version "
+                         f"(curve.json, curve.csv, train.csv): {e}") from None
+
+    def number(key: str, text: str) -> int | float | str:
+        if text in ("", None):
+            return ""
+        return int(text) if key in ("step", "accepted_calls", "tool_calls", "queries") else float(text)
+
+    results = []
+    for seed in settings.seeds:
+        r = SeedResult(seed)
+        r.points = [{**{k: number(k, v) for k, v in row.items() if k not in ("seed", "target")},
+                     "target": row["target"]} for row in points if int(row["seed"]) == seed]
+        r.train_log = [{k: float(v) for k, v in row.items() if k != "seed" and v != ""}
+                       for row in logged if int(row["seed"]) == seed]
+        seconds = saved.get("seconds", {}).get(f"seed{seed}", {})
+        r.seconds_sft, r.seconds_grpo = float(seconds.get("sft", 0.0)), float(seconds.get("grpo", 0.0))
+        changed = str(saved.get("tensors_changed", {}).get(f"seed{seed}", "0/0")).split("/")
+        r.tensors_changed, r.tensors = int(changed[0]), int(changed[1])
+        results.append(r)
+    return settings, results
+
+
+def merge(folders: Sequence[Path], out: Path) -> dict[str, Any]:
+    """One curve of the seeds of several finished runs that differ only in their seeds (e.g. more seeds
+    added later from the same shared SFT checkpoint with `--sft-seed`); SystemExit naming the setting
+    that differs, or a seed run twice."""
+    runs = [read_run(Path(f)) for f in folders]
+    first = asdict(runs[0][0])
+    for folder, (settings, _) in zip(folders[1:], runs[1:], strict=True):
+        for key, value in asdict(settings).items():
+            if key not in MERGE_IGNORES and value != first[key]:
+                raise SystemExit(f"--merge: {folder} ran with {key}={value!r}, {folders[0]} with {first[key]!r}; "
+                                 "only runs that differ in their seeds make one curve")
+    results = [r for _, rs in runs for r in rs]
+    seeds = [r.seed for r in results]
+    if len(set(seeds)) != len(seeds):
+        raise SystemExit(f"--merge: a seed is in more than one run ({sorted(seeds)}); merge runs of different seeds")
+    sft_seeds = {shared_sft_seed(s) if s.share_sft else None for s, _ in runs}
+    if len(sft_seeds) > 1:
+        raise SystemExit(f"--merge: the runs started from different shared SFT checkpoints "
+                         f"(seeds {sorted(map(str, sft_seeds))}); give them one with --sft-seed")
+    merged = CurveSettings(**{**first, "seeds": seeds, "sft_seed": sft_seeds.pop()})
+    return write(out, merged, results)
 
 
 def settings_of(args: argparse.Namespace) -> CurveSettings:
@@ -512,15 +580,18 @@ def settings_of(args: argparse.Namespace) -> CurveSettings:
                          queries_per_step=args.queries_per_step, num_generations=args.num_generations,
                          learning_rate=args.learning_rate, temperature=args.temperature, beta=args.beta,
                          reward=args.reward, grpo_queries=args.grpo_queries, grpo_limit=args.grpo_limit,
-                         share_sft=args.share_sft, profile=args.profile, db_path=args.db_path)
+                         share_sft=args.share_sft, sft_seed=args.sft_seed, profile=args.profile, db_path=args.db_path)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     args = parser().parse_args(argv)
-    settings = settings_of(args)
     out = Path(args.out)
-    summary = write(out, settings, run_seeds(settings, out, args.jobs))
+    if args.merge:
+        summary = merge([Path(f) for f in args.merge], out)
+    else:
+        settings = settings_of(args)
+        summary = write(out, settings, run_seeds(settings, out, args.jobs))
     for name, t in summary["targets"].items():
         seeds_text = ", ".join(f"seed {s['seed']}: {s['start']:.4f} → {s['end']:.4f}" for s in t["per_seed"])
         print(f"{name}: {seeds_text}; mean change {t['delta_mean']:+.4f} "
