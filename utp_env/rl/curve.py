@@ -50,8 +50,8 @@ from utp_env.tools.atomic import write_text_atomic
 TARGETS = ("held_out", "other_world")
 # the curriculum stage's reward and the env's reward of greedy episodes; the env's reward of sampled ones
 METRICS = ("first_leg_reward", "mean_reward", "sampled_reward")
-METRIC_TITLES = {"first_leg_reward": "first-leg reward (curriculum stage 1), greedy",
-                 "mean_reward": "env reward, greedy", "sampled_reward": "env reward, sampled (mean of k per query)"}
+METRIC_TITLES = {"first_leg_reward": "first-leg reward (stage 1), greedy",
+                 "mean_reward": "env reward, greedy", "sampled_reward": "env reward, sampled (k per query)"}
 # t_{0.975, n-1} for the 95 % interval of a mean over n seeds (n = 2 … 10)
 T_975 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306, 10: 2.262}
 
@@ -453,7 +453,7 @@ def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> 
     metrics = scored_metrics(results)
     fig, axes = plt.subplots(len(metrics), len(TARGETS), figsize=(5 * len(TARGETS), 3.2 * len(metrics)),
                              sharex=True, squeeze=False)
-    titles = {"held_out": "world 0, validation (held out)", "other_world": "world 1, validation (other world)"}
+    titles = {"held_out": "world 0 validation (held out)", "other_world": "world 1 validation"}
     for row, metric in enumerate(metrics):
         for ax, target in zip(axes[row], TARGETS, strict=True):
             by_step: dict[int, list[float]] = {}
@@ -465,9 +465,9 @@ def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> 
                     by_step.setdefault(p["step"], []).append(p[metric])
             steps = sorted(by_step)
             ax.plot(steps, [sum(by_step[s]) / len(by_step[s]) for s in steps], lw=2.2, color="black", label="mean")
-            ax.set_title(f"{titles[target]}: {METRIC_TITLES[metric]}", fontsize=9)
+            ax.set_title(f"{titles[target]}\n{METRIC_TITLES[metric]}", fontsize=9)
             ax.grid(alpha=0.3)
-        axes[row][0].set_ylabel("mean over queries (greedy)")
+        axes[row][0].set_ylabel("mean over queries")
     for ax in axes[-1]:
         ax.set_xlabel("GRPO step (0: the SFT checkpoint)")
     axes[0][0].legend(fontsize=8)
