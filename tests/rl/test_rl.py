@@ -175,6 +175,7 @@ def test_warm_up_conversations_carry_the_envs_answers(mini_db_path: Path, first_
     (["--tiny", "--num-generations", "1"], "--num-generations must be at least 2"),
     (["--tiny", "--max-steps", "0"], "--max-steps must be at least 1"),
     (["--tiny", "--max-completion-length", "-5"], "--max-completion-length must be at least 1"),
+    (["--tiny", "--skip", "-1"], "--skip must be 0 or more"),
 ])
 def test_command_line_refuses_bad_sizes(argv: list[str], message: str) -> None:
     from utp_env.rl.recipe import parser, settings

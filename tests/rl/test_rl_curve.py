@@ -205,8 +205,8 @@ def fake_results(seeds: list[int]) -> list:
     results = []
     for seed in seeds:
         r = SeedResult(seed, seconds_sft=0.0, seconds_grpo=10.0 + seed, tensors_changed=24, tensors=24)
-        r.train_log = [{"step": 1.0, "reward": 0.01 * seed, "frac_reward_zero_std": 0.25, "loss": 0.1,
-                        "grad_norm": 0.2}]
+        r.train_log = [{"step": float(step), "reward": 0.01 * seed, "frac_reward_zero_std": 0.25, "loss": 0.1,
+                        "grad_norm": 0.2, "entropy": 0.1, "kl": 0.01} for step in (1, 2)]
         r.points = [{"step": step, "target": target, "first_leg_reward": 0.01 * step, "mean_reward": 0.02 * step,
                      "sampled_reward": 0.005 * (seed + step), "from_origin": 0.5, "sampled_from_origin": 0.25,
                      "accepted_calls": 3, "tool_calls": 4, "queries": 2}
@@ -230,6 +230,9 @@ def test_merging_runs_of_other_seeds_gives_the_curve_of_all_seeds(tmp_path: Path
     merged = curve.main(["--tiny", "--merge", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m")])
     assert merged["targets"] == everything["targets"]
     assert merged["settings"]["seeds"] == [0, 1, 2] and merged["settings"]["sft_seed"] == 0
+    # the share of episodes from the origin that goes with each score: the sampled one for the sampled score
+    assert merged["targets"]["held_out/sampled_reward"]["per_seed"][0]["from_origin_start"] == 0.25
+    assert merged["targets"]["held_out/mean_reward"]["per_seed"][0]["from_origin_start"] == 0.5
     assert (tmp_path / "m" / "curve.csv").read_text() == (tmp_path / "all" / "curve.csv").read_text()
     assert (tmp_path / "m" / "train.csv").read_text() == (tmp_path / "all" / "train.csv").read_text()
     curve.write(tmp_path / "c", replace(settings, seeds=[2], learning_rate=1e-3), fake_results([2]))
@@ -240,5 +243,10 @@ def test_merging_runs_of_other_seeds_gives_the_curve_of_all_seeds(tmp_path: Path
     curve.write(tmp_path / "d", replace(settings, seeds=[2]), fake_results([2]))  # its own checkpoint (seed 2's)
     with pytest.raises(SystemExit, match="different shared SFT checkpoints"):
         curve.main(["--tiny", "--merge", str(tmp_path / "a"), str(tmp_path / "d"), "--out", str(tmp_path / "m")])
+    stopped = fake_results([2])
+    stopped[0].points = [p for p in stopped[0].points if p["step"] == 0]  # stopped before its last scoring
+    curve.write(tmp_path / "e", replace(settings, seeds=[2], sft_seed=0), stopped)
+    with pytest.raises(SystemExit, match=r"seed 2 of .* did not finish \(scored at steps \[0\] of \[0, 2\]"):
+        curve.main(["--tiny", "--merge", str(tmp_path / "a"), str(tmp_path / "e"), "--out", str(tmp_path / "m")])
     with pytest.raises(SystemExit, match="is not a finished curve run"):
         curve.main(["--tiny", "--merge", str(tmp_path / "nowhere"), "--out", str(tmp_path / "m")])

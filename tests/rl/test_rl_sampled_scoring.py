@@ -65,8 +65,12 @@ def test_sampled_scoring_repeats_and_leaves_the_callers_random_state(tiny_policy
     assert first["queries"] == 6 and ids[:3] == [ids[0]] * 3 and ids[3:] == [ids[3]] * 3 and ids[0] != ids[3]
 
 
-@pytest.mark.parametrize("kwargs", [{"samples": 2}, {"samples": 0, "temperature": 0.7}])
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"samples": 2}, "samples must be 1 for greedy rollouts and at least 1 with a temperature"),
+    ({"samples": 0, "temperature": 0.7}, "samples must be 1 for greedy rollouts"),
+    ({"samples": 2, "temperature": 0.0}, "temperature must be above 0 for sampled rollouts"),
+    ({"samples": 1, "temperature": -1.0}, "temperature must be above 0")])
 def test_sampled_scoring_refuses_samples_it_cannot_draw(tiny_policy: tuple[Any, Any], mini_db_path: Path,
-                                                        kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ValueError, match="samples must be 1 for greedy rollouts and at least 1 with a temperature"):
+                                                        kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
         score(tiny_policy, mini_db_path, **kwargs)

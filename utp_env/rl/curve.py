@@ -9,13 +9,13 @@
 For each seed, the tiny recipe of `utp_env.rl.sft` (the two-layer tiny model, SFT on the lookup →
 `add_leg` → `submit` demonstrations of the first `--demos` train queries) makes a checkpoint; GRPO
 (`utp_env.rl.recipe.run_grpo`, multi-turn, the env's reward through `get_reward`) trains from it for
-`--steps` steps on the train queries after those (`--grpo-queries new`: each trained on once, none
-the checkpoint has seen), and every `--every` steps (and at step 0, the SFT checkpoint) the policy is
-scored (`sft.evaluate_policy`) on the first `--eval-limit` queries of the training world's validation
-split and of world `--eval-world`'s validation split: by greedy rollouts, and by `--eval-samples`
-rollouts per query sampled at GRPO's temperature (the policy GRPO trains; one seed at every scoring).
-None of those queries is trained on (the training queries are train-split queries of world 0).
-`--jobs N` runs N seeds at once, each in its own process.
+`--steps` steps on the train queries after those (`--grpo-queries new`: none the checkpoint has seen,
+each trained on once unless `--grpo-limit` cycles fewer), and every `--every` steps (and at step 0,
+the SFT checkpoint) the policy is scored (`sft.evaluate_policy`) on the first `--eval-limit` queries
+of the training world's validation split and of world `--eval-world`'s validation split: by greedy
+rollouts, and by `--eval-samples` rollouts per query sampled at GRPO's temperature (the policy GRPO
+trains; one seed at every scoring). None of those queries is trained on (the training queries are
+train-split queries of world 0). `--jobs N` runs N seeds at once, each in its own process.
 
 `--reward` chooses what GRPO trains on: `env` (the env's reward), `first_leg` (the curriculum's first
 stage, `first_leg_reward`) or `first_leg_shaped` (that stage with partial credit for a first leg that
@@ -26,7 +26,7 @@ Writes to `--out`: `curve.csv` (one row per seed, step and target: the greedy an
 reward, legs from the query's origin, accepted calls), `train.csv` (TRL's per-step log: mean reward of the rollouts,
 `frac_reward_zero_std`, loss), `curve.json` (the settings, per seed the held-out reward at the start
 and at the end and their difference, the mean difference with its 95 % t-interval over seeds) and
-`curve.png` (held-out mean reward against step, one panel per target, a line per seed and their mean).
+`curve.png` (held-out scores against step, a panel per metric and target, a line per seed and their mean).
 """
 
 from __future__ import annotations
@@ -186,8 +186,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=64, help="GRPO steps per seed (default 64)")
     p.add_argument("--every", type=int, default=8, help="score the policy every N steps (default 8)")
     p.add_argument("--demos", type=int, default=256, help="SFT demonstrations: the first N train queries")
-    p.add_argument("--share-sft", action="store_true", help="one SFT checkpoint (of the first seed) for every "
-                   "seed's GRPO: the seeds then vary GRPO alone (its sampling and query order)")
+    p.add_argument("--share-sft", action="store_true", help="one SFT checkpoint (of the first seed, or --sft-seed) "
+                   "for every seed's GRPO: the seeds then vary GRPO alone (its sampling and query order)")
     p.add_argument("--sft-seed", type=int, help="with --share-sft, the seed of the shared checkpoint (default: the "
                    "first of --seeds; give it to add seeds to an earlier run from the same checkpoint)")
     p.add_argument("--sft-epochs", type=float, default=10.0,
@@ -214,6 +214,8 @@ def parser() -> argparse.ArgumentParser:
                    "demonstrations' own queries, which the checkpoint has seen)")
     p.add_argument("--grpo-limit", type=int, help="distinct train queries GRPO cycles through (default: steps x "
                    "queries per step with --grpo-queries new, each once; --demos with sft)")
+    p.add_argument("--checkpoints", help="the folder of the SFT and GRPO checkpoints (default: OUT/checkpoints); "
+                   "give an earlier run's to start from its shared SFT checkpoint (with --sft-seed)")
     p.add_argument("--jobs", type=int, default=1, help="seeds run at once, each in its own process (default 1)")
     p.add_argument("--profile", choices=("mini", "full"), default="mini")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox (world 0)")
@@ -235,7 +237,8 @@ def checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, 
 
 
 class Scorer:
-    """Scores a policy on the held-out targets (greedy multi-turn rollouts in the env, `sft.evaluate_policy`)."""
+    """Scores a policy on the held-out targets: greedy multi-turn rollouts in the env and, with `eval_samples`,
+    sampled ones (`sft.evaluate_policy`)."""
 
     def __init__(self, settings: CurveSettings, tokenizer: Any) -> None:
         from utp_env.rl import sft
@@ -310,8 +313,8 @@ def shared_sft_seed(settings: CurveSettings) -> int:
 
 
 def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, float]:
-    """The SFT checkpoint GRPO starts from for `seed` (with `share_sft`, the one of `sft_seed`, else of the
-    first seed), made unless one
+    """The SFT checkpoint GRPO starts from for `seed` (its own; with `share_sft`, the one of `sft_seed`, else
+    of the first seed), made unless one
     made with these settings is in `folder` already; and the seconds it took (0 when reused)."""
     sft_seed = shared_sft_seed(settings) if settings.share_sft else seed
     ckpt = folder / f"sft-seed{sft_seed}"
@@ -392,6 +395,7 @@ def summarise(settings: CurveSettings, results: Sequence[SeedResult]) -> dict[st
     for target in TARGETS:
         for metric in scored_metrics(results):
             per_seed = []
+            origin = "sampled_from_origin" if metric == "sampled_reward" else "from_origin"
             for r in results:
                 points = sorted((p for p in r.points if p["target"] == target), key=lambda p: p["step"])
                 if not points:
@@ -399,7 +403,7 @@ def summarise(settings: CurveSettings, results: Sequence[SeedResult]) -> dict[st
                 start, end = points[0], points[-1]
                 per_seed.append({"seed": r.seed, "start": start[metric], "end": end[metric],
                                  "delta": end[metric] - start[metric], "best": max(p[metric] for p in points),
-                                 "from_origin_start": start["from_origin"], "from_origin_end": end["from_origin"]})
+                                 "from_origin_start": start[origin], "from_origin_end": end[origin]})
             if not per_seed:
                 continue
             mean, low, high = interval([s["delta"] for s in per_seed])
@@ -428,7 +432,7 @@ def write(out: Path, settings: CurveSettings, results: Sequence[SeedResult]) -> 
         for p in r.points:
             writer.writerow({"seed": r.seed, **{k: p[k] for k in fields if k != "seed"}})
     write_text_atomic(out / "curve.csv", text.getvalue())
-    keys = ["step", "reward", "reward_std", "frac_reward_zero_std", "loss", "grad_norm"]
+    keys = ["step", "reward", "reward_std", "frac_reward_zero_std", "loss", "grad_norm", "entropy", "kl"]
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=["seed", *keys], lineterminator="\n")
     writer.writeheader()
@@ -453,7 +457,11 @@ def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> 
     metrics = scored_metrics(results)
     fig, axes = plt.subplots(len(metrics), len(TARGETS), figsize=(5 * len(TARGETS), 3.2 * len(metrics)),
                              sharex=True, squeeze=False)
-    titles = {"held_out": "world 0 validation (held out)", "other_world": "world 1 validation"}
+    settings = summary["settings"]
+    other = f"world {settings['eval_world']}" if not settings.get("eval_db_path") else "the other database"
+    titles = {"held_out": "world 0 validation (held out)", "other_world": f"{other}, validation"}
+    titled = {**METRIC_TITLES, "sampled_reward": METRIC_TITLES["sampled_reward"].replace(
+        "k per query", f"{settings.get('eval_samples')} per query")}
     for row, metric in enumerate(metrics):
         for ax, target in zip(axes[row], TARGETS, strict=True):
             by_step: dict[int, list[float]] = {}
@@ -465,7 +473,7 @@ def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> 
                     by_step.setdefault(p["step"], []).append(p[metric])
             steps = sorted(by_step)
             ax.plot(steps, [sum(by_step[s]) / len(by_step[s]) for s in steps], lw=2.2, color="black", label="mean")
-            ax.set_title(f"{titles[target]}\n{METRIC_TITLES[metric]}", fontsize=9)
+            ax.set_title(f"{titles[target]}\n{titled[metric]}", fontsize=9)
             ax.grid(alpha=0.3)
         axes[row][0].set_ylabel("mean over queries")
     for ax in axes[-1]:
@@ -476,11 +484,12 @@ def plot(path: Path, results: Sequence[SeedResult], summary: dict[str, Any]) -> 
     plt.close(fig)
 
 
-def run_seeds(settings: CurveSettings, out: Path, jobs: int) -> list[SeedResult]:
+def run_seeds(settings: CurveSettings, out: Path, jobs: int, checkpoints: Path | None = None) -> list[SeedResult]:
     """Every seed's curve, in seed order; with `jobs` > 1 that many seeds at once, each in its own process
     (one thread each: the tiny model's GRPO is single-threaded). Each finished seed is written at once, so
-    a stopped run keeps what it measured."""
-    folder = out / "checkpoints"
+    a stopped run keeps what it measured. The checkpoints go to `checkpoints` (default `out/checkpoints`),
+    where a shared SFT checkpoint made with the same settings is reused."""
+    folder = checkpoints or out / "checkpoints"
     results: list[SeedResult] = []
     if jobs <= 1 or len(settings.seeds) == 1:
         for seed in settings.seeds:
@@ -494,11 +503,21 @@ def run_seeds(settings: CurveSettings, out: Path, jobs: int) -> list[SeedResult]
     seconds_shared = sft_checkpoint(settings, shared_sft_seed(settings), folder)[1] if settings.share_sft else 0.0
     with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
         futures = [pool.submit(run_seed, settings, seed, folder) for seed in settings.seeds]
+        failures: list[tuple[int, BaseException]] = []
         for future in as_completed(futures):
-            results.append(future.result())
+            try:
+                results.append(future.result())
+            except Exception as e:  # the other seeds still finish and are written
+                failures.append((settings.seeds[futures.index(future)], e))
+                continue
             results.sort(key=lambda r: settings.seeds.index(r.seed))
             write(out, settings, results)
-    results[0].seconds_sft += seconds_shared  # the shared checkpoint was made once, before the workers
+    if failures:
+        seed, error = failures[0]
+        raise RuntimeError(f"seed {seed} failed ({len(failures)} of {len(settings.seeds)} seeds); the finished ones "
+                           f"are in {out}: {error}") from error
+    if results:
+        results[0].seconds_sft += seconds_shared  # the shared checkpoint was made once, before the workers
     return results
 
 
@@ -521,6 +540,7 @@ def read_run(folder: Path) -> tuple[CurveSettings, list[SeedResult]]:
             return ""
         return int(text) if key in ("step", "accepted_calls", "tool_calls", "queries") else float(text)
 
+    scored = {0} | {s for s in range(1, settings.steps + 1) if s % settings.every == 0 or s == settings.steps}
     results = []
     for seed in settings.seeds:
         r = SeedResult(seed)
@@ -532,6 +552,11 @@ def read_run(folder: Path) -> tuple[CurveSettings, list[SeedResult]]:
         r.seconds_sft, r.seconds_grpo = float(seconds.get("sft", 0.0)), float(seconds.get("grpo", 0.0))
         changed = str(saved.get("tensors_changed", {}).get(f"seed{seed}", "0/0")).split("/")
         r.tensors_changed, r.tensors = int(changed[0]), int(changed[1])
+        steps = {t: {p["step"] for p in r.points if p["target"] == t} for t in TARGETS}
+        if any(found != scored for found in steps.values()) or len(r.train_log) != settings.steps:
+            raise SystemExit(f"--merge: seed {seed} of {folder} did not finish (scored at steps "
+                             f"{sorted(steps['held_out'])} of {sorted(scored)}, {len(r.train_log)} of "
+                             f"{settings.steps} steps logged); merge finished runs only")
         results.append(r)
     return settings, results
 
@@ -591,7 +616,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         summary = merge([Path(f) for f in args.merge], out)
     else:
         settings = settings_of(args)
-        summary = write(out, settings, run_seeds(settings, out, args.jobs))
+        checkpoints = Path(args.checkpoints) if args.checkpoints else None
+        summary = write(out, settings, run_seeds(settings, out, args.jobs, checkpoints))
     for name, t in summary["targets"].items():
         seeds_text = ", ".join(f"seed {s['seed']}: {s['start']:.4f} → {s['end']:.4f}" for s in t["per_seed"])
         print(f"{name}: {seeds_text}; mean change {t['delta_mean']:+.4f} "

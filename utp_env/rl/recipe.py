@@ -92,7 +92,8 @@ def parser(description: str) -> argparse.ArgumentParser:
                    "validation and test are held out, docs/RL.md)")
     p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed: another seed is another "
                    "world with its own queries (default 0; docs/RL.md \"Worlds\")")
-    p.add_argument("--limit", type=int, help="first N queries of the split (default: 1 with --tiny, else all)")
+    p.add_argument("--limit", type=int, help="first N queries of the split, after --skip (default: 1 with --tiny, "
+                   "else all)")
     p.add_argument("--skip", type=int, default=0, help="leave out the split's first N queries (e.g. those the SFT "
                    "checkpoint's demonstrations came from); --limit counts after them")
     p.add_argument("--queries-per-step", type=int, help="queries per GRPO step, each with --num-generations "
@@ -123,6 +124,8 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     defaults = TINY_DEFAULTS if args.tiny else REAL_DEFAULTS
     chosen = {key: getattr(args, key) if getattr(args, key, None) is not None else default
               for key, default in defaults.items()}
+    if getattr(args, "skip", 0) < 0:
+        raise SystemExit(f"--skip must be 0 or more, not {args.skip}")
     for key in ("max_steps", "queries_per_step", "num_generations", "max_completion_length", "step_limit",
                 "max_tool_calling_iterations"):
         value = getattr(args, key, None) if key in ("max_steps", "queries_per_step") else chosen[key]

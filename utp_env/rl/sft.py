@@ -252,7 +252,7 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
     with an accepted `add_leg` that leaves the query's origin (a leg the task asked for, not one
     that is merely valid).
 
-    The episodes of up to `batch_size` queries advance together: each round, one batched greedy
+    The episodes of up to `batch_size` queries advance together: each round, one batched
     `generate` (left padding) writes the next turn of every episode still running, so that scoring
     32 queries costs a few batched calls instead of a hundred single ones.
 
@@ -267,8 +267,12 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
 
     if samples < 1 or (samples > 1 and temperature is None):
         raise ValueError(f"samples must be 1 for greedy rollouts and at least 1 with a temperature, not {samples}")
+    if temperature is not None and not temperature > 0:
+        raise ValueError(f"temperature must be above 0 for sampled rollouts (None: greedy), not {temperature}")
     queries = [q for q in split_pool(open_env(env_kwargs, split, config).db, split, limit) for _ in range(samples)]
-    with torch.random.fork_rng(devices=[]):
+    device = getattr(model, "device", None)
+    cuda = [device.index or 0] if device is not None and device.type == "cuda" else []
+    with torch.random.fork_rng(devices=cuda):
         torch.manual_seed(seed)
         return _roll_out(model, tokenizer, env_kwargs, split, queries, schemas, config, system=system, request=request,
                          max_new_tokens=max_new_tokens, rounds=rounds, batch_size=batch_size, temperature=temperature)
@@ -316,7 +320,7 @@ def open_env(env_kwargs: dict[str, Any], split: str, config: dict[str, Any] | No
 
 
 class _Rollout:
-    """One greedy evaluation episode: its messages, and what its tool calls did in the env."""
+    """One evaluation episode (greedy or sampled): its messages, and what its tool calls did in the env."""
 
     def __init__(self, env: Any, query: Any, system: str, request: str) -> None:
         self.env, self.query = env, query
