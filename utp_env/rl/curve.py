@@ -314,8 +314,8 @@ def shared_sft_seed(settings: CurveSettings) -> int:
 
 def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, float]:
     """The SFT checkpoint GRPO starts from for `seed` (its own; with `share_sft`, the one of `sft_seed`, else
-    of the first seed), made unless one
-    made with these settings is in `folder` already; and the seconds it took (0 when reused)."""
+    of the first seed), made unless one made with these settings is in `folder` already; and the seconds
+    it took (0 when reused)."""
     sft_seed = shared_sft_seed(settings) if settings.share_sft else seed
     ckpt = folder / f"sft-seed{sft_seed}"
     made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
