@@ -160,7 +160,8 @@ def test_grpo_trains_on_queries_the_sft_demonstrations_did_not_use() -> None:
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--jobs", "0"], "--jobs must be at least 1"), (["--eval-samples", "-1"], "--eval-samples must be 0 or more"),
-    (["--grpo-limit", "0"], "--grpo-limit must be at least 1"), (["--seeds", "a"], "is not a comma-separated")])
+    (["--grpo-limit", "0"], "--grpo-limit must be at least 1"), (["--seeds", "a"], "is not a comma-separated"),
+    (["--sft-seed", "0"], "give --share-sft too")])
 def test_the_curve_refuses_bad_arguments(argv: list[str], message: str, tmp_path: Path) -> None:
     from utp_env.rl import curve
 

@@ -599,6 +599,8 @@ def settings_of(args: argparse.Namespace) -> CurveSettings:
         raise SystemExit(f"--grpo-limit must be at least 1, not {args.grpo_limit}")
     if not seeds:
         raise SystemExit("--seeds: give at least one seed")
+    if args.sft_seed is not None and not args.share_sft:
+        raise SystemExit("--sft-seed names the shared SFT checkpoint: give --share-sft too")
     return CurveSettings(seeds=seeds, steps=args.steps, every=args.every, demos=args.demos,
                          sft_epochs=args.sft_epochs, eval_limit=args.eval_limit, eval_samples=args.eval_samples,
                          eval_world=args.eval_world, eval_db_path=args.eval_db_path,
