@@ -286,6 +286,11 @@ class Scorer:
                 "sampled_from_origin": result["from_origin"] / max(result["queries"], 1)}
 
 
+def scoring_steps(settings: CurveSettings) -> set[int]:
+    """The GRPO steps at which the policy is scored: 0 (the checkpoint), every `every`-th, and the last."""
+    return {0} | {s for s in range(1, settings.steps + 1) if s % settings.every == 0 or s == settings.steps}
+
+
 def grpo_train_queries(settings: CurveSettings) -> tuple[int, int]:
     """Which train queries GRPO trains on: how many of the split's first to skip, and how many after them."""
     new = settings.grpo_queries == "new"
@@ -337,6 +342,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
     from utp_env.rl.recipe import run_grpo
 
     result = SeedResult(seed)
+    scored = scoring_steps(settings)
     ckpt, result.seconds_sft = sft_checkpoint(settings, seed, folder)
     scorer = Scorer(settings, AutoTokenizer.from_pretrained(ckpt))
 
@@ -345,7 +351,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
             result.points += scorer.score(model, 0)
 
         def on_step_end(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
-            if state.global_step % settings.every == 0 or state.global_step == state.max_steps:
+            if state.global_step in scored:
                 result.points += scorer.score(model, state.global_step)
                 model.train()
 
@@ -540,7 +546,7 @@ def read_run(folder: Path) -> tuple[CurveSettings, list[SeedResult]]:
             return ""
         return int(text) if key in ("step", "accepted_calls", "tool_calls", "queries") else float(text)
 
-    scored = {0} | {s for s in range(1, settings.steps + 1) if s % settings.every == 0 or s == settings.steps}
+    scored = scoring_steps(settings)
     results = []
     for seed in settings.seeds:
         r = SeedResult(seed)
