@@ -19,10 +19,11 @@ from typing import Any
 
 from utp_env.env.adapters import tool_method_names
 from utp_env.env.config import reference_plan
+from utp_env.env.levels import LevelTask
 from utp_env.itinerary import Plan, TransportLeg
 from utp_env.plan_format.write import format_plan
 from utp_env.rl.env import RLToolEnv
-from utp_env.tools.clock import format_hhmm
+from utp_env.tools.clock import format_hhmm, format_stamp
 
 REFUSAL = "I cannot plan this trip."
 DONE = "The plan is submitted."
@@ -37,6 +38,33 @@ def add_leg_args(day: int, leg: TransportLeg) -> dict[str, Any]:
     else:
         args["departure"] = format_hhmm(leg.dep)
     return args
+
+
+def level_calls(task: LevelTask, plan: Plan) -> list[tuple[str, dict[str, Any]]]:
+    """The itinerary tool calls that build `plan`'s part that a level asks (`LevelTask.view`: at level 1 the
+    first leg, at level 2 the asked day's visits and meals) in an episode of that level, then `submit`:
+    each leg with its planned arrival, each item with its kind, meal and times (`+1 day` past midnight)."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    view = task.view(plan)
+    for number in task.days:
+        if number > len(view.days):
+            continue
+        day = view.days[number - 1]
+        for leg in day.transport:
+            if task.asks_element(number, "transport"):
+                args = add_leg_args(number, leg)
+                if leg.planned_arr is not None and leg.planned_arr != leg.arr:
+                    args["planned_arrival"] = format_stamp(leg.planned_arr)
+                calls.append(("add_leg", args))
+        for item in day.items:
+            if item.start is None or item.end is None or not task.asks_element(number, item.venue_type or ""):
+                continue
+            args = {"day": number, "name": item.name, "activity": item.activity, "start": format_stamp(item.start),
+                    "end": format_stamp(item.end), "kind": item.venue_type}
+            if item.meal is not None:
+                args["meal"] = item.meal
+            calls.append(("add_item", args))
+    return [*calls, ("submit", {})]
 
 
 def _tool_call(name: str, args: dict[str, Any]) -> dict[str, Any]:
