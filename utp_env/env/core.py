@@ -229,9 +229,9 @@ class UTPEnv(gym.Env[str, Any]):
         self.seed_value = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
         episode_id = f"{stable_int(self.seed_value, query.query_id):016x}"
         reference = reference_plan(self.db, query.query_id)
-        given = Plan() if task is None else task.given.model_copy(deep=True, update={"source": "env"})
+        start = Plan() if task is None else task.given.model_copy(deep=True, update={"source": "env"})
         self.episode = Episode(db=self.db, query=query, episode_id=episode_id,
-                               check_plan_enabled=self.config.check_plan, reference=reference, task=task, plan=given)
+                               check_plan_enabled=self.config.check_plan, reference=reference, task=task, plan=start)
         info = {"query": query.model_dump(mode="json"), "tools": self.openai_tools(),
                 "db_hash": self.db.content_hash, "seed": self.seed_value, "episode_id": episode_id,
                 "stochastic": self.stochastic, "step_limit": self.config.step_limit, "level": self.level.number}

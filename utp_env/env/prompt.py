@@ -5,6 +5,7 @@ mode's tool schemas are `utp_env.tools.tool_schemas.compact_schema`, applied in 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -85,8 +86,8 @@ def level_text(task: LevelTask, tools: Mapping[str, ToolSpec[Any]], config: EnvC
     constraints = constraint_lines(q, names)
     facts = [f"TASK (level {level.number} of 4, query {q.query_id}): {level.title}."]
     if level.number == 1:
-        facts.append(f"Travel on day 1, {date}, from {q.org} to {task.first_city}; {q.people_number} people, "
-                     f"budget INR {q.budget_inr:,.0f}.")
+        leg = json.dumps({"origin": q.org, "destination": task.first_city, "date": date}, ensure_ascii=False)
+        facts.append(f"Travel on day 1: {leg}; {q.people_number} people, budget INR {q.budget_inr:,.0f}.")
     else:
         p = q.persona
         hours = (f" The day is yours from {format_hhmm(task.day_start)}" if task.day_start is not None else "") + (
@@ -98,10 +99,10 @@ def level_text(task: LevelTask, tools: Mapping[str, ToolSpec[Any]], config: EnvC
     facts.append(f"Risk profile: {q.risk_profile} (size your buffers for delays and crowds accordingly).")
     if constraints:
         facts.append("Constraints: " + "; ".join(constraints) + ".")
+    if config.compact:  # the tools' schemas say how to call them
+        return "\n".join([*facts, "", f"HOW TO ACT: {level.instruction}"])
     lines = [*facts, "", f"HOW TO ACT: {level.instruction} Send one tool call or a JSON list of them each step, "
              f"as {ACTION_FORMAT}. You have {config.step_limit} steps."]
-    if config.compact:
-        return "\n".join(lines)
     rules = commonsense_rules()
     scored = [name for name in (level.checks or ()) if name in rules]
     tool_lines = [f"- {name}: {summary(spec.description)}" for name, spec in tools.items()]

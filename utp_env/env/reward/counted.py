@@ -72,8 +72,11 @@ def _leg_key(lc: LegContext) -> tuple[Any, ...]:
 
 def off_timetable(lc: LegContext, date: str | None) -> str | None:
     """Why a found flight, train or bus is not as its timetable runs (another date, departure or
-    journey time, or a planned arrival before the scheduled one), or None when it is (and for a cab)."""
+    journey time, or a planned arrival before the scheduled one), or why a cab is not as the database
+    has cabs (it states a number: cabs have none); None when it is."""
     leg, res = lc.leg, lc.resolved
+    if leg.mode == "cab":
+        return f"states the number {leg.number!r}, and cabs have none" if leg.number else None
     if res.row is None or res.scheduled_dep is None or res.scheduled_arr is None:
         return None
     if res.runs_on_date is False:
