@@ -13,8 +13,8 @@ import pytest
 from utp_env.cli import main
 
 
-def test_the_levels_table_has_every_level_with_the_reference_at_its_ceiling(mini_db_path: Path,
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_levels_table_has_every_level_with_the_reference_at_its_ceiling(
+        mini_db_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["levels", "--db", str(mini_db_path), "--limit", "4", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["level"] for r in rows] == [1, 2, 3, 4]
