@@ -3,6 +3,7 @@ evaluation, parse back from the paper's format, and beat the deterministic basel
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
@@ -48,21 +49,32 @@ def _mean(values: list[float | None]) -> float:
 # ---------------------------------------------------------------- timing by hand
 
 
-def test_visit_length_is_v_plus_the_shortest_buffer_of_the_risk_range(mini_db: Database) -> None:
+def test_visit_length_is_the_base_plus_the_shortest_buffer_of_the_risk_range(mini_db: Database) -> None:
+    """A meal is the traveller's meal (breakfast 30, lunch 45, dinner 60 min) plus the buffer BAS asks
+    of its v (Table 9: 50 / 60 / 75), low * v * Cf; an attraction is v plus low * v * Cf."""
     config = UncertaintyConfig()
     restaurant = Venue("restaurants", 0, "X", "Y", 0, 1440, None)  # no crowd data: Cf = 1
-    # averse (1.25-2.0), breakfast at 09:00: v = 50 -> 50 + 1.25 * 50 = 112.5 -> 113 minutes
-    assert Timing(mini_db, config, "averse", True).length(restaurant, 9 * 60) == 113
-    # tolerant (0.5-1.0), dinner at 20:00: v = 75 -> 75 + 0.5 * 75 = 112.5 -> 113
-    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 20 * 60) == 113
-    # optimized (1.0-1.25), lunch at 13:00: v = 60 -> 60 + 1.0 * 60 = 120; without buffers exactly 60
-    assert Timing(mini_db, config, "optimized", True).length(restaurant, 13 * 60) == 120
-    assert Timing(mini_db, config, "optimized", False).length(restaurant, 13 * 60) == 60
-    # a crowd window at tier AA (Cf 1.75) from 12:00: 60 + 1.0 * 60 * 1.75 = 165
+    # averse (1.25-2.0), breakfast at 09:00: 30 + 1.25 * 50 = 92.5 -> 93 minutes
+    assert Timing(mini_db, config, "averse", True).length(restaurant, 9 * 60) == 93
+    # tolerant (0.5-1.0), breakfast at 08:00: 30 + 0.5 * 50 = 55, a traveller's breakfast
+    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 8 * 60) == 55
+    # tolerant, dinner at 20:00: 60 + 0.5 * 75 = 97.5 -> 98
+    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 20 * 60) == 98
+    # optimized (1.0-1.25), lunch at 13:00: 45 + 1.0 * 60 = 105; without buffers the traveller's 45
+    assert Timing(mini_db, config, "optimized", True).length(restaurant, 13 * 60) == 105
+    assert Timing(mini_db, config, "optimized", False).length(restaurant, 13 * 60) == 45
+    assert Timing(mini_db, config, "optimized", True).bas_minutes(restaurant, 13 * 60) == 60  # BAS's v is kept
+    # a crowd window at tier AA (Cf 1.75) from 12:00: 45 + 1.0 * 60 * 1.75 = 150
     crowded = Venue("restaurants", 0, "X", "Y", 0, 1440, CrowdProfile(((frozenset(range(12, 15)), "AA"),),
                                                                       frozenset(), frozenset()))
-    assert Timing(mini_db, config, "optimized", True).length(crowded, 13 * 60) == 165
-    assert Timing(mini_db, config, "optimized", True).length(crowded, 11 * 60) == 120  # 11:00 has no window
+    assert Timing(mini_db, config, "optimized", True).length(crowded, 13 * 60) == 150
+    assert Timing(mini_db, config, "optimized", True).length(crowded, 11 * 60) == 105  # 11:00 has no window
+    # an attraction: v (its visit duration) plus low * v * Cf, as before
+    row = 0
+    v = float(mini_db.tables["attractions"].columns["visit_duration_hr"][row]) * 60.0
+    sight = Venue("attractions", row, "S", "Y", 0, 1440, None)
+    assert Timing(mini_db, config, "averse", True).length(sight, 10 * 60) == math.ceil(v + 1.25 * v - 1e-9)
+    assert Timing(mini_db, config, "averse", False).length(sight, 10 * 60) == math.ceil(v - 1e-9)
 
 
 def test_planned_arrival_adds_the_multiplier_times_e_d_to_the_historical_duration() -> None:
