@@ -10,7 +10,7 @@ import pytest
 
 from utp_env.agents.base import Agent, AgentResult, Toolkit
 from utp_env.agents.reference import ReferencePlanner
-from utp_env.agents.reference.timing import Timing, Venue
+from utp_env.agents.reference.timing import TRAVELLER_MEAL_MINUTES, Timing, Venue
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.context import CrowdProfile, build_context
@@ -44,6 +44,21 @@ def reports(mini_db: Database, queries: list[Query], runs: dict[str, list[AgentR
 
 def _mean(values: list[float | None]) -> float:
     return statistics.fmean(v for v in values if v is not None)
+
+
+def _attraction_bas(reports: list) -> float:
+    """BAS over the attraction visits of `reports` (1 - mean of min(1, Q))."""
+    return 1.0 - statistics.fmean(min(1.0, p.q) for r in reports for p in r.pois if p.venue_type == "attraction")
+
+
+def _full_meal_buffers(reports: list, risk: dict[str, str]) -> float:
+    """Share of the meals of `reports` booked as the traveller's meal plus the full buffer BAS asks,
+    low x v x Cf (within a minute of rounding)."""
+    low = UncertaintyConfig().risk_multipliers
+    meal_of_v = {m.base_minutes: name for name, m in UncertaintyConfig().restaurant_meals.items()}
+    full = [abs((p.end - p.start) - TRAVELLER_MEAL_MINUTES[meal_of_v[p.v]] - low[risk[r.query_id]].low * p.v * p.cf) < 1
+            for r in reports for p in r.pois if p.venue_type == "restaurant"]
+    return sum(full) / len(full)
 
 
 # ---------------------------------------------------------------- timing by hand
@@ -143,9 +158,13 @@ def test_reference_plans_pass_and_score_high(reports: dict, queries: list[Query]
     # The bars are for this 27-query sample of the mini sandbox, whose 1,000-query population has a
     # non-averse BAS mean of 0.91 (long attractions in its few cities): the sample's mean moves by a few
     # points when the generator changes; the full set's bar is in test_every_full_reference_plan_passes.
+    # Meals are a traveller's meal plus the buffer BAS asks (docs/PAPER.md, "BAS and a traveller's
+    # meal"): BAS measures that buffer from the meal's longer v and scores meals low, so the bars are
+    # on the attractions' BAS, and every meal must carry its profile's full buffer unless squeezed.
     risk = {q.query_id: q.risk_profile for q in queries}
-    assert _mean([r.bas for r in ref if risk[r.query_id] != "averse"]) >= 0.85
-    assert _mean([r.bas for r in ref if risk[r.query_id] == "averse"]) >= 0.75
+    assert _attraction_bas([r for r in ref if risk[r.query_id] != "averse"]) >= 0.85
+    assert _attraction_bas([r for r in ref if risk[r.query_id] == "averse"]) >= 0.75
+    assert _full_meal_buffers(ref, risk) >= 0.9
     assert _mean([r.tdas for r in ref]) >= 0.9
     # CATS: crowds follow the kind of place (forts, palaces and museums busiest 11:00-15:00, temples at
     # the aarti, dinner at its peak), so the day's sights cannot all be seen in quiet hours: this
@@ -237,7 +256,8 @@ def test_full_sandbox_validation_targets() -> None:
     ref, det = scores["reference"], scores["deterministic"]
     # CATS about 0.64 on the real sights (generator 11): a city's top sight is booked on every full
     # day, and the famous sights are crowded at the hours they are open (docs/PAPER.md).
-    assert ref["final"] >= 0.95 and ref["bas"] >= 0.9 and ref["tdas"] >= 0.9 and ref["cats"] >= 0.58, ref
+    # BAS about 0.65: meals are a traveller's meal plus the buffer BAS asks, scored from the meal's v
+    assert ref["final"] >= 0.95 and ref["bas"] >= 0.55 and ref["tdas"] >= 0.9 and ref["cats"] >= 0.58, ref
     assert ref["cats"] > det["cats"], scores
     assert det["bas"] < ref["bas"] - 0.5 and det["tdas"] < ref["tdas"] - 0.5, scores
     assert det["hold"] < ref["hold"] - 0.05, scores
@@ -255,6 +275,8 @@ def test_every_full_reference_plan_passes() -> None:
     assert len(ds.queries) == 1000
     failed = []
     bas: dict[str, list[float]] = {"tolerant": [], "optimized": [], "averse": []}
+    risk = {q.query_id: q.risk_profile for q in ds.queries}
+    reports = {}
     for q in ds.queries:
         plan = ds.references.get(q.query_id)
         report = evaluate(plan, q, ds.db) if plan is not None else None
@@ -262,11 +284,18 @@ def test_every_full_reference_plan_passes() -> None:
             failed.append(q.query_id)  # open_hours: within opening hours, never on a closing day
         elif report.bas is not None:
             bas[q.risk_profile].append(report.bas)
+            reports[q.query_id] = report
     assert failed == []
-    # BAS as docs/PAPER.md reports it for the full set on generator 11 (tolerant / optimized / averse
-    # 0.996 / 0.926 / 0.889): days end by 23:30 and hold the city's top sight, so the optimized and
-    # averse ranges, which ask a visit for 2-3 times its base length, fit less often than before.
-    assert _mean(bas["tolerant"]) >= 0.98 and _mean(bas["optimized"]) >= 0.9 and _mean(bas["averse"]) >= 0.86
+    # BAS as docs/PAPER.md reports it for the full set on generator 12 (tolerant / optimized / averse
+    # 0.721 / 0.463 / 0.737): a meal is a traveller's meal plus the buffer BAS asks, which BAS, measuring
+    # from the meal's longer v, scores low (meals 0.52 / 0.12 / 0.62). The attractions keep their BAS
+    # (0.985 / 0.934 / 0.900): days end by 23:30 and hold the city's top sight, so the optimized and
+    # averse ranges, which ask a visit for 2-3 times its base length, fit less often.
+    assert _mean(bas["tolerant"]) >= 0.7 and _mean(bas["optimized"]) >= 0.44 and _mean(bas["averse"]) >= 0.71
+    by_risk = {r: [rep for q, rep in reports.items() if risk[q] == r] for r in ("tolerant", "optimized", "averse")}
+    assert _attraction_bas(by_risk["tolerant"]) >= 0.98 and _attraction_bas(by_risk["optimized"]) >= 0.9
+    assert _attraction_bas(by_risk["averse"]) >= 0.86
+    assert _full_meal_buffers(list(reports.values()), risk) >= 0.95
 
 
 def _closed_day_bookings(db: Database, queries: list[Query]) -> tuple[int, int]:
