@@ -28,9 +28,13 @@ reference plan stays in. Definitions:
   and the paper's Figure 3 plan, dinner 19:30-21:00): median breakfast start 07:30-09:30, lunch
   12:30-14:30, dinner 19:00-21:00; dinners ending after 23:30, = 0;
 - median meal length by meal and risk profile (`MEAL_MINUTES`): the meal a traveller in India takes
-  (breakfast 30-45 min, lunch 45-60, dinner 60-90) with the profile's buffer on top (paper Appendix
-  B: more for the optimized and averse profiles): breakfast 30-60 min tolerant, 45-90 optimized,
-  60-105 averse; lunch 45-90, 60-120, 75-135; dinner 60-120, 90-150, 105-165;
+  (breakfast 30-45 min, lunch 45-60, dinner 60-90) with the profile's buffer on top (paper
+  Appendix B: more for the optimized and averse profiles): breakfast 30-60 min tolerant, 45-90
+  optimized, 60-105 averse; lunch 45-90, 60-120, 75-135; dinner 60-120, 90-150, 105-165. The
+  reference planner books a traveller's meal (breakfast 30 min, lunch 45, dinner 60) plus the
+  buffer BAS asks of the meal's v (`agents/reference/timing.py`); before generator 12 it booked v
+  plus that buffer, a tolerant breakfast of 75 min and an averse one of 113 (docs/PAPER.md, "BAS
+  and a traveller's meal");
 - attraction visits: median booked length 60-180 min, share of 4 h or more <= 10% (a day trip to
   Ajanta or Fatehpur Sikri is one);
 - breakfasts at a restaurant of a lunch-or-evening kind (`LUNCH_EVENING_KINDS`: a pizzeria, Chinese

@@ -9,10 +9,10 @@
 - road routes (so cabs and buses) into Leh when the calendar is in winter = 0: the Srinagar-Leh
   road (Zoji La) and the Manali-Leh road close for the winter (Border Roads Organisation);
 - buses: median trip 80 km or more and none under 20 km (intercity coaches, not city buses);
-- buses faster than a cab on the same road (`duration_min` under the road's `free_flow_min`) = 0, and
-  the fastest bus of a mountain road (`BUS_ROADS`: Siliguri -> Darjeeling, Jammu -> Srinagar) at least
-  the road's driving time: a coach keeps lower speed limits than a car (the speed limits by vehicle
-  class notified under the Motor Vehicles Act) and halts at the bus stands on its way;
+- buses faster than a cab on the same road (`duration_min` under the road's `free_flow_min`) = 0,
+  and the fastest bus of Siliguri -> Darjeeling and Jammu -> Srinagar (`BUS_ROADS`) longer than
+  the road's driving time (speed limits by vehicle class under the Motor Vehicles Act: a bus's
+  are below a car's);
 - cab routes of more than 14 h of driving: at most 1 % (outstation cabs drive a day, not two).
 """
 
