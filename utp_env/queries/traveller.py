@@ -30,7 +30,8 @@ reference plan stays in. Definitions:
 - median meal length by meal and risk profile (`MEAL_MINUTES`): the meal a traveller in India takes
   (breakfast 30-45 min, lunch 45-60, dinner 60-90) with the profile's buffer on top (paper
   Appendix B: more for the optimized and averse profiles): breakfast 30-60 min tolerant, 45-90
-  optimized, 60-105 averse; lunch 45-90, 60-120, 75-135; dinner 60-120, 90-150, 105-165. The
+  optimized, 60-105 averse; lunch 45-90, 60-120, 75-135; dinner 60-120, 90-150, 105-165 (targets
+  for the full query set: the mini sandbox's crowd cities, busier at meal hours, add a few minutes). The
   reference planner books a traveller's meal (breakfast 30 min, lunch 45, dinner 60) plus the
   buffer BAS asks of the meal's v (`agents/reference/timing.py`); before generator 12 it booked v
   plus that buffer, a tolerant breakfast of 75 min and an averse one of 113 (docs/PAPER.md, "BAS
