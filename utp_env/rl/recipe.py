@@ -31,6 +31,8 @@ from utp_env.rl.env import RLToolEnv, rl_env_class
 TINY_DEFAULTS: dict[str, Any] = {"profile": "mini", "limit": 1, "num_generations": 8, "max_completion_length": 384,
                  "learning_rate": 3e-4, "max_tool_calling_iterations": 3, "step_limit": 8,
                  "max_observation_chars": 1000, "temperature": 0.7}
+LOSS_TYPES = ("grpo", "dapo", "dr_grpo", "bnpo")
+"""TRL's GRPO loss normalisations the recipes offer (trl's `GRPOConfig.loss_type`)."""
 TINY_TOOLS = ("add_leg", "view_plan", "submit")
 TINY_LEVEL_TOOLS = {2: ("add_item", "view_plan", "submit")}
 """The tiny smoke run's tools at a level whose part is not a leg (level 2 adds items; the others add a leg)."""
@@ -118,6 +120,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--max-observation-chars", type=int, help="longest tool answer; longer answers are cut")
     p.add_argument("--temperature", type=float, help="sampling temperature (tiny 0.7, else 1.0)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference model)")
+    p.add_argument("--loss-type", choices=LOSS_TYPES, help="TRL's GRPO loss normalisation (default TRL's, dapo: "
+                   "summed over the tokens of the batch; grpo: each rollout's mean, then the mean over rollouts)")
     p.add_argument("--warm-up-steps", type=int, default=60, help="--tiny: supervised format steps")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tools", help="comma-separated tools offered to the model (default: the tiny run's three with "
@@ -258,6 +262,7 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         num_generations=chosen["num_generations"], max_completion_length=chosen["max_completion_length"],
         max_tool_calling_iterations=chosen["max_tool_calling_iterations"] if use_environment else None,
         temperature=chosen["temperature"], beta=args.beta, seed=args.seed, logging_steps=1, save_strategy="no",
+        **({"loss_type": args.loss_type} if getattr(args, "loss_type", None) else {}),
         report_to="none", use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), disable_tqdm=True,
         gradient_checkpointing=not small,  # saves memory on a real model; only slows a tiny one

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import tempfile
 import time
@@ -58,6 +59,8 @@ class SFTSummary:
     demos: int
     train_queries: list[str] = field(default_factory=list)
     sft_losses: list[float] = field(default_factory=list)
+    pretrain_losses: list[float] = field(default_factory=list)
+    seconds_pretrain: float = 0.0
     seconds_sft: float = 0.0
     seconds_grpo: float = 0.0
     evaluations: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -83,6 +86,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--epochs", type=float, default=None, help="SFT epochs (tiny default 10, else 2; 0: the model "
                    "as it is, saved as the checkpoint)")
     p.add_argument("--learning-rate", type=float, default=None, help="SFT learning rate (tiny 5e-3, else 1e-5)")
+    p.add_argument("--pretrain-steps", type=int, default=0, help="--tiny: steps of the tiny model's pretraining "
+                   "before SFT (utp_env/rl/tiny_pretrain.py: copying from a JSON and from a table, on synthetic chats; "
+                   "default 0)")
     p.add_argument("--max-length", type=int, default=None, help="tokens per transcript (tiny 1024, else 16384)")
     p.add_argument("--eval-split", default="validation", help="held-out split scored before and after")
     p.add_argument("--eval-limit", type=int, default=8, help="held-out queries scored (default 8)")
@@ -96,6 +102,8 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+NOT_VALUES = ("tools", "modes", "keys")
+"""The kinds of `tiny_word_kinds` that are not values a pretraining chat may fill in."""
 TINY_LEVEL_SFT_TOOLS: dict[int, tuple[str, ...]] = {
     2: ("search_attractions", "search_restaurants", "add_item", "submit")}
 """The tiny run's tools at a level whose demonstrations use others than `TINY_SFT_TOOLS` (level 2's)."""
@@ -402,6 +410,9 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     epochs = args.epochs if args.epochs is not None else (TINY_EPOCHS if tiny else 2.0)
     if epochs < 0:
         raise SystemExit(f"--epochs must be 0 or more, not {epochs}")
+    if args.pretrain_steps < 0 or (args.pretrain_steps and not tiny):
+        raise SystemExit(f"--pretrain-steps is the tiny model's (0 or more with --tiny), not {args.pretrain_steps}"
+                         + ("" if tiny else " with --model: a real model comes pretrained"))
     learning_rate = args.learning_rate if args.learning_rate is not None else (5e-3 if tiny else 1e-5)
     max_length = args.max_length if args.max_length is not None else (1024 if tiny else 16384)
     grpo_steps = args.grpo_steps if args.grpo_steps is not None else (2 if tiny else 0)
@@ -424,17 +435,27 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
         from utp_env.env.core import UTPEnv
         from utp_env.rl import tiny as tiny_model
         from utp_env.rl.recipe import WRITTEN_WEIGHT, _corpus
+        from utp_env.rl.tiny_pretrain import pretrain, synthetic_chats
 
         kinds = tiny_word_kinds(UTPEnv(**env_kwargs, split=args.split).db, args.level)
+        values = [w for kind, words in kinds.items() if kind not in NOT_VALUES for w in words]
+        tools = tiny_sft_tools(args.level)
+        sample = synthetic_chats(tools, values, random.Random(args.seed), 200) if args.pretrain_steps else []
         tokenizer = tiny_model.train_tokenizer(
-            _corpus([(r["messages"], None) for r in records])
-            + [prompt_head(tiny_sft_tools(args.level), env_kwargs, dict(TINY_ENV))] * WRITTEN_WEIGHT,
+            _corpus([(r["messages"], None) for r in records] + [(chat, None) for chat in sample])
+            + [prompt_head(tools, env_kwargs, dict(TINY_ENV))] * WRITTEN_WEIGHT,
             words=[w for words in kinds.values() for w in words])
         model = tiny_model.build_model(tokenizer, TINY_SFT_SPEC, seed=args.seed, kinds=list(kinds.values()))
+        if args.pretrain_steps:
+            started = time.perf_counter()
+            summary_pretrain = pretrain(model, tokenizer, tools, values, args.pretrain_steps, seed=args.seed)
+            seconds_pretrain = time.perf_counter() - started
     else:
         tokenizer, model = load_pretrained(args.model)
     summary = SFTSummary(model="tiny" if tiny else str(args.model), demos=len(records),
                          train_queries=[r["query_id"] for r in records])
+    if tiny and args.pretrain_steps:
+        summary.pretrain_losses, summary.seconds_pretrain = summary_pretrain, seconds_pretrain
     system, request = (MULTI_TURN_SYSTEM, MULTI_TURN_REQUEST) if tiny else (records[0]["messages"][0]["content"], "")
     eval_config = dict(TINY_ENV) if tiny else dict(records[0].get("env_config") or {}) or None
     tool_names = tiny_sft_tools(args.level) if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])

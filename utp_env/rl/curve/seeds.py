@@ -47,8 +47,10 @@ def checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, 
     from utp_env.rl import sft
 
     started = time.perf_counter()
-    sft.main([*model_argv(settings), "--limit", str(settings.demos), "--epochs", str(settings.sft_epochs),
-              "--grpo-steps", "0", "--eval-limit", "0", "--seed", str(seed), "--output-dir", str(folder)])
+    pretraining = ["--pretrain-steps", str(settings.pretrain_steps)] if settings.pretrain_steps else []
+    sft.main([*model_argv(settings), *pretraining, "--limit", str(settings.demos), "--epochs", str(settings.sft_epochs),
+              "--learning-rate", str(settings.sft_learning_rate), "--grpo-steps", "0", "--eval-limit", "0",
+              "--seed", str(seed), "--output-dir", str(folder)])
     return folder, time.perf_counter() - started
 
 
@@ -59,7 +61,8 @@ def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Pa
     sft_seed = shared_sft_seed(settings) if settings.share_sft else seed
     ckpt = folder / f"sft-level{settings.level}-seed{sft_seed}"
     made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
-                 "db_path": settings.db_path, "seed": sft_seed, "level": settings.level, "model": settings.model}
+                 "db_path": settings.db_path, "seed": sft_seed, "level": settings.level, "model": settings.model,
+                 "pretrain_steps": settings.pretrain_steps, "sft_learning_rate": settings.sft_learning_rate}
     record = ckpt / "curve_sft.json"
     if record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with:
         return ckpt, 0.0
@@ -96,7 +99,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
             "--queries-per-step", str(settings.queries_per_step), "--num-generations", str(settings.num_generations),
             "--max-completion-length", str(settings.max_completion_length),
             "--learning-rate", str(settings.learning_rate), "--temperature", str(settings.temperature),
-            "--beta", str(settings.beta), "--step-limit", str(settings.step_limit),
+            "--beta", str(settings.beta), "--loss-type", settings.loss_type, "--step-limit", str(settings.step_limit),
             "--max-tool-calling-iterations", str(settings.max_turns),
             "--max-observation-chars", str(config["max_observation_chars"]), "--compact", "--seed", str(seed),
             "--output-dir", str(folder / f"grpo-level{settings.level}-seed{seed}")]
