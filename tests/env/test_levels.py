@@ -121,7 +121,7 @@ def test_level_2_gives_the_days_before_and_the_stay_and_scores_the_days_visits_a
     task = ep.task
     assert task.days == (2,) and len(ep.plan.days) == 2 and ep.plan.days[1].accommodation == task.stay
     assert all(i.venue_type == "accommodation" for i in ep.plan.days[1].items)
-    assert f"Plan day 2, {ep.query.dates[1]}, in {task.city}" in text
+    assert f'Plan this day: {{"day": 2, "city": "{task.city}", "date": "{ep.query.dates[1]}"}}' in text
     _, reward, terminated, _, info = env.step({"tool": "submit"})
     assert terminated and reward == 0.0 and not info["success"]  # the given part earns nothing
 

@@ -92,8 +92,9 @@ def level_text(task: LevelTask, tools: Mapping[str, ToolSpec[Any]], config: EnvC
         p = q.persona
         hours = (f" The day is yours from {format_hhmm(task.day_start)}" if task.day_start is not None else "") + (
             f" until {format_hhmm(task.day_end)}, when the night's stay begins." if task.day_end is not None else ".")
-        facts += [f"Plan day {day}, {date}, in {task.city}; you stay at {task.stay} (given, with the days before "
-                  f"it: view_plan shows them).{hours}",
+        asked = json.dumps({"day": day, "city": task.city, "date": date}, ensure_ascii=False)
+        facts += [f"Plan this day: {asked}; you stay at {task.stay} (given, with the days before it: view_plan "
+                  f"shows them).{hours}",
                   f"{q.people_number} people, budget INR {q.budget_inr:,.0f}. Persona: {p.traveler_type}; purpose "
                   f"{p.purpose}; {p.spending}; prefers {p.location_preference}."]
     facts.append(f"Risk profile: {q.risk_profile} (size your buffers for delays and crowds accordingly).")
