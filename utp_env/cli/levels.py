@@ -45,9 +45,9 @@ def level_rows(dataset: Any, split: str, limit: int | None = None) -> list[Level
     """The table's rows (module docstring) for `dataset`'s `split`."""
     from utp_env.agents.base import Toolkit
     from utp_env.agents.reference import ReferencePlanner
-    from utp_env.env.config import DEFAULT_REWARD_WEIGHTS, level_pool
+    from utp_env.env.config import level_pool
     from utp_env.env.levels import LEVELS, level_task
-    from utp_env.env.reward import score_plan
+    from utp_env.env.reward import DEFAULT_REWARD_WEIGHTS, score_plan
 
     deterministic = ReferencePlanner(buffers=False)
     plans: dict[str, Any] = {}

@@ -123,7 +123,7 @@ def tiny_word_kinds(db: Any, level: int = 4) -> dict[str, list[str]]:
     from utp_env.rl.level_demos import LOOKUP_ORDER, calendar_dates
 
     numbers = [str(v) for table, column in NUMBER_COLUMN.items() for v in sorted(set(db.tables[table].columns[column]))]
-    kinds = {"tools": list(tiny_sft_tools(level)), "modes": list(LOOKUP_ORDER),
+    kinds: dict[str, list[str]] = {"tools": list(tiny_sft_tools(level)), "modes": list(LOOKUP_ORDER),
              "cities": sorted({str(c) for c in db.tables["cities"].columns["city"]}), "dates": calendar_dates(db),
              "numbers": list(dict.fromkeys(numbers))}
     if level == 2:
@@ -139,8 +139,9 @@ def argument_keys(tools: tuple[str, ...]) -> list[str]:
     preceded by the same token there and in a call, the pattern a two-layer model copies along."""
     from utp_env.env.itinerary_tools import ITINERARY_TOOLS
     from utp_env.tools.lookup import LOOKUP_TOOLS
+    from utp_env.tools.toolkit import ToolSpec
 
-    specs = {**LOOKUP_TOOLS, **ITINERARY_TOOLS}
+    specs: dict[str, ToolSpec[Any]] = {**LOOKUP_TOOLS, **ITINERARY_TOOLS}
     keys: dict[str, None] = {}
     for name in tools:
         for arg, info in specs[name].args_model.model_fields.items():
@@ -431,6 +432,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     if args.eval_db_path:
         targets["other_db"] = ({**env_kwargs, "db_path": args.eval_db_path, "world": 0}, args.eval_split)
     held_out_of_demos([r["query_id"] for r in records], env_kwargs, targets)
+    summary_pretrain: list[float] = []
+    seconds_pretrain = 0.0
     if tiny:
         from utp_env.env.core import UTPEnv
         from utp_env.rl import tiny as tiny_model

@@ -44,8 +44,9 @@ def synthetic_chats(tools: Sequence[str], values: Sequence[str], rng: random.Ran
     """`n` pretraining chats (module docstring) over `tools` (those with arguments) and `values`."""
     from utp_env.env.itinerary_tools import ITINERARY_TOOLS
     from utp_env.tools.lookup import LOOKUP_TOOLS
+    from utp_env.tools.toolkit import ToolSpec
 
-    specs = {**LOOKUP_TOOLS, **ITINERARY_TOOLS}
+    specs: dict[str, ToolSpec[Any]] = {**LOOKUP_TOOLS, **ITINERARY_TOOLS}
     callable_ = [t for t in tools if specs[t].args_model.model_fields]
     chats: list[Chat] = []
     while len(chats) < n:

@@ -169,7 +169,7 @@ class _ExpectedMemo:
     reference plan (as their JSON: a plan is mutable) and the evaluation config."""
 
     def __init__(self, db: Database) -> None:
-        self.entries: dict[tuple[str, str, str], Expected] = {}
+        self.entries: dict[tuple[str, str, str, str], Expected] = {}
 
 
 def expected_content(query: Query, db: Database, reference: Plan | None,

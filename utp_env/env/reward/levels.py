@@ -43,9 +43,8 @@ def asked_content(ctx: PlanContext, task: LevelTask) -> CheckResult:
         if day is None:
             problems.append(f"the plan has no day {number}")
             continue
-        asked = [lc for lc in day.legs if task.asks_element(number, "transport")]
-        asked += [v for v in day.items if task.asks_element(number, v.kind)]
-        if not asked:
+        asks_legs = bool(day.legs) and task.asks_element(number, "transport")
+        if not asks_legs and not any(task.asks_element(number, v.kind) for v in day.items):
             parts = " or ".join(sorted(task.level.asks))
             problems.append(f"day {number} holds no {parts}")
     return verdict(problems)
