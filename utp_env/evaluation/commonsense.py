@@ -10,9 +10,9 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from utp_env.evaluation.complete_information import complete_information_parts, timed_items
-from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visit
+from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visit, eval_index
 from utp_env.evaluation.report import CheckResult, combine, verdict
-from utp_env.queries.options import opening_hours, opens_on
+from utp_env.queries.options import opens_on
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE, closed_weekdays
@@ -98,14 +98,14 @@ def venue_closed_because(db: Database, table: str, row: int, date: str | None, s
     (`opening_hours`, which may run past midnight) that begins on a day the venue opens
     (`open_days`, attractions only; unchecked without a date). The one rule of "is this venue open
     then" for the checks and the reference planner."""
-    cols = db.tables[table].columns
-    opening, closing = opening_hours(cols["open_time"][row], cols["close_time"][row])
-    sessions = [shift for shift in (0, MINUTES_PER_DAY) if opening <= start + shift and end + shift <= closing]
-    if not sessions:
+    opening, closing = eval_index(db).opening(table, row)  # `opening_hours`, once per row
+    today = opening <= start and end <= closing  # within the session that began on `date`
+    yesterday = opening <= start + MINUTES_PER_DAY and end + MINUTES_PER_DAY <= closing  # or the day before
+    if not (today or yesterday):
         return f"is outside its opening hours {format_hhmm(opening)}-{format_hhmm(closing)}"
-    if any(opens_on(db, table, row, date, -(shift // MINUTES_PER_DAY)) for shift in sessions):
-        return None  # a session that began `shift` minutes earlier (the day before) opened that day
-    closed = ", ".join(closed_weekdays(str(cols["open_days"][row])))
+    if (today and opens_on(db, table, row, date)) or (yesterday and opens_on(db, table, row, date, -1)):
+        return None  # a session it lies in began on a day the venue opens
+    closed = ", ".join(closed_weekdays(str(db.tables[table].columns["open_days"][row])))
     return f"falls on a day it is closed (on {date}; it is closed on {closed})"
 
 
@@ -117,11 +117,7 @@ def transit_distance(ctx: PlanContext, visit: Visit) -> float | None:
     when the database records none (an event, an unknown venue); S_spatial scores it
     (`evaluate.spatial_scores`) and `transit_distances` compares the plan's number with it."""
     ref = visit.ref
-    if ref is None:
-        return None
-    stops = ctx.db.tables["transit_stops"]
-    row = stops.find(ref.city_key, visit.kind, ref.name_key)
-    return None if row is None else float(stops.columns["distance_m"][row])
+    return None if ref is None else ctx.index.transit_distance(ref.city_key, visit.kind, ref.name_key)
 
 
 def transit_distances(ctx: PlanContext) -> CheckResult:

@@ -22,6 +22,7 @@ from typing import Any, Literal, NamedTuple, TypeGuard
 
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
 from utp_env.plan_format.text import is_absent
+from utp_env.queries.options import opening_hours
 from utp_env.query import Query
 from utp_env.resolve import (
     MEMO_LIMIT,
@@ -77,6 +78,10 @@ class EvalIndex:
         self._found: dict[tuple[str, CityKeys, tuple[str, ...], str | None], tuple[VenueRef | None, int | None]] = {}
         # (item name, activity, venue_type, meal, summary entry, city keys, date) -> `item_fields`'s answer.
         self._distances: dict[tuple[str, str], int | None] = {}
+        # (city key, kind, name key) -> the walking distance to the nearest stop: `transit_distance`'s memo.
+        self._transit: dict[tuple[str, str, str], float | None] = {}
+        # table -> (opening, closing) minutes of each row (`opening`), filled row by row.
+        self._hours: dict[str, list[tuple[int, int] | None]] = {}
         self._columns: dict[tuple[str, str], list[Any]] = {}
         self._normalized: dict[tuple[str, str], list[frozenset[str] | None]] = {}
         self._items: dict[tuple[str, str | None, str | None, str | None, tuple[VisitKind, Meal | None] | None,
@@ -148,6 +153,31 @@ class EvalIndex:
         except KeyError:
             rows = self.db.pair_rows("distances", origin, destination)
             return remember(self._distances, key, int(rows[0]) if len(rows) else None, MEMO_LIMIT)
+
+    def transit_distance(self, city_key: str, kind: str, name_key: str) -> float | None:
+        """The `transit_stops` distance (m) of the venue `name_key` of `kind` in `city_key` (keys as
+        `VenueRef` holds them), None when it has no recorded stop; memoised on the three keys,
+        bounded by `resolve.MEMO_LIMIT`."""
+        key = (city_key, kind, name_key)
+        try:
+            return self._transit[key]
+        except KeyError:
+            stops = self.db.tables["transit_stops"]
+            row = stops.find(city_key, kind, name_key)
+            return remember(self._transit, key, None if row is None else float(stops.columns["distance_m"][row]),
+                            MEMO_LIMIT)
+
+    def opening(self, table: str, row: int) -> tuple[int, int]:
+        """(opening, closing) minutes of venue `row` of `table` (`queries.options.opening_hours` of its
+        `open_time` and `close_time`); computed once per row."""
+        rows = self._hours.get(table)
+        if rows is None:
+            rows = self._hours[table] = [None] * self.db.tables[table].n
+        hours = rows[row]
+        if hours is None:
+            cols = self.db.tables[table].columns
+            hours = rows[row] = opening_hours(cols["open_time"][row], cols["close_time"][row])
+        return hours
 
     def item_fields(self, item: PlanItem, name: VenueName, summary: tuple[VisitKind, Meal | None] | None,
                     cities: CityKeys, date: str | None) -> ItemFields:
