@@ -16,6 +16,7 @@ starts afresh); tests/evaluation/test_evaluation_speed_equivalence.py checks tha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeGuard
@@ -51,6 +52,16 @@ class CrowdProfile:
     windows: tuple[tuple[frozenset[int], str], ...]
     quiet: frozenset[int]
     peak: frozenset[int]
+
+    @functools.cached_property
+    def windows_at(self) -> tuple[tuple[int, ...], ...]:
+        """For each clock hour 0-23, the positions in `windows` of the windows holding it, in order."""
+        return tuple(tuple(i for i, (hours, _) in enumerate(self.windows) if hour in hours) for hour in range(24))
+
+    @functools.cached_property
+    def levels(self) -> frozenset[str]:
+        """The levels of the windows."""
+        return frozenset(level for _, level in self.windows)
 
     def level_at(self, hour: int) -> str | None:
         """Level of the first window containing `hour` (0-23), None when none does."""
