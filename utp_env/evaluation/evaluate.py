@@ -23,8 +23,8 @@ from utp_env.evaluation.commonsense import (
 from utp_env.evaluation.complete_information import complete_information_parts
 from utp_env.evaluation.context import LegContext, PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
-from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build, construct
-from utp_env.itinerary import Plan
+from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
+from utp_env.itinerary import Plan, unvalidated
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.schema import VENUE_TABLE
@@ -69,7 +69,7 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
         buffer = (end - start) - v
         low, high = un.bas_range(v, cf, risk)
         crowd = un.crowd_timing_score(profile, start, end, intensities) if profile is not None else None
-        out.append(construct(PoiDetail, {
+        out.append(unvalidated(PoiDetail, {
             "day": visit.day + 1, "name": visit.name, "venue_type": kind, "start": start, "end": end, "v": v,
             "cf": cf, "tier": tier, "buffer": buffer, "range_low": low, "range_high": high,
             "q": un.deviation(buffer, low, high), "crowd_score": crowd[0] if crowd else None,
@@ -89,7 +89,7 @@ def _leg_details(ctx: PlanContext, config: UncertaintyConfig) -> list[LegDetail]
         planned = leg.planned_arrival
         buffer = un.transport_buffer(leg.dep, planned, hist)
         low, high = un.tdas_range(res.expected_delay, risk)
-        out.append(construct(LegDetail, {
+        out.append(unvalidated(LegDetail, {
             "day": lc.day + 1, "mode": leg.mode, "number": leg.number, "origin": leg.origin,
             "destination": leg.destination, "found": res.found, "expected_delay": res.expected_delay,
             "measured": res.delay_measured, "hist_duration": hist, "hist_source": source,

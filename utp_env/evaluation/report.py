@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from utp_env.itinerary import unvalidated
+
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -22,21 +24,7 @@ def build(model: type[M], **values: Any) -> M:
     always passes every field; a property test validates dumped reports against the schema),
     but several times cheaper, which matters in the per-item hot path.
     """
-    return construct(model, values)
-
-
-def construct(model: type[M], values: dict[str, Any]) -> M:
-    """`build` of a dict of every field (in the model's order) that the caller has just made and
-    hands over: no keyword arguments to pack, the cheapest form for the per-item hot path."""
-    obj = model.__new__(model)
-    _set_attribute(obj, "__dict__", values)
-    _set_attribute(obj, "__pydantic_fields_set__", set(values))
-    _set_attribute(obj, "__pydantic_extra__", None)
-    _set_attribute(obj, "__pydantic_private__", None)
-    return obj
-
-
-_set_attribute = object.__setattr__  # past BaseModel.__setattr__, which would validate
+    return unvalidated(model, values)
 
 # The paper's ten commonsense checks (Table 8; chronological order is part of the valid PoI list,
 # section 3.2), in Table 8's order. They are the ones the pass rates count.
@@ -206,10 +194,10 @@ def verdict(problems: list[str], applicable: bool = True, why_not: str = "nothin
     """True without problems, False naming the first few, None when the check does not apply."""
     if problems:
         more = f" (+{len(problems) - MAX_REASONS} more)" if len(problems) > MAX_REASONS else ""
-        return construct(CheckResult, {"passed": False, "reason": "; ".join(problems[:MAX_REASONS]) + more})
+        return unvalidated(CheckResult, {"passed": False, "reason": "; ".join(problems[:MAX_REASONS]) + more})
     if not applicable:
-        return construct(CheckResult, {"passed": None, "reason": why_not})
-    return construct(CheckResult, {"passed": True, "reason": None})
+        return unvalidated(CheckResult, {"passed": None, "reason": why_not})
+    return unvalidated(CheckResult, {"passed": True, "reason": None})
 
 
 def combine(parts: dict[str, CheckResult]) -> CheckResult:

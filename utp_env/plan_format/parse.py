@@ -9,12 +9,25 @@ names after `normalize`), else from the database when one is given.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from typing import Any
 
 from pydantic import ValidationError
 
-from utp_env.itinerary import MEALS, Meal, Mode, Plan, TransportLeg, VenueType, too_many_items
+from utp_env.itinerary import (
+    MAX_CLOCK_MINUTES,
+    MEALS,
+    Day,
+    Meal,
+    Mode,
+    Plan,
+    PlanItem,
+    TransportLeg,
+    VenueType,
+    too_many_items,
+    unvalidated,
+)
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
@@ -71,6 +84,7 @@ def _parse(data: Any, query: Query | None, db: Database | None, repairs: list[Re
     numbers: list[int] = []
     seen: set[int] = set()
     lookup = _schedule_lookup(db) if db is not None else None
+    fits = True  # every value is one the models accept as it is (`_assembled`)
     for index, raw in enumerate(day_objects(data, repairs)):
         fields = _fields(raw)
         number = _day_number(fields.get("days"), index)
@@ -78,15 +92,33 @@ def _parse(data: Any, query: Query | None, db: Database | None, repairs: list[Re
             raise PlanFormatError("day number repeated", day=number, field="days")
         seen.add(number)
         numbers.append(number)
-        days.append(_day(number, fields, query, db, lookup))
-    try:  # every day, its legs and items validated in one call (the values are valid by construction)
-        return Plan.model_validate({"query_id": query.query_id if query else None, "days": days})
+        day, day_fits = _day(number, fields, query, db, lookup)
+        days.append(day)
+        fits = fits and day_fits and type(number) is int
+    query_id = query.query_id if query else None
+    if fits:
+        return _assembled(query_id, days)
+    try:  # every day, its legs and items validated in one call; a value out of bounds fails here
+        return Plan.model_validate({"query_id": query_id, "days": days})
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = first["loc"]
         if len(loc) < 2 or loc[0] != "days" or not isinstance(loc[1], int):
             raise
         raise PlanFormatError(f"invalid day: {first['msg']}", day=numbers[loc[1]]) from None
+
+
+def _assembled(query_id: str | None, days: list[dict[str, Any]]) -> Plan:
+    """The Plan of the parsed days, built without validation (`itinerary.unvalidated`): the values the
+    parser makes are those validation would give (exact `str`, `int` and `float`, activities, venue
+    types and meals of their Literals, times >= 0, fresh lists), once `_day` found every time within
+    `MAX_CLOCK_MINUTES` and every distance finite, the day number an `int` and the item count within
+    `MAX_ITEMS_PER_DAY`; the legs are TransportLegs validated by `parse_leg`. The same Plan, with the same
+    fields set, as `Plan.model_validate` of the same values (tests/plan_format/test_plan_assembly.py)."""
+    for day in days:
+        day["items"] = [unvalidated(PlanItem, item) for item in day["items"]]
+    return unvalidated(Plan, {"query_id": query_id, "days": [unvalidated(Day, day) for day in days], "source": None},
+                       given=("query_id", "days"))
 
 
 def _fields(raw: dict[Any, Any]) -> dict[str, Any]:
@@ -173,8 +205,9 @@ def _canonical_city(db: Database, name: str) -> str:
 
 
 def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database | None,
-         lookup: ScheduleLookup | None) -> dict[str, Any]:
-    """The fields of one Day (validated with the plan by `_parse`)."""
+         lookup: ScheduleLookup | None) -> tuple[dict[str, Any], bool]:
+    """The fields of one Day (validated with the plan by `_parse`), and whether every item's values lie
+    within the models' bounds (`_items`)."""
     cities = _cities(fields.get("current_city"), number, db)
     date = query.dates[number - 1] if query is not None and number <= len(query.dates) else None
     legs = [_canonical_leg(parse_leg(e, number, lookup), db)
@@ -187,10 +220,10 @@ def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database 
     if too_many is not None:
         raise PlanFormatError(too_many, day=number, field="point_of_interest_list")
     raw_items = [parse_entry(e, number) for e in entries]
-    items = _items(raw_items, summary, attractions, events, cities, date, db)
+    items, fits = _items(raw_items, summary, attractions, events, cities, date, db)
     return {"day": number, "date": date, "cities": cities, "transport": legs, "breakfast": summary["breakfast"],
             "lunch": summary["lunch"], "dinner": summary["dinner"], "attractions": attractions,
-            "accommodation": summary["accommodation"], "events": events, "items": items}
+            "accommodation": summary["accommodation"], "events": events, "items": items}, fits
 
 
 _SUMMARY_FIELDS = (*MEALS, "accommodation")
@@ -219,10 +252,12 @@ def _schedule_lookup(db: Database) -> ScheduleLookup:
 
 
 def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list[str], events: list[str],
-           cities: list[str], date: str | None, db: Database | None) -> list[dict[str, Any]]:
+           cities: list[str], date: str | None, db: Database | None) -> tuple[list[dict[str, Any]], bool]:
     """The fields of the day's PlanItems, times placed past midnight where due and venue types from the
-    summary fields. `_parse` validates them as PlanItems; every value here already is one a PlanItem
-    accepts (an activity, venue type or meal of its Literal, times >= 0 from `place`, distances >= 0)."""
+    summary fields, and whether they all lie within PlanItem's bounds. Every value here is of a type a
+    PlanItem accepts (an activity, venue type or meal of its Literal, times >= 0 from `place`,
+    distances >= 0); only a time past `MAX_CLOCK_MINUTES` (many midnights) or an infinite distance (a
+    number of hundreds of digits) is not, and `_parse` then validates them to say so."""
     names = {k: _name_key(v) for k, v in summary.items() if v}
     attraction_names = {_name_key(a) for a in attractions}
     event_names = {_name_key(e) for e in events}
@@ -234,6 +269,7 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
             meals_named.setdefault(names[m], []).append(m)
     meals_done: set[str] = set()
     items = []
+    fits = True
     for item, (start, end) in zip(raw, place(raw), strict=True):
         activity, key = item.activity, None  # the key only where the activity leaves the type open
         if activity is None:
@@ -263,10 +299,14 @@ def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list
                 venue_type = "accommodation"
             elif db is not None:
                 venue_type = _db_venue_type(db, item.name, cities, date)
+        distance = item.transit_distance_m
+        if ((start is not None and start > MAX_CLOCK_MINUTES) or (end is not None and end > MAX_CLOCK_MINUTES)
+                or (distance is not None and not math.isfinite(distance))):
+            fits = False
         items.append({"name": item.name, "activity": activity, "start": start, "end": end,
                       "venue_type": venue_type, "meal": meal, "transit_stop": item.transit_stop,
-                      "transit_distance_m": item.transit_distance_m, "note": item.note})
-    return items
+                      "transit_distance_m": distance, "note": item.note})
+    return items, fits
 
 
 _ACCOMMODATION_ACTIVITIES = frozenset({"stay", "check-in", "checkout"})
