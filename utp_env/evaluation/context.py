@@ -325,14 +325,15 @@ def _summary_name(text: str | None) -> VenueName | None:
 
 def summary_names(day: Day) -> list[tuple[VenueKind, VenueName, Meal | None]]:
     """(kind, name, meal) of every venue named in the day's summary fields."""
+    values = day.__dict__  # the day's fields, read at dict speed (a pydantic model's attributes are slower)
     fields: list[tuple[VenueKind, str | None, Meal | None]] = [
-        ("restaurant", day.breakfast, "breakfast"), ("restaurant", day.lunch, "lunch"),
-        ("restaurant", day.dinner, "dinner")]
-    if day.attractions:
-        fields += [("attraction", t, None) for t in day.attractions]
-    if day.events:
-        fields += [("event", t, None) for t in day.events]
-    fields.append(("accommodation", day.accommodation, None))
+        ("restaurant", values["breakfast"], "breakfast"), ("restaurant", values["lunch"], "lunch"),
+        ("restaurant", values["dinner"], "dinner")]
+    if values["attractions"]:
+        fields += [("attraction", t, None) for t in values["attractions"]]
+    if values["events"]:
+        fields += [("event", t, None) for t in values["events"]]
+    fields.append(("accommodation", values["accommodation"], None))
     known = _SUMMARY_NAMES  # _summary_name's memo read here first (every day of every plan)
     out: list[tuple[VenueKind, VenueName, Meal | None]] = []
     for kind, text, meal in fields:
@@ -382,30 +383,34 @@ def _resolve(index: EvalIndex, visit: Visit, name: VenueName, tables: tuple[str,
 def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
     """Resolve every leg and venue of `plan` once."""
     index = eval_index(db)
-    venue_name, item_fields, known_items = VenueName.of, index.item_fields, index._items
+    venue_name = VenueName.of
+    item_fields, known_items = index.item_fields, index._items
     days: list[DayContext] = []
     all_visits: list[Visit] = []
     all_legs: list[LegContext] = []
     dates = query.dates
     for i, day in enumerate(plan.days):
-        date = day.date or (dates[i] if i < len(dates) else None)
-        cities = CityKeys.of(day.cities)
+        day_values = day.__dict__  # the fields of the day and of each item below, read at dict speed
+        date = day_values["date"] or (dates[i] if i < len(dates) else None)
+        cities = CityKeys.of(day_values["cities"])
         visits: list[Visit] = []
         timed: list[tuple[Visit, int, int]] = []
         summary = summary_names(day)
         summary_kind = {name.key: (kind, meal) for kind, name, meal in summary}
-        for item in day.items:
-            name = venue_name(item.name)
+        for item in day_values["items"]:
+            values = item.__dict__
+            text, activity, venue_type, meal = values["name"], values["activity"], values["venue_type"], values["meal"]
+            name = venue_name(text)
             found = summary_kind.get(name.key)
             # item_fields' memo read here first: this loop runs for every item of every plan
-            venue_type = item.venue_type  # the key as item_fields makes it (`_date_key`, inlined)
-            fields = known_items.get((item.name, item.activity, venue_type, item.meal, found, cities,
-                                      date if venue_type is None or venue_type == "event" else None))
+            fields = known_items.get((text, activity, venue_type, meal, found, cities,  # the key `item_fields` makes
+                                      date if venue_type is None or venue_type == "event" else None))  # (`_date_key`)
             kind, meal, ref, stated_city, crowd_row, city_key = fields or item_fields(item, name, found, cities, date)
-            visit = Visit(i, kind, item.name, item, ref, meal, stated_city, crowd_row, name.key, city_key)
+            visit = Visit(i, kind, text, item, ref, meal, stated_city, crowd_row, name.key, city_key)
             visits.append(visit)
-            if item.start is not None and item.end is not None:
-                timed.append((visit, item.start, item.end))
+            start, end = values["start"], values["end"]
+            if start is not None and end is not None:
+                timed.append((visit, start, end))
         items = visits[:]  # the item visits come first, then the summary-only ones
         named = {(v.kind, v.key) for v in items} if summary else set()
         for kind, name, meal in summary:
@@ -414,7 +419,7 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
                 _resolve(index, visit, name, KIND_TABLES[kind], cities, date)
                 visits.append(visit)
         legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
-                for leg in day.transport]
+                for leg in day_values["transport"]]
         days.append(DayContext(i, day, date, list(cities), visits, legs, items, timed))
         all_visits += visits
         all_legs += legs

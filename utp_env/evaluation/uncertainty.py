@@ -57,7 +57,7 @@ def base_visit_minutes(db: Database, table: str, row: int | None, start: int,
     """v of BAS: an attraction's visit_duration_hr x 60 (Table 7 means), a restaurant's meal base
     minutes by start hour (Table 9; the row is not needed, so unknown restaurants get it too)."""
     if table == "attractions":
-        return float(eval_index(db).column("attractions", "visit_duration_hr")[row]) * 60.0
+        return float(eval_index(db).column("attractions", "visit_duration_hr")[row]) * 60.0  # type: ignore[index]
     return restaurant_base_minutes(start, meals)
 
 

@@ -94,7 +94,7 @@ def _parse(data: Any, query: Query | None, db: Database | None, repairs: list[Re
         numbers.append(number)
         day, day_fits = _day(number, fields, query, db, lookup)
         days.append(day)
-        fits = fits and day_fits and type(number) is int
+        fits = fits and day_fits and type(number) is int and number >= 1
     query_id = query.query_id if query else None
     if fits:
         return _assembled(query_id, days)
@@ -112,9 +112,10 @@ def _assembled(query_id: str | None, days: list[dict[str, Any]]) -> Plan:
     """The Plan of the parsed days, built without validation (`itinerary.unvalidated`): the values the
     parser makes are those validation would give (exact `str`, `int` and `float`, activities, venue
     types and meals of their Literals, times >= 0, fresh lists), once `_day` found every time within
-    `MAX_CLOCK_MINUTES` and every distance finite, the day number an `int` and the item count within
-    `MAX_ITEMS_PER_DAY`; the legs are TransportLegs validated by `parse_leg`. The same Plan, with the same
-    fields set, as `Plan.model_validate` of the same values (tests/plan_format/test_plan_assembly.py)."""
+    `MAX_CLOCK_MINUTES` and every distance finite, the day number an `int` >= 1, a city on every day
+    and the item count within `MAX_ITEMS_PER_DAY` (checked before the entries are read); the legs
+    are TransportLegs validated by `parse_leg`. The same Plan, with the same fields set, as
+    `Plan.model_validate` of the same values (tests/plan_format/test_plan_assembly.py)."""
     for day in days:
         day["items"] = [unvalidated(PlanItem, item) for item in day["items"]]
     return unvalidated(Plan, {"query_id": query_id, "days": [unvalidated(Day, day) for day in days], "source": None},
@@ -221,6 +222,7 @@ def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database 
         raise PlanFormatError(too_many, day=number, field="point_of_interest_list")
     raw_items = [parse_entry(e, number) for e in entries]
     items, fits = _items(raw_items, summary, attractions, events, cities, date, db)
+    fits = fits and len(cities) > 0  # (the grammar makes at least one city: a check, not a trust)
     return {"day": number, "date": date, "cities": cities, "transport": legs, "breakfast": summary["breakfast"],
             "lunch": summary["lunch"], "dinner": summary["dinner"], "attractions": attractions,
             "accommodation": summary["accommodation"], "events": events, "items": items}, fits
