@@ -115,9 +115,9 @@ DISTANCE_TOLERANCE = (100.0, 0.15)  # metres, share: a stated "0.5km" for 512 m 
 def transit_distance(ctx: PlanContext, visit: Visit) -> float | None:
     """The database's walking distance (m) from `visit`'s venue to its nearest transit stop, or None
     when the database records none (an event, an unknown venue); S_spatial scores it
-    (`evaluate.spatial_scores`) and `transit_distances` compares the plan's number with it."""
-    ref = visit.ref
-    return None if ref is None else ctx.index.transit_distance(ref.city_key, visit.kind, ref.name_key)
+    (`evaluate.spatial_scores`) and `transit_distances` compares the plan's number with it. Looked up
+    once per venue when the context is built (`EvalIndex.transit_distance`, `Visit.stop_distance`)."""
+    return visit.stop_distance
 
 
 def transit_distances(ctx: PlanContext) -> CheckResult:
@@ -128,14 +128,12 @@ def transit_distances(ctx: PlanContext) -> CheckResult:
     metres, share = DISTANCE_TOLERANCE
     for day in ctx.days:
         for v in day.items:
-            if v.item is None or v.item.transit_distance_m is None:
-                continue
-            known = transit_distance(ctx, v)
-            if known is None:
+            stated, known = v.stated_distance, v.stop_distance  # (`transit_distance`)
+            if stated is None or known is None:
                 continue
             applicable = True
-            if abs(v.item.transit_distance_m - known) > max(metres, share * known):
-                problems.append(f"day {day.index + 1}: {v.name!r} states its stop {v.item.transit_distance_m:.0f} m "
+            if abs(stated - known) > max(metres, share * known):
+                problems.append(f"day {day.index + 1}: {v.name!r} states its stop {stated:.0f} m "
                                 f"away; the database says {known:.0f} m (nearest_transit)")
     return verdict(problems, applicable, "no item states a transit distance of a venue with a recorded stop")
 

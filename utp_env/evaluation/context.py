@@ -206,8 +206,9 @@ class EvalIndex:
                 ref, crowd_row = self.found(name, cities, tables, date)
                 if ref is not None and kind == "unknown":
                     kind = ref.venue_type
+            stop = None if ref is None else self.transit_distance(ref.city_key, kind, ref.name_key)
             hit = remember(self._items, key, ItemFields(kind, meal, ref, stated_city, crowd_row,
-                                                        ref.city_key if ref is not None else None), MEMO_LIMIT)
+                                                        ref.city_key if ref is not None else None, stop), MEMO_LIMIT)
         return hit
 
 
@@ -227,6 +228,7 @@ class ItemFields(NamedTuple):
     stated_city: str | None
     crowd_row: int | None
     city_key: str | None
+    stop_distance: float | None
 
 
 def eval_index(db: Database) -> EvalIndex:
@@ -248,6 +250,8 @@ class Visit:
     crowd_row: int | None = None
     key: str = ""  # normalised name (without a `, City` suffix)
     city_key: str | None = None  # normalised city of the found venue
+    stop_distance: float | None = None  # the database's distance to its nearest stop (`EvalIndex.transit_distance`)
+    stated_distance: float | None = None  # the item's `transit_distance_m` (None without an item)
 
     @property
     def city(self) -> str | None:
@@ -378,6 +382,7 @@ def _resolve(index: EvalIndex, visit: Visit, name: VenueName, tables: tuple[str,
         visit.city_key = ref.city_key
         if visit.kind == "unknown":
             visit.kind = ref.venue_type
+        visit.stop_distance = index.transit_distance(ref.city_key, visit.kind, ref.name_key)
 
 
 def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
@@ -405,8 +410,10 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
             # item_fields' memo read here first: this loop runs for every item of every plan
             fields = known_items.get((text, activity, venue_type, meal, found, cities,  # the key `item_fields` makes
                                       date if venue_type is None or venue_type == "event" else None))  # (`_date_key`)
-            kind, meal, ref, stated_city, crowd_row, city_key = fields or item_fields(item, name, found, cities, date)
-            visit = Visit(i, kind, text, item, ref, meal, stated_city, crowd_row, name.key, city_key)
+            kind, meal, ref, stated_city, crowd_row, city_key, stop = fields or item_fields(item, name, found, cities,
+                                                                                           date)
+            visit = Visit(i, kind, text, item, ref, meal, stated_city, crowd_row, name.key, city_key, stop,
+                          values["transit_distance_m"])
             visits.append(visit)
             start, end = values["start"], values["end"]
             if start is not None and end is not None:

@@ -17,7 +17,6 @@ from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.commonsense import (
     commonsense_checks,
     extra_checks,
-    transit_distance,
     valid_poi_list_parts,
 )
 from utp_env.evaluation.complete_information import complete_information_parts
@@ -149,9 +148,9 @@ def spatial_scores(ctx: PlanContext, config: UncertaintyConfig) -> list[list[tup
     for day in ctx.days:
         scores = []
         for v in day.items:
-            if v.item is None or v.kind == "transport" or v.item.transit_distance_m is None:
+            if v.stated_distance is None or v.kind == "transport":  # (an item's stated distance)
                 continue
-            distance = transit_distance(ctx, v)
+            distance = v.stop_distance  # (`transit_distance`)
             if distance is not None:
                 scores.append((v, tc.spatial_item_score(distance, near, decay)))
         out.append(scores)
