@@ -9,34 +9,31 @@ names after `normalize`), else from the database when one is given.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from utp_env.itinerary import (
-    MAX_CLOCK_MINUTES,
     MEALS,
     Day,
-    Meal,
     Mode,
     Plan,
     PlanItem,
     TransportLeg,
-    VenueType,
     too_many_items,
     unvalidated,
 )
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
+from utp_env.plan_format.items import SummaryNames, canonical_day_items, day_items
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
-from utp_env.plan_format.poi import RawItem, parse_entry, place
+from utp_env.plan_format.poi import parse_entry
 from utp_env.plan_format.repairs import Repair
 from utp_env.plan_format.text import is_absent, is_absent_stripped, split_top
 from utp_env.query import Query
-from utp_env.resolve import VENUE_TABLES, VenueName, find_service, find_venue, split_name_city
-from utp_env.tools.database import Database, normalize
+from utp_env.resolve import find_service
+from utp_env.tools.database import Database
 from utp_env.tools.errors import UnknownNameError
 from utp_env.tools.schema import SERVICE_TABLE, scheduled_arrival
 
@@ -208,7 +205,7 @@ def _canonical_city(db: Database, name: str) -> str:
 def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database | None,
          lookup: ScheduleLookup | None) -> tuple[dict[str, Any], bool]:
     """The fields of one Day (validated with the plan by `_parse`), and whether every item's values lie
-    within the models' bounds (`_items`)."""
+    within the models' bounds (`items.day_items`)."""
     cities = _cities(fields.get("current_city"), number, db)
     date = query.dates[number - 1] if query is not None and number <= len(query.dates) else None
     legs = [_canonical_leg(parse_leg(e, number, lookup), db)
@@ -216,12 +213,15 @@ def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database 
     summary = {k: _text(fields.get(k), number, k) for k in _SUMMARY_FIELDS}
     attractions = _list(fields.get("attraction"), number, "attraction")
     events = _list(fields.get("event"), number, "event")
-    entries = _list(fields.get("point_of_interest_list"), number, "point_of_interest_list")
-    too_many = too_many_items(len(entries))  # counted before any entry is parsed
-    if too_many is not None:
-        raise PlanFormatError(too_many, day=number, field="point_of_interest_list")
-    raw_items = [parse_entry(e, number) for e in entries]
-    items, fits = _items(raw_items, summary, attractions, events, cities, date, db)
+    names = SummaryNames(summary, attractions, events)
+    read = canonical_day_items(fields.get("point_of_interest_list"), number, names, cities, date, db)
+    if read is None:  # not as `format_item` writes it: entry by entry, as the grammar reads them
+        entries = _list(fields.get("point_of_interest_list"), number, "point_of_interest_list")
+        too_many = too_many_items(len(entries))  # counted before any entry is parsed
+        if too_many is not None:
+            raise PlanFormatError(too_many, day=number, field="point_of_interest_list")
+        read = day_items([parse_entry(e, number) for e in entries], names, cities, date, db)
+    items, fits = read
     fits = fits and len(cities) > 0  # (the grammar makes at least one city: a check, not a trust)
     return {"day": number, "date": date, "cities": cities, "transport": legs, "breakfast": summary["breakfast"],
             "lunch": summary["lunch"], "dinner": summary["dinner"], "attractions": attractions,
@@ -251,96 +251,3 @@ def _schedule_lookup(db: Database) -> ScheduleLookup:
             return None
         return scheduled_arrival(db.tables[SERVICE_TABLE[mode]].columns, row)
     return lookup
-
-
-def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list[str], events: list[str],
-           cities: list[str], date: str | None, db: Database | None) -> tuple[list[dict[str, Any]], bool]:
-    """The fields of the day's PlanItems, times placed past midnight where due and venue types from the
-    summary fields, and whether they all lie within PlanItem's bounds. Every value here is of a type a
-    PlanItem accepts (an activity, venue type or meal of its Literal, times >= 0 from `place`,
-    distances >= 0); only a time past `MAX_CLOCK_MINUTES` (many midnights) or an infinite distance (a
-    number of hundreds of digits) is not, and `_parse` then validates them to say so."""
-    names = {k: _name_key(v) for k, v in summary.items() if v}
-    attraction_names = {_name_key(a) for a in attractions}
-    event_names = {_name_key(e) for e in events}
-    known = {*names.values(), *attraction_names, *event_names}
-    stay_key = names.get("accommodation")
-    meals_named: dict[str, list[Meal]] = {}  # name key -> the meals whose field names it, in MEALS order
-    for m in MEALS:
-        if m in names:
-            meals_named.setdefault(names[m], []).append(m)
-    meals_done: set[str] = set()
-    items = []
-    fits = True
-    for item, (start, end) in zip(raw, place(raw), strict=True):
-        activity, key = item.activity, None  # the key only where the activity leaves the type open
-        if activity is None:
-            key = _item_key(item.name, known)
-            activity = "stay" if key == stay_key else "visit"
-        venue_type: VenueType | None = None
-        meal: Meal | None = None
-        if activity in _ACCOMMODATION_ACTIVITIES:
-            venue_type = "accommodation"
-        elif activity == "arrive":
-            venue_type = "transit"
-        elif activity == "travel":
-            venue_type = "transport"
-        else:
-            if key is None:
-                key = _item_key(item.name, known)
-            if (matched := meals_named.get(key)) is not None:
-                meal = chosen = matched[0] if len(matched) == 1 else next(
-                    (m for m in matched if m not in meals_done), matched[0])
-                meals_done.add(chosen)
-                venue_type = "restaurant"
-            elif key in attraction_names:
-                venue_type = "attraction"
-            elif key in event_names:
-                venue_type = "event"
-            elif key == stay_key:
-                venue_type = "accommodation"
-            elif db is not None:
-                venue_type = _db_venue_type(db, item.name, cities, date)
-        distance = item.transit_distance_m
-        if ((start is not None and start > MAX_CLOCK_MINUTES) or (end is not None and end > MAX_CLOCK_MINUTES)
-                or (distance is not None and not math.isfinite(distance))):
-            fits = False
-        items.append({"name": item.name, "activity": activity, "start": start, "end": end,
-                      "venue_type": venue_type, "meal": meal, "transit_stop": item.transit_stop,
-                      "transit_distance_m": distance, "note": item.note})
-    return items, fits
-
-
-_ACCOMMODATION_ACTIVITIES = frozenset({"stay", "check-in", "checkout"})
-
-
-def _item_key(name: str, known: set[str]) -> str:
-    """The key an item matches the summary fields by: its whole normalised name when a field names it
-    so (a name may hold a comma), else the name without a trailing `, City` (items are often
-    written like the summary fields)."""
-    whole = normalize(name)
-    return whole if whole in known else _name_key(name)
-
-
-@functools.lru_cache(maxsize=1 << 14)  # names repeat across days and plans; a pure function's bounded memo
-def _name_key(field_value: str) -> str:
-    """The normalised venue name of a summary value `Name, City`."""
-    return normalize(split_name_city(field_value)[0])
-
-
-def _db_venue_type(db: Database, name: str, cities: list[str], date: str | None) -> VenueType | None:
-    venue = VenueName.of(name)  # an item, like a summary field, may be written `Name, City`
-    known = db.derived(_venue_names)
-    if venue.key not in known and normalize(venue.text) not in known:
-        return None  # no venue of any city has this name, so find_venue cannot find one
-    try:
-        ref = find_venue(db, venue, cities, date=date)
-    except (UnknownNameError, KeyError):
-        return None
-    return None if ref is None else ref.venue_type
-
-
-def _venue_names(db: Database) -> frozenset[str]:
-    """Every venue name of the database's venue tables, normalised (find_venue matches names exactly
-    after `normalize`, so a name outside this set is found in no city). Built once per database."""
-    return frozenset(normalize(name) for table in VENUE_TABLES for name in db.tables[table].columns["name"])
