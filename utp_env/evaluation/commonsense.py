@@ -10,7 +10,7 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from utp_env.evaluation.complete_information import complete_information_parts, timed_items
-from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visit, eval_index
+from utp_env.evaluation.context import DayContext, EvalIndex, LegContext, PlanContext, Visit, eval_index
 from utp_env.evaluation.report import CheckResult, combine, verdict
 from utp_env.queries.options import opens_on
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
@@ -85,20 +85,22 @@ def open_hours(ctx: PlanContext) -> CheckResult:
             if visit.kind not in ("attraction", "restaurant") or visit.ref is None:
                 continue
             applicable = True
-            problem = venue_closed_because(ctx.db, VENUE_TABLE[visit.kind], visit.ref.row, day.date, start, end)
+            problem = venue_closed_because(ctx.db, VENUE_TABLE[visit.kind], visit.ref.row, day.date, start, end,
+                                           ctx.index)
             if problem is not None:
                 problems.append(f"day {day.index + 1}: {visit.name!r} {format_hhmm(start)}-{format_hhmm(end)} "
                                 f"{problem}")
     return verdict(problems, applicable, "no timed visit of a venue in the database")
 
 
-def venue_closed_because(db: Database, table: str, row: int, date: str | None, start: int, end: int) -> str | None:
+def venue_closed_because(db: Database, table: str, row: int, date: str | None, start: int, end: int,
+                         index: EvalIndex | None = None) -> str | None:
     """Why venue `row` of `table` is not open for a whole visit from `start` to `end` (minutes from
     the midnight of `date`), or None when it is: the visit must lie within one opening session
     (`opening_hours`, which may run past midnight) that begins on a day the venue opens
     (`open_days`, attractions only; unchecked without a date). The one rule of "is this venue open
-    then" for the checks and the reference planner."""
-    opening, closing = eval_index(db).opening(table, row)  # `opening_hours`, once per row
+    then" for the checks and the reference planner. `index`: `db`'s EvalIndex when the caller holds it."""
+    opening, closing = (index or eval_index(db)).opening(table, row)  # `opening_hours`, once per row
     today = opening <= start and end <= closing  # within the session that began on `date`
     yesterday = opening <= start + MINUTES_PER_DAY and end + MINUTES_PER_DAY <= closing  # or the day before
     if not (today or yesterday):
