@@ -163,7 +163,7 @@ def unvalidated(model: type[M], values: dict[str, Any], given: Iterable[str] | N
     and the plan parser's plans (utp_env/plan_format/parse.py, which checks the bounds first)."""
     obj = model.__new__(model)
     _set_attribute(obj, "__dict__", values)
-    _set_attribute(obj, "__pydantic_fields_set__", set(values if given is None else given))
+    _set_attribute(obj, "__pydantic_fields_set__", {*values} if given is None else set(given))
     _set_attribute(obj, "__pydantic_extra__", None)
     _set_attribute(obj, "__pydantic_private__", None)
     return obj

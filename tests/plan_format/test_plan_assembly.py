@@ -22,6 +22,7 @@ from same_models import same
 from utp_env.dataset import Dataset, dataset_of
 from utp_env.itinerary import MAX_CLOCK_MINUTES, Plan
 from utp_env.plan_format import PlanFormatError, parse_plan
+from utp_env.plan_format import legs as legs_module
 from utp_env.plan_format import parse as parse_module
 from utp_env.query import Query
 from utp_env.tools.database import Database
@@ -29,13 +30,14 @@ from utp_env.tools.database import Database
 
 @contextlib.contextmanager
 def validated_only() -> Iterator[None]:
-    """parse_plan with every plan validated by pydantic (the path of plans out of bounds)."""
-    saved = parse_module._assembled
+    """parse_plan with every plan and every leg validated by pydantic (the path of values out of bounds)."""
+    saved = parse_module._assembled, legs_module.unvalidated
     parse_module._assembled = lambda query_id, days: Plan.model_validate({"query_id": query_id, "days": days})
+    legs_module.unvalidated = lambda model, values, given=None: model.model_validate(values)
     try:
         yield
     finally:
-        parse_module._assembled = saved
+        parse_module._assembled, legs_module.unvalidated = saved
 
 
 def outcome(text: object, query: Query | None, db: Database | None) -> Plan | str:
@@ -85,13 +87,18 @@ def _times_past_midnight(text: str, count: int) -> str:
                                                                   HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_mutated_reference_plans(dataset: Dataset, data: st.DataObject) -> None:
-    """Reference plans with times moved past midnight (up to past `MAX_CLOCK_MINUTES`), distances of
+    """Reference plans with arrivals days later and times moved past midnight (both up to past
+    `MAX_CLOCK_MINUTES`), distances of
     hundreds of digits (infinite), entries repeated (past the day's cap, or past midnight again and
     again), and stray fragments."""
     references = [(text, query) for label, text, query, _ in cases(dataset) if "/" not in label]  # as stored
     text, query = data.draw(st.sampled_from(references[:12]))
-    mutation = data.draw(st.sampled_from(["midnights", "distance", "entries", "fragment"]))
-    if mutation == "midnights":
+    mutation = data.draw(st.sampled_from(["midnights", "distance", "entries", "fragment", "arrival"]))
+    if mutation == "arrival":  # an arrival days later (past MAX_CLOCK_MINUTES from 10 days)
+        days = data.draw(st.sampled_from(["+1 day", "+3 days", "+9 days", "+10 days", "+11 days", "+99 days"]))
+        text = re.sub(r"Arrival Time: (\d\d:\d\d)", rf"Arrival Time: \1 ({days})", text, count=1)
+        text = re.sub(r" \(scheduled \d\d:\d\d\)", "", text) if data.draw(st.booleans()) else text
+    elif mutation == "midnights":
         text = _times_past_midnight(text, data.draw(st.integers(0, 12)))
     elif mutation == "distance":
         digits = data.draw(st.sampled_from(["9" * 400, "1" * 309, "1" * 308, "0.5", "17"]))
