@@ -18,12 +18,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_outputs import cases
-from same_models import same
+from same_models import readings_agree
 from test_plan_format_hypothesis import plans
 
 from utp_env.dataset import Dataset, dataset_of
 from utp_env.itinerary import Plan
-from utp_env.plan_format import PlanFormatError, format_plan, parse_plan, plan_to_json
+from utp_env.plan_format import format_plan, plan_to_json
 from utp_env.plan_format import items as items_module
 from utp_env.plan_format import parse as parse_module
 from utp_env.query import Query
@@ -44,19 +44,8 @@ def entry_by_entry() -> Iterator[None]:
         parse_module.canonical_day_items = saved
 
 
-def outcome(text: object, query: Query | None, db: Database | None) -> Plan | str:
-    try:
-        return parse_plan(text, query=query, db=db)
-    except PlanFormatError as exc:
-        return f"PlanFormatError: {exc}"
-
-
-def readings_agree(text: object, query: Query | None = None, db: Database | None = None) -> Plan | str:
-    one_pass = outcome(text, query, db)
-    with entry_by_entry():
-        general = outcome(text, query, db)
-    same(one_pass, general)
-    return one_pass
+def agree(text: object, query: Query | None = None, db: Database | None = None) -> Plan | str:
+    return readings_agree(entry_by_entry, text, query, db)
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +65,8 @@ def test_reference_plans_and_their_broken_variants(dataset: Dataset) -> None:
     parse_module.canonical_day_items = counting  # type: ignore[assignment]
     try:
         for _label, text, query, _ref in cases(dataset):
-            readings_agree(text, query, dataset.db)
-            readings_agree(text)
+            agree(text, query, dataset.db)
+            agree(text)
     finally:
         parse_module.canonical_day_items = original
     assert one_pass > 500  # the reference plans are read in one pass
@@ -86,8 +75,8 @@ def test_reference_plans_and_their_broken_variants(dataset: Dataset) -> None:
 @SETTINGS
 @given(plans())
 def test_canonical_plans(plan: Plan) -> None:
-    readings_agree(format_plan(plan))
-    readings_agree(plan_to_json(plan, indent=None))
+    agree(format_plan(plan))
+    agree(plan_to_json(plan, indent=None))
 
 
 MUTATIONS = ["(", ")", " (note)", ";", "; -", "; ;", ".", "..", "25:99", "24:00", "9:40", " ", "\n",
@@ -110,5 +99,5 @@ def test_mutated_reference_lists(dataset: Dataset, data: st.DataObject) -> None:
             [m.group(0), "from 10:00 to 23:59", "from 23:30 to 00:15", "from 00:00 to 00:00"])), poi)
     day["point_of_interest_list"] = poi if data.draw(st.integers(0, 9)) else [poi]  # or a list of one text
     mutated = json.dumps(days)
-    readings_agree(mutated, query, dataset.db)
-    readings_agree(mutated)
+    agree(mutated, query, dataset.db)
+    agree(mutated)

@@ -17,11 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_outputs import cases
-from same_models import same
+from same_models import outcome, readings_agree
 
 from utp_env.dataset import Dataset, dataset_of
 from utp_env.itinerary import MAX_CLOCK_MINUTES, Plan
-from utp_env.plan_format import PlanFormatError, parse_plan
 from utp_env.plan_format import legs as legs_module
 from utp_env.plan_format import parse as parse_module
 from utp_env.query import Query
@@ -40,19 +39,8 @@ def validated_only() -> Iterator[None]:
         parse_module._assembled, legs_module.unvalidated = saved
 
 
-def outcome(text: object, query: Query | None, db: Database | None) -> Plan | str:
-    try:
-        return parse_plan(text, query=query, db=db)
-    except PlanFormatError as exc:
-        return f"PlanFormatError: {exc}"
-
-
-def both_paths_agree(text: object, query: Query | None = None, db: Database | None = None) -> Plan | str:
-    assembled = outcome(text, query, db)
-    with validated_only():
-        validated = outcome(text, query, db)
-    same(assembled, validated)
-    return assembled
+def agree(text: object, query: Query | None = None, db: Database | None = None) -> Plan | str:
+    return readings_agree(validated_only, text, query, db)
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +52,7 @@ def test_reference_plans_and_their_broken_variants(dataset: Dataset) -> None:
     plans = errors = 0
     for _label, text, query, _ref in cases(dataset):
         for q, db in ((query, dataset.db), (query, None), (None, None)):
-            if isinstance(both_paths_agree(text, q, db), Plan):
+            if isinstance(agree(text, q, db), Plan):
                 plans += 1
             else:
                 errors += 1
@@ -116,7 +104,7 @@ def test_mutated_reference_plans(dataset: Dataset, data: st.DataObject) -> None:
         junk = data.draw(st.sampled_from(["(", ")", ";", "25:99", " to ", ",", "from () to ()", "+3 days"]))
         text = text[:cut] + junk + text[cut:]
     for q, db in ((query, dataset.db), (None, None)):
-        both_paths_agree(text, q, db)
+        agree(text, q, db)
 
 
 def test_times_at_and_past_the_bound() -> None:
@@ -126,18 +114,18 @@ def test_times_at_and_past_the_bound() -> None:
         poi = "; ".join(f"Place {i}, visit from 10:00 to 23:59" for i in range(entries))
         return json.dumps([{"days": 1, "current_city": "Pune", "point_of_interest_list": poi}])
     within = max(n for n in range(1, 20) if isinstance(outcome(plan(n), None, None), Plan))
-    last = both_paths_agree(plan(within))
+    last = agree(plan(within))
     assert isinstance(last, Plan) and last.days[0].items[-1].end <= MAX_CLOCK_MINUTES  # type: ignore[operator]
-    refused = both_paths_agree(plan(within + 1))
+    refused = agree(plan(within + 1))
     assert isinstance(refused, str) and "invalid day" in refused
 
 
 def test_an_infinite_distance_and_a_non_int_day_number_are_validated() -> None:
     entry = f"Place, visit from 10:00 to 11:00, nearest transit: Stop, {'9' * 400}km away"
-    refused = both_paths_agree(json.dumps([{"days": 1, "current_city": "Pune", "point_of_interest_list": entry}]))
+    refused = agree(json.dumps([{"days": 1, "current_city": "Pune", "point_of_interest_list": entry}]))
     assert isinstance(refused, str) and "invalid day" in refused
 
     class Number(int):
         pass
-    read = both_paths_agree([{"days": Number(2), "current_city": "Pune"}])
+    read = agree([{"days": Number(2), "current_city": "Pune"}])
     assert isinstance(read, Plan) and type(read.days[0].day) is int
