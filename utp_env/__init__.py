@@ -11,12 +11,16 @@ user starts with are attributes of this package, each imported on first use so t
     plan = utp_env.parse_plan(text)               # the paper's JSON day format -> a Plan
     report = utp_env.evaluate(plan, query, data.db)
 
-`load_environment` is the `verifiers` environment (`vf-eval utp-env`, utp_env/verifiers_env.py).
+`load_environment` (verifiers 0.3) and `UTPTaskset`, `UTPHarness`, `UTPVerifiersEnv` (verifiers 0.4, in
+`__all__` when verifiers is installed) are the `verifiers` environment (`vf-eval utp-env`,
+utp_env/verifiers_env.py).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 from typing import TYPE_CHECKING, Any
 
 from utp_env.env import ENV_ID, REPLAN_ENV_ID
@@ -53,13 +57,31 @@ _LAZY: dict[str, str] = {
     "EvaluationReport": "utp_env.evaluation",
     "simulate": "utp_env.simulation",
     "RobustnessReport": "utp_env.simulation",
-    "load_environment": "utp_env.verifiers_env",  # verifiers finds an environment by its module's `load_environment`
+    "load_environment": "utp_env.verifiers_env",  # verifiers 0.3 finds an environment by its `load_environment`
+    # verifiers 0.4 finds a taskset, its harness and its env among the classes of the package's `__all__`
+    "UTPTaskset": "utp_env.verifiers_env",
+    "UTPHarness": "utp_env.verifiers_env",
+    "UTPVerifiersEnv": "utp_env.verifiers_env",
 }
 """Each public name and the module that defines it, imported when the name is first read."""
 
 __all__ = ["ENV_ID", "REPLAN_ENV_ID", "Database", "Dataset", "EnvConfig", "EvaluationReport", "Plan", "Query",
            "ReplanConfig", "RobustnessReport", "UTPEnv", "UTPReplanEnv", "evaluate", "format_plan",
            "load_environment", "open_dataset", "parse_plan", "simulate"]
+
+
+def _has_verifiers_v1() -> bool:
+    """Whether verifiers with its `verifiers.v1` stack is installed, found without importing it."""
+    try:
+        spec = importlib.util.find_spec("verifiers")
+    except ImportError:  # an import hook that refuses the name
+        return False
+    return spec is not None and any(os.path.isfile(os.path.join(folder, "v1", "__init__.py"))
+                                    for folder in spec.submodule_search_locations or ())
+
+
+if _has_verifiers_v1():  # the verifiers plugin classes, built from verifiers' own (utp_env/verifiers_env.py)
+    __all__ += ["UTPHarness", "UTPTaskset", "UTPVerifiersEnv"]
 
 _register_envs()
 

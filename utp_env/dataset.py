@@ -24,7 +24,7 @@ from utp_env.train_split import is_train_id, read_train_split, train_number, tra
 
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
 # the embedded sandboxes cached on users' machines rebuild their query set.
-QUERY_SET_VERSION = "11"
+QUERY_SET_VERSION = "12"
 
 
 @dataclass

@@ -36,7 +36,9 @@ class ResolvedLeg:
 
     `row` is the service row (flights/trains/buses; None for cabs or when not found) and
     `road_row` the road route (buses and cabs). `hist_duration` is the paper's historical
-    duration: the scheduled duration for flights and trains, the free-flow time for road.
+    duration: the scheduled duration of a flight, train or bus (a bus is slower than its road's
+    free-flow time: tools/sandbox/road.py `BUS_SLOWDOWN`), the road's free-flow time for a cab (or a
+    bus not in the timetable).
     """
 
     mode: Mode
@@ -143,15 +145,15 @@ def _resolve_leg(db: Database, mode: Mode, number: str | None, origin: str,
         scheduled_dep = parse_hhmm(columns["dep_time"][row])
         scheduled_arr = scheduled_arrival(columns, row)
         run_days = columns["run_days"][row]
-        if mode in ("flight", "train"):
-            hist = float(columns["duration_min"][row])
+        hist = float(columns["duration_min"][row])
     if mode in ("flight", "train"):
         found = row is not None
         expected, measured = delays.of(mode, row)
     else:
         found = road_row is not None and (mode == "cab" or row is not None)
         expected, measured = delays.of(mode, road_row)
-        hist = float(db.tables["road_routes"].columns["free_flow_min"][road_row]) if road_row is not None else None
+        if hist is None and road_row is not None:
+            hist = float(db.tables["road_routes"].columns["free_flow_min"][road_row])
     return ResolvedLeg(mode, row, road_row, found, expected, measured, hist, scheduled_dep, scheduled_arr,
                        None), run_days
 

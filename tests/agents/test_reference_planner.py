@@ -3,13 +3,14 @@ evaluation, parse back from the paper's format, and beat the deterministic basel
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
 
 from utp_env.agents.base import Agent, AgentResult, Toolkit
 from utp_env.agents.reference import ReferencePlanner
-from utp_env.agents.reference.timing import Timing, Venue
+from utp_env.agents.reference.timing import TRAVELLER_MEAL_MINUTES, Timing, Venue
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import evaluate
 from utp_env.evaluation.context import CrowdProfile, build_context
@@ -45,24 +46,50 @@ def _mean(values: list[float | None]) -> float:
     return statistics.fmean(v for v in values if v is not None)
 
 
+def _attraction_bas(reports: list) -> float:
+    """BAS over the attraction visits of `reports` (1 - mean of min(1, Q))."""
+    return 1.0 - statistics.fmean(min(1.0, p.q) for r in reports for p in r.pois if p.venue_type == "attraction")
+
+
+def _full_meal_buffers(reports: list, risk: dict[str, str]) -> float:
+    """Share of the meals of `reports` booked as the traveller's meal plus the full buffer BAS asks,
+    low x v x Cf (within a minute of rounding)."""
+    low = UncertaintyConfig().risk_multipliers
+    meal_of_v = {m.base_minutes: name for name, m in UncertaintyConfig().restaurant_meals.items()}
+    full = [abs((p.end - p.start) - TRAVELLER_MEAL_MINUTES[meal_of_v[p.v]] - low[risk[r.query_id]].low * p.v * p.cf) < 1
+            for r in reports for p in r.pois if p.venue_type == "restaurant"]
+    return sum(full) / len(full)
+
+
 # ---------------------------------------------------------------- timing by hand
 
 
-def test_visit_length_is_v_plus_the_shortest_buffer_of_the_risk_range(mini_db: Database) -> None:
+def test_visit_length_is_the_base_plus_the_shortest_buffer_of_the_risk_range(mini_db: Database) -> None:
+    """A meal is the traveller's meal (breakfast 30, lunch 45, dinner 60 min) plus the buffer BAS asks
+    of its v (Table 9: 50 / 60 / 75), low * v * Cf; an attraction is v plus low * v * Cf."""
     config = UncertaintyConfig()
     restaurant = Venue("restaurants", 0, "X", "Y", 0, 1440, None)  # no crowd data: Cf = 1
-    # averse (1.25-2.0), breakfast at 09:00: v = 50 -> 50 + 1.25 * 50 = 112.5 -> 113 minutes
-    assert Timing(mini_db, config, "averse", True).length(restaurant, 9 * 60) == 113
-    # tolerant (0.5-1.0), dinner at 20:00: v = 75 -> 75 + 0.5 * 75 = 112.5 -> 113
-    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 20 * 60) == 113
-    # optimized (1.0-1.25), lunch at 13:00: v = 60 -> 60 + 1.0 * 60 = 120; without buffers exactly 60
-    assert Timing(mini_db, config, "optimized", True).length(restaurant, 13 * 60) == 120
-    assert Timing(mini_db, config, "optimized", False).length(restaurant, 13 * 60) == 60
-    # a crowd window at tier AA (Cf 1.75) from 12:00: 60 + 1.0 * 60 * 1.75 = 165
+    # averse (1.25-2.0), breakfast at 09:00: 30 + 1.25 * 50 = 92.5 -> 93 minutes
+    assert Timing(mini_db, config, "averse", True).length(restaurant, 9 * 60) == 93
+    # tolerant (0.5-1.0), breakfast at 08:00: 30 + 0.5 * 50 = 55, a traveller's breakfast
+    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 8 * 60) == 55
+    # tolerant, dinner at 20:00: 60 + 0.5 * 75 = 97.5 -> 98
+    assert Timing(mini_db, config, "tolerant", True).length(restaurant, 20 * 60) == 98
+    # optimized (1.0-1.25), lunch at 13:00: 45 + 1.0 * 60 = 105; without buffers the traveller's 45
+    assert Timing(mini_db, config, "optimized", True).length(restaurant, 13 * 60) == 105
+    assert Timing(mini_db, config, "optimized", False).length(restaurant, 13 * 60) == 45
+    assert Timing(mini_db, config, "optimized", True).bas_minutes(restaurant, 13 * 60) == 60  # BAS's v is kept
+    # a crowd window at tier AA (Cf 1.75) from 12:00: 45 + 1.0 * 60 * 1.75 = 150
     crowded = Venue("restaurants", 0, "X", "Y", 0, 1440, CrowdProfile(((frozenset(range(12, 15)), "AA"),),
                                                                       frozenset(), frozenset()))
-    assert Timing(mini_db, config, "optimized", True).length(crowded, 13 * 60) == 165
-    assert Timing(mini_db, config, "optimized", True).length(crowded, 11 * 60) == 120  # 11:00 has no window
+    assert Timing(mini_db, config, "optimized", True).length(crowded, 13 * 60) == 150
+    assert Timing(mini_db, config, "optimized", True).length(crowded, 11 * 60) == 105  # 11:00 has no window
+    # an attraction: v (its visit duration) plus low * v * Cf, as before
+    row = 0
+    v = float(mini_db.tables["attractions"].columns["visit_duration_hr"][row]) * 60.0
+    sight = Venue("attractions", row, "S", "Y", 0, 1440, None)
+    assert Timing(mini_db, config, "averse", True).length(sight, 10 * 60) == math.ceil(v + 1.25 * v - 1e-9)
+    assert Timing(mini_db, config, "averse", False).length(sight, 10 * 60) == math.ceil(v - 1e-9)
 
 
 def test_planned_arrival_adds_the_multiplier_times_e_d_to_the_historical_duration() -> None:
@@ -131,9 +158,13 @@ def test_reference_plans_pass_and_score_high(reports: dict, queries: list[Query]
     # The bars are for this 27-query sample of the mini sandbox, whose 1,000-query population has a
     # non-averse BAS mean of 0.91 (long attractions in its few cities): the sample's mean moves by a few
     # points when the generator changes; the full set's bar is in test_every_full_reference_plan_passes.
+    # Meals are a traveller's meal plus the buffer BAS asks (docs/PAPER.md, "BAS and a traveller's
+    # meal"): BAS measures that buffer from the meal's longer v and scores meals low, so the bars are
+    # on the attractions' BAS, and every meal must carry its profile's full buffer unless squeezed.
     risk = {q.query_id: q.risk_profile for q in queries}
-    assert _mean([r.bas for r in ref if risk[r.query_id] != "averse"]) >= 0.85
-    assert _mean([r.bas for r in ref if risk[r.query_id] == "averse"]) >= 0.75
+    assert _attraction_bas([r for r in ref if risk[r.query_id] != "averse"]) >= 0.85
+    assert _attraction_bas([r for r in ref if risk[r.query_id] == "averse"]) >= 0.75
+    assert _full_meal_buffers(ref, risk) >= 0.9
     assert _mean([r.tdas for r in ref]) >= 0.9
     # CATS: crowds follow the kind of place (forts, palaces and museums busiest 11:00-15:00, temples at
     # the aarti, dinner at its peak), so the day's sights cannot all be seen in quiet hours: this
@@ -225,7 +256,8 @@ def test_full_sandbox_validation_targets() -> None:
     ref, det = scores["reference"], scores["deterministic"]
     # CATS about 0.64 on the real sights (generator 11): a city's top sight is booked on every full
     # day, and the famous sights are crowded at the hours they are open (docs/PAPER.md).
-    assert ref["final"] >= 0.95 and ref["bas"] >= 0.9 and ref["tdas"] >= 0.9 and ref["cats"] >= 0.58, ref
+    # BAS about 0.65: meals are a traveller's meal plus the buffer BAS asks, scored from the meal's v
+    assert ref["final"] >= 0.95 and ref["bas"] >= 0.55 and ref["tdas"] >= 0.9 and ref["cats"] >= 0.58, ref
     assert ref["cats"] > det["cats"], scores
     assert det["bas"] < ref["bas"] - 0.5 and det["tdas"] < ref["tdas"] - 0.5, scores
     assert det["hold"] < ref["hold"] - 0.05, scores
@@ -243,6 +275,8 @@ def test_every_full_reference_plan_passes() -> None:
     assert len(ds.queries) == 1000
     failed = []
     bas: dict[str, list[float]] = {"tolerant": [], "optimized": [], "averse": []}
+    risk = {q.query_id: q.risk_profile for q in ds.queries}
+    reports = {}
     for q in ds.queries:
         plan = ds.references.get(q.query_id)
         report = evaluate(plan, q, ds.db) if plan is not None else None
@@ -250,11 +284,18 @@ def test_every_full_reference_plan_passes() -> None:
             failed.append(q.query_id)  # open_hours: within opening hours, never on a closing day
         elif report.bas is not None:
             bas[q.risk_profile].append(report.bas)
+            reports[q.query_id] = report
     assert failed == []
-    # BAS as docs/PAPER.md reports it for the full set on generator 11 (tolerant / optimized / averse
-    # 0.996 / 0.926 / 0.889): days end by 23:30 and hold the city's top sight, so the optimized and
-    # averse ranges, which ask a visit for 2-3 times its base length, fit less often than before.
-    assert _mean(bas["tolerant"]) >= 0.98 and _mean(bas["optimized"]) >= 0.9 and _mean(bas["averse"]) >= 0.86
+    # BAS as docs/PAPER.md reports it for the full set on generator 12 (tolerant / optimized / averse
+    # 0.721 / 0.463 / 0.737): a meal is a traveller's meal plus the buffer BAS asks, which BAS, measuring
+    # from the meal's longer v, scores low (meals 0.52 / 0.12 / 0.62). The attractions keep their BAS
+    # (0.985 / 0.934 / 0.900): days end by 23:30 and hold the city's top sight, so the optimized and
+    # averse ranges, which ask a visit for 2-3 times its base length, fit less often.
+    assert _mean(bas["tolerant"]) >= 0.7 and _mean(bas["optimized"]) >= 0.44 and _mean(bas["averse"]) >= 0.71
+    by_risk = {r: [rep for q, rep in reports.items() if risk[q] == r] for r in ("tolerant", "optimized", "averse")}
+    assert _attraction_bas(by_risk["tolerant"]) >= 0.98 and _attraction_bas(by_risk["optimized"]) >= 0.9
+    assert _attraction_bas(by_risk["averse"]) >= 0.86
+    assert _full_meal_buffers(list(reports.values()), risk) >= 0.95
 
 
 def _closed_day_bookings(db: Database, queries: list[Query]) -> tuple[int, int]:

@@ -31,7 +31,7 @@ from utp_env.tools.sandbox.rail import (
     trains_table,
 )
 from utp_env.tools.sandbox.realism import run_day_contradictions
-from utp_env.tools.sandbox.traveller.rail import figures
+from utp_env.tools.sandbox.traveller.rail import SHORT_ROUTES, figures
 from utp_env.tools.schema import fare_class, shift_run_days
 
 SOURCE = read_rail()
@@ -143,6 +143,27 @@ def test_readable_names_follow_the_stated_rules() -> None:
     assert train_type("52541", "NJP DJ PASSENGER", 450) == "Toy Train"
     assert train_type("12901", "GUJRAT MAIL", 490) == "Superfast"  # a 12xxx number
     assert train_type("11077", "JHELUM EXPRESS", 2000) == "Express"
+    # "RAJ" opening a name is the state, not a Rajdhani (none runs to Jodhpur or Udaipur)
+    assert readable_train_name("RAJ S KRNTI EXP", {}) == "Rajasthan Sampark Kranti Express"
+    assert train_type("12463", "RAJ S KRNTI EXP", 590) == "Superfast"
+    assert readable_train_name("RAJ HUMSAFAR EXP", {}) == "Rajasthan Humsafar Express"
+    assert train_type("22985", "RAJ HUMSAFAR EXP", 730) == "Humsafar"
+    assert readable_train_name("AK TEJAS RAJ EX", {}) == "August Kranti Tejas Rajdhani Express"
+    assert train_type("12953", "AK TEJAS RAJ EX", 993) == "Rajdhani"
+    assert readable_train_name("GOA SMPRK K", {}) == "Goa Sampark Kranti Express"
+    assert train_type("12449", "GOA SMPRK K", 1850) == "Superfast"  # not a "S F" Superfast pair
+
+
+def test_every_rajdhani_runs_from_delhi() -> None:
+    """Every train of type Rajdhani has a terminus in Delhi, and its name says Rajdhani."""
+    delhi = {"NDLS", "NZM", "ANVT", "DLI", "DEE", "DEC"}
+    rajdhanis = [t for t in SOURCE.trains if t.type == "Rajdhani"]
+    assert len(rajdhanis) >= 40
+    assert all({t.stops[0], t.stops[-1]} & delhi for t in rajdhanis), [
+        t.number for t in rajdhanis if not {t.stops[0], t.stops[-1]} & delhi]
+    # the source names the Agartala Tejas Rajdhani (20501/20502) "Tejas": a sleeper Tejas runs as a Rajdhani
+    assert all("Rajdhani" in t.name or "Tejas" in t.name for t in rajdhanis)
+    assert not [t.name for t in SOURCE.trains if "Rajdhani" in t.name and t.type != "Rajdhani"]
 
 
 # ------------------------------------------------------------------ stations in cities
@@ -273,6 +294,19 @@ def test_well_known_trains_as_published(full_cities: Cities) -> None:
     assert (vande["dep_time"], vande["arr_time"]) == ("06:00", "14:00")
 
 
+def test_the_bhopal_vande_bharat_as_published(full_cities: Cities) -> None:
+    """The Rani Kamlapati - Hazrat Nizamuddin Vande Bharat (added_trains.csv: the source predates it)
+    leaves Hazrat Nizamuddin at 15:00 and reaches Rani Kamlapati at 22:45, daily but Saturday."""
+    cities = _subset(full_cities, ["Delhi", "Agra", "Gwalior", "Jhansi", "Bhopal"])
+    cols = trains_table(cities, PROFILES["full"], 0)
+    row = next(r for r in _rows(cols, "20172") if (r["origin_city"], r["dest_city"]) == ("Delhi", "Bhopal"))
+    assert (row["origin_station"], row["dest_station"]) == ("Hazrat Nizamuddin", SOURCE.stations["RKMP"].name)
+    assert (row["dep_time"], row["arr_time"], row["duration_min"]) == ("15:00", "22:45", 465)
+    assert row["run_days"] == "1111101" and row["train_name"] == TRAIN["20172"].name
+    up = next(r for r in _rows(cols, "20171") if (r["origin_city"], r["dest_city"]) == ("Bhopal", "Delhi"))
+    assert (up["dep_time"], up["arr_time"]) == ("05:40", "13:10")
+
+
 def test_fares_by_type_class_and_real_km() -> None:
     km = np.array([80.0, 212.0, 1385.0, 2270.0])
     for kind in TRAIN_TYPES:
@@ -313,7 +347,11 @@ def test_full_sandbox_traveller_rail_figures(tmp_path: Path) -> None:
     for f in out:
         print(f"  {f.name}: {f.value} (target {f.target}; {f.source}) {'pass' if f.passed else 'FAIL'}")
     assert len(out) >= 8
-    assert all(f.passed for f in out), [f for f in out if not f.passed]
+    # every figure holds but the short busy routes the source lacks services on (a known shortfall)
+    assert all(f.passed or f.shortfall for f in out), [f for f in out if not f.passed]
+    short = {f.name for f in out if f.shortfall}
+    assert short == {f"trains a day {a} -> {b}" for a, b, _ in SHORT_ROUTES}
+    assert all(f.result == ("pass" if f.passed else "short") for f in out if f.shortfall)
     t = db.tables["trains"].columns
     per_pair: dict[tuple[str, str], set[str]] = defaultdict(set)
     for num, o, d in zip(t["train_number"], t["origin_city"], t["dest_city"], strict=True):
@@ -331,6 +369,8 @@ def test_full_sandbox_traveller_rail_figures(tmp_path: Path) -> None:
     ("trains.csv", 2, ",Express,", ",Local,", "row 2, column 'type'"),
     ("timings.csv", 2, "12050,AGC,arr", "12050,AGC,dep", "row 2: a departure fact is for the train's first stop NZM"),
     ("timings.csv", 2, "12050,AGC", "99999,AGC", "row 2: train 99999 is not in rail/trains.csv"),
+    ("added_trains.csv", 1, "20171,Rani", "12050,Rani", "row 1: train 12050 listed twice"),
+    ("added_trains.csv", 1, "RKMP VGLB GWL AGC NZM", "RKMP XXXX", "row 1, column 'stops': station XXXX is not in"),
 ])
 def test_every_inconsistency_of_the_source_is_refused(tmp_path: Path, file: str, row: int, old: str, new: str,
                                                       fragment: str) -> None:

@@ -22,6 +22,7 @@ from utp_env.tools.sandbox.crowd import crowd_cities
 from utp_env.tools.sandbox.geography import (
     GEONAMES_CORRECTIONS,
     SEPARATE_MUNICIPALITIES,
+    Cities,
     airport_city,
     match_airports,
     select_cities,
@@ -35,7 +36,14 @@ from utp_env.tools.sandbox.realism import (
     run_day_contradictions,
     track_ratios,
 )
-from utp_env.tools.sandbox.road import BUS_MIN_KM, LOCAL_BUS_MIN_KM
+from utp_env.tools.sandbox.road import (
+    BUS_MIN_KM,
+    BUS_SLOWDOWN,
+    LOCAL_BUS_MIN_KM,
+    buses_table,
+    drive_minutes,
+    road_matrix,
+)
 from utp_env.tools.sandbox.traveller.rail import NO_RAILWAY
 from utp_env.tools.sandbox.traveller.rail import figures as rail_figures
 from utp_env.tools.sandbox.venues import category_weights, entry_fee
@@ -92,6 +100,33 @@ def test_mini_buses_are_intercity(mini_db: Database) -> None:
         assert v >= BUS_MIN_KM or min(longest[o], longest[d]) < BUS_MIN_KM, (o, d, v)
     long = dist > 350
     assert all("Sleeper" in t for t, is_long in zip(b["bus_type"], long.tolist(), strict=True) if is_long)
+
+
+def test_mini_buses_are_slower_than_a_cab_on_their_road(mini_db: Database) -> None:
+    """A bus takes its road's free-flow time (hill approaches and mountain roads included) times
+    `BUS_SLOWDOWN`: never faster than a cab on the same road (the plains speed once made the
+    Siliguri-Darjeeling bus 1.4 h against the road's 3 h)."""
+    b = mini_db.tables["buses"].columns
+    r = mini_db.tables["road_routes"].columns
+    free = dict(zip(zip(r["origin_city"], r["dest_city"], strict=True), r["free_flow_min"], strict=True))
+    for pair, minutes in zip(zip(b["origin_city"], b["dest_city"], strict=True), b["duration_min"], strict=True):
+        low, high = BUS_SLOWDOWN
+        assert free[pair] * low - 1e-6 <= minutes, (pair, minutes, free[pair])
+        assert minutes <= max(20.0, free[pair] * high + 5), (pair, minutes, free[pair])
+
+
+def test_mountain_road_buses_take_the_mountain_time() -> None:
+    """On a listed mountain road (Siliguri-Darjeeling, 65 km in 3 h) the bus takes that road's time
+    times `BUS_SLOWDOWN`, not the plains speed's 65 km (about 1.5 h)."""
+    cities = Cities(name=["Siliguri", "Darjeeling"], state=["West Bengal", "West Bengal"],
+                    lat=np.array([26.7271, 27.0410]), lon=np.array([88.3953, 88.2663]),
+                    population=np.array([513264, 132016]), draw=np.array([513264.0, 132016.0]))
+    km, minutes = road_matrix(cities, cities.distances_km(), PROFILES["full"].road_factor)
+    o, d = np.array([0, 1]), np.array([1, 0])
+    assert minutes[0, 1] == 180.0 and float(drive_minutes(np.array([65.0]))[0]) < 120
+    cols = buses_table(cities, o, d, km[o, d], minutes[o, d], PROFILES["full"], 0)
+    assert min(cols["duration_min"]) >= 180 * BUS_SLOWDOWN[0]
+    assert max(cols["duration_min"]) <= 180 * BUS_SLOWDOWN[1] + 5
 
 
 @pytest.mark.slow

@@ -34,7 +34,8 @@ def rollout(env: gym.Env, seed: int, steps: int) -> list[object]:
 
 
 def test_ids_are_registered_and_registration_is_idempotent() -> None:
-    assert ENV_IDS == list(DECLARED_IDS) == ["utp_env/UTP-v0", "utp_env/UTP-Replan-v0"]
+    assert ENV_IDS == list(DECLARED_IDS) == ["utp_env/UTP-v0", "utp_env/UTP-Replan-v0", "utp_env/UTP-L1-v0",
+                                             "utp_env/UTP-L2-v0", "utp_env/UTP-L3-v0", "utp_env/UTP-L4-v0"]
     register_envs()
     register_envs()
     assert [i for i in gym.registry if i.startswith("utp_env/")] == ENV_IDS

@@ -183,9 +183,10 @@ def test_tdas_train_bus_cab_unknown_and_zero_expected_delay(tiny_db: Database) -
         # train E[D] = 350/16 = 21.875; B = 150 - 120 = 30 in averse [27.34375, 43.75]
         TransportLeg(mode="train", number="12901", origin="Vadodara", destination="Surat", dep=480, arr=600,
                      planned_arr=630),
-        # bus: hist = road free flow 150 (not the bus's 180), E[D] = road delay 30;
-        # B = 180 - 150 = 30 vs [37.5, 60]: Q = 7.5/22.5
-        TransportLeg(mode="bus", number="GSRTC-1", origin="Vadodara", destination="Surat", dep=840, arr=1020),
+        # bus: hist = the bus's scheduled 180 (slower than the road's free flow 150), E[D] = road delay 30;
+        # planned 210: B = 210 - 180 = 30 vs [37.5, 60]: Q = 7.5/22.5
+        TransportLeg(mode="bus", number="GSRTC-1", origin="Vadodara", destination="Surat", dep=840, arr=1020,
+                     planned_arr=1050),
         # cab Surat->Vadodara: E[D] = 0 (measured), range [0, 0]; B = 170 - 160 = 10: Q = 10/max(0, 1) -> 1
         TransportLeg(mode="cab", origin="Surat", destination="Vadodara", dep=600, arr=770),
         # overnight train without statistics: E[D] = train median 21.875; B = (1560 - 1380) - 150 = 30: inside
@@ -197,7 +198,7 @@ def test_tdas_train_bus_cab_unknown_and_zero_expected_delay(tiny_db: Database) -
     report = evaluate(_legs_plan(legs), make_query(risk="averse"), tiny_db)
     train, bus, cab, night, unknown = report.legs
     assert (train.expected_delay, train.q) == (21.875, 0)
-    assert (bus.hist_duration, bus.expected_delay, bus.buffer) == (150, 30, 30)
+    assert (bus.hist_duration, bus.expected_delay, bus.buffer) == (180, 30, 30)
     assert bus.q == pytest.approx(7.5 / 22.5)
     assert (cab.expected_delay, cab.measured, cab.range_low, cab.range_high, cab.q) == (0, True, 0, 0, 10)
     assert (night.measured, night.expected_delay, night.buffer, night.q) == (False, 21.875, 30, 0)

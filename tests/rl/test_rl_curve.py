@@ -1,5 +1,6 @@
-"""The learning curve (utp_env/rl/curve.py): its curriculum reward cannot be gamed beyond the env's, and
-the run writes its CSV, JSON and plot (the measured run is docs/RL.md's; no duration here)."""
+"""The learning curve (utp_env/rl/curve/): its level-4 curriculum reward cannot be gamed beyond the env's, the
+summary and each level's target are read off the run's own numbers, and a run writes its CSV, JSON and plot at
+every level (the measured runs are docs/RL.md's; no duration here)."""
 
 from __future__ import annotations
 
@@ -119,12 +120,13 @@ def test_the_summary_compares_each_seeds_end_with_its_start_and_bounds_the_mean_
     difference over seeds; `every_seed_rose` only when each seed's end is above its start."""
     from utp_env.rl.curve import SeedResult, parser, settings_of, summarise
 
-    settings = settings_of(parser().parse_args(["--tiny", "--out", "o", "--seeds", "0,1,2", "--steps", "4",
-                                                "--every", "2", "--demos", "4", "--eval-samples", "0"]))
+    settings = settings_of(parser().parse_args(["--tiny", "--level", "4", "--out", "o", "--seeds", "0,1,2",
+                                                "--steps", "4", "--every", "2", "--demos", "4", "--eval-samples", "0"]))
 
     def point(step: int, target: str, value: float) -> dict:
-        return {"step": step, "target": target, "mean_reward": value, "first_leg_reward": value / 2,
-                "from_origin": value, "accepted_calls": 0, "tool_calls": 0, "queries": 2}
+        return {"step": step, "target": target, "success": value > 0.03, "mean_reward": value,
+                "first_leg_reward": value / 2, "from_origin": value, "accepted_calls": 0, "tool_calls": 0,
+                "queries": 2}
 
     results = []
     for seed, (end_held, end_other) in enumerate([(0.03, 0.02), (0.04, 0.01), (0.05, 0.03)]):
@@ -150,7 +152,8 @@ def test_grpo_trains_on_queries_the_sft_demonstrations_did_not_use() -> None:
     from utp_env.rl import curve
 
     def settings(*extra: str) -> curve.CurveSettings:
-        args = curve.parser().parse_args(["--tiny", "--out", "o", "--demos", "256", "--steps", "32", *extra])
+        args = curve.parser().parse_args(["--tiny", "--out", "o", "--demos", "256", "--steps", "32",
+                                          "--queries-per-step", "4", *extra])
         return curve.settings_of(args)
 
     assert curve.grpo_train_queries(settings()) == (256, 32 * 4)  # the next 128 train queries, each once
@@ -161,7 +164,10 @@ def test_grpo_trains_on_queries_the_sft_demonstrations_did_not_use() -> None:
 @pytest.mark.parametrize(("argv", "message"), [
     (["--jobs", "0"], "--jobs must be at least 1"), (["--eval-samples", "-1"], "--eval-samples must be 0 or more"),
     (["--grpo-limit", "0"], "--grpo-limit must be at least 1"), (["--seeds", "a"], "is not a comma-separated"),
-    (["--sft-seed", "0"], "give --share-sft too")])
+    (["--sft-seed", "0"], "give --share-sft too"), (["--seeds", "1,1"], "each seed once"),
+    (["--steps", "0"], "--steps must be at least 1"), (["--num-generations", "1"], "at least 2"),
+    (["--sft-epochs", "-1"], "--sft-epochs must be 0 or more"),
+    (["--level", "2", "--reward", "first_leg"], "level 2 trains on its own reward")])
 def test_the_curve_refuses_bad_arguments(argv: list[str], message: str, tmp_path: Path) -> None:
     from utp_env.rl import curve
 
@@ -171,32 +177,45 @@ def test_the_curve_refuses_bad_arguments(argv: list[str], message: str, tmp_path
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("rl_extra")
-def test_the_curve_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("level", [1, 2, 3, 4])
+def test_the_curve_of_every_level_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Path,
+                                                               level: int) -> None:
+    """The CPU twin of the GPU recipe, per level: the tiny model, SFT on 4 demonstrations, 2 GRPO steps, each
+    scored; at level 4 two seeds at once (--jobs 2) from one shared checkpoint."""
     import shutil
 
     from utp_env.rl import curve
     from utp_env.train_split import build_train_set
 
     db = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
-    build_train_set(db, n=4, progress=False)
+    build_train_set(db, n=8, progress=False)
     out = tmp_path / "curve"
-    # two seeds at once (--jobs 2), on train queries after the demonstrations' (the default --grpo-queries new)
-    summary = curve.main(["--tiny", "--seeds", "0,1", "--share-sft", "--steps", "2", "--every", "1", "--demos", "4",
+    seeds = ["--seeds", "0,1", "--share-sft", "--jobs", "2"] if level == 4 else ["--seeds", "0"]
+    # on train queries after the demonstrations' (the default --grpo-queries new)
+    summary = curve.main(["--tiny", "--level", str(level), *seeds, "--steps", "2", "--every", "1", "--demos", "4",
                           "--sft-epochs", "1", "--eval-limit", "2", "--eval-samples", "2", "--queries-per-step", "2",
-                          "--jobs", "2", "--num-generations", "2", "--db-path", str(db),
-                          "--eval-db-path", str(mini_db_path), "--out", str(out)])
+                          "--num-generations", "2", "--db-path", str(db), "--eval-db-path", str(mini_db_path),
+                          "--out", str(out)])
     rows = list(csv.DictReader((out / "curve.csv").open()))
-    assert {(r["seed"], r["step"], r["target"]) for r in rows} == {
-        (s, k, t) for s in ("0", "1") for k in ("0", "1", "2") for t in ("held_out", "other_world")}
-    assert all(0 <= float(r["mean_reward"]) <= 1 and float(r["first_leg_reward"]) <= float(r["mean_reward"])
-               and 0 <= float(r["sampled_reward"]) <= 1 for r in rows)
-    assert len(list(csv.DictReader((out / "train.csv").open()))) == 4  # 2 seeds x 2 steps
+    seed_names = ("0", "1") if level == 4 else ("0",)
+    expected = {(s, k, t) for s in seed_names for k in ("0", "1", "2") for t in ("held_out", "other_world")}
+    if level != 4:  # the paper's task at the start and the end: does the level carry over?
+        expected |= {(s, k, "paper_task") for s in seed_names for k in ("0", "2")}
+    assert {(r["seed"], r["step"], r["target"]) for r in rows} == expected
+    assert all(0 <= float(r["mean_reward"]) <= 1 and 0 <= float(r["sampled_reward"]) <= 1
+               and float(r["success"]) in (0.0, 0.5, 1.0) for r in rows)
+    if level == 4:
+        assert all(float(r["first_leg_reward"]) <= float(r["mean_reward"]) for r in rows)
+    assert len(list(csv.DictReader((out / "train.csv").open()))) == 2 * len(seed_names)
     saved = json.loads((out / "curve.json").read_text())
     assert saved == json.loads(json.dumps(summary))
-    assert set(saved["targets"]) == {f"{t}/{m}" for t in curve.TARGETS for m in curve.METRICS}
+    assert saved["settings"]["level"] == level and saved["machine"]["cpus"] >= 1
+    assert "wall_minutes" in saved["machine"] and len(saved["machine"]["load_at_start"]) == 3
+    assert (saved["target"] is not None) == (level in curve.LEVEL_TARGETS)
+    assert "held_out/success" in saved["targets"] and "other_world/sampled_reward" in saved["targets"]
     assert (out / "curve.png").stat().st_size > 0
-    # the shared SFT checkpoint was made once and reused by the second seed
-    assert saved["seconds"]["seed0"]["sft"] > 0 and saved["seconds"]["seed1"]["sft"] == 0
+    if level == 4:  # the shared SFT checkpoint was made once and reused by the second seed
+        assert saved["seconds"]["seed0"]["sft"] > 0 and saved["seconds"]["seed1"]["sft"] == 0
 
 
 def fake_results(seeds: list[int]) -> list:
@@ -209,8 +228,9 @@ def fake_results(seeds: list[int]) -> list:
         r.train_log = [{"step": float(step), "reward": 0.01 * seed, "frac_reward_zero_std": 0.25, "loss": 0.1,
                         "grad_norm": 0.2, "entropy": 0.1, "kl": 0.01} for step in (1, 2)]
         r.points = [{"step": step, "target": target, "first_leg_reward": 0.01 * step, "mean_reward": 0.02 * step,
-                     "sampled_reward": 0.005 * (seed + step), "from_origin": 0.5, "sampled_from_origin": 0.25,
-                     "accepted_calls": 3, "tool_calls": 4, "queries": 2}
+                     "success": 0.5, "sampled_success": 0.25, "sampled_reward": 0.005 * (seed + step),
+                     "from_origin": 0.5, "sampled_from_origin": 0.25, "accepted_calls": 3, "tool_calls": 4,
+                     "queries": 2}
                     for step in (0, 2) for target in ("held_out", "other_world")]
         results.append(r)
     return results
@@ -223,8 +243,8 @@ def test_merging_runs_of_other_seeds_gives_the_curve_of_all_seeds(tmp_path: Path
 
     from utp_env.rl import curve
 
-    settings = curve.settings_of(curve.parser().parse_args(["--tiny", "--out", "o", "--seeds", "0,1,2",
-                                                            "--steps", "2", "--every", "2", "--share-sft"]))
+    settings = curve.settings_of(curve.parser().parse_args(["--tiny", "--level", "4", "--out", "o", "--seeds",
+                                                            "0,1,2", "--steps", "2", "--every", "2", "--share-sft"]))
     everything = curve.write(tmp_path / "all", settings, fake_results([0, 1, 2]))
     curve.write(tmp_path / "a", replace(settings, seeds=[0, 1]), fake_results([0, 1]))
     curve.write(tmp_path / "b", replace(settings, seeds=[2], sft_seed=0), fake_results([2]))
@@ -251,3 +271,29 @@ def test_merging_runs_of_other_seeds_gives_the_curve_of_all_seeds(tmp_path: Path
         curve.main(["--tiny", "--merge", str(tmp_path / "a"), str(tmp_path / "e"), "--out", str(tmp_path / "m")])
     with pytest.raises(SystemExit, match="is not a finished curve run"):
         curve.main(["--tiny", "--merge", str(tmp_path / "nowhere"), "--out", str(tmp_path / "m")])
+
+
+@pytest.mark.parametrize(("level", "starts", "ends", "minutes", "met"), [
+    (1, [0.05, 0.0, 0.1], [0.8, 0.7, 0.75], 25.0, True),
+    (1, [0.05, 0.0, 0.1], [0.8, 0.6, 0.7], 25.0, False),    # the mean end is below 0.70
+    (1, [0.2, 0.1, 0.1], [0.9, 0.9, 0.9], 25.0, False),     # the mean start is above 0.10
+    (1, [0.05, 0.0, 0.1], [0.8, 0.7, 0.75], 31.0, False),   # beyond 30 minutes of wall time
+    (2, [0.10, 0.11, 0.12], [0.20, 0.22, 0.21], 50.0, True),
+    (2, [0.10, 0.20, 0.30], [0.20, 0.30, 0.40], 50.0, False),  # a rise of 0.1, the start's spread 0.1
+    (2, [0.10, 0.11, 0.12], [0.30, 0.09, 0.21], 50.0, False),  # the interval reaches below 0
+])
+def test_a_levels_target_is_read_off_the_runs_own_numbers(level: int, starts: list[float], ends: list[float],
+                                                          minutes: float, met: bool) -> None:
+    from utp_env.rl.curve import SeedResult, parser, settings_of, summarise
+
+    settings = settings_of(parser().parse_args(["--tiny", "--level", str(level), "--seeds", "0,1,2",
+                                                "--steps", "2", "--every", "2", "--eval-samples", "0"]))
+    metric = "success" if level == 1 else "mean_reward"
+    results = []
+    for seed, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        r = SeedResult(seed)
+        r.points = [{"step": step, "target": "held_out", "success": value, "mean_reward": value, "from_origin": 0.0,
+                     "accepted_calls": 0, "tool_calls": 0, "queries": 2} for step, value in ((0, start), (2, end))]
+        results.append(r)
+    summary = summarise(settings, results, {"wall_minutes": minutes})
+    assert summary["target"]["metric"] == f"held_out/{metric}" and summary["target"]["met"] is met

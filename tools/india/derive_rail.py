@@ -17,13 +17,16 @@ raw dumps are not vendored; the rules below make the derived files checkable aga
   "NDLS TEJAS RAJ", "LTT PURI EXP");
 - `name`: `source_name` made readable by `readable_train_name`: each word that is an Indian
   Railways abbreviation listed in `TRAIN_WORDS` is spelled out ("EXP" Express, "SF" Superfast,
-  "RAJ" Rajdhani, "JANSHTABDI" Jan Shatabdi ...), except that a word that is the code of one of
+  "RAJ" Rajdhani, "JANSHTABDI" Jan Shatabdi, "S KRNTI" Sampark Kranti ...), except that a
+  first word naming the state the train serves is that state ("RAJ S KRNTI EXP" is the Rajasthan
+  Sampark Kranti, not a Rajdhani: `STATE_FIRST_WORDS`) and a word that is the code of one of
   the train's own stops becomes that station's readable name without "Junction" ("NDLS" New
   Delhi, "LTT" Lokmanya Tilak Terminus, "DD" Daund), the other words are title-cased (a word without a vowel, such as
   "KSR", "IRCTC", stays upper case), and a name ending in a train-type word ("Rajdhani",
   "Shatabdi", "Superfast", "Vande Bharat" ...: `ADD_EXPRESS_AFTER`) gets "Express", as Indian
   Railways' full names have it ("NDLS TEJAS RAJ" -> "New Delhi Tejas Rajdhani Express");
-- `type`: `train_type`, from the name's words and the number, in this order: Gatimaan, Vande
+- `type`: `train_type`, from the name's words as `spelled_words` spells them (the same words as the
+  readable name) and the number, in this order: Gatimaan, Vande
   Bharat, Rajdhani (also a Tejas Rajdhani, and a Tejas running over 12 h: Indian Railways runs its
   sleeper Tejas rakes only as Rajdhanis), Tejas, Jan Shatabdi, Shatabdi (also Swarna Shatabdi; not
   the sleeper "Trishatabdi"), Duronto, Humsafar, Garib Rath, Double Decker (also Uday), Intercity,
@@ -52,7 +55,6 @@ from __future__ import annotations
 
 import csv
 import io
-import itertools
 import json
 import sys
 from collections.abc import Iterable
@@ -97,10 +99,19 @@ TRAIN_WORDS: dict[str, str] = {
     "SATYGRH": "Satyagrah", "PORVOTR": "Poorvottar", "SANTINIKETN": "Santiniketan", "GUJRAT": "Gujarat",
     "STMJOYRIDEVISTA": "Steam Joyride Vistadome", "VISTAD": "Vistadome", "HIMALYAN": "Himalayan",
     "SHIVALK": "Shivalik", "AC": "AC", "IRCTC": "IRCTC", "DD": "Double Decker",
-    "SIKKIMMAHANANDA": "Sikkim Mahananda",
+    "SIKKIMMAHANANDA": "Sikkim Mahananda", "SKRANTI": "Sampark Kranti", "AK": "August Kranti",
+    "KARNTK": "Karnataka", "KERLA": "Kerala", "MHRST": "Maharashtra",
 }
-# "S F" (two words) is Superfast too.
-TRAIN_WORD_PAIRS: dict[tuple[str, str], str] = {("S", "F"): "Superfast"}
+# Two-word abbreviations: "S F" is Superfast, "S KRANTI" / "SMPRK K" Sampark Kranti.
+TRAIN_WORD_PAIRS: dict[tuple[str, str], str] = {
+    ("S", "F"): "Superfast", ("S", "KRANTI"): "Sampark Kranti", ("S", "KRNTI"): "Sampark Kranti",
+    ("SMPRK", "K"): "Sampark Kranti", ("SAMPARK", "K"): "Sampark Kranti", ("SMPRK", "KRANTI"): "Sampark Kranti",
+}
+# A name's first word that names the state the train serves, where the same letters mean a train
+# type elsewhere: "RAJ" opening a name is Rajasthan ("RAJ S KRNTI EXP", the Rajasthan Sampark
+# Kranti, whose return working is "RJSTHN S KRANTI"; "RAJ HUMSAFAR EXP", the Rajasthan Humsafar),
+# while a Rajdhani's "RAJ" follows its terminus ("NDLS TEJAS RAJ"). No Rajdhani's name begins with it.
+STATE_FIRST_WORDS: dict[str, str] = {"RAJ": "Rajasthan"}
 # Names ending in one of these get "Express", as Indian Railways' full names have it.
 ADD_EXPRESS_AFTER = ("Rajdhani", "Shatabdi", "Superfast", "Bharat", "Tejas", "Gatimaan", "Duronto", "Humsafar",
                      "Rath", "Intercity", "Kranti", "Decker", "AC", "Sampark")
@@ -148,9 +159,12 @@ def _short_station(name: str) -> str:
     return " ".join(w for w in name.split() if w != "Junction")
 
 
-def readable_train_name(source_name: str, stop_names: dict[str, str]) -> str:
-    """The readable form of a train's abbreviated source name; `stop_names` maps the codes of the
-    train's own stops to their readable station names (see the module docstring)."""
+def spelled_words(source_name: str, stop_names: dict[str, str]) -> list[str]:
+    """The words of a train's abbreviated source name spelled out: a two-word abbreviation
+    (`TRAIN_WORD_PAIRS`), a state opening the name (`STATE_FIRST_WORDS`), the code of one of the
+    train's own stops (`stop_names`: its readable station name without "Junction"), an Indian
+    Railways abbreviation (`TRAIN_WORDS`), else the word title-cased. The readable name and the
+    train type both read these words, so a name and its type cannot disagree."""
     words = source_name.split()
     out: list[str] = []
     i = 0
@@ -161,14 +175,22 @@ def readable_train_name(source_name: str, stop_names: dict[str, str]) -> str:
             out.append(TRAIN_WORD_PAIRS[pair])
             i += 2
             continue
-        if word in stop_names:
+        if i == 0 and word in STATE_FIRST_WORDS and len(words) > 1:
+            out.append(STATE_FIRST_WORDS[word])
+        elif word in stop_names:
             out.append(_short_station(stop_names[word]))
         elif word in TRAIN_WORDS:
             out.append(TRAIN_WORDS[word])
         else:
             out.append(_title(word))
         i += 1
-    name = " ".join(out)
+    return out
+
+
+def readable_train_name(source_name: str, stop_names: dict[str, str]) -> str:
+    """The readable form of a train's abbreviated source name; `stop_names` maps the codes of the
+    train's own stops to their readable station names (see the module docstring)."""
+    name = " ".join(spelled_words(source_name, stop_names))
     if name.split()[-1] in ADD_EXPRESS_AFTER:
         name += " Express"
     return name
@@ -178,7 +200,7 @@ def train_type(number: str, source_name: str, duration_min: int) -> str:
     """The train type from the source name's words and the number (see the module docstring)."""
     words = source_name.upper().split()
     joined = " ".join(words)
-    readable = " ".join(TRAIN_WORDS.get(w, w.title()) for w in words)
+    readable = " ".join(spelled_words(" ".join(words), {}))
     if "GATIMAAN" in words:
         return "Gatimaan"
     if "Vande Bharat" in readable or "VANDE BHARAT" in joined:
@@ -203,8 +225,7 @@ def train_type(number: str, source_name: str, duration_min: int) -> str:
         return "Intercity"
     if number.startswith("5"):
         return "Toy Train"
-    if number.startswith(SUPERFAST_SERIES) or "Superfast" in readable.split() \
-            or any(pair in TRAIN_WORD_PAIRS for pair in itertools.pairwise(words)):
+    if number.startswith(SUPERFAST_SERIES) or "Superfast" in readable.split():
         return "Superfast"
     if "MAIL" in words:
         return "Mail"

@@ -7,6 +7,9 @@ facts of well-known trains.
   stop, total duration and distance, the return working's number;
 - `rail/stations.csv`: every station those trains call at (3,343), with its readable name and
   coordinates from `datameet/railways` (CC0), and how the coordinates were found (`position`);
+- `rail/added_trains.csv`: well-known trains that run today but that source predates (the Rani
+  Kamlapati - Hazrat Nizamuddin Vande Bharat, 20171/20172), in the same columns with the published
+  facts each row rests on (`basis`); read after `trains.csv`, so the trains keep their order;
 - `rail/timings.csv`: the departure time at the first stop, or the arrival time at a named stop,
   of a few well-known trains (the Gatimaan, main-line Rajdhanis, Vande Bharats and Shatabdis), as
   publicly listed in Indian Railways' timetable;
@@ -68,6 +71,7 @@ GHAT_WEIGHT = 1.5
 TRAINS_FILE = "rail/trains.csv"
 STATIONS_FILE = "rail/stations.csv"
 TIMINGS_FILE = "rail/timings.csv"
+ADDED_TRAINS_FILE = "rail/added_trains.csv"
 
 
 class Station(NamedTuple):
@@ -166,23 +170,30 @@ def read_stations(root: Path | None = None) -> dict[str, Station]:
 
 
 def read_trains(stations: dict[str, Station], root: Path | None = None) -> list[RealTrain]:
-    """The trains of `rail/trains.csv`, each stop a station of `stations`."""
-    rows = sources.read_source(TRAINS_FILE, {
+    """The trains of `rail/trains.csv` and then of `rail/added_trains.csv`, each stop a station of
+    `stations`, each number listed once over both files."""
+    parsers: dict[str, sources.Parser] = {
         "number": _train_number, "name": text, "source_name": text, "type": _one_of(TRAIN_TYPES),
         "stops": words, "run_days": weekdays, "duration_min": _positive, "distance_km": _positive,
-        "pair": _optional_train_number}, root=_root(root))
+        "pair": _optional_train_number}
     seen: set[str] = set()
-    for i, row in enumerate(rows, 1):
-        where = f"{_root(root).name}/{TRAINS_FILE}, row {i}"
-        if row["number"] in seen:
-            raise SourceError(f"{where}: train {row['number']} listed twice")
-        seen.add(row["number"])
-        unknown = [code for code in row["stops"] if code not in stations]
-        if unknown:
-            raise SourceError(f"{where}, column 'stops': station {unknown[0]} is not in {STATIONS_FILE}")
-        if len(row["stops"]) < 2:
-            raise SourceError(f"{where}, column 'stops': a train needs at least two stops")
-    return [RealTrain(**row) for row in rows]
+    trains: list[RealTrain] = []
+    for file, columns in ((TRAINS_FILE, parsers), (ADDED_TRAINS_FILE, {**parsers, "basis": text})):
+        rows = sources.read_source(file, columns, root=_root(root))
+        for i, row in enumerate(rows, 1):
+            where = f"{_root(root).name}/{file}, row {i}"
+            if row["number"] in seen:
+                raise SourceError(f"{where}: train {row['number']} listed twice "
+                                  f"(in {TRAINS_FILE} or {ADDED_TRAINS_FILE})")
+            seen.add(row["number"])
+            unknown = [code for code in row["stops"] if code not in stations]
+            if unknown:
+                raise SourceError(f"{where}, column 'stops': station {unknown[0]} is not in {STATIONS_FILE}")
+            if len(row["stops"]) < 2:
+                raise SourceError(f"{where}, column 'stops': a train needs at least two stops")
+            row.pop("basis", None)
+            trains.append(RealTrain(**row))
+    return trains
 
 
 def read_timings(trains: list[RealTrain], root: Path | None = None) -> list[TimingFact]:
@@ -194,7 +205,7 @@ def read_timings(trains: list[RealTrain], root: Path | None = None) -> list[Timi
     for i, row in enumerate(rows, 1):
         where = f"{_root(root).name}/{TIMINGS_FILE}, row {i}"
         if row["number"] not in stops:
-            raise SourceError(f"{where}: train {row['number']} is not in {TRAINS_FILE}")
+            raise SourceError(f"{where}: train {row['number']} is not in {TRAINS_FILE} or {ADDED_TRAINS_FILE}")
         if row["station"] not in stops[row["number"]]:
             raise SourceError(f"{where}: train {row['number']} does not call at {row['station']}")
         if row["event"] == "dep" and row["station"] != stops[row["number"]][0]:

@@ -12,7 +12,9 @@ pairs. The road pairs are a spanning forest of the open roads (cabs reach every 
 reaches) plus the intercity pairs of a gravity model (population product over squared distance)
 between `BUS_MIN_KM` and `bus_max_km`: Delhi-Jaipur, Mumbai-Pune, Bengaluru-Chennai. Buses run on
 the road pairs of at least `BUS_MIN_KM` (none inside one metro), more between big nearby cities;
-trips over `OVERNIGHT_KM` are overnight sleepers leaving in the evening.
+trips over `OVERNIGHT_KM` are overnight sleepers leaving in the evening. A bus takes its road's
+free-flow time (the `road_routes` minutes, so a hill or mountain road's time too) times
+`BUS_SLOWDOWN`: every road mode takes at least the road's time, and a bus longer than a cab.
 """
 
 from __future__ import annotations
@@ -51,6 +53,10 @@ PRIVATE_OPERATORS = ("VRL Travels", "SRS Travels", "Orange Tours and Travels", "
                      "Paulo Travels", "Kallada Travels", "Hans Travels", "Zingbus", "IntrCity SmartBus",
                      "Jabbar Travels", "Sharma Transports", "Prasanna Purple", "Shrinath Travels",
                      "Kesineni Travels", "National Travels", "Parveen Travels")
+# A bus takes its road's free-flow time times a factor drawn from this range: heavy vehicles keep
+# lower speed limits than cars (the Motor Vehicles Act's limits by vehicle class) and a coach halts
+# at the bus stands on its way, so a bus is slower than a cab on the same road, never faster.
+BUS_SLOWDOWN = (1.10, 1.25)
 BUS_TYPES = {  # type -> fare INR per km
     "AC Sleeper": 2.0, "Non-AC Sleeper": 1.3, "AC Seater": 1.5, "Non-AC Seater": 1.0,
     "Volvo Multi-Axle AC Semi-Sleeper": 2.3, "AC Seater/Sleeper": 1.8,
@@ -189,12 +195,13 @@ def road_routes_table(cities: Cities, gc: np.ndarray, pairs: np.ndarray, profile
     return cols, o, d
 
 
-def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, profile: SandboxProfile,
-                seed: int) -> Columns:
+def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, free_min: np.ndarray,
+                profile: SandboxProfile, seed: int) -> Columns:
     """Bus services on the road pairs from `BUS_MIN_KM` to `bus_max_km`, busier between big nearby
     cities; a town none of whose roads is that long (Habra, 45 km from Kolkata) gets its shortest
     road of at least `LOCAL_BUS_MIN_KM` (the state transport's town bus), so buses reach every city
-    a road reaches."""
+    a road reaches. `o`, `d`, `km` and `free_min` are the `road_routes` pairs with their km and
+    free-flow minutes: a bus takes its road's time times `BUS_SLOWDOWN`."""
     rng = stage_rng(seed, "buses")
     ok = (km >= BUS_MIN_KM) & (km <= profile.bus_max_km)
     served = set(o[ok].tolist())
@@ -203,12 +210,12 @@ def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, pr
         if local.size:
             nearest = int(local[np.argmin(km[local])])
             ok |= ((o == o[nearest]) & (d == d[nearest])) | ((o == d[nearest]) & (d == o[nearest]))
-    o, d, km = o[ok], d[ok], km[ok]
+    o, d, km, free_min = o[ok], d[ok], km[ok], np.asarray(free_min, dtype=float)[ok]
     if profile.buses < len(o):
         raise ValueError(f"profile {profile.name!r}: buses={profile.buses} is below one per bus pair ({len(o)})")
     pop = cities.draw.astype(float)
     counts = apportion(profile.buses, (pop[o] * pop[d]) ** 0.5 / km**0.7, minimum=1)
-    bo, bd, bkm = np.repeat(o, counts), np.repeat(d, counts), np.repeat(km, counts)
+    bo, bd, bkm, bfree = np.repeat(o, counts), np.repeat(d, counts), np.repeat(km, counts), np.repeat(free_min, counts)
     n = len(bo)
     state_ops = [STATE_TRANSPORT.get(cities.state[i]) for i in bo.tolist()]
     private = rng.integers(0, len(PRIVATE_OPERATORS), n)
@@ -222,8 +229,8 @@ def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, pr
     t = np.where(long_trip, np.array(sleepers)[rng.integers(0, len(sleepers), n)],
                  np.array(seaters)[rng.integers(0, len(seaters), n)])
     dep = np.where(long_trip, rng.integers(18 * 12, 24 * 12, n), rng.integers(5 * 12, 23 * 12, n)) * 5
-    # a bus keeps close to the road's free-flow time (highway coaches), a few minutes more for halts
-    dur = np.maximum(np.ceil(drive_minutes(bkm) * rng.uniform(1.0, 1.06, n) / 5) * 5, 20).astype(np.int64)
+    # the road's own free-flow time (hill approaches and mountain roads included), slowed for a bus
+    dur = np.maximum(np.ceil(bfree * rng.uniform(*BUS_SLOWDOWN, n) / 5) * 5, 20).astype(np.int64)
     arr = dep + dur
     fare = np.round(np.maximum(120.0, bkm * np.array([BUS_TYPES[types[k]] for k in t.tolist()])
                                * rng.uniform(0.9, 1.2, n)), 0)

@@ -2,7 +2,7 @@
 
 Each command group lives in its own module of this package exposing `register(subparsers)`
 (`data.py`, `simulate.py`, `run.py`, `show.py`, `compare.py`, `report.py`, `evaluate.py`, `submit.py`,
-`serve.py`). The CLI is one of the places allowed to import agents (`utp_env.agents`, lazily, by the
+`serve.py`, `levels.py`). The CLI is one of the places allowed to import agents (`utp_env.agents`, lazily, by the
 commands that need them); see tests/package/test_layering.py. Every option has a help text (tests/cli/test_cli.py
 walks the parser tree), and a mistyped option names the closest one under the usage of the command it was given to.
 """
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-COMMAND_MODULES = ("data", "simulate", "run", "show", "compare", "report", "evaluate", "submit", "serve")
+COMMAND_MODULES = ("data", "simulate", "run", "show", "compare", "report", "evaluate", "submit", "serve", "levels")
 
 DESCRIPTION = """\
 utp-env: a Gymnasium environment and benchmark for uncertainty-aware travel planning in India

@@ -16,7 +16,7 @@ from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
 from utp_env.tools.sandbox.calibration import Check, calibrate
 from utp_env.tools.sandbox.realism import realism
-from utp_env.tools.sandbox.traveller import traveller
+from utp_env.tools.sandbox.traveller import Figure, traveller
 from utp_env.train_split import TRAIN_SIZE
 
 
@@ -291,9 +291,17 @@ def _print_figures(title: str, figures: Sequence[Check]) -> None:
     print(f"\n{title:<{width}}  {'value':>{vwidth}}  {'target':<{twidth}}  result  source")
     for c in figures:
         source = getattr(c, "source", "")
-        print(f"{c.name:<{width}}  {c.value!s:>{vwidth}}  {c.target:<{twidth}}  {'pass' if c.passed else 'FAIL':<6}  "
+        print(f"{c.name:<{width}}  {c.value!s:>{vwidth}}  {c.target:<{twidth}}  {_result(c):<6}  "
               f"{source}")
-    print(f"\n{sum(c.passed for c in figures)}/{len(figures)} {title}s pass")
+    reasons = sorted({c.shortfall for c in figures if isinstance(c, Figure) and c.result == "short" and c.shortfall})
+    short = sum(isinstance(c, Figure) and c.result == "short" for c in figures)
+    known = f", {short} short for a known reason:\n  " + "\n  ".join(reasons) if short else ""
+    print(f"\n{sum(c.passed for c in figures)}/{len(figures)} {title}s pass{known}")
+
+
+def _result(figure: Check) -> str:
+    """pass, FAIL, or short: a traveller figure missed for the known reason it names (`Figure.shortfall`)."""
+    return figure.result if isinstance(figure, Figure) else ("pass" if figure.passed else "FAIL")
 
 
 def _print_traveller(db: Database) -> None:

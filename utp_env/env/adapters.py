@@ -24,12 +24,13 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-from utp_env.env.config import EnvConfig, load_env_config
+from utp_env.env.config import EnvConfig, load_env_config, with_level
 from utp_env.env.core import UTPEnv, episode_tools
 from utp_env.env.engine import EpisodeEngine
 from utp_env.env.episode import plan_mismatch
 from utp_env.env.lc_tools import jsonable
 from utp_env.env.lc_tools import langchain_tools as langchain_tools  # re-exported: adapters' public API
+from utp_env.env.levels import LEVELS
 from utp_env.tools.tool_schemas import google_docstring
 from utp_env.tools.toolkit import ToolSpec
 
@@ -165,8 +166,8 @@ def tool_attributes(env_kwargs: dict[str, Any]) -> dict[str, Any]:
     """The tool methods of a class whose env config (`env_kwargs["config"]`) names `tools` or sets
     `compact`: the offered tools as methods (compact docstrings in the compact mode), the others
     shadowed by None, so TRL, which takes the public functions as tools, offers what the env does."""
-    config = load_env_config(env_kwargs.get("config"))
-    if not config.compact and config.tools is None:
+    config = with_level(load_env_config(env_kwargs.get("config")), env_kwargs.get("level"))
+    if not config.compact and config.tools is None and LEVELS[config.level].tools is None:
         return {}
     offered = episode_tools(config)
     return {name: _tool_method(offered[name], config.compact) if name in offered else None
@@ -186,7 +187,9 @@ class PlanReward:
 
     Each completion (a string, or a chat message list whose last message holds the plan) is
     parsed with `parse_plan` for the query of its row (`query_id` column) and rewarded like an
-    env episode ending in `submit_plan`. Unparseable or missing plans score 0. A plan that looks
+    env episode ending in `submit_plan`; at a `level` below the whole trip (utp_env/env/levels.py),
+    the plan's part the level asks is scored (`LevelTask.view`), as that level's env scores it.
+    Unparseable or missing plans score 0. A plan that looks
     made for another query (`utp_env.env.episode.plan_mismatch`: another origin, a destination
     never reached, other dates) is scored as it is, with a `UserWarning` saying what does not
     match; `mismatches` keeps the last message per query id.
@@ -195,14 +198,16 @@ class PlanReward:
     __name__ = "plan_reward"
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full",
-                 config: EnvConfig | dict[str, Any] | str | Path | None = None) -> None:
+                 config: EnvConfig | dict[str, Any] | str | Path | None = None, level: int | None = None) -> None:
         self.db_path, self.profile = db_path, profile
-        self.config = load_env_config(config)
+        self.config = with_level(load_env_config(config), level)
         self.mismatches: dict[str, str] = {}
 
     @functools.cached_property
     def _env(self) -> UTPEnv:
-        return UTPEnv(db_path=self.db_path, profile=self.profile, config=self.config)
+        whole = LEVELS[self.config.level].whole_task  # a level's part is scored from the plan, not submitted
+        config = self.config if whole else self.config.model_copy(update={"level": 4, "tools": None})
+        return UTPEnv(db_path=self.db_path, profile=self.profile, config=config)
 
     def __call__(self, completions: list[Any], **columns: Any) -> list[float]:
         ids = columns.get("query_id")
@@ -216,6 +221,8 @@ class PlanReward:
         env.reset(seed=0, options={"query_id": query_id})
         episode = env.episode
         _, reward, terminated, *_ = env.step({"tool": "submit_plan", "args": {"plan": text}})
+        if terminated and episode is not None and not LEVELS[self.config.level].whole_task:
+            reward = self._level_reward(episode)
         if terminated and episode is not None:
             wrong = plan_mismatch(episode.plan, episode.query, env.db)
             if wrong:
@@ -225,6 +232,15 @@ class PlanReward:
                 self.mismatches[query_id] = message
                 warnings.warn(message, UserWarning, stacklevel=2)
         return float(reward) if terminated else 0.0  # not terminated: the plan was unreadable
+
+    def _level_reward(self, episode: Any) -> float:
+        """The reward at the reward's level of the plan `episode` ended with (its part the level asks)."""
+        from utp_env.env.levels import level_task
+        from utp_env.env.reward import score_plan
+
+        task = level_task(LEVELS[self.config.level], episode.query, episode.reference)
+        return score_plan(task.view(episode.plan), episode.query, episode.db, weights=self.config.reward_weights,
+                          reference=episode.reference, task=task).reward
 
 
 def _completion_text(completion: Any) -> str:

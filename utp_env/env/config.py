@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from utp_env.config import CONFIG_DIR, load_model
 from utp_env.dataset import dataset_of, open_dataset
+from utp_env.env.levels import Level, level_of
 from utp_env.env.reward import DEFAULT_REALISED_WEIGHTS, DEFAULT_REWARD_WEIGHTS, REALISED_TERM_NAMES
 from utp_env.itinerary import Plan
 from utp_env.queries.generate import TRAIN_SPLIT
@@ -67,6 +68,12 @@ class EnvConfig(BaseModel):
     tools: list[str] | None = Field(default=None, description="Tools offered (None: all); others are unknown tools")
     compact: bool = Field(default=False, description="Short tool schemas and task text, for small models "
                           "(docs/RL.md \"Prompt length\")")
+    level: int = Field(default=4, ge=1, le=4, description="Level of the task (utp_env/env/levels.py): 1 the first "
+                       "leg, 2 one day's visits and meals, 3 a 3-day one-city trip, 4 the paper's task")
+    shaping: bool = Field(default=False, description="Add potential-based shaping to every step's reward "
+                          "(utp_env/env/potential.py): the episode's return stays the plan's reward")
+    shaping_gamma: float = Field(default=1.0, ge=0.0, le=1.0, description="The learner's discount, gamma of "
+                                 "the shaping term gamma*Phi(s') - Phi(s)")
 
     @field_validator("reward_weights", mode="before")
     @classmethod
@@ -79,6 +86,9 @@ class EnvConfig(BaseModel):
         check_weight_values(self.reward_weights)
         if self.tools is not None and not ({"submit", "submit_plan"} & set(self.tools)):
             raise ValueError(f"tools {self.tools} offer no way to end the episode: add submit or submit_plan")
+        if self.level < 3 and self.tools is not None and "submit_plan" in self.tools:
+            raise ValueError(f"tools: submit_plan replaces the whole plan, and level {self.level} asks a part of it "
+                             "(what it gives is locked); offer submit instead")
         check_weight_terms(self.reward_weights, DEFAULT_REWARD_WEIGHTS)
         return self
 
@@ -220,6 +230,31 @@ def split_pool(db: Database, split: str, limit: int | None = None) -> list[Query
         known = sorted({str(q.split) for q in dataset.queries} | {TRAIN_SPLIT})
         raise ValueError(f"split {split!r} has no queries; known splits: {', '.join(known)}")
     return chosen
+
+
+def level_pool(db: Database, split: str, level: Level, limit: int | None = None) -> list[Query]:
+    """The queries of one split that `level` views (`Level.horizons`; every query at levels 1, 2 and 4), in
+    query-id order, the first `limit` of them; a ValueError naming the split and level when there are none."""
+    pool = split_pool(db, split, None if level.horizons is not None else limit)
+    if level.horizons is not None:
+        pool = [q for q in pool if q.days in level.horizons][:limit]
+        if not pool:
+            raise ValueError(f"split {split!r} has no {' or '.join(map(str, sorted(level.horizons)))}-day queries "
+                             f"for level {level.number} ({level.title})")
+    return pool
+
+
+def with_level(config: EnvConfig, level: int | None) -> EnvConfig:
+    """`config` at `level` (the env's `level` argument; None: the config's own); a ValueError naming the
+    levels for another value, or a config that does not fit the level (e.g. submit_plan at level 1)."""
+    if level is None:
+        return config
+    level_of(level)
+    try:
+        return EnvConfig.model_validate({**config.model_dump(), "level": level})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(f"level={level}: {first['msg']}") from None
 
 
 def find_query(db: Database, query_id: str) -> Query | None:

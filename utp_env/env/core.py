@@ -29,10 +29,12 @@ from utp_env.env.actions import ACTION_FORMAT, ActionError, ToolCall, parse_acti
 from utp_env.env.config import (
     EnvConfig,
     find_query,
+    level_pool,
     load_env_config,
     open_database,
     reference_plan,
     split_pool,
+    with_level,
 )
 from utp_env.env.episode import (
     Episode,
@@ -45,6 +47,8 @@ from utp_env.env.episode import (
 from utp_env.env.given_plan import decoded_plan_json, plan_query_id, read_given_plan
 from utp_env.env.inputs import checked_options, checked_seed, preview, reset_message
 from utp_env.env.itinerary_tools import ENDING, ITINERARY_TOOLS
+from utp_env.env.levels import FULL_LEVEL, LEVELS, LevelTask, LevelUnavailable, level_task
+from utp_env.env.potential import Shaper
 from utp_env.env.prompt import task_text
 from utp_env.env.spaces import TextObservation, ToolCallSpace
 from utp_env.itinerary import Plan
@@ -63,7 +67,8 @@ METADATA: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}  # `UTPEn
 
 def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:
     """The tools an episode exposes: every lookup tool, then the itinerary tools (check_plan if
-    enabled); only those of `config.tools` when it names some (ValueError naming an unknown one)."""
+    enabled); only those of `config.tools` when it names some (ValueError naming an unknown one), else
+    those the config's level offers (utp_env/env/levels.py; every tool at levels 3-4)."""
     tools: dict[str, ToolSpec[Any]] = dict(LOOKUP_TOOLS)
     for name, spec in ITINERARY_TOOLS.items():
         if name == "check_plan" and not config.check_plan:
@@ -74,6 +79,9 @@ def episode_tools(config: EnvConfig) -> dict[str, ToolSpec[Any]]:
         if unknown:
             raise ValueError(f"config tools: unknown tool(s) {unknown}; known: {', '.join(tools)}")
         tools = {name: spec for name, spec in tools.items() if name in config.tools}
+    elif LEVELS[config.level].tools is not None:
+        offered = LEVELS[config.level].tools or ()
+        tools = {name: spec for name, spec in tools.items() if name in offered}
     return tools
 
 
@@ -120,6 +128,9 @@ class UTPEnv(gym.Env[str, Any]):
     world: The seed of the embedded sandbox when no `db_path` is given: another seed is another
         world (same cities and statistics, other services, venues and names) with its own
         query set (docs/RL.md "Worlds"); default 0.
+    level: The level of the task (utp_env/env/levels.py; docs/ENV.md "Levels"): 1 book the first
+        leg, 2 plan one day's visits and meals, 3 a 3-day one-city trip, 4 the paper's task; default
+        the config's (4). `utp_env/UTP-L<n>-v0` sets it.
 
     `reset` takes the options `query_id` (or a `query`), `split` and `stochastic`.
     """
@@ -144,13 +155,14 @@ class UTPEnv(gym.Env[str, Any]):
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None,
-                 render_mode: str | None = None, world: int = 0) -> None:
+                 render_mode: str | None = None, world: int = 0, level: int | None = None) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} is not supported; use None or 'ansi'")
         self._init_args = {"db_path": None if db_path is None else str(db_path), "profile": profile,
                            "split": split, "config": config if not isinstance(config, Path) else str(config),
-                           "render_mode": render_mode, "world": world}
-        self.config = load_env_config(config)
+                           "render_mode": render_mode, "world": world, "level": level}
+        self.config = with_level(load_env_config(config), level)
+        self.level = LEVELS[self.config.level]
         self.split = split or self.config.split
         self.render_mode = render_mode
         self.db: Database = open_database(db_path, profile, world)
@@ -166,6 +178,7 @@ class UTPEnv(gym.Env[str, Any]):
         self.stochastic = self.config.stochastic
         self.seed_value: int | None = None
         self._reset_error: str | None = None
+        self.shaper: Shaper | None = Shaper(self.config.shaping_gamma) if self.config.shaping else None
 
     # ------------------------------------------------------------ gymnasium API
 
@@ -207,19 +220,24 @@ class UTPEnv(gym.Env[str, Any]):
         if named and options.get("query_id") is None and options.get("query") is None:
             options["query_id"] = named  # the query the plan names, rather than a random one
         query = self._choose_query(options)  # before seeding: an unknown query id leaves the generator as it was
+        task = self._level_task(query) if query is not None else None
         super().reset(seed=seed)
         if query is None:
             query = self._draw_query(options)
+            task = self._level_task(query)
         self.stochastic = bool(options.get("stochastic", self.config.stochastic))
         self.seed_value = int(seed) if seed is not None else int(self.np_random.integers(0, 2**63 - 1))
         episode_id = f"{stable_int(self.seed_value, query.query_id):016x}"
+        reference = reference_plan(self.db, query.query_id)
+        start = Plan() if task is None else task.given.model_copy(deep=True, update={"source": "env"})
         self.episode = Episode(db=self.db, query=query, episode_id=episode_id,
-                               check_plan_enabled=self.config.check_plan,
-                               reference=reference_plan(self.db, query.query_id))
+                               check_plan_enabled=self.config.check_plan, reference=reference, task=task, plan=start)
         info = {"query": query.model_dump(mode="json"), "tools": self.openai_tools(),
                 "db_hash": self.db.content_hash, "seed": self.seed_value, "episode_id": episode_id,
-                "stochastic": self.stochastic, "step_limit": self.config.step_limit}
+                "stochastic": self.stochastic, "step_limit": self.config.step_limit, "level": self.level.number}
         observation = self._clip(self.task_text(query))
+        if self.shaper is not None:
+            info.update(self.shaper.start(self))
         if given is not None:
             ep = self._require_episode()
             ep.plan = read_given_plan(decoded, query, self.db)
@@ -253,11 +271,18 @@ class UTPEnv(gym.Env[str, Any]):
             observation += (f"\n\nStep limit ({self.config.step_limit}) reached: the episode ends and the plan "
                             "built so far is scored.")
         if ep.status is None:
-            return self._clip(observation), 0.0, False, False, {**info, **self.episode_info(ep)}
+            reward = 0.0
+            if self.shaper is not None:
+                reward, terms = self.shaper.step(self, reward, ended=False)
+                info.update(terms)
+            return self._clip(observation), reward, False, False, {**info, **self.episode_info(ep)}
         terminated = ep.status == TerminationReason.SUBMITTED
         reward, final = self._finish(ep, TerminationReason(ep.status))
         info.update(final)
         info.update(self.episode_info(ep))
+        if self.shaper is not None:
+            reward, terms = self.shaper.step(self, reward, ended=True)
+            info.update(terms)
         return self._clip(observation), reward, terminated, not terminated, info
 
     def render(self) -> str | None:
@@ -337,8 +362,11 @@ class UTPEnv(gym.Env[str, Any]):
 
     def task_text(self, query: Query) -> str:
         """The first observation: the request, persona, risk profile, constraints and how to act
-        (`prompt.task_text`), then the variant's `task_note`."""
-        return task_text(query, self.tools, self.config, self.task_note)
+        (`prompt.task_text`; at levels 1-2 the level's own, `prompt.level_text`), then the variant's
+        `task_note`."""
+        ep = self.episode
+        task = ep.task if ep is not None and ep.query.query_id == query.query_id else None
+        return task_text(query, self.tools, self.config, self.task_note, task)
 
     # ------------------------------------------------------------ internals
 
@@ -389,9 +417,20 @@ class UTPEnv(gym.Env[str, Any]):
         return None
 
     def _draw_query(self, options: dict[str, Any]) -> Query:
-        """A query drawn with the env's generator from the split of `options` (or the env's)."""
-        pool = split_pool(self.db, options.get("split") or self.split)
+        """A query drawn with the env's generator from the split of `options` (or the env's), among those
+        the env's level views (`level_pool`)."""
+        pool = level_pool(self.db, options.get("split") or self.split, self.level)
         return pool[int(self.np_random.integers(0, len(pool)))]
+
+    def _level_task(self, query: Query) -> LevelTask | None:
+        """The episode's view of `query` at the env's level (None at level 4: the paper's task as it is);
+        a ValueError naming the query when the level has no view of it."""
+        if self.level.number == FULL_LEVEL:
+            return None
+        try:
+            return level_task(self.level, query, reference_plan(self.db, query.query_id))
+        except LevelUnavailable as exc:
+            raise ValueError(f"reset: {exc}; choose a query the level views, or another level") from None
 
     def _require_episode(self) -> Episode:
         if self.episode is None:
@@ -429,12 +468,13 @@ class UTPEnv(gym.Env[str, Any]):
         """Hook: end `ep` for `reason` and compute its reward; (reward, end-of-episode info). Here through
         the shared `finish` step (utp_env/env/episode.py): the plan's evaluation and reward."""
         outcome = finish(reason, ep.plan, ep.query, ep.db, weights=self.config.reward_weights,
-                         reference=ep.reference,
+                         reference=ep.reference, task=ep.task,
                          rollouts=self.config.robustness_rollouts if self.config.robustness else 0,
                          rollout_seed=stable_int(ep.episode_id, "robustness") if self.config.robustness else 0,
                          rng=self.np_random if self.stochastic else None)
         ep.status = outcome.termination_reason
-        info: dict[str, Any] = {"episode_id": ep.episode_id, "steps": ep.steps, **outcome.to_json()}
+        info: dict[str, Any] = {"episode_id": ep.episode_id, "steps": ep.steps, "level": self.level.number,
+                                **outcome.to_json()}
         if outcome.realisation is not None:
             info["realisation_text"] = realisation_text(outcome.realisation)
         return outcome.reward, info
@@ -473,7 +513,7 @@ class UTPEnv(gym.Env[str, Any]):
                                    status=None if status in (None, "running") else TerminationReason(status),
                                    trace=[TraceEntry(**t) for t in saved["trace"]],
                                    check_plan_enabled=self.config.check_plan,
-                                   reference=reference_plan(self.db, query.query_id))
+                                   reference=reference_plan(self.db, query.query_id), task=self._level_task(query))
             if saved["execution"] is not None:  # the phase after submission pickles itself, without the episode
                 saved["execution"].attach(self.episode)
 

@@ -31,6 +31,7 @@ from utp_env.tools.database import Database
 if TYPE_CHECKING:
     import numpy as np
 
+    from utp_env.env.levels import LevelTask
     from utp_env.evaluation.report import EvaluationReport
     from utp_env.simulation import Realisation, RobustnessReport
 
@@ -90,6 +91,8 @@ class Episode:
     execution: Any = None
     """The closed-loop execution phase (`utp_env/env/replan.py`, a `locks.Execution`) once
     the trip is being lived through; None while planning (always None in `utp_env/UTP-v0`)."""
+    task: LevelTask | None = None
+    """The query as the env's level asks it (utp_env/env/levels.py); None: the whole trip (level 4)."""
 
     def __post_init__(self) -> None:
         if self.plan.query_id is None:
@@ -232,6 +235,9 @@ class EpisodeOutcome:
     robustness: RobustnessReport | None = None
     realisation: Realisation | None = None
     error: str | None = None
+    success: bool = False
+    """Every check the reward scores passed and something counted (`reward.PlanScore.success`): a level's
+    pass (utp_env/env/levels.py); at level 4 the reward's pass, beside the report's `final_pass`."""
 
     @property
     def final_pass(self) -> bool:
@@ -259,14 +265,16 @@ class EpisodeOutcome:
             "robustness": None if self.robustness is None else self.robustness.model_dump(mode="json"),
             "realisation": None if self.realisation is None else self.realisation.model_dump(mode="json"),
             "error": self.error,
+            "success": self.success,
         }
 
 
 def finish(reason: TerminationReason, plan: Plan | None, query: Query, db: Database, *,
            weights: Mapping[str, float], reference: Plan | None = None, rollouts: int = 0,
            rollout_seed: int = 0, rng: np.random.Generator | None = None,
-           error: str | None = None) -> EpisodeOutcome:
-    """End an episode: evaluate `plan`, reward it, simulate it when asked, and record the outcome.
+           error: str | None = None, task: LevelTask | None = None) -> EpisodeOutcome:
+    """End an episode: evaluate `plan`, reward it (at the level of `task`, when given), simulate it when
+    asked, and record the outcome.
 
     A `plan` of None (nothing delivered) is not evaluated and scores 0. `rollouts` > 0 adds the
     Monte Carlo robustness report (seeded by `rollout_seed`); `rng` draws one delay realisation
@@ -278,7 +286,7 @@ def finish(reason: TerminationReason, plan: Plan | None, query: Query, db: Datab
     from utp_env.env.reward import score_plan
 
     try:
-        scored = score_plan(plan, query, db, weights=weights, reference=reference)
+        scored = score_plan(plan, query, db, weights=weights, reference=reference, task=task)
         report, reward = scored.report, scored.reward
     except Exception as exc:  # the evaluator failing is the benchmark's fault, not the agent's
         return EpisodeOutcome(TerminationReason.INFRASTRUCTURE_ERROR, plan,
@@ -295,8 +303,8 @@ def finish(reason: TerminationReason, plan: Plan | None, query: Query, db: Datab
                 realisation = simulate_once(plan, query, db, rng)
         except Exception as exc:  # as above: a simulation bug must not stop a run
             return EpisodeOutcome(TerminationReason.INFRASTRUCTURE_ERROR, plan, report, reward, robustness,
-                                  error=f"simulation failed: {type(exc).__name__}: {exc}")
-    return EpisodeOutcome(reason, plan, report, reward, robustness, realisation, error)
+                                  error=f"simulation failed: {type(exc).__name__}: {exc}", success=scored.success)
+    return EpisodeOutcome(reason, plan, report, reward, robustness, realisation, error, scored.success)
 
 
 def realisation_text(real: Realisation) -> str:

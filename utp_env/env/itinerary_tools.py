@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from utp_env.env.episode import Episode, TerminationReason
-from utp_env.env.locks import unlocked
+from utp_env.env.locks import level_allows, unlocked
 from utp_env.env.plan_view import (
     booked_nights,
     ends_previous_night,
@@ -127,7 +127,8 @@ def add_leg(ep: Episode, args: AddLeg) -> ToolResult:
             raise ToolError(f"{args.mode} {args.number} departs at {format_hhmm(dep)}, not {args.departure}",
                             "departure")
         number = str(table.columns[NUMBER_COLUMN[SERVICE_TABLE[args.mode]]][row])
-    unlocked(ep, "departure" if args.departure else "day", day=day_no, what=f"a {args.mode} leg", minute=dep)
+    unlocked(ep, "departure" if args.departure else "day", day=day_no, what=f"a {args.mode} leg", minute=dep,
+             part="legs")
     planned = None
     if args.planned_arrival:
         at, days = clock(args.planned_arrival, "planned_arrival")
@@ -257,6 +258,7 @@ def add_item(ep: Episode, args: AddItem) -> ToolResult:
     unlocked(ep, "start", day=day_no, what=args.name, minute=minutes(args.start, "start"))
     item = _make_item(ep, day_no, args.name, args.activity, minutes(args.start, "start"), minutes(args.end, "end"),
                       args.kind, args.meal)
+    level_allows(ep, "kind", day=day_no, element=item, what=f"a {item.venue_type} item ({item.name})")
     before = booked_nights(ep)
     day = ep.day(day_no)
     at = insert_sorted(day.items, item, args.position)
@@ -399,7 +401,7 @@ def check_plan(ep: Episode, args: NoArgs) -> ToolResult:
     from utp_env.env.reward import plan_checks
 
     report = evaluate_plan(ep.plan, ep)
-    return ToolResult(ok=True, text=report_text(report, *plan_checks(ep.plan, ep.query, ep.db, report)))
+    return ToolResult(ok=True, text=report_text(report, *plan_checks(ep.plan, ep.query, ep.db, report, ep.task)))
 
 
 class SubmitPlan(Args):

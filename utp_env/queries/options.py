@@ -50,8 +50,9 @@ class LegOption:
 
     def planned_arrival(self, multiplier: float) -> int:
         """Departure + historical duration + multiplier * E[D], rounded up; never before the scheduled
-        arrival. TDAS measures the buffer against the historical duration (the free-flow time for
-        road), so with a multiplier inside the risk range this is an arrival that scores Q = 0."""
+        arrival. TDAS measures the buffer against the historical duration (a service's scheduled
+        duration, a cab's free-flow time), so with a multiplier inside the risk range this is an
+        arrival that scores Q = 0."""
         return max(self.arr, self.dep + math.ceil(self.hist_duration + multiplier * self.expected_delay - 1e-9))
 
 
@@ -99,7 +100,7 @@ def leg_options(db: Database, origin: str, dest: str, date: str, people: int,
             continue
         table_name, number_col, fare_col = SERVICE_TABLES[mode]
         if mode == "bus" and road_row is None:
-            continue  # a bus needs its road route for E[D] and the historical duration
+            continue  # a bus needs its road route for E[D]
         table = db.tables[table_name]
         cols = table.columns
         for i in db.pair_rows(table_name, origin, dest):
@@ -110,12 +111,8 @@ def leg_options(db: Database, origin: str, dest: str, date: str, people: int,
             arr = scheduled_arrival(cols, i)
             if arr <= dep:
                 continue
-            if mode == "bus":
-                expected, _ = delays.of("bus", road_row)
-                hist = float(db.tables["road_routes"].columns["free_flow_min"][road_row])
-            else:
-                expected, _ = delays.of(mode, i)
-                hist = float(cols["duration_min"][i])
+            expected, _ = delays.of(mode, road_row if mode == "bus" else i)
+            hist = float(cols["duration_min"][i])
             option = LegOption(mode, str(cols[number_col][i]), origin, dest, i, dep, arr,
                                float(cols[fare_col][i]) * people, expected, hist)
             if _timing_ok(option, earliest, last, multiplier):

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from utp_env.env.config import split_pool
+from utp_env.env.config import level_pool
 from utp_env.env.core import UTPEnv
 from utp_env.itinerary import Day
 from utp_env.plan_format.write import format_day
@@ -111,7 +111,8 @@ def _example_text(db: Database, query: Query, city: str, leg: Any, date: str, it
 
 def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation", limit: int | None = None,
                   db_path: str | Path | None = None, profile: str = "full",
-                  config: dict[str, Any] | None = None, world: int = 0, skip: int = 0) -> Dataset:
+                  config: dict[str, Any] | None = None, world: int = 0, skip: int = 0,
+                  level: int | None = None) -> Dataset:
     """The queries of `split` (in query-id order: the `limit` after the first `skip`) as a `datasets.Dataset`.
 
     Columns: `prompt` (chat messages in the `style` of the recipe) and `query_id` (read by
@@ -119,7 +120,8 @@ def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation
     `world` the embedded sandbox's seed; `config` overrides the env config (the single-turn task
     text names the step limit only in the part that is cut, so it matters only for which split is
     the default). `skip` leaves out the split's first queries, e.g. those an SFT checkpoint was
-    trained on, so that RL trains on queries the policy has not memorised.
+    trained on, so that RL trains on queries the policy has not memorised. `level` (utp_env/env/levels.py)
+    keeps the queries the level views (`level_pool`: at level 3 the 3-day ones) and words the task as it.
     """
     if style not in PROMPT_STYLES:
         raise ValueError(f"style must be one of {list(PROMPT_STYLES)}, not {style!r}")
@@ -129,8 +131,8 @@ def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation
         raise ValueError(f"skip must be 0 or more, not {skip}")
     from datasets import Dataset
 
-    env = UTPEnv(db_path=db_path, profile=profile, split=split, config=config, world=world)
-    queries = split_pool(env.db, env.split, None if limit is None else skip + limit)[skip:]
+    env = UTPEnv(db_path=db_path, profile=profile, split=split, config=config, world=world, level=level)
+    queries = level_pool(env.db, env.split, env.level, None if limit is None else skip + limit)[skip:]
     if not queries:
         raise ValueError(f"no queries left in split {split!r} after skipping its first {skip}")
     rows: dict[str, list[Any]] = {"prompt": [], "query_id": []}
@@ -140,8 +142,14 @@ def query_dataset(style: PromptStyle = "multi_turn", *, split: str = "validation
                       {"role": "user", "content": MULTI_TURN_REQUEST}]
         else:
             prompt = [{"role": "system", "content": SINGLE_TURN_SYSTEM},
-                      {"role": "user", "content": single_turn_request(env.task_text(query),
+                      {"role": "user", "content": single_turn_request(task_text_of(env, query),
                                                                       field_examples(env.db, query))}]
         rows["prompt"].append(prompt)
         rows["query_id"].append(query.query_id)
     return Dataset.from_dict(rows)
+
+
+def task_text_of(env: UTPEnv, query: Query) -> str:
+    """The env's first observation for `query` at the env's level (what `reset` would return)."""
+    text, _ = env.reset(seed=0, options={"query_id": query.query_id})
+    return text

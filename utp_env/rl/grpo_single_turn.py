@@ -36,7 +36,8 @@ def main(argv: Sequence[str] | None = None) -> Summary:
     args = parser(__doc__.splitlines()[0] if __doc__ else "single-turn GRPO").parse_args(argv)
     chosen = settings(args)
     log: list[float] = []
-    reward = LoggedPlanReward(log, db_path=args.db_path, profile=chosen["profile"], config=env_config(chosen))
+    reward = LoggedPlanReward(log, db_path=args.db_path, profile=chosen["profile"], config=env_config(chosen),
+                              level=args.level)
     with moved_or_exit():
         summary = run_grpo(args, "single_turn", reward_funcs=[reward], reward_log=log,
                            warm_up_data=single_turn_conversations, use_environment=False)

@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from utp_env.env.levels import LEVELS
 from utp_env.rl.data import PromptStyle, query_dataset
 from utp_env.rl.diagnostics import NoParameterChangeError, ParameterChange, ParameterSnapshot
 from utp_env.rl.env import RLToolEnv, rl_env_class
@@ -30,7 +31,16 @@ from utp_env.rl.env import RLToolEnv, rl_env_class
 TINY_DEFAULTS: dict[str, Any] = {"profile": "mini", "limit": 1, "num_generations": 8, "max_completion_length": 384,
                  "learning_rate": 3e-4, "max_tool_calling_iterations": 3, "step_limit": 8,
                  "max_observation_chars": 1000, "temperature": 0.7}
+LOSS_TYPES = ("grpo", "dapo", "dr_grpo", "bnpo")
+"""TRL's GRPO loss normalisations the recipes offer (trl's `GRPOConfig.loss_type`)."""
 TINY_TOOLS = ("add_leg", "view_plan", "submit")
+TINY_LEVEL_TOOLS = {2: ("add_item", "view_plan", "submit")}
+"""The tiny smoke run's tools at a level whose part is not a leg (level 2 adds items; the others add a leg)."""
+
+
+def tiny_tools(level: int) -> tuple[str, ...]:
+    """The tools the tiny smoke run offers at `level` (`TINY_TOOLS`, or the level's own)."""
+    return TINY_LEVEL_TOOLS.get(level, TINY_TOOLS)
 SMALL_MODEL = 50_000_000  # parameters: below, one CPU thread and no gradient checkpointing (both only slow it)
 # A real run's defaults (a GPU, a hub model): docs/RL.md says what to change.
 REAL_DEFAULTS: dict[str, Any] = {"profile": "full", "limit": None, "num_generations": 8, "max_completion_length": 8192,
@@ -80,6 +90,9 @@ def parser(description: str) -> argparse.ArgumentParser:
     which.add_argument("--tiny", action="store_true", help="a tiny model built and warmed up locally (CPU, "
                        "nothing downloaded): the smoke run")
     p.add_argument("--max-steps", type=int, default=2, help="GRPO steps (default 2)")
+    p.add_argument("--level", type=int, default=4, choices=sorted(LEVELS), help="the level of the task "
+                   "(utp_env/env/levels.py): 1 the first leg, 2 one day's visits and meals, 3 a 3-day one-city "
+                   "trip, 4 the paper's task (default)")
     p.add_argument("--profile", choices=("full", "mini"),
                    help="embedded sandbox (default: mini with --tiny, else full)")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
@@ -107,6 +120,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--max-observation-chars", type=int, help="longest tool answer; longer answers are cut")
     p.add_argument("--temperature", type=float, help="sampling temperature (tiny 0.7, else 1.0)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference model)")
+    p.add_argument("--loss-type", choices=LOSS_TYPES, help="TRL's GRPO loss normalisation (default TRL's, dapo: "
+                   "summed over the tokens of the batch; grpo: each rollout's mean, then the mean over rollouts)")
     p.add_argument("--warm-up-steps", type=int, default=60, help="--tiny: supervised format steps")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tools", help="comma-separated tools offered to the model (default: the tiny run's three with "
@@ -207,9 +222,10 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         torch.set_num_threads(1)  # a model this small runs faster on one thread than on two contended ones
     world = {"world": args.world} if args.world else {}
     tools = tuple(t.strip() for t in args.tools.split(",") if t.strip()) if args.tools else (
-        TINY_TOOLS if args.tiny else None)
+        tiny_tools(args.level) if args.tiny else None)
     env_class = rl_env_class(tools=tools, base=env_base or RLToolEnv, db_path=args.db_path,
-                             profile=chosen["profile"], config=env_config(chosen, args.compact), **world)
+                             profile=chosen["profile"], config=env_config(chosen, args.compact), level=args.level,
+                             **world)
     local_class = env_class  # the tiny model's scripted warm-up runs in this process either way
     if getattr(args, "server", None) and use_environment:
         from utp_env.rl.remote import remote_env_class
@@ -219,8 +235,8 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         env_class = remote_env_class([u.strip() for u in args.server.split(",") if u.strip()], tools=tools,
                                      token=token)
     dataset = query_dataset(style, split=args.split, limit=chosen["limit"], skip=getattr(args, "skip", 0),
-                            db_path=args.db_path,
-                            profile=chosen["profile"], config=env_config(chosen, args.compact), world=args.world)
+                            db_path=args.db_path, profile=chosen["profile"], config=env_config(chosen, args.compact),
+                            world=args.world, level=args.level)
     rows = [dict(r) for r in dataset]
     summary = Summary(style=style, model="tiny" if args.tiny else str(args.model), steps=args.max_steps,
                       queries=len(rows))
@@ -228,7 +244,7 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         from utp_env.rl import tiny
 
         conversations = list(warm_up_data(rows, local_class)) if warm_up_data else []
-        tokenizer = tiny.train_tokenizer(_corpus(conversations), words=TINY_TOOLS)
+        tokenizer = tiny.train_tokenizer(_corpus(conversations), words=tiny_tools(args.level))
         model = tiny.build_model(tokenizer, seed=args.seed)
         summary.seconds_setup = time.perf_counter() - started
         warm_started = time.perf_counter()
@@ -246,6 +262,7 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         num_generations=chosen["num_generations"], max_completion_length=chosen["max_completion_length"],
         max_tool_calling_iterations=chosen["max_tool_calling_iterations"] if use_environment else None,
         temperature=chosen["temperature"], beta=args.beta, seed=args.seed, logging_steps=1, save_strategy="no",
+        **({"loss_type": args.loss_type} if getattr(args, "loss_type", None) else {}),
         report_to="none", use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), disable_tqdm=True,
         gradient_checkpointing=not small,  # saves memory on a real model; only slows a tiny one

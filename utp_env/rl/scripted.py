@@ -18,11 +18,12 @@ import json
 from typing import Any
 
 from utp_env.env.adapters import tool_method_names
-from utp_env.env.config import reference_plan
+from utp_env.env.config import find_query, reference_plan
+from utp_env.env.levels import LevelTask, level_task
 from utp_env.itinerary import Plan, TransportLeg
 from utp_env.plan_format.write import format_plan
 from utp_env.rl.env import RLToolEnv
-from utp_env.tools.clock import format_hhmm
+from utp_env.tools.clock import format_hhmm, format_stamp
 
 REFUSAL = "I cannot plan this trip."
 DONE = "The plan is submitted."
@@ -39,6 +40,33 @@ def add_leg_args(day: int, leg: TransportLeg) -> dict[str, Any]:
     return args
 
 
+def level_calls(task: LevelTask, plan: Plan) -> list[tuple[str, dict[str, Any]]]:
+    """The itinerary tool calls that build `plan`'s part that a level asks (`LevelTask.view`: at level 1 the
+    first leg, at level 2 the asked day's visits and meals) in an episode of that level, then `submit`:
+    each leg with its planned arrival, each item with its kind, meal and times (`+1 day` past midnight)."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    view = task.view(plan)
+    for number in task.days:
+        if number > len(view.days):
+            continue
+        day = view.days[number - 1]
+        for leg in day.transport:
+            if task.asks_element(number, "transport"):
+                args = add_leg_args(number, leg)
+                if leg.planned_arr is not None and leg.planned_arr != leg.arr:
+                    args["planned_arrival"] = format_stamp(leg.planned_arr)
+                calls.append(("add_leg", args))
+        for item in day.items:
+            if item.start is None or item.end is None or not task.asks_element(number, item.venue_type or ""):
+                continue
+            args = {"day": number, "name": item.name, "activity": item.activity, "start": format_stamp(item.start),
+                    "end": format_stamp(item.end), "kind": item.venue_type}
+            if item.meal is not None:
+                args["meal"] = item.meal
+            calls.append(("add_item", args))
+    return [*calls, ("submit", {})]
+
+
 def _tool_call(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"role": "assistant", "content": "",
             "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}]}
@@ -50,10 +78,10 @@ def multi_turn_conversations(rows: list[dict[str, Any]], env_class: type[RLToolE
     tools = [getattr(env, name) for name in tool_method_names(env_class) if name != "get_reward"]
     out: list[Conversation] = []
     for row in rows:
-        first_leg = _first_leg(env, row["query_id"])
         scripts: list[list[tuple[str, dict[str, Any]]]] = [[("view_plan", {}), ("submit", {})]]
-        if first_leg is not None:
-            scripts.insert(0, [("add_leg", add_leg_args(1, first_leg)), ("submit", {})])
+        first = _first_calls(env, row["query_id"])
+        if first is not None:
+            scripts.insert(0, [first, ("submit", {})])
         for script in scripts:
             task = env.reset(**row) or ""
             prompt = [dict(m) for m in row["prompt"]]
@@ -67,23 +95,36 @@ def multi_turn_conversations(rows: list[dict[str, Any]], env_class: type[RLToolE
     return out
 
 
-def _first_leg(env: RLToolEnv, query_id: str) -> TransportLeg | None:
-    plan = reference_plan(env._env.db, query_id)
-    if plan is None or not plan.days or not plan.days[0].transport:
+def _first_calls(env: RLToolEnv, query_id: str) -> tuple[str, dict[str, Any]] | None:
+    """The first call that builds the reference plan's part the env's level asks (`level_calls`; at level 4
+    `add_leg` with the reference plan's first leg), or None when the query has no reference plan or it builds
+    nothing."""
+    inner = env._env
+    plan = reference_plan(inner.db, query_id)
+    if plan is None or not plan.days:
         return None
-    return plan.days[0].transport[0]
+    if inner.level.whole_task:
+        return ("add_leg", add_leg_args(1, plan.days[0].transport[0])) if plan.days[0].transport else None
+    query = find_query(inner.db, query_id)
+    assert query is not None  # the reference plan's query
+    calls = level_calls(level_task(inner.level, query, plan), plan)
+    return calls[0] if len(calls) > 1 else None
 
 
 def single_turn_conversations(rows: list[dict[str, Any]], env_class: type[RLToolEnv]) -> list[Conversation]:
     """Two scripted replies per dataset row (module docstring): the reference plan's first day, and a refusal."""
-    db = env_class()._env.db
+    inner = env_class()._env
+    db = inner.db
     out: list[Conversation] = []
     for row in rows:
         prompt = [dict(m) for m in row["prompt"]]
         plan = reference_plan(db, row["query_id"])
-        if plan is not None and plan.days:
-            first_day = Plan(query_id=plan.query_id, days=plan.days[:1], source=plan.source)
-            reply = json.dumps(format_plan(first_day), ensure_ascii=False)
+        query = find_query(db, row["query_id"])
+        if plan is not None and plan.days and query is not None:
+            # the reference plan's first day; at a level below the whole trip, its part the level asks
+            part = (Plan(query_id=plan.query_id, days=plan.days[:1], source=plan.source) if inner.level.whole_task
+                    else level_task(inner.level, query, plan).view(plan))
+            reply = json.dumps(format_plan(part), ensure_ascii=False)
             out.append(([*prompt, {"role": "assistant", "content": reply}], None))
         out.append(([*prompt, {"role": "assistant", "content": REFUSAL}], None))
     return out

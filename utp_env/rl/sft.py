@@ -25,25 +25,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
 from utp_env.rl.recipe import load_pretrained, require_rl_extra
 from utp_env.rl.tiny import TinySpec
-from utp_env.tools.schema import NUMBER_COLUMN, SERVICE_TABLE, ServiceMode
+from utp_env.tools.schema import NUMBER_COLUMN
 
 TINY_ENV: dict[str, Any] = {"max_observation_chars": 1000, "step_limit": 16, "compact": True}
 # The tiny run's tools: the three transport searches, add_leg and submit (its demonstrations use no others).
 TINY_SFT_TOOLS = ("search_buses", "search_trains", "search_flights", "add_leg", "submit")
-# The order the tiny demonstrations look the first leg up in: buses first (on the mini sandbox the mode
-# most often running between a query's origin and its first city), then trains, then flights.
-LOOKUP_ORDER: tuple[ServiceMode, ...] = ("bus", "train", "flight")
 # The tiny model of the SFT run: two layers (copying a word from the context needs an attention layer
 # that finds it after one that marks what precedes each word).
 TINY_SFT_SPEC = TinySpec(layers=2, hidden_size=128, intermediate_size=256)
@@ -61,6 +59,8 @@ class SFTSummary:
     demos: int
     train_queries: list[str] = field(default_factory=list)
     sft_losses: list[float] = field(default_factory=list)
+    pretrain_losses: list[float] = field(default_factory=list)
+    seconds_pretrain: float = 0.0
     seconds_sft: float = 0.0
     seconds_grpo: float = 0.0
     evaluations: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -79,10 +79,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("full", "mini"), help="embedded sandbox (default: mini with --tiny)")
     p.add_argument("--db-path", help="a database directory instead of the embedded sandbox")
     p.add_argument("--world", type=int, default=0, help="the embedded sandbox's seed (default 0)")
+    p.add_argument("--level", type=int, default=4, choices=(1, 2, 3, 4),
+                   help="the level of the task trained and scored (utp_env/env/levels.py; default 4)")
     p.add_argument("--split", default="train", help="the split the demonstrations come from (default train)")
     p.add_argument("--limit", type=int, default=None, help="first N queries of --split (tiny default 256)")
-    p.add_argument("--epochs", type=float, default=None, help="SFT epochs (tiny default 10, else 2)")
+    p.add_argument("--epochs", type=float, default=None, help="SFT epochs (tiny default 10, else 2; 0: the model "
+                   "as it is, saved as the checkpoint)")
     p.add_argument("--learning-rate", type=float, default=None, help="SFT learning rate (tiny 5e-3, else 1e-5)")
+    p.add_argument("--pretrain-steps", type=int, default=0, help="--tiny: steps of the tiny model's pretraining "
+                   "before SFT (utp_env/rl/tiny_pretrain.py: copying from a JSON and from a table, on synthetic chats; "
+                   "default 0)")
     p.add_argument("--max-length", type=int, default=None, help="tokens per transcript (tiny 1024, else 16384)")
     p.add_argument("--eval-split", default="validation", help="held-out split scored before and after")
     p.add_argument("--eval-limit", type=int, default=8, help="held-out queries scored (default 8)")
@@ -96,82 +102,82 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def lookup_leg_calls(db: Any, query: Any, plan: Any) -> list[tuple[str, dict[str, Any]]]:
-    """The tiny demonstration of `query`: look up the trip's first leg (the query's origin to the
-    first city of the reference `plan`, on the first date) mode by mode in `LOOKUP_ORDER`, one
-    service per answer (`limit` 1), until an answer lists one; add that service with `add_leg`
-    (its number as the answer shows it); then `submit`. When no mode runs on that day, the
-    demonstration submits after the three lookups (an empty plan).
-
-    Everything the model must write is in the task text (origin, date), in its own earlier
-    call (the city), or in the env's last answer (the service number), except the first city
-    of a trip to a state, which the reference planner chose."""
-    from utp_env.tools.clock import weekday
-    from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE, ServiceTable, services
-
-    first = next((leg for day in plan.days for leg in day.transport), None)
-    if first is None:
-        return [("submit", {})]
-    origin, destination, date = query.org, first.destination, query.dates[0]
-    calls: list[tuple[str, dict[str, Any]]] = []
-    for mode in LOOKUP_ORDER:
-        table = cast("ServiceTable", SERVICE_TABLE[mode])
-        calls.append((SEARCH_TOOL_OF_MODE[mode], {"origin": origin, "destination": destination, "date": date,
-                                                   "limit": 1}))
-        rows = services(db, table, origin, destination, weekday(date))  # sorted by departure, as the answer
-        if rows.size:
-            number = str(db.tables[table].value(NUMBER_COLUMN[table], int(rows[0])))
-            leg = {"day": 1, "mode": mode, "origin": origin, "destination": destination, "number": number}
-            return [*calls, ("add_leg", leg), ("submit", {})]
-    return [*calls, ("submit", {})]
+NOT_VALUES = ("tools", "modes", "keys")
+"""The kinds of `tiny_word_kinds` that are not values a pretraining chat may fill in."""
+TINY_LEVEL_SFT_TOOLS: dict[int, tuple[str, ...]] = {
+    2: ("search_attractions", "search_restaurants", "add_item", "submit")}
+"""The tiny run's tools at a level whose demonstrations use others than `TINY_SFT_TOOLS` (level 2's)."""
 
 
-def tiny_word_kinds(db: Any) -> dict[str, list[str]]:
+def tiny_sft_tools(level: int) -> tuple[str, ...]:
+    """The tools the tiny SFT run and its scoring offer at `level` (`TINY_SFT_TOOLS`, or the level's own)."""
+    return TINY_LEVEL_SFT_TOOLS.get(level, TINY_SFT_TOOLS)
+
+
+def tiny_word_kinds(db: Any, level: int = 4) -> dict[str, list[str]]:
     """What the tiny tokenizer keeps as single tokens, by kind, so that copying one is one step:
     the tools' names, the modes, the cities, every date of the calendar, and the service numbers
     of `db`'s flights, trains and buses (the training world's: another world's numbers that differ
-    are split into pieces; docs/RL.md says what that costs). The kinds also seed the embeddings
-    (`tiny.build_model`)."""
-    import datetime as dt
+    are split into pieces; docs/RL.md says what that costs); at level 2 also the names of its attractions
+    and restaurants and every clock time of the day. The kinds also seed the embeddings (`tiny.build_model`)."""
+    from utp_env.rl.level_demos import LOOKUP_ORDER, calendar_dates
 
-    from utp_env.tools.lookup.common import calendar
-
-    dates: list[str] = []
-    span = calendar(db)
-    if span is not None:
-        day, last = dt.date.fromisoformat(span[0]), dt.date.fromisoformat(span[1])
-        while day <= last:
-            dates.append(day.isoformat())
-            day += dt.timedelta(days=1)
     numbers = [str(v) for table, column in NUMBER_COLUMN.items() for v in sorted(set(db.tables[table].columns[column]))]
-    return {"tools": list(TINY_SFT_TOOLS), "modes": list(LOOKUP_ORDER),
-            "cities": sorted({str(c) for c in db.tables["cities"].columns["city"]}), "dates": dates,
-            "numbers": list(dict.fromkeys(numbers))}
+    kinds = {"tools": list(tiny_sft_tools(level)), "modes": list(LOOKUP_ORDER),
+             "cities": sorted({str(c) for c in db.tables["cities"].columns["city"]}), "dates": calendar_dates(db),
+             "numbers": list(dict.fromkeys(numbers))}
+    if level == 2:
+        kinds["venues"] = sorted({str(n) for t in ("attractions", "restaurants") for n in db.tables[t].columns["name"]})
+        kinds["times"] = [f"{h:02d}:{m:02d}" for h in range(24) for m in range(60)]
+    kinds["keys"] = argument_keys(tiny_sft_tools(level))
+    return kinds
+
+
+def argument_keys(tools: tuple[str, ...]) -> list[str]:
+    """Each argument name of `tools` with what precedes its value in JSON (`"origin": "`, `"day": `): one token
+    of the tiny tokenizer, so that a value the task text states in the same JSON (level 1's trip facts) is
+    preceded by the same token there and in a call, the pattern a two-layer model copies along."""
+    from utp_env.env.itinerary_tools import ITINERARY_TOOLS
+    from utp_env.tools.lookup import LOOKUP_TOOLS
+
+    specs = {**LOOKUP_TOOLS, **ITINERARY_TOOLS}
+    keys: dict[str, None] = {}
+    for name in tools:
+        for arg, info in specs[name].args_model.model_fields.items():
+            quoted = "str" in str(info.annotation) or "Literal" in str(info.annotation)
+            keys[f'"{arg}": "' if quoted else f'"{arg}": '] = None
+    return list(keys)
 
 
 def build_demos(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The demonstrations of the run: a file, or (tiny) the lookup-then-`add_leg` transcripts of the
-    first `--limit` queries of `--split` (`lookup_leg_calls`)."""
+    """The demonstrations of the run: a file, or the transcripts of the first `--limit` queries of `--split`
+    at the run's level (`utp_env.rl.level_demos`: the tiny kind with `--tiny`, else the reference planner's)."""
     from utp_env.rl import demos
 
     if args.demos:
         return demos.read_demos(args.demos)
     from utp_env.dataset import dataset_of
-    from utp_env.env.config import split_pool
+    from utp_env.env.config import level_pool
     from utp_env.env.core import UTPEnv
+    from utp_env.env.levels import level_task
+    from utp_env.rl.level_demos import model_calls, tiny_calls
 
     env = UTPEnv(**env_kwargs, split=args.split, config=dict(TINY_ENV) if args.tiny else None)
     dataset = dataset_of(env.db)
     out = []
-    for query in split_pool(env.db, args.split, args.limit):
+    for query in level_pool(env.db, args.split, env.level, args.limit):
         reference = dataset.reference(query.query_id)
         if reference is None:
             continue
+        task = level_task(env.level, query, reference)
         if args.tiny:
-            record = demos.transcript(env, query, [], reference, calls=lookup_leg_calls(env.db, query, reference),
-                                      system=MULTI_TURN_SYSTEM, request=MULTI_TURN_REQUEST, tools=TINY_SFT_TOOLS)
-        else:
+            record = demos.transcript(env, query, [], reference, calls=tiny_calls(task, env.db, reference),
+                                      system=MULTI_TURN_SYSTEM, request=MULTI_TURN_REQUEST,
+                                      tools=tiny_sft_tools(env.level.number))
+        elif env.level.whole_task:
             record = demos.transcript(env, query, demos.planner_lookups(query, env), reference)
+        else:
+            record = demos.transcript(env, query, [], reference, calls=model_calls(task, env, reference))
         out.append(record)
     return out
 
@@ -263,13 +269,14 @@ def evaluate_policy(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], spli
     is left as it was."""
     import torch
 
-    from utp_env.env.config import split_pool
+    from utp_env.env.config import level_pool
 
     if samples < 1 or (samples > 1 and temperature is None):
         raise ValueError(f"samples must be 1 for greedy rollouts and at least 1 with a temperature, not {samples}")
     if temperature is not None and not temperature > 0:
         raise ValueError(f"temperature must be above 0 for sampled rollouts (None: greedy), not {temperature}")
-    queries = [q for q in split_pool(open_env(env_kwargs, split, config).db, split, limit) for _ in range(samples)]
+    env = open_env(env_kwargs, split, config)
+    queries = [q for q in level_pool(env.db, split, env.level, limit) for _ in range(samples)]
     device = getattr(model, "device", None)
     cuda = [device.index or 0] if device is not None and device.type == "cuda" else []
     with torch.random.fork_rng(devices=cuda):
@@ -285,6 +292,7 @@ def _roll_out(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], split: str
     from utp_env.env.core import UTPEnv
 
     rewards: list[float] = []
+    successes: list[bool] = []
     plans: list[dict[str, Any] | None] = []
     calls = accepted = from_origin = 0
     model.eval()
@@ -302,12 +310,14 @@ def _roll_out(model: Any, tokenizer: Any, env_kwargs: dict[str, Any], split: str
         for episode in episodes:
             episode.close()
             rewards.append(episode.reward)
+            successes.append(episode.success)
             plans.append(episode.plan)
             calls += episode.calls
             accepted += episode.accepted
             from_origin += int(episode.grounded)
     mean = sum(rewards) / len(rewards) if rewards else 0.0
-    return {"mean_reward": mean, "rewards": rewards, "tool_calls": calls, "accepted_calls": accepted,
+    return {"mean_reward": mean, "rewards": rewards, "success": sum(successes) / len(successes) if successes else 0.0,
+            "successes": successes, "tool_calls": calls, "accepted_calls": accepted,
             "from_origin": from_origin, "queries": len(rewards), "query_ids": [q.query_id for q in queries],
             "plans": plans}
 
@@ -327,7 +337,7 @@ class _Rollout:
         task, _ = env.reset(seed=0, options={"query_id": query.query_id})
         self.messages: list[dict[str, Any]] = [{"role": "system", "content": system},
                                                {"role": "user", "content": request + task}]
-        self.reward, self.done, self.grounded = 0.0, False, False
+        self.reward, self.done, self.grounded, self.success = 0.0, False, False, False
         self.plan: dict[str, Any] | None = None  # the final plan (the `Plan` model's JSON, `info["plan"]`)
         self.calls = self.accepted = 0
         self.ended = False
@@ -354,6 +364,7 @@ class _Rollout:
                           {"role": "tool", "content": observation}]
         if terminated or truncated:
             self.reward, self.done, self.ended, self.plan = float(reward), True, True, info.get("plan")
+            self.success = bool(info.get("success"))
 
     def close(self) -> None:
         """End an episode the model left unfinished as at the step limit (its plan so far scored)."""
@@ -362,6 +373,7 @@ class _Rollout:
         if not self.ended:
             reward, info = self.env.end_episode(TerminationReason.STEP_LIMIT, message="evaluation: the model stopped")
             self.reward, self.ended, self.plan = float(reward), True, info.get("plan")
+            self.success = bool(info.get("success"))
 
 
 def _generate(model: Any, tokenizer: Any, conversations: list[list[dict[str, Any]]], schemas: list[dict[str, Any]],
@@ -396,11 +408,16 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     tiny = bool(args.tiny)
     args.limit = args.limit if args.limit is not None else (TINY_DEMOS if tiny else None)
     epochs = args.epochs if args.epochs is not None else (TINY_EPOCHS if tiny else 2.0)
+    if epochs < 0:
+        raise SystemExit(f"--epochs must be 0 or more, not {epochs}")
+    if args.pretrain_steps < 0 or (args.pretrain_steps and not tiny):
+        raise SystemExit(f"--pretrain-steps is the tiny model's (0 or more with --tiny), not {args.pretrain_steps}"
+                         + ("" if tiny else " with --model: a real model comes pretrained"))
     learning_rate = args.learning_rate if args.learning_rate is not None else (5e-3 if tiny else 1e-5)
     max_length = args.max_length if args.max_length is not None else (1024 if tiny else 16384)
     grpo_steps = args.grpo_steps if args.grpo_steps is not None else (2 if tiny else 0)
     profile = args.profile or ("mini" if tiny else "full")
-    env_kwargs: dict[str, Any] = {"db_path": args.db_path, "profile": profile, "world": args.world}
+    env_kwargs: dict[str, Any] = {"db_path": args.db_path, "profile": profile, "world": args.world, "level": args.level}
     if tiny:
         torch.set_num_threads(1)
     records = build_demos(args, env_kwargs)
@@ -418,20 +435,30 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
         from utp_env.env.core import UTPEnv
         from utp_env.rl import tiny as tiny_model
         from utp_env.rl.recipe import WRITTEN_WEIGHT, _corpus
+        from utp_env.rl.tiny_pretrain import pretrain, synthetic_chats
 
-        kinds = tiny_word_kinds(UTPEnv(**env_kwargs, split=args.split).db)
+        kinds = tiny_word_kinds(UTPEnv(**env_kwargs, split=args.split).db, args.level)
+        values = [w for kind, words in kinds.items() if kind not in NOT_VALUES for w in words]
+        tools = tiny_sft_tools(args.level)
+        sample = synthetic_chats(tools, values, random.Random(args.seed), 200) if args.pretrain_steps else []
         tokenizer = tiny_model.train_tokenizer(
-            _corpus([(r["messages"], None) for r in records])
-            + [prompt_head(TINY_SFT_TOOLS, env_kwargs, dict(TINY_ENV))] * WRITTEN_WEIGHT,
+            _corpus([(r["messages"], None) for r in records] + [(chat, None) for chat in sample])
+            + [prompt_head(tools, env_kwargs, dict(TINY_ENV))] * WRITTEN_WEIGHT,
             words=[w for words in kinds.values() for w in words])
         model = tiny_model.build_model(tokenizer, TINY_SFT_SPEC, seed=args.seed, kinds=list(kinds.values()))
+        if args.pretrain_steps:
+            started = time.perf_counter()
+            summary_pretrain = pretrain(model, tokenizer, tools, values, args.pretrain_steps, seed=args.seed)
+            seconds_pretrain = time.perf_counter() - started
     else:
         tokenizer, model = load_pretrained(args.model)
     summary = SFTSummary(model="tiny" if tiny else str(args.model), demos=len(records),
                          train_queries=[r["query_id"] for r in records])
+    if tiny and args.pretrain_steps:
+        summary.pretrain_losses, summary.seconds_pretrain = summary_pretrain, seconds_pretrain
     system, request = (MULTI_TURN_SYSTEM, MULTI_TURN_REQUEST) if tiny else (records[0]["messages"][0]["content"], "")
     eval_config = dict(TINY_ENV) if tiny else dict(records[0].get("env_config") or {}) or None
-    tool_names = TINY_SFT_TOOLS if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])
+    tool_names = tiny_sft_tools(args.level) if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])
     schemas = trl_tool_schemas(tool_names, env_kwargs, eval_config)
 
     def score(stage: str, policy: Any) -> None:
@@ -453,7 +480,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     trainer = SFTTrainer(model=model, args=config, train_dataset=tokenize(records, tokenizer, max_length, schemas),
                          processing_class=tokenizer)
     started = time.perf_counter()
-    trainer.train()
+    if epochs > 0:  # 0 epochs: the model as built (or loaded), saved as the checkpoint
+        trainer.train()
     summary.seconds_sft = time.perf_counter() - started
     summary.sft_losses = [float(e["loss"]) for e in trainer.state.log_history if "loss" in e]
     trainer.save_model(output_dir)
@@ -465,7 +493,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
 
         grpo_dir = str(Path(output_dir) / "grpo")
         grpo_args = ["--model", output_dir, "--max-steps", str(grpo_steps), "--split", args.split,
-                     "--output-dir", grpo_dir, "--save", "--seed", str(args.seed), "--world", str(args.world)]
+                     "--output-dir", grpo_dir, "--save", "--seed", str(args.seed), "--world", str(args.world),
+                     "--level", str(args.level)]
         if args.db_path:
             grpo_args += ["--db-path", args.db_path]
         else:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from utp_env.config import UncertaintyConfig
 from utp_env.env.reward.checks import FOLDED_INTO, OWN_CHECKS, reward_checks, reward_gate, reward_hard
-from utp_env.env.reward.counted import counted_context, knows_something
+from utp_env.env.reward.counted import Scope, counted_context, knows_something, scoped_context
 from utp_env.env.reward.measures import (
     Measure,
     PlanReading,
@@ -68,6 +68,7 @@ from utp_env.tools.database import Database
 from utp_env.tools.memo import remember
 
 if TYPE_CHECKING:
+    from utp_env.env.levels import LevelTask
     from utp_env.simulation.trip_steps import ExecutedStep
 
 # ---------------------------------------------------------------- the terms
@@ -172,17 +173,21 @@ class _ExpectedMemo:
 
 
 def expected_content(query: Query, db: Database, reference: Plan | None,
-                     config: UncertaintyConfig | None = None) -> Expected:
-    """What the query calls for: the counts of its reference plan's reading, else `required_units`.
-    Memoised per database (`_ExpectedMemo`)."""
+                     config: UncertaintyConfig | None = None, scope: Scope | None = None) -> Expected:
+    """What the query calls for: the counts of its reference plan's reading (of the part `scope` asks,
+    for a level), else `required_units`. Memoised per database (`_ExpectedMemo`)."""
     if reference is None or not reference.days:
+        if scope is not None:
+            raise ValueError(f"query {query.query_id}: a level is scored against the query's reference plan, "
+                             "and it has none")
         return Expected(required_units(query))
     config = config or DEFAULT_CONFIG
     memo = db.derived(_ExpectedMemo).entries
-    key = (query.model_dump_json(), reference.model_dump_json(), config.model_dump_json())
+    key = (query.model_dump_json(), reference.model_dump_json(), config.model_dump_json(),
+           "" if scope is None else scope.scope_key)
     hit = memo.get(key)
     if hit is None:
-        reading = read_plan(build_context(reference, query, db), config)
+        reading = read_plan(build_context(reference, query, db), config, scope=scope)
         hit = remember(memo, key, Expected({name: m.have for name, m in measures(reading).items()}, reading.counted),
                        EXPECTED_MEMO_LIMIT)
     return hit
@@ -205,23 +210,38 @@ def covered_metric(value: float | None, have: int, want: int, total: float | Non
 @dataclass(frozen=True)
 class PlanScore:
     """A scored plan: the evaluator's report (the paper's, as `evaluate` gives it), the reward's
-    checks, its terms and the reward."""
+    checks, its terms and the reward; the hard constraints as the reward counts them (empty when the
+    gate did not let them count) and whether anything of the plan counts."""
 
     report: EvaluationReport
     checks: dict[str, CheckResult]
     terms: dict[str, float | None]
     reward: float
+    hard: Mapping[str, CheckResult]
+    counts_something: bool
+
+    @property
+    def success(self) -> bool:
+        """Every check the reward scores passes (commonsense, and hard behind the paper's gate) and something
+        of the plan counts: the pass of a level (utp_env/env/levels.py); at level 4 the reward's own pass,
+        stricter than the report's `final_pass` by the rules folded into the paper's checks."""
+        return (self.counts_something and reward_gate(self.checks)
+                and all(c.passed is not False for c in (*self.checks.values(), *self.hard.values())))
 
 
-def reward_terms(reading: PlanReading, checks: Mapping[str, CheckResult], expected: Expected
-                 ) -> dict[str, float | None]:
+def reward_terms(reading: PlanReading, checks: Mapping[str, CheckResult], expected: Expected,
+                 hard: Mapping[str, CheckResult] | None = None) -> dict[str, float | None]:
     """The value of every term of `PLAN_TERMS` for a plan: the two pass rates (the hard one gated),
     and each metric on what counts, covered against what the query calls for and scaled by the
-    commonsense pass rate (a plan that breaks the rules earns its metrics in the share it keeps)."""
+    commonsense pass rate (a plan that breaks the rules earns its metrics in the share it keeps).
+    `hard`: the hard constraints that count (a level's); default `reward_hard` of what counts."""
     assert reading.report is not None
     commonsense = pass_rate(checks)
-    hard = pass_rate(reward_hard(reading.report, reading.counted)) if reward_gate(checks) else 0.0
-    terms: dict[str, float | None] = {"commonsense_pass_rate": commonsense, "hard_pass_rate": hard}
+    if not reward_gate(checks):
+        hard_rate: float | None = 0.0
+    else:
+        hard_rate = pass_rate(reward_hard(reading.report, reading.counted) if hard is None else hard)
+    terms: dict[str, float | None] = {"commonsense_pass_rate": commonsense, "hard_pass_rate": hard_rate}
     validity = commonsense or 0.0
     for name, m in measures(reading).items():
         value = covered_metric(m.value, m.have, expected.units.get(name, 0), m.total)
@@ -255,24 +275,36 @@ def weighted_reward(values: Mapping[str, float | None], weights: Mapping[str, fl
 
 
 def score_plan(plan: Plan, query: Query, db: Database, *, weights: Mapping[str, float],
-               reference: Plan | None = None, config: UncertaintyConfig | None = None) -> PlanScore:
+               reference: Plan | None = None, config: UncertaintyConfig | None = None,
+               task: LevelTask | None = None) -> PlanScore:
     """Evaluate `plan` (`evaluate`, the paper's report) and reward it: 0 for a plan without days or in
-    which nothing counts, else the weighted mean of `reward_terms`."""
+    which nothing counts, else the weighted mean of `reward_terms`. With a level's `task` below the whole
+    trip, the level's reward (`levels.score_level`: the same reward on the part the level asks)."""
+    if task is not None and not task.level.whole_task:
+        from utp_env.env.reward.levels import score_level
+
+        return score_level(plan, task, db, weights=weights, reference=reference, config=config)
     ctx = build_context(plan, query, db)
     report = evaluate_context(ctx, config, reference)
     expected = expected_content(query, db, reference, config)
     reading = read_plan(ctx, config, report, expected.reference)
     checks = reward_checks(report, ctx)
-    terms = reward_terms(reading, checks, expected)
-    reward = weighted_reward(terms, weights) if plan.days and knows_something(reading.counted) else 0.0
-    return PlanScore(report, checks, terms, reward)
+    hard = reward_hard(report, reading.counted) if reward_gate(checks) else None
+    terms = reward_terms(reading, checks, expected, hard=hard)
+    something = bool(plan.days) and knows_something(reading.counted)
+    reward = weighted_reward(terms, weights) if something else 0.0
+    return PlanScore(report, checks, terms, reward, hard or {}, something)
 
 
-def plan_checks(plan: Plan, query: Query, db: Database, report: EvaluationReport
+def plan_checks(plan: Plan, query: Query, db: Database, report: EvaluationReport, task: LevelTask | None = None
                 ) -> tuple[dict[str, CheckResult], dict[str, CheckResult]]:
     """(`reward_checks`, `reward_hard`) of a plan whose report is already computed (what `check_plan`
-    shows the agent)."""
+    shows the agent); at a level below the whole trip (`task`), the level's (`levels.level_checks`)."""
     ctx = build_context(plan, query, db)
+    if task is not None and not task.level.whole_task:
+        from utp_env.env.reward.levels import level_checks, level_hard
+
+        return level_checks(report, ctx, task), level_hard(report, scoped_context(counted_context(ctx), task), task)
     return reward_checks(report, ctx), reward_hard(report, counted_context(ctx))
 
 

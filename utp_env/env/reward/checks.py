@@ -15,7 +15,7 @@ from utp_env.evaluation.commonsense import (
     VENUE_KINDS,
     in_destination,
 )
-from utp_env.evaluation.context import DayContext, PlanContext, summary_names
+from utp_env.evaluation.context import DayContext, LegContext, PlanContext, summary_names
 from utp_env.evaluation.hard import hard_checks
 from utp_env.evaluation.report import HARD_GATE, CheckResult, EvaluationReport, verdict
 from utp_env.tools.clock import format_hhmm
@@ -93,14 +93,15 @@ def days_in_order(ctx: PlanContext) -> CheckResult:
 
 def services_as_scheduled(ctx: PlanContext) -> CheckResult:
     """Every flight, train and bus found in the database runs on the day's date, departs at the stated
-    time, takes its scheduled time, and is not planned to arrive before its scheduled arrival."""
+    time, takes its scheduled time, and is not planned to arrive before its scheduled arrival; a cab
+    states no number."""
     problems: list[str] = []
     applicable = False
     for day in ctx.days:
         for lc in day.legs:
-            if lc.resolved.row is None:
+            if lc.resolved.row is None and lc.leg.mode != "cab":
                 continue
-            applicable = True
+            applicable = applicable or lc.resolved.row is not None
             why = off_timetable(lc, day.date)
             if why is not None:
                 leg = lc.leg
@@ -113,7 +114,18 @@ def legs_form_the_trip(ctx: PlanContext) -> CheckResult:
     the origin, each leaves from where the one before arrived, every leg runs between cities of the
     trip (the destination, or cities of the destination state), as many cities are reached as the
     query asks, and the last leg returns to the origin."""
-    legs = [lc for day in ctx.days for lc in sorted(day.legs, key=lambda lc: lc.leg.dep)]
+    q = ctx.query
+    return route_verdict(ctx, [lc for day in ctx.days for lc in day.legs], ends_in=q.org,
+                         reaches=q.visiting_city_number)
+
+
+def route_verdict(ctx: PlanContext, legs: list[LegContext], *, ends_in: str, reaches: int | None) -> CheckResult:
+    """Whether `legs` (taken day by day, by departure) run from the query's origin to `ends_in`: the first
+    leaves from the origin, each leaves from where the one before arrived, every leg runs between cities
+    of the trip, the last arrives in `ends_in`, and (unless `reaches` is None) they reach that many
+    cities. Not applicable without legs. `legs_form_the_trip` is the whole trip's (back to the origin);
+    level 1 checks the outbound leg with it (utp_env/env/reward/levels.py)."""
+    legs = sorted(legs, key=lambda lc: (lc.day, lc.leg.dep))
     if not legs:
         return verdict([], False, "no legs")
     q = ctx.query
@@ -129,10 +141,11 @@ def legs_form_the_trip(ctx: PlanContext) -> CheckResult:
     if outside:
         problems.append(f"legs go to {', '.join(outside)}, outside the trip to {q.dest}")
     reached = {lc.dest_key for lc in legs} - {org}
-    if len(reached) != q.visiting_city_number:
-        problems.append(f"the legs reach {len(reached)} cities, the query asks for {q.visiting_city_number}")
-    if legs[-1].dest_key != org:
-        problems.append(f"the last leg arrives in {legs[-1].leg.destination}, not back in {q.org}")
+    if reaches is not None and len(reached) != reaches:
+        problems.append(f"the legs reach {len(reached)} cities, the query asks for {reaches}")
+    if legs[-1].dest_key != normalize(ends_in):
+        back = "back in " if normalize(ends_in) == org else "in "
+        problems.append(f"the last leg arrives in {legs[-1].leg.destination}, not {back}{ends_in}")
     return verdict(problems)
 
 
@@ -172,12 +185,16 @@ def own_checks(ctx: PlanContext) -> dict[str, CheckResult]:
     return {name: check(ctx) for name, check in OWN_CHECKS.items()}
 
 
-def reward_checks(report: EvaluationReport, ctx: PlanContext) -> dict[str, CheckResult]:
+def reward_checks(report: EvaluationReport, ctx: PlanContext, paper: Mapping[str, CheckResult] | None = None,
+                  own: Mapping[str, CheckResult] | None = None) -> dict[str, CheckResult]:
     """The commonsense checks as the reward counts them: the paper's ten, each failing also when a
     rule folded into it fails (`FOLDED_INTO`: the evaluator's `timed_items` and `OWN_CHECKS` of the
-    resolved plan `ctx`, the report's plan), and the extra checks of `EXTRA_CHECKS_COUNTED`."""
-    checks = dict(report.commonsense)
-    rules = {"timed_items": report.extra.get("timed_items"), **own_checks(ctx)}
+    resolved plan `ctx`, the report's plan), and the extra checks of `EXTRA_CHECKS_COUNTED`.
+
+    A level that asks part of the trip (utp_env/env/reward/levels.py) gives the paper's checks read on
+    that part (`paper`, default the report's) and the own rules that apply to it (`own`, default all)."""
+    checks = dict(report.commonsense if paper is None else paper)
+    rules = {"timed_items": report.extra.get("timed_items"), **(own_checks(ctx) if own is None else own)}
     for name, rule in rules.items():
         parent = FOLDED_INTO[name]
         if rule is None or rule.passed is not False or parent not in checks:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from utp_env.evaluation.commonsense import (
     VENUE_KINDS,
@@ -72,8 +72,11 @@ def _leg_key(lc: LegContext) -> tuple[Any, ...]:
 
 def off_timetable(lc: LegContext, date: str | None) -> str | None:
     """Why a found flight, train or bus is not as its timetable runs (another date, departure or
-    journey time, or a planned arrival before the scheduled one), or None when it is (and for a cab)."""
+    journey time, or a planned arrival before the scheduled one), or why a cab is not as the database
+    has cabs (it states a number: cabs have none); None when it is."""
     leg, res = lc.leg, lc.resolved
+    if leg.mode == "cab":
+        return f"states the number {leg.number!r}, and cabs have none" if leg.number else None
     if res.row is None or res.scheduled_dep is None or res.scheduled_arr is None:
         return None
     if res.runs_on_date is False:
@@ -179,6 +182,40 @@ def counted_context(ctx: PlanContext) -> PlanContext:
     for v in visits:
         by_kind.setdefault(v.kind, []).append(v)
     return replace(ctx, days=days, visits=visits, legs=[lc for day in days for lc in day.legs], by_kind=by_kind)
+
+
+class Scope(Protocol):
+    """The part of a trip a level asks (`utp_env.env.levels.LevelTask`): which elements it credits."""
+
+    @property
+    def scope_key(self) -> str:
+        """A text that tells this part from every other (memo keys)."""
+        ...
+
+    def asks_element(self, day: int, kind: str) -> bool:
+        """Whether an element of day `day` (1-based) of kind `kind` (a `Visit.kind`, or "transport" for a
+        leg) is part of what the level asks."""
+        ...
+
+
+def scoped_context(counted: PlanContext, scope: Scope | None) -> PlanContext:
+    """`counted` (a `counted_context`) keeping only the elements `scope` asks; `counted` itself without a
+    scope (the whole trip)."""
+    if scope is None:
+        return counted
+    days: list[DayContext] = []
+    for day in counted.days:
+        number = day.day.day
+        items = [v for v in day.items if scope.asks_element(number, v.kind)]
+        legs = [lc for lc in day.legs if scope.asks_element(number, "transport")]
+        kept = {id(v) for v in items}
+        timed = [t for t in day.timed if id(t[0]) in kept]
+        days.append(DayContext(day.index, day.day, day.date, day.city_keys, items, legs, items, timed))
+    visits = [v for day in days for v in day.visits]
+    by_kind: dict[str, list[Visit]] = {}
+    for v in visits:
+        by_kind.setdefault(v.kind, []).append(v)
+    return replace(counted, days=days, visits=visits, legs=[lc for day in days for lc in day.legs], by_kind=by_kind)
 
 
 def knows_something(counted: PlanContext) -> bool:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from utp_env.config import UncertaintyConfig
-from utp_env.env.reward.counted import counted_context
+from utp_env.env.reward.counted import Scope, counted_context, scoped_context
 from utp_env.evaluation.commonsense import (
     transit_distance,
 )
@@ -58,13 +58,13 @@ class PlanReading:
 
 
 def read_plan(ctx: PlanContext, config: UncertaintyConfig | None = None, report: EvaluationReport | None = None,
-              reference: PlanContext | None = None) -> PlanReading:
+              reference: PlanContext | None = None, scope: Scope | None = None) -> PlanReading:
     """The reading of a resolved plan (`report`, when given, supplies the per-item details the
-    evaluator already computed)."""
+    evaluator already computed); with a `scope` (a level's part of the trip), only what it asks counts."""
     config = config or DEFAULT_CONFIG
     scored = scored_items(ctx, config, report.pois if report is not None else None,
                           report.legs if report is not None else None)
-    counted = counted_context(ctx)
+    counted = scoped_context(counted_context(ctx), scope)
     ids = frozenset(id(e) for e in (*counted.visits, *counted.legs))
     return PlanReading(ctx, counted, scored, config, report, reference, ids)
 

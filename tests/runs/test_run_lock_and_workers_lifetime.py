@@ -1,4 +1,4 @@
-"""Runs that cannot wedge: pool workers die with the driver and never hold the run lock,
+"""A run's lock and its workers' lifetime: pool workers die with the driver and never hold the run lock,
 a killed run's folder is taken over with a one-line notice, a dead worker ends the run in one line,
 Ctrl-C stops a pool at once, and worker counts are bounded."""
 

@@ -1,0 +1,136 @@
+"""The tiny model's pretraining: two skills a real chat model brings from its own pretraining, taught on
+synthetic chats in minutes on a CPU, so that what SFT and GRPO add on a level is what a curve measures.
+
+A two-layer model with random weights cannot copy a word from its context until it has seen thousands of
+copies: on 64 demonstrations of level 1 (10 epochs) it learns the calls' form and writes memorised cities and
+numbers, never the ones its task names (docs/RL.md "Learning curves by level"). A pretrained language model
+copies from its first step. `pretrain` gives the tiny model that ability on chats that hold no query, no
+answer of the env and no policy, only random values (words of the tokenizer: cities, dates, service numbers,
+venue names, clock times, in random roles):
+
+- **copy**: the user asks to call one of the run's tools with a JSON of arguments (random keys of that tool,
+  random values, shuffled); the assistant calls it with exactly those;
+- **read a table**: the user shows what a search answered, a table (a title, a header of random words, 1-3
+  rows), and asks for a call with one argument from its first row; the assistant calls the tool with the first
+  row's first cell as that argument and the user's JSON as the others.
+
+Each step is one batch of `BATCH` fresh chats (nothing is seen twice), the loss on the assistant turns only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Sequence
+from typing import Any
+
+PRETRAIN_LR = 1e-3
+BATCH = 16
+WARM_UP_STEPS = 20
+TABLE_SHARE = 0.5
+"""The share of chats that read a table (the rest copy the user's JSON)."""
+FILLER = ("alpha", "bravo", "carta", "delta", "echo", "forte", "gamma", "hotel", "ivory", "jolly")
+"""Header words and cells of the synthetic tables besides the first cell."""
+Chat = list[dict[str, Any]]
+
+
+def _call(name: str, args: dict[str, Any], n: int) -> dict[str, Any]:
+    return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call{n}", "type": "function", "function": {
+        "name": name, "arguments": json.dumps(args, ensure_ascii=False)}}]}
+
+
+def synthetic_chats(tools: Sequence[str], values: Sequence[str], rng: random.Random, n: int) -> list[Chat]:
+    """`n` pretraining chats (module docstring) over `tools` (those with arguments) and `values`."""
+    from utp_env.env.itinerary_tools import ITINERARY_TOOLS
+    from utp_env.tools.lookup import LOOKUP_TOOLS
+
+    specs = {**LOOKUP_TOOLS, **ITINERARY_TOOLS}
+    callable_ = [t for t in tools if specs[t].args_model.model_fields]
+    chats: list[Chat] = []
+    while len(chats) < n:
+        tool = rng.choice(callable_)
+        fields = list(specs[tool].args_model.model_fields.items())
+        chosen = [(name, info) for name, info in fields if info.is_required() or rng.random() < 0.4]
+        args: dict[str, Any] = {}
+        for name, info in chosen:
+            annotation = str(info.annotation)
+            args[name] = rng.randint(1, 7) if "int" in annotation and "str" not in annotation else rng.choice(values)
+        texts = [k for k, v in args.items() if isinstance(v, str)]
+        if texts and rng.random() < TABLE_SHARE:
+            key = rng.choice(texts)
+            rows = [[rng.choice(values), *rng.sample(FILLER, 3)] for _ in range(rng.randint(1, 3))]
+            args[key] = rows[0][0]
+            rest = {k: v for k, v in args.items() if k != key}
+            table = "\n".join([f"{rng.choice(FILLER).title()} found:", " | ".join(rng.sample(FILLER, 4)),
+                               *(" | ".join(map(str, row)) for row in rows)])
+            ask = f"Call {tool} with {json.dumps(rest, ensure_ascii=False)} and {key} from its first row."
+            chats.append([{"role": "user", "content": f"A search answered:\n{table}\n{ask}"}, _call(tool, args, 0)])
+        else:
+            shown = list(args.items())
+            rng.shuffle(shown)
+            ask = f"Call {tool} with {json.dumps(dict(shown), ensure_ascii=False)}."
+            chats.append([{"role": "user", "content": ask}, _call(tool, args, 0)])
+    return chats
+
+
+def pretrain(model: Any, tokenizer: Any, tools: Sequence[str], values: Sequence[str], steps: int,
+             seed: int = 0) -> list[float]:
+    """`steps` optimizer steps of AdamW (learning rate `PRETRAIN_LR`, a linear warm-up, then cosine) on batches of
+    fresh synthetic chats; the loss of each step. The model is left in eval mode."""
+    import torch
+
+    from utp_env.rl.tiny import training_chat_template
+
+    rng = random.Random(seed)
+    template = training_chat_template(tokenizer)
+    pad = tokenizer.pad_token_id
+    optimizer = torch.optim.AdamW(model.parameters(), lr=PRETRAIN_LR, weight_decay=0.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: min(1.0, (s + 1) / WARM_UP_STEPS) * 0.5 * (
+        1 + math.cos(math.pi * min(s, steps) / max(steps, 1))))
+    model.train()
+    losses: list[float] = []
+    for _ in range(steps):
+        encoded = []
+        for chat in synthetic_chats(tools, values, rng, BATCH):
+            out = tokenizer.apply_chat_template(chat, chat_template=template, tokenize=True, return_dict=True,
+                                                return_assistant_tokens_mask=True)
+            ids = torch.tensor(out["input_ids"])
+            mask = torch.tensor(out["assistant_masks"], dtype=torch.bool)
+            encoded.append((ids, torch.where(mask, ids, torch.full_like(ids, -100))))
+        width = max(len(ids) for ids, _ in encoded)
+        inputs = torch.stack([torch.cat([torch.full((width - len(i),), pad), i]) for i, _ in encoded])
+        labels = torch.stack([torch.cat([torch.full((width - len(lab),), -100), lab]) for _, lab in encoded])
+        attention = (inputs != pad).long()
+        loss = model(input_ids=inputs, attention_mask=attention, labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        losses.append(float(loss.detach()))
+    model.eval()
+    return losses
+
+
+def copy_accuracy(model: Any, tokenizer: Any, tools: Sequence[str], values: Sequence[str], n: int = 40,
+                  seed: int = 1) -> float:
+    """The share of `n` new synthetic chats whose final call the model writes exactly (greedy)."""
+    import torch
+
+    from utp_env.rl.sft import TOOL_CALL
+
+    hits = 0
+    for chat in synthetic_chats(tools, values, random.Random(seed), n):
+        prompt = tokenizer.apply_chat_template(chat[:-1], add_generation_prompt=True, tokenize=False)
+        ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+        with torch.no_grad():
+            out = model.generate(**ids, max_new_tokens=80, do_sample=False)
+        found = TOOL_CALL.findall(tokenizer.decode(out[0][ids["input_ids"].shape[1]:], skip_special_tokens=False))
+        try:
+            call = json.loads(found[0]) if found else {}
+        except json.JSONDecodeError:
+            call = {}
+        want = chat[-1]["tool_calls"][0]["function"]
+        hits += call.get("name") == want["name"] and call.get("arguments") == json.loads(want["arguments"])
+    return hits / n
