@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import statistics
 import time
 from pathlib import Path
@@ -267,6 +268,9 @@ def main() -> None:
         print(f"parse_plan + evaluate, {len(unseen)} 7-day reference plans seen for the first time (the memos "
               f"of the parser and evaluator warmed only by the plans above): {rate:,.0f} plans per CPU second "
               f"({1e3 / rate:.3f} ms)")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average (1, 5, 15 min) at the end: {load} on {os.cpu_count()} CPUs (CPU seconds of this process "
+          "are counted, but other work on the same cores slows them too)")
 
 
 if __name__ == "__main__":

@@ -41,14 +41,18 @@ def exceeds_depth(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
             if depth > limit:
                 return True
             for key, inner in item.items():
-                stack.append((inner, depth + 1))
-                if isinstance(key, tuple):
+                if type(inner) not in _SCALARS:  # a scalar nests nothing: not walked
+                    stack.append((inner, depth + 1))
+                if type(key) is not str and isinstance(key, tuple):
                     stack.append((key, depth + 1))
-        elif isinstance(item, list | tuple):
+        elif isinstance(item, (list, tuple)):  # a tuple of types: `list | tuple` would be built anew per item
             if depth > limit:
                 return True
-            stack.extend((inner, depth + 1) for inner in item)
+            stack.extend([(inner, depth + 1) for inner in item if type(inner) not in _SCALARS])
     return False
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})  # JSON's scalar types (exactly these, not subclasses)
 
 
 def check_depth(value: Any, what: str, limit: int = MAX_JSON_DEPTH) -> None:

@@ -8,7 +8,8 @@ from this model in `utp_env.plan_format` (docs/PLAN_FORMAT.md).
 from __future__ import annotations
 
 import typing
-from typing import Any, Literal
+from collections.abc import Iterable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -28,7 +29,8 @@ reference plans: at most 10 on the full sandbox); a plan over the cap is refused
 in (the `Day` model: `parse_plan`, `reset(options={"plan": ...})`, submit_plan, plan files) and
 add_item/move_item refuse to pass it. The env's task text states it (`UTPEnv.task_text`)."""
 __all__ = ["MAX_ITEMS_PER_DAY", "MEALS", "MINUTES_PER_DAY", "Day", "Plan", "PlanItem", "TransportLeg",
-           "format_hhmm", "parse_hhmm", "too_many_items"]
+           "format_hhmm", "parse_hhmm", "too_many_items", "unvalidated"]
+M = TypeVar("M", bound=BaseModel)
 
 
 def too_many_items(count: int) -> str | None:
@@ -149,3 +151,22 @@ class Plan(BaseModel):
     def legs(self) -> list[tuple[int, TransportLeg]]:
         """Every transport leg with the index of its day."""
         return [(i, leg) for i, day in enumerate(self.days) for leg in day.transport]
+
+
+def unvalidated(model: type[M], values: dict[str, Any], given: Iterable[str] | None = None) -> M:
+    """An instance of `model` holding `values` as they are, without validation: what
+    `model.model_validate` gives for values that already are what it would make of them (every
+    field, in the model's order, of exactly its field's type and within its bounds; lists the
+    instance may own). `given` names the fields the caller set (the instance's `model_fields_set`;
+    default: all of `values`). Several times cheaper than validating, for the hot paths that build
+    many models from values they typed themselves: the evaluator's reports (utp_env/evaluation/report.py)
+    and the plan parser's plans (utp_env/plan_format/parse.py, which checks the bounds first)."""
+    obj = model.__new__(model)
+    _set_attribute(obj, "__dict__", values)
+    _set_attribute(obj, "__pydantic_fields_set__", {*values} if given is None else set(given))
+    _set_attribute(obj, "__pydantic_extra__", None)
+    _set_attribute(obj, "__pydantic_private__", None)
+    return obj
+
+
+_set_attribute = object.__setattr__  # past BaseModel.__setattr__, which would validate

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from utp_env.evaluation.complete_information import complete_information_parts, timed_items
-from utp_env.evaluation.context import DayContext, LegContext, PlanContext, Visit
+from utp_env.evaluation.context import DayContext, EvalIndex, LegContext, PlanContext, Visit, eval_index
 from utp_env.evaluation.report import CheckResult, combine, verdict
-from utp_env.queries.options import opening_hours, opens_on
+from utp_env.queries.options import opens_on
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.schema import VENUE_TABLE, closed_weekdays
@@ -85,27 +85,29 @@ def open_hours(ctx: PlanContext) -> CheckResult:
             if visit.kind not in ("attraction", "restaurant") or visit.ref is None:
                 continue
             applicable = True
-            problem = venue_closed_because(ctx.db, VENUE_TABLE[visit.kind], visit.ref.row, day.date, start, end)
+            problem = venue_closed_because(ctx.db, VENUE_TABLE[visit.kind], visit.ref.row, day.date, start, end,
+                                           ctx.index)
             if problem is not None:
                 problems.append(f"day {day.index + 1}: {visit.name!r} {format_hhmm(start)}-{format_hhmm(end)} "
                                 f"{problem}")
     return verdict(problems, applicable, "no timed visit of a venue in the database")
 
 
-def venue_closed_because(db: Database, table: str, row: int, date: str | None, start: int, end: int) -> str | None:
+def venue_closed_because(db: Database, table: str, row: int, date: str | None, start: int, end: int,
+                         index: EvalIndex | None = None) -> str | None:
     """Why venue `row` of `table` is not open for a whole visit from `start` to `end` (minutes from
     the midnight of `date`), or None when it is: the visit must lie within one opening session
     (`opening_hours`, which may run past midnight) that begins on a day the venue opens
     (`open_days`, attractions only; unchecked without a date). The one rule of "is this venue open
-    then" for the checks and the reference planner."""
-    cols = db.tables[table].columns
-    opening, closing = opening_hours(cols["open_time"][row], cols["close_time"][row])
-    sessions = [shift for shift in (0, MINUTES_PER_DAY) if opening <= start + shift and end + shift <= closing]
-    if not sessions:
+    then" for the checks and the reference planner. `index`: `db`'s EvalIndex when the caller holds it."""
+    opening, closing = (index or eval_index(db)).opening(table, row)  # `opening_hours`, once per row
+    today = opening <= start and end <= closing  # within the session that began on `date`
+    yesterday = opening <= start + MINUTES_PER_DAY and end + MINUTES_PER_DAY <= closing  # or the day before
+    if not (today or yesterday):
         return f"is outside its opening hours {format_hhmm(opening)}-{format_hhmm(closing)}"
-    if any(opens_on(db, table, row, date, -(shift // MINUTES_PER_DAY)) for shift in sessions):
-        return None  # a session that began `shift` minutes earlier (the day before) opened that day
-    closed = ", ".join(closed_weekdays(str(cols["open_days"][row])))
+    if (today and opens_on(db, table, row, date)) or (yesterday and opens_on(db, table, row, date, -1)):
+        return None  # a session it lies in began on a day the venue opens
+    closed = ", ".join(closed_weekdays(str(db.tables[table].columns["open_days"][row])))
     return f"falls on a day it is closed (on {date}; it is closed on {closed})"
 
 
@@ -115,13 +117,9 @@ DISTANCE_TOLERANCE = (100.0, 0.15)  # metres, share: a stated "0.5km" for 512 m 
 def transit_distance(ctx: PlanContext, visit: Visit) -> float | None:
     """The database's walking distance (m) from `visit`'s venue to its nearest transit stop, or None
     when the database records none (an event, an unknown venue); S_spatial scores it
-    (`evaluate.spatial_scores`) and `transit_distances` compares the plan's number with it."""
-    ref = visit.ref
-    if ref is None:
-        return None
-    stops = ctx.db.tables["transit_stops"]
-    row = stops.find(ref.city_key, visit.kind, ref.name_key)
-    return None if row is None else float(stops.columns["distance_m"][row])
+    (`evaluate.spatial_scores`) and `transit_distances` compares the plan's number with it. Looked up
+    once per venue when the context is built (`EvalIndex.transit_distance`, `Visit.stop_distance`)."""
+    return visit.stop_distance
 
 
 def transit_distances(ctx: PlanContext) -> CheckResult:
@@ -132,14 +130,12 @@ def transit_distances(ctx: PlanContext) -> CheckResult:
     metres, share = DISTANCE_TOLERANCE
     for day in ctx.days:
         for v in day.items:
-            if v.item is None or v.item.transit_distance_m is None:
-                continue
-            known = transit_distance(ctx, v)
-            if known is None:
+            stated, known = v.stated_distance, v.stop_distance  # (`transit_distance`)
+            if stated is None or known is None:
                 continue
             applicable = True
-            if abs(v.item.transit_distance_m - known) > max(metres, share * known):
-                problems.append(f"day {day.index + 1}: {v.name!r} states its stop {v.item.transit_distance_m:.0f} m "
+            if abs(stated - known) > max(metres, share * known):
+                problems.append(f"day {day.index + 1}: {v.name!r} states its stop {stated:.0f} m "
                                 f"away; the database says {known:.0f} m (nearest_transit)")
     return verdict(problems, applicable, "no item states a transit distance of a venue with a recorded stop")
 

@@ -6,6 +6,8 @@ extra check `timed_items`: each rule its own part (`report.subchecks`, keyed
 
 from __future__ import annotations
 
+from typing import Any
+
 from utp_env.config import CompleteInformationReading
 from utp_env.evaluation.context import DayContext, PlanContext
 from utp_env.evaluation.report import CheckResult, combine, verdict
@@ -34,12 +36,17 @@ def _filled(text: str | None) -> bool:
 
 def day_fields_filled(day: Day, fields: tuple[str, ...]) -> int:
     """How many of the paper-format `fields` of `day` hold something (not empty, not `-`)."""
-    present = {"days": True, "current_city": True, "transportation": bool(day.transport),
-               "breakfast": _filled(day.breakfast), "attraction": bool(day.attractions),
-               "lunch": _filled(day.lunch), "dinner": _filled(day.dinner),
-               "accommodation": _filled(day.accommodation), "event": bool(day.events),
-               "point_of_interest_list": bool(day.items)}
-    return sum(present[f] for f in fields)
+    return _fields_filled(day.__dict__, fields)
+
+
+def _fields_filled(values: dict[str, Any], fields: tuple[str, ...]) -> int:
+    """`day_fields_filled` of a day's field values (`Day.__dict__`)."""
+    present = {"days": True, "current_city": True, "transportation": bool(values["transport"]),
+               "breakfast": _filled(values["breakfast"]), "attraction": bool(values["attractions"]),
+               "lunch": _filled(values["lunch"]), "dinner": _filled(values["dinner"]),
+               "accommodation": _filled(values["accommodation"]), "event": bool(values["events"]),
+               "point_of_interest_list": bool(values["items"])}
+    return sum([present[f] for f in fields])
 
 
 def _is_travel_day(day: Day) -> bool:
@@ -80,26 +87,29 @@ def _parents_parts(ctx: PlanContext, parent: str) -> dict[str, CheckResult]:
     fields = TRIPCRAFT_FIELDS if tripcraft else TRAVELPLANNER_FIELDS
     filled = 0
     for day in days:
-        d, where = day.day, _day_label(day)
-        travel = _is_travel_day(d)
-        if travel and not d.transport:
-            problems["transportation"].append(f"{where}: changes city with no transportation")
-        if not travel and not d.attractions:
-            problems["attraction"].append(f"{where}: no attraction on a day that is not a travel day")
-        if day.index != q.days - 1 and not _filled(d.accommodation):
-            problems["accommodation"].append(f"{where}: no accommodation for the night")
+        values = day.day.__dict__  # the day's fields, read at dict speed
+        travel = len(values["cities"]) > 1  # `_is_travel_day`
+        if travel and not values["transport"]:
+            problems["transportation"].append(f"{_day_label(day)}: changes city with no transportation")
+        if not travel and not values["attractions"]:
+            problems["attraction"].append(f"{_day_label(day)}: no attraction on a day that is not a travel day")
+        if day.index != q.days - 1 and not _filled(values["accommodation"]):
+            problems["accommodation"].append(f"{_day_label(day)}: no accommodation for the night")
         if not travel:
-            missing = [m for m in ("breakfast", "lunch", "dinner") if not _filled(getattr(d, m))]
+            missing = [m for m in ("breakfast", "lunch", "dinner") if not _filled(values[m])]
             if missing:
-                problems["meals"].append(f"{where}: no {', '.join(missing)} on a day that is not a travel day")
+                problems["meals"].append(f"{_day_label(day)}: no {', '.join(missing)} on a day that is not a "
+                                         "travel day")
         if tripcraft:
-            if not d.items:
-                problems["point_of_interest_list"].append(f"{where}: the point-of-interest list is empty")
-            for item in d.items:
-                if item.transit_stop is not None and item.transit_distance_m is None:
-                    problems["transit_distance"].append(f"{where}: {item.name!r} names its nearest transit "
-                                                        f"{item.transit_stop!r} without a distance")
-        filled += day_fields_filled(d, fields)
+            items = values["items"]
+            if not items:
+                problems["point_of_interest_list"].append(f"{_day_label(day)}: the point-of-interest list is empty")
+            for item in items:
+                fields_of = item.__dict__
+                if fields_of["transit_stop"] is not None and fields_of["transit_distance_m"] is None:
+                    problems["transit_distance"].append(f"{_day_label(day)}: {item.name!r} names its nearest "
+                                                        f"transit {item.transit_stop!r} without a distance")
+        filled += _fields_filled(values, fields)
     needed = NEEDED_PER_DAY[parent] * q.days
     share = filled / needed if needed else 1.0
     problems["filled_fields"] = ([f"{filled} of the {needed} key fields are filled ({100 * share:.0f}%, "

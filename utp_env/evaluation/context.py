@@ -16,12 +16,14 @@ starts afresh); tests/evaluation/test_evaluation_speed_equivalence.py checks tha
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeGuard
 
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
 from utp_env.plan_format.text import is_absent
+from utp_env.queries.options import opening_hours
 from utp_env.query import Query
 from utp_env.resolve import (
     MEMO_LIMIT,
@@ -51,6 +53,16 @@ class CrowdProfile:
     quiet: frozenset[int]
     peak: frozenset[int]
 
+    @functools.cached_property
+    def windows_at(self) -> tuple[tuple[int, ...], ...]:
+        """For each clock hour 0-23, the positions in `windows` of the windows holding it, in order."""
+        return tuple(tuple(i for i, (hours, _) in enumerate(self.windows) if hour in hours) for hour in range(24))
+
+    @functools.cached_property
+    def levels(self) -> frozenset[str]:
+        """The levels of the windows."""
+        return frozenset(level for _, level in self.windows)
+
     def level_at(self, hour: int) -> str | None:
         """Level of the first window containing `hour` (0-23), None when none does."""
         for hours, level in self.windows:
@@ -77,6 +89,10 @@ class EvalIndex:
         self._found: dict[tuple[str, CityKeys, tuple[str, ...], str | None], tuple[VenueRef | None, int | None]] = {}
         # (item name, activity, venue_type, meal, summary entry, city keys, date) -> `item_fields`'s answer.
         self._distances: dict[tuple[str, str], int | None] = {}
+        # (city key, kind, name key) -> the walking distance to the nearest stop: `transit_distance`'s memo.
+        self._transit: dict[tuple[str, str, str], float | None] = {}
+        # table -> (opening, closing) minutes of each row (`opening`), filled row by row.
+        self._hours: dict[str, list[tuple[int, int] | None]] = {}
         self._columns: dict[tuple[str, str], list[Any]] = {}
         self._normalized: dict[tuple[str, str], list[frozenset[str] | None]] = {}
         self._items: dict[tuple[str, str | None, str | None, str | None, tuple[VisitKind, Meal | None] | None,
@@ -149,6 +165,31 @@ class EvalIndex:
             rows = self.db.pair_rows("distances", origin, destination)
             return remember(self._distances, key, int(rows[0]) if len(rows) else None, MEMO_LIMIT)
 
+    def transit_distance(self, city_key: str, kind: str, name_key: str) -> float | None:
+        """The `transit_stops` distance (m) of the venue `name_key` of `kind` in `city_key` (keys as
+        `VenueRef` holds them), None when it has no recorded stop; memoised on the three keys,
+        bounded by `resolve.MEMO_LIMIT`."""
+        key = (city_key, kind, name_key)
+        try:
+            return self._transit[key]
+        except KeyError:
+            stops = self.db.tables["transit_stops"]
+            row = stops.find(city_key, kind, name_key)
+            return remember(self._transit, key, None if row is None else float(stops.columns["distance_m"][row]),
+                            MEMO_LIMIT)
+
+    def opening(self, table: str, row: int) -> tuple[int, int]:
+        """(opening, closing) minutes of venue `row` of `table` (`queries.options.opening_hours` of its
+        `open_time` and `close_time`); computed once per row."""
+        rows = self._hours.get(table)
+        if rows is None:
+            rows = self._hours[table] = [None] * self.db.tables[table].n
+        hours = rows[row]
+        if hours is None:
+            cols = self.db.tables[table].columns
+            hours = rows[row] = opening_hours(cols["open_time"][row], cols["close_time"][row])
+        return hours
+
     def item_fields(self, item: PlanItem, name: VenueName, summary: tuple[VisitKind, Meal | None] | None,
                     cities: CityKeys, date: str | None) -> ItemFields:
         """What a POI item resolves to (`ItemFields`): its kind and meal (`_item_kind`, given the day's
@@ -165,8 +206,9 @@ class EvalIndex:
                 ref, crowd_row = self.found(name, cities, tables, date)
                 if ref is not None and kind == "unknown":
                     kind = ref.venue_type
+            stop = None if ref is None else self.transit_distance(ref.city_key, kind, ref.name_key)
             hit = remember(self._items, key, ItemFields(kind, meal, ref, stated_city, crowd_row,
-                                                        ref.city_key if ref is not None else None), MEMO_LIMIT)
+                                                        ref.city_key if ref is not None else None, stop), MEMO_LIMIT)
         return hit
 
 
@@ -186,6 +228,7 @@ class ItemFields(NamedTuple):
     stated_city: str | None
     crowd_row: int | None
     city_key: str | None
+    stop_distance: float | None
 
 
 def eval_index(db: Database) -> EvalIndex:
@@ -207,6 +250,8 @@ class Visit:
     crowd_row: int | None = None
     key: str = ""  # normalised name (without a `, City` suffix)
     city_key: str | None = None  # normalised city of the found venue
+    stop_distance: float | None = None  # the database's distance to its nearest stop (`EvalIndex.transit_distance`)
+    stated_distance: float | None = None  # the item's `transit_distance_m` (None without an item)
 
     @property
     def city(self) -> str | None:
@@ -284,14 +329,15 @@ def _summary_name(text: str | None) -> VenueName | None:
 
 def summary_names(day: Day) -> list[tuple[VenueKind, VenueName, Meal | None]]:
     """(kind, name, meal) of every venue named in the day's summary fields."""
+    values = day.__dict__  # the day's fields, read at dict speed (a pydantic model's attributes are slower)
     fields: list[tuple[VenueKind, str | None, Meal | None]] = [
-        ("restaurant", day.breakfast, "breakfast"), ("restaurant", day.lunch, "lunch"),
-        ("restaurant", day.dinner, "dinner")]
-    if day.attractions:
-        fields += [("attraction", t, None) for t in day.attractions]
-    if day.events:
-        fields += [("event", t, None) for t in day.events]
-    fields.append(("accommodation", day.accommodation, None))
+        ("restaurant", values["breakfast"], "breakfast"), ("restaurant", values["lunch"], "lunch"),
+        ("restaurant", values["dinner"], "dinner")]
+    if values["attractions"]:
+        fields += [("attraction", t, None) for t in values["attractions"]]
+    if values["events"]:
+        fields += [("event", t, None) for t in values["events"]]
+    fields.append(("accommodation", values["accommodation"], None))
     known = _SUMMARY_NAMES  # _summary_name's memo read here first (every day of every plan)
     out: list[tuple[VenueKind, VenueName, Meal | None]] = []
     for kind, text, meal in fields:
@@ -336,35 +382,42 @@ def _resolve(index: EvalIndex, visit: Visit, name: VenueName, tables: tuple[str,
         visit.city_key = ref.city_key
         if visit.kind == "unknown":
             visit.kind = ref.venue_type
+        visit.stop_distance = index.transit_distance(ref.city_key, visit.kind, ref.name_key)
 
 
 def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
     """Resolve every leg and venue of `plan` once."""
     index = eval_index(db)
-    venue_name, item_fields, known_items = VenueName.of, index.item_fields, index._items
+    venue_name = VenueName.of
+    item_fields, known_items = index.item_fields, index._items
     days: list[DayContext] = []
     all_visits: list[Visit] = []
     all_legs: list[LegContext] = []
     dates = query.dates
     for i, day in enumerate(plan.days):
-        date = day.date or (dates[i] if i < len(dates) else None)
-        cities = CityKeys.of(day.cities)
+        day_values = day.__dict__  # the fields of the day and of each item below, read at dict speed
+        date = day_values["date"] or (dates[i] if i < len(dates) else None)
+        cities = CityKeys.of(day_values["cities"])
         visits: list[Visit] = []
         timed: list[tuple[Visit, int, int]] = []
         summary = summary_names(day)
         summary_kind = {name.key: (kind, meal) for kind, name, meal in summary}
-        for item in day.items:
-            name = venue_name(item.name)
+        for item in day_values["items"]:
+            values = item.__dict__
+            text, activity, venue_type, meal = values["name"], values["activity"], values["venue_type"], values["meal"]
+            name = venue_name(text)
             found = summary_kind.get(name.key)
             # item_fields' memo read here first: this loop runs for every item of every plan
-            venue_type = item.venue_type  # the key as item_fields makes it (`_date_key`, inlined)
-            fields = known_items.get((item.name, item.activity, venue_type, item.meal, found, cities,
-                                      date if venue_type is None or venue_type == "event" else None))
-            kind, meal, ref, stated_city, crowd_row, city_key = fields or item_fields(item, name, found, cities, date)
-            visit = Visit(i, kind, item.name, item, ref, meal, stated_city, crowd_row, name.key, city_key)
+            fields = known_items.get((text, activity, venue_type, meal, found, cities,  # the key `item_fields` makes
+                                      date if venue_type is None or venue_type == "event" else None))  # (`_date_key`)
+            kind, meal, ref, stated_city, crowd_row, city_key, stop = fields or item_fields(item, name, found, cities,
+                                                                                           date)
+            visit = Visit(i, kind, text, item, ref, meal, stated_city, crowd_row, name.key, city_key, stop,
+                          values["transit_distance_m"])
             visits.append(visit)
-            if item.start is not None and item.end is not None:
-                timed.append((visit, item.start, item.end))
+            start, end = values["start"], values["end"]
+            if start is not None and end is not None:
+                timed.append((visit, start, end))
         items = visits[:]  # the item visits come first, then the summary-only ones
         named = {(v.kind, v.key) for v in items} if summary else set()
         for kind, name, meal in summary:
@@ -373,7 +426,7 @@ def build_context(plan: Plan, query: Query, db: Database) -> PlanContext:
                 _resolve(index, visit, name, KIND_TABLES[kind], cities, date)
                 visits.append(visit)
         legs = [LegContext(i, leg, resolve_leg(db, leg, date), normalize(leg.origin), normalize(leg.destination))
-                for leg in day.transport]
+                for leg in day_values["transport"]]
         days.append(DayContext(i, day, date, list(cities), visits, legs, items, timed))
         all_visits += visits
         all_legs += legs

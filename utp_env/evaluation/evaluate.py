@@ -17,14 +17,13 @@ from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.commonsense import (
     commonsense_checks,
     extra_checks,
-    transit_distance,
     valid_poi_list_parts,
 )
 from utp_env.evaluation.complete_information import complete_information_parts
 from utp_env.evaluation.context import LegContext, PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
-from utp_env.itinerary import Plan
+from utp_env.itinerary import Plan, unvalidated
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.schema import VENUE_TABLE
@@ -63,15 +62,17 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
         kind: Literal["attraction", "restaurant"] = "restaurant" if visit.kind == "restaurant" else "attraction"
         ref = visit.ref
         v = un.base_visit_minutes(db, VENUE_TABLE[kind], ref.row if ref is not None else None, start, meals)
-        profile = crowd_profile(visit.crowd_row) if visit.crowd_row is not None else None
+        crowd_row = visit.crowd_row
+        profile = crowd_profile(crowd_row) if crowd_row is not None else None
         cf, tier = un.congestion(profile, start, factors)
         buffer = (end - start) - v
         low, high = un.bas_range(v, cf, risk)
         crowd = un.crowd_timing_score(profile, start, end, intensities) if profile is not None else None
-        out.append(build(PoiDetail,
-            day=visit.day + 1, name=visit.name, venue_type=kind, start=start, end=end, v=v, cf=cf,
-            tier=tier, buffer=buffer, range_low=low, range_high=high, q=un.deviation(buffer, low, high),
-            crowd_score=crowd[0] if crowd else None, crowd_intensity=crowd[1] if crowd else None))
+        out.append(unvalidated(PoiDetail, {
+            "day": visit.day + 1, "name": visit.name, "venue_type": kind, "start": start, "end": end, "v": v,
+            "cf": cf, "tier": tier, "buffer": buffer, "range_low": low, "range_high": high,
+            "q": un.deviation(buffer, low, high), "crowd_score": crowd[0] if crowd else None,
+            "crowd_intensity": crowd[1] if crowd else None}))
     return out
 
 
@@ -84,13 +85,15 @@ def _leg_details(ctx: PlanContext, config: UncertaintyConfig) -> list[LegDetail]
         hist, source = res.hist_duration, "database"
         if hist is None:
             hist, source = float(leg.arr - leg.dep), "stated schedule"
-        buffer = un.transport_buffer(leg.dep, leg.planned_arrival, hist)
+        planned = leg.planned_arrival
+        buffer = un.transport_buffer(leg.dep, planned, hist)
         low, high = un.tdas_range(res.expected_delay, risk)
-        out.append(build(LegDetail,
-            day=lc.day + 1, mode=leg.mode, number=leg.number, origin=leg.origin, destination=leg.destination,
-            found=res.found, expected_delay=res.expected_delay, measured=res.delay_measured, hist_duration=hist,
-            hist_source=source, planned_duration=float(leg.planned_arrival - leg.dep), buffer=buffer,
-            range_low=low, range_high=high, q=un.deviation(buffer, low, high)))
+        out.append(unvalidated(LegDetail, {
+            "day": lc.day + 1, "mode": leg.mode, "number": leg.number, "origin": leg.origin,
+            "destination": leg.destination, "found": res.found, "expected_delay": res.expected_delay,
+            "measured": res.delay_measured, "hist_duration": hist, "hist_source": source,
+            "planned_duration": float(planned - leg.dep), "buffer": buffer, "range_low": low, "range_high": high,
+            "q": un.deviation(buffer, low, high)}))
     return out
 
 
@@ -145,9 +148,9 @@ def spatial_scores(ctx: PlanContext, config: UncertaintyConfig) -> list[list[tup
     for day in ctx.days:
         scores = []
         for v in day.items:
-            if v.item is None or v.kind == "transport" or v.item.transit_distance_m is None:
+            if v.stated_distance is None or v.kind == "transport":  # (an item's stated distance)
                 continue
-            distance = transit_distance(ctx, v)
+            distance = v.stop_distance  # (`transit_distance`)
             if distance is not None:
                 scores.append((v, tc.spatial_item_score(distance, near, decay)))
         out.append(scores)

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 
 from utp_env.evaluation.context import PlanContext, Visit, night_stay
-from utp_env.evaluation.report import CheckResult, CostBreakdown, build, verdict
+from utp_env.evaluation.report import CheckResult, CostBreakdown, build, check_result, verdict
 from utp_env.query import LocalConstraint, house_rule_requirement
 from utp_env.tools.database import normalize
 from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, SERVICE_TABLE
@@ -90,7 +90,7 @@ def house_rule(ctx: PlanContext) -> CheckResult:
     a rule ('No_Pets', 'Safety Conduct') -> the stay lists it."""
     wanted = ctx.query.local_constraint.house_rule
     if wanted is None:
-        return build(CheckResult, passed=None, reason=NOT_SET)
+        return check_result(None, NOT_SET)
     rule, must_list = house_rule_requirement(wanted)
     rule_key, normalized = normalize(rule), ctx.index.normalized
 
@@ -104,7 +104,7 @@ def house_type(ctx: PlanContext) -> CheckResult:
     """Every stay is of the required house type."""
     wanted = ctx.query.local_constraint.house_type
     if wanted is None:
-        return build(CheckResult, passed=None, reason=NOT_SET)
+        return check_result(None, NOT_SET)
     types = ctx.db.tables["accommodations"].columns["house_type"]
     return _each_stay(ctx, f"house type {wanted!r}", lambda row: normalize(types[row]) == normalize(wanted))
 
@@ -148,7 +148,7 @@ def transportation(ctx: PlanContext) -> CheckResult:
     """`no flight` / `no cab`: no leg of that mode."""
     rule = ctx.query.local_constraint.transportation
     if rule is None:
-        return build(CheckResult, passed=None, reason=NOT_SET)
+        return check_result(None, NOT_SET)
     banned = rule.split()[-1]
     return verdict([f"day {lc.day + 1} uses a {banned} against {rule!r}" for lc in ctx.legs
                     if lc.leg.mode == banned])
@@ -184,7 +184,7 @@ def hard_checks(ctx: PlanContext, cost: CostBreakdown) -> dict[str, CheckResult]
     out = {"budget": budget(ctx, cost)}
     constraint = ctx.query.local_constraint
     for name, (field_name, check) in OPTIONAL.items():
-        out[name] = check(ctx) if constraint.is_set(field_name) else build(CheckResult, passed=None, reason=NOT_SET)
+        out[name] = check(ctx) if constraint.is_set(field_name) else check_result(None, NOT_SET)
     return out
 
 

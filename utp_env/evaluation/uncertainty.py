@@ -6,10 +6,11 @@ All three share the deviation score Q of a buffer B from an expected range [a, b
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from utp_env.config import MealWindow, RiskRange, UncertaintyConfig
-from utp_env.evaluation.context import CrowdProfile
+from utp_env.evaluation.context import CrowdProfile, eval_index
 from utp_env.tools.clock import MINUTES_PER_DAY
 from utp_env.tools.database import Database
 
@@ -56,7 +57,7 @@ def base_visit_minutes(db: Database, table: str, row: int | None, start: int,
     """v of BAS: an attraction's visit_duration_hr x 60 (Table 7 means), a restaurant's meal base
     minutes by start hour (Table 9; the row is not needed, so unknown restaurants get it too)."""
     if table == "attractions":
-        return float(db.tables["attractions"].columns["visit_duration_hr"][row]) * 60.0
+        return float(eval_index(db).column("attractions", "visit_duration_hr")[row]) * 60.0  # type: ignore[index]
     return restaurant_base_minutes(start, meals)
 
 
@@ -73,19 +74,31 @@ def bas_range(v: float, cf: float, risk: RiskRange) -> tuple[float, float]:
     return risk.low * v * cf, risk.high * v * cf
 
 
-def hour_minutes(start: int, end: int) -> list[float]:
-    """Minutes of the interval [start, end) falling in each hour of the day (0-23).
+def hour_spans(start: int, end: int) -> tuple[int, list[tuple[int, int]]]:
+    """How the interval [start, end) spreads over the clock: (whole days, [(hour 0-23, minutes), ...]),
+    the whole days of 24 hours first, then the minutes of what remains in each clock hour it
+    touches, in order (a remainder that wraps onto the hour it began in lists that hour twice).
 
-    Minutes past 1440 fold onto the clock, so a visit 23:30-00:30 puts 30 minutes in hour 23
-    and 30 in hour 0.
+    Minutes past 1440 fold onto the clock, so a visit 23:30-00:30 gives [(23, 30), (0, 30)].
     """
-    full_days, rest = divmod(max(0, end - start), MINUTES_PER_DAY)
-    out = [60.0 * full_days] * 24
-    t, end = start, start + rest
-    while t < end:
-        nxt = min(end, (t // 60 + 1) * 60)
-        out[(t // 60) % 24] += nxt - t
+    full_days, rest = divmod(end - start if end > start else 0, MINUTES_PER_DAY)
+    spans = []
+    t, stop, hour = start, start + rest, start // 60
+    while t < stop:
+        hour += 1
+        nxt = hour * 60 if hour * 60 < stop else stop  # the end of the hour, or of the interval
+        spans.append(((hour - 1) % 24, nxt - t))
         t = nxt
+    return full_days, spans
+
+
+def hour_minutes(start: int, end: int) -> list[float]:
+    """Minutes of the interval [start, end) falling in each hour of the day (0-23): `hour_spans`
+    as a list, 60 for every whole day in every hour."""
+    full_days, spans = hour_spans(start, end)
+    out = [60.0 * full_days] * 24
+    for hour, minutes in spans:
+        out[hour] += minutes
     return out
 
 
@@ -95,19 +108,36 @@ def crowd_timing_score(profile: CrowdProfile, start: int, end: int,
 
     I = sum_w overlap_w * intensity_w / duration; quiet = minutes in quiet hours / duration;
     peak = minutes in the peak window / duration; score = clip(1 - I + quiet(1 - I) - peak*I, 0, 1).
-    Empty quiet hours give no bonus, no peak window no penalty (Table 13).
+    Empty quiet hours give no bonus, no peak window no penalty (Table 13). The minutes in a set of
+    hours are those `hour_minutes` gives each hour, summed from the few hours the visit touches
+    (`hour_spans`, `CrowdProfile.windows_at`): whole minutes, so every sum is exact in any order.
     """
     duration = end - start
     if duration <= 0:
         return None
-    minutes_in = hour_minutes(start, end).__getitem__  # whole minutes, so the sums below are exact in any order
+    full_days, spans = hour_spans(start, end)
+    whole = 60 * full_days  # minutes in every hour from the whole days
+    windows, quiet_hours, peak_hours = profile.windows, profile.quiet, profile.peak
+    # minutes in each window by its position (a window the visit does not reach holds none)
+    in_window = {w: whole * len(hours) for w, (hours, _) in enumerate(windows)} if whole else {}
+    quiet, peak = whole * len(quiet_hours), whole * len(peak_hours)
+    windows_at = profile.windows_at
+    for hour, minutes in spans:
+        for w in windows_at[hour]:
+            in_window[w] = in_window.get(w, 0) + minutes
+        if hour in quiet_hours:
+            quiet += minutes
+        if hour in peak_hours:
+            peak += minutes
+    # Summed window by window, in the profile's order. A window without minutes adds 0 x I = +-0.0,
+    # which leaves the sum as it is when I is finite, so only the windows reached are added then.
+    finite = profile.levels <= intensities.keys() and all(map(math.isfinite, intensities.values()))
+    reached = sorted(in_window) if finite else range(len(windows))
     weighted = 0.0
-    for hours, level in profile.windows:  # summed window by window, in the profile's order
-        weighted += sum(map(minutes_in, hours)) * intensities[level]
+    for w in reached:
+        weighted += in_window.get(w, 0) * intensities[windows[w][1]]
     intensity = weighted / duration
-    quiet = sum(map(minutes_in, profile.quiet)) / duration
-    peak = sum(map(minutes_in, profile.peak)) / duration
-    score = 1.0 - intensity + quiet * (1.0 - intensity) - peak * intensity
+    score = 1.0 - intensity + quiet / duration * (1.0 - intensity) - peak / duration * intensity
     return min(1.0, max(0.0, score)), intensity
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
-from utp_env.itinerary import Mode, TransportLeg
+from utp_env.itinerary import MAX_CLOCK_MINUTES, Mode, TransportLeg, unvalidated
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.text import CLOCK, at_or_after, clock, split_top
 from utp_env.tools.clock import MINUTES_PER_DAY, day_offset, format_day_offset, format_hhmm, format_stamp
@@ -115,8 +116,13 @@ def _leg(entry: str, day: int | str, lookup: ScheduleLookup | None, mode: Mode, 
         arr = known if known is not None and known >= dep else planned
     if arr < dep:  # only reachable when an explicit remark contradicts the departure
         raise PlanFormatError("scheduled arrival before departure", day=day, field=FIELD, snippet=entry)
-    return TransportLeg(mode=mode, number=number, origin=route[0], destination=route[1],
-                        dep=dep, arr=arr, planned_arr=planned)
+    values: dict[str, Any] = {"mode": mode, "number": number, "origin": route[0], "destination": route[1], "dep": dep,
+                              "arr": arr, "planned_arr": planned}
+    if arr <= MAX_CLOCK_MINUTES and planned <= MAX_CLOCK_MINUTES:
+        # Every value is already what validation gives (a mode of the Literal, exact `str`s, clock
+        # minutes >= 0 with arr >= dep): built without it, as parse._assembled builds the rest.
+        return unvalidated(TransportLeg, values)
+    return TransportLeg.model_validate(values)  # a time past MAX_CLOCK_MINUTES: refused with the model's message
 
 
 def _number(mode: Mode, text: str) -> str | None:

@@ -14,16 +14,26 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from utp_env.itinerary import MEALS, Meal, Mode, Plan, TransportLeg, VenueType, too_many_items
+from utp_env.itinerary import (
+    MEALS,
+    Day,
+    Mode,
+    Plan,
+    PlanItem,
+    TransportLeg,
+    too_many_items,
+    unvalidated,
+)
 from utp_env.plan_format.errors import PlanFormatError
 from utp_env.plan_format.extract import day_objects
+from utp_env.plan_format.items import SummaryNames, canonical_day_items, day_items
 from utp_env.plan_format.legs import ScheduleLookup, parse_leg
-from utp_env.plan_format.poi import RawItem, parse_entry, place
+from utp_env.plan_format.poi import parse_entry
 from utp_env.plan_format.repairs import Repair
 from utp_env.plan_format.text import is_absent, is_absent_stripped, split_top
 from utp_env.query import Query
-from utp_env.resolve import VENUE_TABLES, VenueName, find_service, find_venue, split_name_city
-from utp_env.tools.database import Database, normalize
+from utp_env.resolve import find_service
+from utp_env.tools.database import Database
 from utp_env.tools.errors import UnknownNameError
 from utp_env.tools.schema import SERVICE_TABLE, scheduled_arrival
 
@@ -71,6 +81,7 @@ def _parse(data: Any, query: Query | None, db: Database | None, repairs: list[Re
     numbers: list[int] = []
     seen: set[int] = set()
     lookup = _schedule_lookup(db) if db is not None else None
+    fits = True  # every value is one the models accept as it is (`_assembled`)
     for index, raw in enumerate(day_objects(data, repairs)):
         fields = _fields(raw)
         number = _day_number(fields.get("days"), index)
@@ -78,15 +89,34 @@ def _parse(data: Any, query: Query | None, db: Database | None, repairs: list[Re
             raise PlanFormatError("day number repeated", day=number, field="days")
         seen.add(number)
         numbers.append(number)
-        days.append(_day(number, fields, query, db, lookup))
-    try:  # every day, its legs and items validated in one call (the values are valid by construction)
-        return Plan.model_validate({"query_id": query.query_id if query else None, "days": days})
+        day, day_fits = _day(number, fields, query, db, lookup)
+        days.append(day)
+        fits = fits and day_fits and type(number) is int and number >= 1
+    query_id = query.query_id if query else None
+    if fits:
+        return _assembled(query_id, days)
+    try:  # every day, its legs and items validated in one call; a value out of bounds fails here
+        return Plan.model_validate({"query_id": query_id, "days": days})
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = first["loc"]
         if len(loc) < 2 or loc[0] != "days" or not isinstance(loc[1], int):
             raise
         raise PlanFormatError(f"invalid day: {first['msg']}", day=numbers[loc[1]]) from None
+
+
+def _assembled(query_id: str | None, days: list[dict[str, Any]]) -> Plan:
+    """The Plan of the parsed days, built without validation (`itinerary.unvalidated`): the values the
+    parser makes are those validation would give (exact `str`, `int` and `float`, activities, venue
+    types and meals of their Literals, times >= 0, fresh lists), once `_day` found every time within
+    `MAX_CLOCK_MINUTES` and every distance finite, the day number an `int` >= 1, a city on every day
+    and the item count within `MAX_ITEMS_PER_DAY` (checked before the entries are read); the legs
+    are TransportLegs validated by `parse_leg`. The same Plan, with the same fields set, as
+    `Plan.model_validate` of the same values (tests/plan_format/test_plan_assembly.py)."""
+    for day in days:
+        day["items"] = [unvalidated(PlanItem, item) for item in day["items"]]
+    return unvalidated(Plan, {"query_id": query_id, "days": [unvalidated(Day, day) for day in days], "source": None},
+                       given=("query_id", "days"))
 
 
 def _fields(raw: dict[Any, Any]) -> dict[str, Any]:
@@ -173,8 +203,9 @@ def _canonical_city(db: Database, name: str) -> str:
 
 
 def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database | None,
-         lookup: ScheduleLookup | None) -> dict[str, Any]:
-    """The fields of one Day (validated with the plan by `_parse`)."""
+         lookup: ScheduleLookup | None) -> tuple[dict[str, Any], bool]:
+    """The fields of one Day (validated with the plan by `_parse`), and whether every item's values lie
+    within the models' bounds (`items.day_items`)."""
     cities = _cities(fields.get("current_city"), number, db)
     date = query.dates[number - 1] if query is not None and number <= len(query.dates) else None
     legs = [_canonical_leg(parse_leg(e, number, lookup), db)
@@ -182,15 +213,19 @@ def _day(number: int, fields: dict[str, Any], query: Query | None, db: Database 
     summary = {k: _text(fields.get(k), number, k) for k in _SUMMARY_FIELDS}
     attractions = _list(fields.get("attraction"), number, "attraction")
     events = _list(fields.get("event"), number, "event")
-    entries = _list(fields.get("point_of_interest_list"), number, "point_of_interest_list")
-    too_many = too_many_items(len(entries))  # counted before any entry is parsed
-    if too_many is not None:
-        raise PlanFormatError(too_many, day=number, field="point_of_interest_list")
-    raw_items = [parse_entry(e, number) for e in entries]
-    items = _items(raw_items, summary, attractions, events, cities, date, db)
+    names = SummaryNames(summary, attractions, events)
+    read = canonical_day_items(fields.get("point_of_interest_list"), number, names, cities, date, db)
+    if read is None:  # not as `format_item` writes it: entry by entry, as the grammar reads them
+        entries = _list(fields.get("point_of_interest_list"), number, "point_of_interest_list")
+        too_many = too_many_items(len(entries))  # counted before any entry is parsed
+        if too_many is not None:
+            raise PlanFormatError(too_many, day=number, field="point_of_interest_list")
+        read = day_items([parse_entry(e, number) for e in entries], names, cities, date, db)
+    items, fits = read
+    fits = fits and len(cities) > 0  # (the grammar makes at least one city: a check, not a trust)
     return {"day": number, "date": date, "cities": cities, "transport": legs, "breakfast": summary["breakfast"],
             "lunch": summary["lunch"], "dinner": summary["dinner"], "attractions": attractions,
-            "accommodation": summary["accommodation"], "events": events, "items": items}
+            "accommodation": summary["accommodation"], "events": events, "items": items}, fits
 
 
 _SUMMARY_FIELDS = (*MEALS, "accommodation")
@@ -216,89 +251,3 @@ def _schedule_lookup(db: Database) -> ScheduleLookup:
             return None
         return scheduled_arrival(db.tables[SERVICE_TABLE[mode]].columns, row)
     return lookup
-
-
-def _items(raw: list[RawItem], summary: dict[str, str | None], attractions: list[str], events: list[str],
-           cities: list[str], date: str | None, db: Database | None) -> list[dict[str, Any]]:
-    """The fields of the day's PlanItems, times placed past midnight where due and venue types from the
-    summary fields. `_parse` validates them as PlanItems; every value here already is one a PlanItem
-    accepts (an activity, venue type or meal of its Literal, times >= 0 from `place`, distances >= 0)."""
-    names = {k: _name_key(v) for k, v in summary.items() if v}
-    attraction_names = {_name_key(a) for a in attractions}
-    event_names = {_name_key(e) for e in events}
-    known = {*names.values(), *attraction_names, *event_names}
-    stay_key = names.get("accommodation")
-    meals_named: dict[str, list[Meal]] = {}  # name key -> the meals whose field names it, in MEALS order
-    for m in MEALS:
-        if m in names:
-            meals_named.setdefault(names[m], []).append(m)
-    meals_done: set[str] = set()
-    items = []
-    for item, (start, end) in zip(raw, place(raw), strict=True):
-        activity, key = item.activity, None  # the key only where the activity leaves the type open
-        if activity is None:
-            key = _item_key(item.name, known)
-            activity = "stay" if key == stay_key else "visit"
-        venue_type: VenueType | None = None
-        meal: Meal | None = None
-        if activity in _ACCOMMODATION_ACTIVITIES:
-            venue_type = "accommodation"
-        elif activity == "arrive":
-            venue_type = "transit"
-        elif activity == "travel":
-            venue_type = "transport"
-        else:
-            if key is None:
-                key = _item_key(item.name, known)
-            if (matched := meals_named.get(key)) is not None:
-                meal = chosen = matched[0] if len(matched) == 1 else next(
-                    (m for m in matched if m not in meals_done), matched[0])
-                meals_done.add(chosen)
-                venue_type = "restaurant"
-            elif key in attraction_names:
-                venue_type = "attraction"
-            elif key in event_names:
-                venue_type = "event"
-            elif key == stay_key:
-                venue_type = "accommodation"
-            elif db is not None:
-                venue_type = _db_venue_type(db, item.name, cities, date)
-        items.append({"name": item.name, "activity": activity, "start": start, "end": end,
-                      "venue_type": venue_type, "meal": meal, "transit_stop": item.transit_stop,
-                      "transit_distance_m": item.transit_distance_m, "note": item.note})
-    return items
-
-
-_ACCOMMODATION_ACTIVITIES = frozenset({"stay", "check-in", "checkout"})
-
-
-def _item_key(name: str, known: set[str]) -> str:
-    """The key an item matches the summary fields by: its whole normalised name when a field names it
-    so (a name may hold a comma), else the name without a trailing `, City` (items are often
-    written like the summary fields)."""
-    whole = normalize(name)
-    return whole if whole in known else _name_key(name)
-
-
-@functools.lru_cache(maxsize=1 << 14)  # names repeat across days and plans; a pure function's bounded memo
-def _name_key(field_value: str) -> str:
-    """The normalised venue name of a summary value `Name, City`."""
-    return normalize(split_name_city(field_value)[0])
-
-
-def _db_venue_type(db: Database, name: str, cities: list[str], date: str | None) -> VenueType | None:
-    venue = VenueName.of(name)  # an item, like a summary field, may be written `Name, City`
-    known = db.derived(_venue_names)
-    if venue.key not in known and normalize(venue.text) not in known:
-        return None  # no venue of any city has this name, so find_venue cannot find one
-    try:
-        ref = find_venue(db, venue, cities, date=date)
-    except (UnknownNameError, KeyError):
-        return None
-    return None if ref is None else ref.venue_type
-
-
-def _venue_names(db: Database) -> frozenset[str]:
-    """Every venue name of the database's venue tables, normalised (find_venue matches names exactly
-    after `normalize`, so a name outside this set is found in no city). Built once per database."""
-    return frozenset(normalize(name) for table in VENUE_TABLES for name in db.tables[table].columns["name"])

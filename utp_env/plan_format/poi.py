@@ -52,7 +52,7 @@ _CLOCK_RE = re.compile(rf"(?<!\d){CLOCK}", re.IGNORECASE)  # lookbehind: linear 
 _TRANSPORT_NAME_RE = re.compile(r"^\s*(?:flight|train|bus|cab|taxi)\b", re.IGNORECASE)
 
 
-@dataclass
+@dataclass(slots=True)
 class RawItem:
     """An entry as written: clock times (minutes, no day offset yet) and an optional activity."""
 
@@ -69,13 +69,19 @@ def parse_entry(entry: str, day: int | str) -> RawItem:
     """One POI entry -> RawItem; PlanFormatError for a bad time or a nameless entry."""
     fast = _CANONICAL_ENTRY_RE.fullmatch(entry)
     if fast is not None:
-        name, act, start, end, stop, num, _ = fast.groups()
+        name, act, start_text, end_text, stop, num, _ = fast.groups()
         if not _holds_activity_word(name):
-            # What the general reading below gives for this entry (see _CANONICAL_ENTRY_RE), in one match.
-            start, end = _time(start, day, entry), _time(end, day, entry)
+            # What the general reading below gives for this entry (see _CANONICAL_ENTRY_RE), in one match;
+            # the memos of `_time` and `_activity` read here first (every entry of every plan comes here).
+            start, end = _TIMES.get(start_text, _UNREAD), _TIMES.get(end_text, _UNREAD)
+            if start is _UNREAD:
+                start = _time(start_text, day, entry)
+            if end is _UNREAD:
+                end = _time(end_text, day, entry)
+            known = _ACTIVITIES.get(act) or _activity(act)
             if num is None:
-                return RawItem(name, _activity(act), start, end, None, None, None)
-            return RawItem(name, _activity(act), start, end, _canonical_stop(stop), metres(num, True), None)
+                return RawItem(name, known, start, end, None, None, None)
+            return RawItem(name, known, start, end, _canonical_stop(stop), metres(num, True), None)
     m = _ITEM_RE.match(entry) or _BOARD_RE.match(entry) or _BARE_RE.match(entry)
     if m is not None:
         start, end = (_time(m[k], day, entry) for k in ("start", "end"))
