@@ -89,17 +89,32 @@ class ToolAnswer:
     def structured(self) -> dict[str, Any]:
         """The machine-readable part: done, reward, the episode token, steps, and at the end the
         outcome (JSON-safe; the bulky `tools` and `calls` left out)."""
+        return json_safe(self._structured())
+
+    def structured_json(self, leave_out: Iterable[str] = ()) -> str:
+        """`structured()` as JSON text without the keys `leave_out`, encoded once: what a server sends
+        (`json.loads` of it equals `structured()` without those keys; the end of an episode carries
+        its plan and report, tens of KB, which a round trip through `json_safe` would encode twice)."""
+        dropped = frozenset(leave_out)
+        return json_text({k: v for k, v in self._structured().items() if k not in dropped})
+
+    def _structured(self) -> dict[str, Any]:
         out: dict[str, Any] = {"done": self.done, "reward": self.reward, "episode": self.episode}
         if self.refused is not None:
             out["refused"] = str(self.refused)
-        keep = {k: v for k, v in self.info.items() if k not in ("tools", "calls")}
-        out.update(json_safe(keep))
+        out.update((k, v) for k, v in self.info.items() if k not in ("tools", "calls"))
         return out
+
+
+def json_text(value: Any) -> str:
+    """`value` as JSON text, by `json_safe`'s rule (numpy numbers through `.item()`, other objects
+    through `str`): `json.loads(json_text(v)) == json_safe(v)`."""
+    return json.dumps(value, default=_json_default)
 
 
 def json_safe(value: Any) -> Any:
     """`value` as plain JSON types (numpy numbers through `.item()`, other objects through `str`)."""
-    return json.loads(json.dumps(value, default=_json_default))
+    return json.loads(json_text(value))
 
 
 def _json_default(value: Any) -> Any:
@@ -202,10 +217,18 @@ class EpisodeEngine:
         return None if self.token is None or ep is None else ep.query.query_id
 
     def evaluates(self, name: str) -> bool:
-        """Whether a call of `name` now may evaluate the plan: an evaluating tool, or any call that reaches
-        the step limit (which ends the episode and scores it)."""
+        """Whether a call of `name` now may evaluate the plan: an evaluating tool, any call that reaches
+        the step limit (which ends the episode and scores it), and any call of an env that shapes its
+        reward (the shaping term's potential evaluates the plan after every step that changes it)."""
         ep = self.env.episode
-        return name in EVALUATING_TOOLS or (ep is not None and ep.steps + 1 >= self.env.config.step_limit)
+        return (name in EVALUATING_TOOLS or self.env.shaper is not None
+                or (ep is not None and ep.steps + 1 >= self.env.config.step_limit))
+
+    def start_evaluates(self, options: dict[str, Any]) -> bool:
+        """Whether a `start` with `options` may evaluate a plan: the closed loop's `plan` (submitted at
+        once), or an env that shapes its reward (the start's potential). Any other start draws or looks
+        up its query and reads its reference plan: a lookup's work."""
+        return options.get("plan") is not None or self.env.shaper is not None
 
     @property
     def steps(self) -> tuple[str, ...]:

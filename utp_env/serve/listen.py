@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import os
 import signal
 import socket
@@ -47,6 +48,14 @@ between the two limits is answered with an error by the app, and the session kep
 
 WORKER_RESTART_PAUSE = 1.0
 """Seconds before a worker that died is started again (a worker that dies at once does not spin)."""
+
+GC_THRESHOLDS = (10_000, 20, 20)
+"""The cyclic garbage collector's thresholds in a serving process (Python's default: 700, 10, 10). An
+episode allocates tens of thousands of objects (its plan, its evaluation), so at the default a server
+ran a young collection every few calls and a full one (20-40 ms of CPU, every session waiting) every
+few hundred: 0.1 ms of CPU per tool call in all (benchmarks/serve.py, 2,000 calls). At these
+thresholds the collector costs about a quarter of that, its young collections take a few ms, and a
+full one comes 60 times more rarely. Unreachable cycles wait at most 10,000 allocations longer."""
 
 
 @dataclass(frozen=True)
@@ -196,7 +205,9 @@ def http_server(app: Any, limits: ConnectionLimits, ledger: ConnectionLedger | N
 
 
 def serve_socket(app: Any, sock: socket.socket, limits: ConnectionLimits) -> None:
-    """Run `app` (`http_server`) on the already listening `sock` until interrupted."""
+    """Run `app` (`http_server`) on the already listening `sock` until interrupted, with the garbage
+    collector's thresholds at `GC_THRESHOLDS`."""
+    gc.set_threshold(*GC_THRESHOLDS)
     http_server(app, limits).run(sockets=[sock])
 
 

@@ -15,7 +15,7 @@ resource `utp://episode` is the same for the harness, whatever its client hands 
 session's episode as JSON (`EpisodeEngine.state`).
 
 Every tool call, like a start, goes through the session's `EpisodeEngine` (utp_env/env/engine.py),
-the heavy ones (a start, any call that evaluates the plan) on the factory's threads, never on the event
+the heavy ones (any call or start that evaluates a plan) on the factory's threads, never on the event
 loop (utp_env/serve/session.py): a tool called before `new_episode` is refused (no
 default episode is started behind the client's back), and a call after the end answers the kept final
 reward again. Over streamable HTTP (`http_app`), sessions are capped in total (`--max-sessions`) and
@@ -90,7 +90,7 @@ async def start_result(factory: SessionFactory, session: EpisodeEngine, argument
     seed = arguments.get("seed")
     options = {k: v for k, v in arguments.items() if k != "seed"}
     try:
-        text, _ = await factory.run(session.start, seed, **options)
+        text, _ = await factory.start(session, seed, **options)
     except (ValueError, TypeError) as exc:
         return answer_result(ToolAnswer(f"Error: {exc}", ok=False))
     return answer_result(ToolAnswer(text, ok=True, info=session.started(), episode=session.token))
@@ -105,7 +105,7 @@ def build_server(factory: SessionFactory, limits: SessionLimits | None = None) -
     @contextlib.asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[EpisodeEngine]:
         client = CLIENT.get() or "?"
-        session = await factory.run(factory.new, NEW_EPISODE)
+        session = factory.new(NEW_EPISODE)
         if limits is not None:
             limits.hold(client)
         try:

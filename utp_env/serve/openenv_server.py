@@ -18,9 +18,10 @@ serves `/health`, `/schema` and `/metadata`. It is this project's own app, not `
 - **Every malformed frame is answered, and the session kept**: a binary frame, text that is not JSON
   (an integer of more digits than Python reads, nesting deeper than the parser goes), JSON that is
   not an object (an array, a number, null), an unknown type, a message over `--max-message-bytes`.
-- **Nothing heavy runs on the event loop**: a session's start and every call that evaluates the plan
-  run on the factory's threads (utp_env/serve/session.py), so a long step holds neither `/health`
-  nor another session; a lookup or an edit (about a millisecond) is answered on the loop.
+- **Nothing heavy runs on the event loop**: every call that evaluates a plan (and a start that does,
+  the closed loop's with a `plan`) runs on the factory's threads (utp_env/serve/session.py), so a
+  long step holds neither `/health` nor another session; a lookup, an edit or a start (each well
+  under a millisecond) is answered on the loop.
 
 Actions are OpenEnv's MCP-shaped ones: `CallToolAction(tool_name=..., arguments={...})` runs one tool
 of the env (exactly one `env.step`, so the same answers, errors and rewards as in-process) and
@@ -85,11 +86,15 @@ def _error(message: str, code: str) -> str:
     return json.dumps({"type": "error", "data": {"message": message, "code": code}})
 
 
-def _observation(text: str, ok: bool, done: bool, reward: float | None, metadata: dict[str, Any]) -> str:
-    """An `observation` answer shaped as `openenv`'s `serialize_observation` (metadata inside and beside)."""
-    obs = {"text": text, "ok": ok, "metadata": metadata}
-    return json.dumps({"type": "observation", "data": {"observation": obs, "reward": reward, "done": done,
-                                                       "metadata": metadata}})
+def _observation(text: str, ok: bool, done: bool, reward: float | None, metadata: str) -> str:
+    """An `observation` answer shaped as `openenv`'s `serialize_observation`: the metadata (JSON text of
+    an object, encoded once) inside the observation and beside it."""
+    return (f'{{"type": "observation", "data": {{"observation": {{"text": {json.dumps(text)}, "ok": {_JSON_BOOL[ok]}, '
+            f'"metadata": {metadata}}}, "reward": {json.dumps(reward)}, "done": {_JSON_BOOL[done]}, '
+            f'"metadata": {metadata}}}}}')
+
+
+_JSON_BOOL = {True: "true", False: "false"}
 
 
 def parse_message(text: str | None, limit: int) -> dict[str, Any]:
@@ -158,7 +163,7 @@ class OpenEnvServer:
         self.limits.hold(client)
         session: _Session | None = None
         try:
-            engine = await self.factory.run(self.factory.new)
+            engine = self.factory.new()
             session = _Session(websocket, engine, client)
             self.sessions.add(session)
             while True:
@@ -208,10 +213,10 @@ class OpenEnvServer:
     async def reset(self, engine: EpisodeEngine, data: dict[str, Any]) -> str:
         options = {k: v for k, v in data.items() if k not in ("seed", "episode_id")}
         try:
-            text, _ = await self.factory.run(engine.start, data.get("seed"), **options)
+            text, _ = await self.factory.start(engine, data.get("seed"), **options)
         except (ValueError, TypeError) as exc:
             raise _BadMessage(str(exc), "VALIDATION_ERROR") from None
-        return _observation(text, True, False, None, engine.started())
+        return _observation(text, True, False, None, json.dumps(engine.started()))
 
     async def step(self, engine: EpisodeEngine, data: dict[str, Any]) -> str:
         kind = data.get("type")
@@ -234,7 +239,7 @@ class OpenEnvServer:
             answer = await self.factory.call(engine, name, args, named)
         if answer.refused in (Refusal.NO_EPISODE, Refusal.WRONG_EPISODE):
             raise _BadMessage(answer.text.removeprefix("Error: "), str(answer.refused))
-        meta = {k: v for k, v in answer.structured().items() if k not in ("done", "reward")}
+        meta = answer.structured_json(leave_out=("done", "reward"))
         return _observation(answer.text, answer.ok, answer.done, answer.reward, meta)
 
     @staticmethod

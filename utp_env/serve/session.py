@@ -8,15 +8,17 @@ exactly one `env.step` of that env, so observations, rewards and reports are tho
 env for the same seed and the same calls (tests/serve/test_serve_mcp.py, tests/serve/test_serve_openenv.py
 compare them).
 
-The factory's `run` is where a server does the heavy work of a session: building its env, starting an
-episode, and every call that evaluates the plan (`EpisodeEngine.evaluates`: submit, `check_plan`, the
-closed loop's `continue_trip`, the call that reaches the step limit) run on a small pool of threads
+The factory's `run` is where a server does the heavy work of a session: every call that evaluates the
+plan (`EpisodeEngine.evaluates`: submit, `check_plan`, the closed loop's `continue_trip`, the call that
+reaches the step limit, any call of an env that shapes its reward) and a start that does
+(`EpisodeEngine.start_evaluates`: the closed loop's start from a plan) run on a small pool of threads
 (`STEP_THREADS`), never on the event loop, so that a long step (an evaluation with Monte Carlo
-robustness) delays neither `/health` nor another session's step. A lookup or a plan edit (about a
-millisecond) runs on the loop (`call`): handing it to a thread would cost more than it takes, and
-while a thread holds the GIL the loop waits for it (up to the interpreter's switch interval, lowered
-to `SWITCH_INTERVAL` in a serving process). The pool is bounded by construction: each session has
-at most one call in flight, and sessions are capped.
+robustness) delays neither `/health` nor another session's step. Building a session's env (about 0.03
+ms), any other start (its query and reference plan looked up: about 0.3 ms) and a lookup or a plan
+edit (well under a millisecond) run on the loop (`new`, `start`, `call`): handing them to a thread
+would cost more than they take, and while a thread holds the GIL the loop waits for it (up to the
+interpreter's switch interval, lowered to `SWITCH_INTERVAL` in a serving process). The pool is
+bounded by construction: each session has at most one call in flight, and sessions are capped.
 A served factory (`served=True`) never builds the train split while serving: `preload` loads it
 (building it first if it is missing) when the server's default split is `train`, and otherwise a
 start that needs it is refused at once with the command that builds it.
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from utp_env.env import ENV_ID, REPLAN_ENV_ID
-from utp_env.env.config import EnvConfig, open_database, query_pool, split_pool
+from utp_env.env.config import EnvConfig, open_database, query_pool, reference_plan, split_pool
 from utp_env.env.core import UTPEnv
 from utp_env.env.engine import EpisodeDefaults, EpisodeEngine, ToolAnswer, holds_plan, json_safe
 from utp_env.queries.generate import TRAIN_SPLIT
@@ -149,10 +151,17 @@ class SessionFactory:
     def preload(self) -> UTPEnv:
         """Open the database and its query set now (not on the first client's call), load the train split
         when it is the default split (building it first if it is missing), and check the config and the
-        defaults: every mistake is a one-line `ValueError` before anything is served. Then one episode is
-        played to its end, so that the indices and memos every first episode builds are built already."""
+        defaults: every mistake is a one-line `ValueError` before anything is served. A served factory
+        also reads the reference plan of every query of the query set (each episode's start reads its
+        query's: about 0.7 ms of parsing the first time, which a server would otherwise pay on its
+        event loop at the first start of every query; about 60 MB on the full sandbox, which forked
+        workers share). Then one episode is played to its end, so that the indices and memos every
+        first episode builds are built already."""
         db = open_database(self.env_kwargs["db_path"], self.env_kwargs["profile"])
-        query_pool(db)
+        queries = query_pool(db)
+        if self.served:
+            for query in queries:
+                reference_plan(db, query.query_id)
         if self.env_kwargs["split"] == TRAIN_SPLIT:
             split_pool(db, TRAIN_SPLIT)
             self.train_loaded = True
@@ -179,6 +188,13 @@ class SessionFactory:
             self._pool = ThreadPoolExecutor(max_workers=STEP_THREADS, thread_name_prefix="utp-session")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, functools.partial(work, *args, **kwargs))
+
+    async def start(self, engine: EpisodeEngine, seed: int | None = None, **options: Any) -> tuple[str, dict[str, Any]]:
+        """`engine.start(seed, **options)` (`EpisodeEngine.start`): on the threads when it may evaluate a plan
+        (`EpisodeEngine.start_evaluates`), on the event loop otherwise (module docstring)."""
+        if engine.start_evaluates(options):
+            return await self.run(engine.start, seed, **options)
+        return engine.start(seed, **options)
 
     async def call(self, engine: EpisodeEngine, name: str, args: Any = None, episode: str | None = None
                    ) -> ToolAnswer:
