@@ -89,6 +89,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pretrain-steps", type=int, default=0, help="--tiny: steps of the tiny model's pretraining "
                    "before SFT (utp_env/rl/tiny_pretrain.py: copying from a JSON and from a table, on synthetic chats; "
                    "default 0)")
+    p.add_argument("--swapped-copies", type=int, default=0, help="--tiny: per demonstration, this many copies with "
+                   "its cities, dates, numbers and venues renamed, trained on beside it (utp_env/rl/augment.py; default 0)")
     p.add_argument("--max-length", type=int, default=None, help="tokens per transcript (tiny 1024, else 16384)")
     p.add_argument("--eval-split", default="validation", help="held-out split scored before and after")
     p.add_argument("--eval-limit", type=int, default=8, help="held-out queries scored (default 8)")
@@ -414,6 +416,9 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     if args.pretrain_steps < 0 or (args.pretrain_steps and not tiny):
         raise SystemExit(f"--pretrain-steps is the tiny model's (0 or more with --tiny), not {args.pretrain_steps}"
                          + ("" if tiny else " with --model: a real model comes pretrained"))
+    if args.swapped_copies < 0 or (args.swapped_copies and not tiny):
+        raise SystemExit(f"--swapped-copies is the tiny model's (0 or more with --tiny), not {args.swapped_copies}"
+                         + ("" if tiny else " with --model"))
     learning_rate = args.learning_rate if args.learning_rate is not None else (5e-3 if tiny else 1e-5)
     max_length = args.max_length if args.max_length is not None else (1024 if tiny else 16384)
     grpo_steps = args.grpo_steps if args.grpo_steps is not None else (2 if tiny else 0)
@@ -434,13 +439,16 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     held_out_of_demos([r["query_id"] for r in records], env_kwargs, targets)
     summary_pretrain: list[float] = []
     seconds_pretrain = 0.0
+    trained_on = records
     if tiny:
         from utp_env.env.core import UTPEnv
         from utp_env.rl import tiny as tiny_model
         from utp_env.rl.recipe import WRITTEN_WEIGHT, _corpus
+        from utp_env.rl.augment import with_swapped_copies
         from utp_env.rl.tiny_pretrain import pretrain, synthetic_chats
 
         kinds = tiny_word_kinds(UTPEnv(**env_kwargs, split=args.split).db, args.level)
+        trained_on = with_swapped_copies(records, kinds, args.swapped_copies, args.seed)
         values = [w for kind, words in kinds.items() if kind not in NOT_VALUES for w in words]
         tools = tiny_sft_tools(args.level)
         sample = synthetic_chats(tools, values, random.Random(args.seed), 200) if args.pretrain_steps else []
@@ -480,7 +488,7 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
                        max_length=max_length, logging_steps=5, save_strategy="no", report_to="none", seed=args.seed,
                        use_cpu=not torch.cuda.is_available(), disable_tqdm=True, lr_scheduler_type="cosine",
                        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    trainer = SFTTrainer(model=model, args=config, train_dataset=tokenize(records, tokenizer, max_length, schemas),
+    trainer = SFTTrainer(model=model, args=config, train_dataset=tokenize(trained_on, tokenizer, max_length, schemas),
                          processing_class=tokenizer)
     started = time.perf_counter()
     if epochs > 0:  # 0 epochs: the model as built (or loaded), saved as the checkpoint

@@ -48,6 +48,7 @@ def checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, 
 
     started = time.perf_counter()
     pretraining = ["--pretrain-steps", str(settings.pretrain_steps)] if settings.pretrain_steps else []
+    pretraining += ["--swapped-copies", str(settings.swapped_copies)] if settings.swapped_copies else []
     sft.main([*model_argv(settings), *pretraining, "--limit", str(settings.demos), "--epochs", str(settings.sft_epochs),
               "--learning-rate", str(settings.sft_learning_rate), "--grpo-steps", "0", "--eval-limit", "0",
               "--seed", str(seed), "--output-dir", str(folder)])
@@ -62,7 +63,8 @@ def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Pa
     ckpt = folder / f"sft-level{settings.level}-seed{sft_seed}"
     made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
                  "db_path": settings.db_path, "seed": sft_seed, "level": settings.level, "model": settings.model,
-                 "pretrain_steps": settings.pretrain_steps, "sft_learning_rate": settings.sft_learning_rate}
+                 "pretrain_steps": settings.pretrain_steps, "sft_learning_rate": settings.sft_learning_rate,
+                 "swapped_copies": settings.swapped_copies}
     record = ckpt / "curve_sft.json"
     if record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with:
         return ckpt, 0.0

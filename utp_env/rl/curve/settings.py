@@ -17,12 +17,13 @@ from utp_env.rl.recipe import LOSS_TYPES
 GRPO_QUERIES = ("new", "sft")
 TUNED = ("steps", "every", "demos", "sft_epochs", "eval_limit", "eval_samples", "queries_per_step", "num_generations",
          "learning_rate", "temperature", "beta", "reward", "step_limit", "max_completion_length", "max_turns",
-         "pretrain_steps", "sft_learning_rate", "loss_type")
+         "pretrain_steps", "sft_learning_rate", "loss_type", "swapped_copies")
 """The settings whose default depends on the level and the model (`TINY_DEFAULTS`, `MODEL_DEFAULTS`)."""
 
 _TINY_PART = {"eval_limit": 32, "eval_samples": 4, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
               "step_limit": 8, "max_completion_length": 384, "max_turns": 6, "pretrain_steps": 1000,
-              "sft_learning_rate": 1e-3, "learning_rate": 3e-4, "beta": 0.0, "reward": "env", "loss_type": "grpo"}
+              "sft_learning_rate": 1e-3, "learning_rate": 3e-4, "beta": 0.0, "reward": "env", "loss_type": "grpo",
+              "swapped_copies": 0}
 TINY_DEFAULTS: dict[int, dict[str, Any]] = {
     1: {**_TINY_PART, "steps": 100, "every": 10, "demos": 8, "sft_epochs": 2.0},
     2: {**_TINY_PART, "steps": 100, "every": 10, "demos": 8, "sft_epochs": 2.0, "step_limit": 12,
@@ -31,14 +32,15 @@ TINY_DEFAULTS: dict[int, dict[str, Any]] = {
     4: {"eval_limit": 32, "eval_samples": 4, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
         "steps": 64, "every": 8, "demos": 256, "sft_epochs": 10.0, "learning_rate": 5e-4, "beta": 0.04,
         "reward": "first_leg_shaped", "max_completion_length": 512, "step_limit": 16, "max_turns": 8,
-        "pretrain_steps": 0, "sft_learning_rate": 5e-3, "loss_type": "dapo"},
+        "pretrain_steps": 0, "sft_learning_rate": 5e-3, "loss_type": "dapo", "swapped_copies": 0},
 }
 """The tiny model's defaults per level (the measured runs of docs/RL.md "Learning curves by level")."""
 MODEL_DEFAULTS: dict[int, dict[str, Any]] = {level: {
     "steps": 100, "every": 20, "demos": 1000, "sft_epochs": 1.0, "eval_limit": 64, "eval_samples": 4,
     "queries_per_step": 16, "num_generations": 8, "learning_rate": 1e-6, "temperature": 1.0, "beta": 0.0,
     "reward": "env", "step_limit": 40 if level > 2 else 16, "max_completion_length": 8192 if level > 2 else 2048,
-    "max_turns": 30 if level > 2 else 12, "pretrain_steps": 0, "sft_learning_rate": 1e-5, "loss_type": "grpo"}
+    "max_turns": 30 if level > 2 else 12, "pretrain_steps": 0, "sft_learning_rate": 1e-5, "loss_type": "grpo",
+    "swapped_copies": 0}
     for level in LEVELS}
 """A real model's defaults per level (docs/RL.md "The recipe on a GPU": 0.5 B on one H100)."""
 
@@ -80,6 +82,8 @@ class CurveSettings:
     """The tiny model's pretraining steps before SFT (utp_env/rl/tiny_pretrain.py); 0 for a real model."""
     sft_learning_rate: float = 5e-3
     loss_type: str = "dapo"
+    swapped_copies: int = 0
+    """The tiny model's value-swapped copies per demonstration (utp_env/rl/augment.py); 0 for a real model."""
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> CurveSettings:
@@ -123,6 +127,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pretrain-steps", type=int, help="the tiny model's pretraining steps before SFT "
                    "(utp_env/rl/tiny_pretrain.py; 0 with --model)")
     p.add_argument("--sft-learning-rate", type=float, help="SFT's learning rate")
+    p.add_argument("--swapped-copies", type=int, help="the tiny model's value-swapped copies per demonstration "
+                   "(utp_env/rl/augment.py; 0 with --model)")
     p.add_argument("--loss-type", choices=LOSS_TYPES, help="TRL's GRPO loss normalisation")
     p.add_argument("--max-completion-length", type=int, help="tokens per rollout, tool answers included")
     p.add_argument("--max-turns", type=int, help="turns per episode (TRL's tool rounds; the scoring's turns)")
@@ -164,6 +170,8 @@ def settings_of(args: argparse.Namespace) -> CurveSettings:
             raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, not {chosen[name]}")
     if chosen["pretrain_steps"] < 0 or (chosen["pretrain_steps"] and not args.tiny):
         raise SystemExit("--pretrain-steps is the tiny model's (0 or more with --tiny; a real model comes pretrained)")
+    if chosen["swapped_copies"] < 0 or (chosen["swapped_copies"] and not args.tiny):
+        raise SystemExit("--swapped-copies is the tiny model's (0 or more with --tiny)")
     if args.jobs < 1:
         raise SystemExit(f"--jobs must be at least 1, not {args.jobs}")
     if chosen["num_generations"] < 2:
