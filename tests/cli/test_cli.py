@@ -84,7 +84,7 @@ def test_the_parser_tree_is_walked() -> None:  # guards the test above against w
     (["--versoin"], "usage: utp-env ", "utp-env: unknown option --versoin; did you mean --version?"),
     (["--versoin", "run"], "usage: utp-env ", "utp-env: unknown option --versoin; did you mean --version?"),
     (["rnu"], "usage: utp-env ", "invalid choice: 'rnu' (choose from 'data', 'simulate', 'run', 'show', 'compare', "
-     "'report', 'evaluate', 'submit', 'serve'); did you mean 'run'?"),
+     "'report', 'evaluate', 'submit', 'serve', 'levels'); did you mean 'run'?"),
     (["data", "valdate", "x"], "usage: utp-env data ", "did you mean 'validate'?"),
     (["run", "--split", "valdation"], "usage: utp-env run ", "did you mean 'validation'?"),
 ])
