@@ -37,6 +37,9 @@ import torch
 sys.exit(0 if torch.cuda.is_available() else 1)
 EOF
   MODEL=(--model "$WHICH")
+  # vLLM generates the rollouts when it is installed (the 10-minute budget of docs/RL.md assumes it)
+  if "$PYTHON" -c "import vllm" 2>/dev/null; then MODEL+=(--vllm); else
+    echo "rl_recipe: vLLM not installed: GRPO generates with transformers (slower; pip install vllm)" >&2; fi
   SMOKE=()
 fi
 

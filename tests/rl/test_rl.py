@@ -176,6 +176,7 @@ def test_warm_up_conversations_carry_the_envs_answers(mini_db_path: Path, first_
     (["--tiny", "--max-steps", "0"], "--max-steps must be at least 1"),
     (["--tiny", "--max-completion-length", "-5"], "--max-completion-length must be at least 1"),
     (["--tiny", "--skip", "-1"], "--skip must be 0 or more"),
+    (["--tiny", "--vllm"], "the tiny model runs without it"),
 ])
 def test_command_line_refuses_bad_sizes(argv: list[str], message: str) -> None:
     from utp_env.rl.recipe import parser, settings
@@ -194,6 +195,22 @@ def test_command_line_needs_a_model_or_tiny(capsys: pytest.CaptureFixture[str]) 
     assert settings(parser("test").parse_args(["--tiny"])) == TINY_DEFAULTS
     real = settings(parser("test").parse_args(["--model", "m", "--learning-rate", "2e-6"]))
     assert real == {**REAL_DEFAULTS, "learning_rate": 2e-6}
+
+
+def test_vllm_without_vllm_or_a_gpu_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from utp_env.rl.recipe import parser, settings
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real_find_spec(name))
+    with pytest.raises(SystemExit, match=r"--vllm needs vLLM: pip install vllm"):
+        settings(parser("test").parse_args(["--model", "m", "--vllm"]))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "vllm" else real_find_spec(name))
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit, match=r"--vllm needs a CUDA GPU and none is visible"):
+        settings(parser("test").parse_args(["--model", "m", "--vllm"]))
 
 
 def test_a_missing_rl_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

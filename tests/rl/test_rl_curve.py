@@ -167,6 +167,8 @@ def test_grpo_trains_on_queries_the_sft_demonstrations_did_not_use() -> None:
     (["--sft-seed", "0"], "give --share-sft too"), (["--seeds", "1,1"], "each seed once"),
     (["--steps", "0"], "--steps must be at least 1"), (["--num-generations", "1"], "at least 2"),
     (["--sft-epochs", "-1"], "--sft-epochs must be 0 or more"),
+    (["--swapped-copies", "-1"], "--swapped-copies is the tiny model's"),
+    (["--vllm"], "the tiny model runs without it"),
     (["--level", "2", "--reward", "first_leg"], "level 2 trains on its own reward")])
 def test_the_curve_refuses_bad_arguments(argv: list[str], message: str, tmp_path: Path) -> None:
     from utp_env.rl import curve

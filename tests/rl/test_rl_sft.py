@@ -62,3 +62,14 @@ def test_a_held_out_split_that_was_demonstrated_is_refused(mini_db_path: Path, t
     with pytest.raises(SystemExit, match="are demonstrations"):
         sft.main(["--tiny", "--db-path", str(mini_db_path), "--split", "validation", "--limit", "2",
                   "--eval-split", "validation", "--epochs", "1", "--grpo-steps", "0"])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--tiny", "--swapped-copies", "-2"], "--swapped-copies is the tiny model's .*not -2"),
+    (["--model", "m", "--swapped-copies", "4"], "--swapped-copies is the tiny model's .* with --model"),
+    (["--model", "m", "--pretrain-steps", "10"], "a real model comes pretrained")])
+def test_the_tiny_models_options_are_refused_out_of_range_or_with_a_real_model(argv: list[str], message: str) -> None:
+    from utp_env.rl import sft
+
+    with pytest.raises(SystemExit, match=message):
+        sft.main(argv)

@@ -123,6 +123,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--loss-type", choices=LOSS_TYPES, help="TRL's GRPO loss normalisation (default TRL's, dapo: "
                    "summed over the tokens of the batch; grpo: each rollout's mean, then the mean over rollouts)")
     p.add_argument("--warm-up-steps", type=int, default=60, help="--tiny: supervised format steps")
+    p.add_argument("--vllm", action="store_true", help="--model on a CUDA GPU: generate the rollouts with vLLM "
+                   "colocated with the trainer (TRL's vllm_mode colocate; pip install vllm), the GPU recipe's setting")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--tools", help="comma-separated tools offered to the model (default: the tiny run's three with "
                    "--tiny, else all)")
@@ -148,7 +150,25 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
             raise SystemExit(f"--{key.replace('_', '-')} must be at least 1, not {value}")
     if chosen["num_generations"] < 2:
         raise SystemExit("--num-generations must be at least 2: GRPO compares rollouts of the same query")
+    if getattr(args, "vllm", False):
+        require_vllm(tiny=args.tiny)
     return chosen
+
+
+def require_vllm(tiny: bool) -> None:
+    """Exit with one line when `--vllm` cannot be used: with the tiny model, without vLLM, without a CUDA GPU."""
+    import importlib.util
+
+    if tiny:
+        raise SystemExit("--vllm generates a real model's rollouts on a GPU; the tiny model runs without it (drop "
+                         "--vllm)")
+    if importlib.util.find_spec("vllm") is None:
+        raise SystemExit("--vllm needs vLLM: pip install vllm (on the GPU machine), or drop --vllm to generate with "
+                         "transformers")
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("--vllm needs a CUDA GPU and none is visible; drop --vllm to generate with transformers")
 
 
 RL_EXTRA = ("torch", "trl", "datasets", "accelerate", "tokenizers", "transformers")
@@ -266,6 +286,7 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         report_to="none", use_cpu=not torch.cuda.is_available(),
         bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported(), disable_tqdm=True,
         gradient_checkpointing=not small,  # saves memory on a real model; only slows a tiny one
+        **({"use_vllm": True, "vllm_mode": "colocate"} if getattr(args, "vllm", False) else {}),
         shuffle_dataset=not args.tiny)
     trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs,
                           args=config, train_dataset=dataset, processing_class=tokenizer,

@@ -106,6 +106,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
             "--max-observation-chars", str(config["max_observation_chars"]), "--compact", "--seed", str(seed),
             "--output-dir", str(folder / f"grpo-level{settings.level}-seed{seed}")]
     argv += ["--tools", ",".join(tools)] if tools else []
+    argv += ["--vllm"] if settings.vllm else []
     argv += ["--db-path", settings.db_path] if settings.db_path else ["--profile", settings.profile]
     args = grpo_parser("curve").parse_args(argv)
     started = time.perf_counter()

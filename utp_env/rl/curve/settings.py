@@ -82,6 +82,8 @@ class CurveSettings:
     """The tiny model's pretraining steps before SFT (utp_env/rl/tiny_pretrain.py); 0 for a real model."""
     sft_learning_rate: float = 5e-3
     loss_type: str = "dapo"
+    vllm: bool = False
+    """A real model's GRPO rollouts generated with vLLM on the GPU (`utp_env.rl.recipe`'s `--vllm`)."""
     swapped_copies: int = 0
     """The tiny model's value-swapped copies per demonstration (utp_env/rl/augment.py); 0 for a real model."""
 
@@ -142,6 +144,8 @@ def parser() -> argparse.ArgumentParser:
                    "queries per step with --grpo-queries new, each once; --demos with sft)")
     p.add_argument("--checkpoints", help="the folder of the SFT and GRPO checkpoints (default: OUT/checkpoints); "
                    "give an earlier run's to start from its shared SFT checkpoint (with --sft-seed)")
+    p.add_argument("--vllm", action="store_true", help="with --model on a CUDA GPU: GRPO generates with vLLM "
+                   "(pip install vllm; docs/RL.md \"The recipe on a GPU\")")
     p.add_argument("--jobs", type=int, default=1, help="seeds run at once, each in its own process (default 1)")
     p.add_argument("--profile", choices=("mini", "full"), help="the embedded sandbox (default: mini with --tiny, "
                    "else full)")
@@ -172,6 +176,8 @@ def settings_of(args: argparse.Namespace) -> CurveSettings:
         raise SystemExit("--pretrain-steps is the tiny model's (0 or more with --tiny; a real model comes pretrained)")
     if chosen["swapped_copies"] < 0 or (chosen["swapped_copies"] and not args.tiny):
         raise SystemExit("--swapped-copies is the tiny model's (0 or more with --tiny)")
+    if args.vllm and args.tiny:
+        raise SystemExit("--vllm generates a real model's rollouts on a GPU; the tiny model runs without it")
     if args.jobs < 1:
         raise SystemExit(f"--jobs must be at least 1, not {args.jobs}")
     if chosen["num_generations"] < 2:
@@ -191,7 +197,7 @@ def settings_of(args: argparse.Namespace) -> CurveSettings:
                          grpo_queries=args.grpo_queries, grpo_limit=args.grpo_limit, share_sft=args.share_sft,
                          sft_seed=args.sft_seed, profile=args.profile or ("mini" if args.tiny else "full"),
                          db_path=args.db_path, level=args.level, model=None if args.tiny else args.model,
-                         transfer=args.transfer and args.level != 4, **chosen)
+                         transfer=args.transfer and args.level != 4, vllm=args.vllm, **chosen)
 
 
 def scoring_steps(settings: CurveSettings) -> set[int]:
