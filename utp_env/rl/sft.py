@@ -443,8 +443,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     if tiny:
         from utp_env.env.core import UTPEnv
         from utp_env.rl import tiny as tiny_model
-        from utp_env.rl.recipe import WRITTEN_WEIGHT, _corpus
         from utp_env.rl.augment import with_swapped_copies
+        from utp_env.rl.recipe import WRITTEN_WEIGHT, _corpus
         from utp_env.rl.tiny_pretrain import pretrain, synthetic_chats
 
         kinds = tiny_word_kinds(UTPEnv(**env_kwargs, split=args.split).db, args.level)
