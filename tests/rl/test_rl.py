@@ -203,10 +203,12 @@ def test_vllm_without_vllm_or_a_gpu_is_one_line(monkeypatch: pytest.MonkeyPatch)
     from utp_env.rl.recipe import parser, settings
 
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real_find_spec(name))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "vllm" else real_find_spec(name))
     with pytest.raises(SystemExit, match=r"--vllm needs vLLM: pip install vllm"):
         settings(parser("test").parse_args(["--model", "m", "--vllm"]))
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "vllm" else real_find_spec(name))
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: object() if name == "vllm" else real_find_spec(name))
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(SystemExit, match=r"--vllm needs a CUDA GPU and none is visible"):
