@@ -90,7 +90,8 @@ def parser() -> argparse.ArgumentParser:
                    "before SFT (utp_env/rl/tiny_pretrain.py: copying from a JSON and from a table, on synthetic chats; "
                    "default 0)")
     p.add_argument("--swapped-copies", type=int, default=0, help="--tiny: per demonstration, this many copies with "
-                   "its cities, dates, numbers and venues renamed, trained on beside it (utp_env/rl/augment.py; default 0)")
+                   "its cities, dates, numbers and venues renamed, trained on beside it (utp_env/rl/augment.py; "
+                   "default 0)")
     p.add_argument("--max-length", type=int, default=None, help="tokens per transcript (tiny 1024, else 16384)")
     p.add_argument("--eval-split", default="validation", help="held-out split scored before and after")
     p.add_argument("--eval-limit", type=int, default=8, help="held-out queries scored (default 8)")
