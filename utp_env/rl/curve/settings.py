@@ -35,20 +35,20 @@ TINY_DEFAULTS: dict[int, dict[str, Any]] = {
         "pretrain_steps": 0, "sft_learning_rate": 5e-3, "loss_type": "dapo", "swapped_copies": 0},
 }
 """The tiny model's defaults per level (the measured runs of docs/RL.md "Learning curves by level")."""
-_MODEL_SMALL_LEVEL = {"steps": 12, "every": 6, "demos": 500, "eval_limit": 32, "eval_samples": 2, "queries_per_step": 4,
+_MODEL_SMALL_LEVEL = {"steps": 12, "every": 6, "demos": 500, "eval_limit": 32, "eval_samples": 1, "queries_per_step": 4,
                       "step_limit": 16, "max_completion_length": 2048, "max_turns": 12}
 _MODEL_WHOLE_TRIP = {"steps": 100, "every": 20, "demos": 1000, "eval_limit": 64, "eval_samples": 4,
                      "queries_per_step": 16, "step_limit": 40, "max_completion_length": 8192, "max_turns": 30}
 MODEL_DEFAULTS: dict[int, dict[str, Any]] = {level: {
     **(_MODEL_SMALL_LEVEL if level <= 2 else _MODEL_WHOLE_TRIP),
-    **({"steps": 8, "every": 4, "eval_samples": 0, "step_limit": 24, "max_turns": 20, "max_completion_length": 4096}
+    **({"steps": 6, "every": 3, "eval_samples": 0, "step_limit": 24, "max_turns": 20, "max_completion_length": 4096}
        if level == 2 else {}),
     "sft_epochs": 1.0, "num_generations": 8,
     "learning_rate": 1e-6, "temperature": 1.0, "beta": 0.0, "reward": "env", "pretrain_steps": 0,
     "sft_learning_rate": 1e-5, "loss_type": "grpo", "swapped_copies": 0}
     for level in LEVELS}
 """A real model's defaults per level (docs/RL.md "The recipe on a GPU": levels 1 and 2 sized for a 0.5 B model on
-one H100 with vLLM and three seeds, about 9 and 15 minutes by that section's arithmetic; levels 3 and 4 longer)."""
+one H100 with vLLM and three seeds, about 10 and 11 minutes by that section's arithmetic; levels 3 and 4 longer)."""
 
 
 @dataclass
