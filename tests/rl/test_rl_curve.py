@@ -200,7 +200,8 @@ def test_the_curve_of_every_level_writes_its_csv_json_and_plot(mini_db_path: Pat
                           "--out", str(out)])
     rows = list(csv.DictReader((out / "curve.csv").open()))
     seed_names = ("0", "1") if level == 4 else ("0",)
-    expected = {(s, k, t) for s in seed_names for k in ("0", "1", "2") for t in ("held_out", "other_world")}
+    # -1: the model before SFT (the recipe's start), 0: the SFT checkpoint, then GRPO's steps
+    expected = {(s, k, t) for s in seed_names for k in ("-1", "0", "1", "2") for t in ("held_out", "other_world")}
     if level != 4:  # the paper's task at the start and the end: does the level carry over?
         expected |= {(s, k, "paper_task") for s in seed_names for k in ("0", "2")}
     assert {(r["seed"], r["step"], r["target"]) for r in rows} == expected
@@ -215,6 +216,7 @@ def test_the_curve_of_every_level_writes_its_csv_json_and_plot(mini_db_path: Pat
     assert "wall_minutes" in saved["machine"] and len(saved["machine"]["load_at_start"]) == 3
     assert (saved["target"] is not None) == (level in curve.LEVEL_TARGETS)
     assert "held_out/success" in saved["targets"] and "other_world/sampled_reward" in saved["targets"]
+    assert saved["targets"]["held_out/success"]["before_sft_mean"] is not None
     assert (out / "curve.png").stat().st_size > 0
     if level == 4:  # the shared SFT checkpoint was made once and reused by the second seed
         assert saved["seconds"]["seed0"]["sft"] > 0 and saved["seconds"]["seed1"]["sft"] == 0

@@ -123,6 +123,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--loss-type", choices=LOSS_TYPES, help="TRL's GRPO loss normalisation (default TRL's, dapo: "
                    "summed over the tokens of the batch; grpo: each rollout's mean, then the mean over rollouts)")
     p.add_argument("--warm-up-steps", type=int, default=60, help="--tiny: supervised format steps")
+    p.add_argument("--frozen-values", action="store_true", help="a tiny model or checkpoint: keep the embeddings of "
+                   "the world's values as they are (utp_env/rl/value_embeddings.py)")
     p.add_argument("--vllm", action="store_true", help="--model on a CUDA GPU: generate the rollouts with vLLM "
                    "colocated with the trainer (TRL's vllm_mode colocate; pip install vllm), the GPU recipe's setting")
     p.add_argument("--seed", type=int, default=0)
@@ -273,6 +275,13 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.seconds_warm_up = time.perf_counter() - warm_started
     else:
         summary.seconds_setup = time.perf_counter() - started
+    if getattr(args, "frozen_values", False):
+        from utp_env.env.config import open_database
+        from utp_env.rl.sft import tiny_word_kinds
+        from utp_env.rl.value_embeddings import freeze_value_rows, value_token_ids
+
+        kinds = tiny_word_kinds(open_database(args.db_path, chosen["profile"], args.world), args.level)
+        freeze_value_rows(model, value_token_ids(tokenizer, kinds))
     queries_per_step = getattr(args, "queries_per_step", None) or (len(rows) if args.tiny else 1)
     per_step = min(queries_per_step, len(rows)) * chosen["num_generations"]
     output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-grpo-")

@@ -92,6 +92,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--swapped-copies", type=int, default=0, help="--tiny: per demonstration, this many copies with "
                    "its cities, dates, numbers and venues renamed, trained on beside it (utp_env/rl/augment.py; "
                    "default 0)")
+    p.add_argument("--frozen-values", action="store_true", help="--tiny: keep the embeddings of the world's values "
+                   "(cities, dates, numbers, venues) as pretraining left them (utp_env/rl/value_embeddings.py)")
+    p.add_argument("--save-start", metavar="DIR", help="also save the model as SFT receives it (built and pretrained, "
+                   "or loaded) to DIR: the learning curve scores it as the point before SFT")
     p.add_argument("--max-length", type=int, default=None, help="tokens per transcript (tiny 1024, else 16384)")
     p.add_argument("--eval-split", default="validation", help="held-out split scored before and after")
     p.add_argument("--eval-limit", type=int, default=8, help="held-out queries scored (default 8)")
@@ -417,6 +421,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     if args.pretrain_steps < 0 or (args.pretrain_steps and not tiny):
         raise SystemExit(f"--pretrain-steps is the tiny model's (0 or more with --tiny), not {args.pretrain_steps}"
                          + ("" if tiny else " with --model: a real model comes pretrained"))
+    if args.frozen_values and not tiny:
+        raise SystemExit("--frozen-values is the tiny model's (with --tiny); a real model's embeddings are its own")
     if args.swapped_copies < 0 or (args.swapped_copies and not tiny):
         raise SystemExit(f"--swapped-copies is the tiny model's (0 or more with --tiny), not {args.swapped_copies}"
                          + ("" if tiny else " with --model"))
@@ -462,6 +468,10 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
             started = time.perf_counter()
             summary_pretrain = pretrain(model, tokenizer, tools, values, args.pretrain_steps, seed=args.seed)
             seconds_pretrain = time.perf_counter() - started
+        if args.frozen_values:
+            from utp_env.rl.value_embeddings import freeze_value_rows, value_token_ids
+
+            freeze_value_rows(model, value_token_ids(tokenizer, kinds))
     else:
         tokenizer, model = load_pretrained(args.model)
     summary = SFTSummary(model="tiny" if tiny else str(args.model), demos=len(records),
@@ -483,6 +493,9 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
                 **({"max_new_tokens": 96, "rounds": 8} if tiny else {}))
 
     score("before_sft", model)
+    if args.save_start:
+        model.save_pretrained(args.save_start)
+        tokenizer.save_pretrained(args.save_start)
     output_dir = args.output_dir or tempfile.mkdtemp(prefix="utp-sft-")
     config = SFTConfig(output_dir=output_dir, num_train_epochs=epochs, learning_rate=learning_rate,
                        per_device_train_batch_size=4 if tiny else 1, gradient_accumulation_steps=1 if tiny else 8,

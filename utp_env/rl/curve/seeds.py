@@ -33,6 +33,12 @@ class SeedResult:
     tensors: int = 0
 
 
+START = "before_sft"
+"""The folder, inside an SFT checkpoint's, of the model as SFT received it (scored at `BEFORE_SFT_STEP`)."""
+BEFORE_SFT_STEP = -1
+"""The step of the points scored on the model before SFT (the recipe's start; GRPO's starts at step 0)."""
+
+
 def model_argv(settings: CurveSettings) -> list[str]:
     """The model and data arguments the SFT and GRPO recipes take for this run."""
     argv = ["--tiny"] if settings.model is None else ["--model", settings.model]
@@ -49,9 +55,10 @@ def checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, 
     started = time.perf_counter()
     pretraining = ["--pretrain-steps", str(settings.pretrain_steps)] if settings.pretrain_steps else []
     pretraining += ["--swapped-copies", str(settings.swapped_copies)] if settings.swapped_copies else []
+    pretraining += ["--frozen-values"] if settings.frozen_values else []
     sft.main([*model_argv(settings), *pretraining, "--limit", str(settings.demos), "--epochs", str(settings.sft_epochs),
               "--learning-rate", str(settings.sft_learning_rate), "--grpo-steps", "0", "--eval-limit", "0",
-              "--seed", str(seed), "--output-dir", str(folder)])
+              "--seed", str(seed), "--output-dir", str(folder), "--save-start", str(folder / START)])
     return folder, time.perf_counter() - started
 
 
@@ -64,7 +71,7 @@ def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Pa
     made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
                  "db_path": settings.db_path, "seed": sft_seed, "level": settings.level, "model": settings.model,
                  "pretrain_steps": settings.pretrain_steps, "sft_learning_rate": settings.sft_learning_rate,
-                 "swapped_copies": settings.swapped_copies}
+                 "swapped_copies": settings.swapped_copies, "frozen_values": settings.frozen_values}
     record = ckpt / "curve_sft.json"
     if record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with:
         return ckpt, 0.0
@@ -84,6 +91,10 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
     scored = scoring_steps(settings)
     ckpt, result.seconds_sft = sft_checkpoint(settings, seed, folder)
     scorer = Scorer(settings, AutoTokenizer.from_pretrained(ckpt))
+    if (ckpt / START).is_dir():  # a checkpoint made before the curve kept its start has no before-SFT point
+        from transformers import AutoModelForCausalLM
+
+        result.points += scorer.score(AutoModelForCausalLM.from_pretrained(ckpt / START).eval(), BEFORE_SFT_STEP)
 
     class ScoreEvery(TrainerCallback):
         def on_train_begin(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
@@ -107,6 +118,7 @@ def run_seed(settings: CurveSettings, seed: int, folder: Path) -> SeedResult:
             "--output-dir", str(folder / f"grpo-level{settings.level}-seed{seed}")]
     argv += ["--tools", ",".join(tools)] if tools else []
     argv += ["--vllm"] if settings.vllm else []
+    argv += ["--frozen-values"] if settings.frozen_values else []
     argv += ["--db-path", settings.db_path] if settings.db_path else ["--profile", settings.profile]
     args = grpo_parser("curve").parse_args(argv)
     started = time.perf_counter()

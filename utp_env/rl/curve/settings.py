@@ -17,22 +17,24 @@ from utp_env.rl.recipe import LOSS_TYPES
 GRPO_QUERIES = ("new", "sft")
 TUNED = ("steps", "every", "demos", "sft_epochs", "eval_limit", "eval_samples", "queries_per_step", "num_generations",
          "learning_rate", "temperature", "beta", "reward", "step_limit", "max_completion_length", "max_turns",
-         "pretrain_steps", "sft_learning_rate", "loss_type", "swapped_copies")
+         "pretrain_steps", "sft_learning_rate", "loss_type", "swapped_copies", "frozen_values")
 """The settings whose default depends on the level and the model (`TINY_DEFAULTS`, `MODEL_DEFAULTS`)."""
 
-_TINY_PART = {"eval_limit": 32, "eval_samples": 4, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
+_TINY_PART = {"eval_limit": 32, "eval_samples": 2, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
               "step_limit": 8, "max_completion_length": 384, "max_turns": 6, "pretrain_steps": 1000,
-              "sft_learning_rate": 1e-3, "learning_rate": 3e-4, "beta": 0.0, "reward": "env", "loss_type": "grpo",
-              "swapped_copies": 0}
+              "sft_learning_rate": 1e-3, "learning_rate": 2e-4, "beta": 0.04, "reward": "env", "loss_type": "grpo",
+              "swapped_copies": 0, "frozen_values": False}
 TINY_DEFAULTS: dict[int, dict[str, Any]] = {
-    1: {**_TINY_PART, "steps": 100, "every": 10, "demos": 8, "sft_epochs": 2.0},
-    2: {**_TINY_PART, "steps": 100, "every": 10, "demos": 8, "sft_epochs": 2.0, "step_limit": 12,
-        "max_completion_length": 768, "max_turns": 10},
+    1: {**_TINY_PART, "steps": 30, "every": 10, "demos": 8, "sft_epochs": 3.0, "swapped_copies": 32,
+        "frozen_values": True},
+    2: {**_TINY_PART, "steps": 20, "every": 10, "demos": 8, "sft_epochs": 3.0, "swapped_copies": 16,
+        "frozen_values": True, "step_limit": 12, "max_completion_length": 768, "max_turns": 10},
     3: {**_TINY_PART, "steps": 32, "every": 8, "demos": 8, "sft_epochs": 2.0},
     4: {"eval_limit": 32, "eval_samples": 4, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
         "steps": 64, "every": 8, "demos": 256, "sft_epochs": 10.0, "learning_rate": 5e-4, "beta": 0.04,
         "reward": "first_leg_shaped", "max_completion_length": 512, "step_limit": 16, "max_turns": 8,
-        "pretrain_steps": 0, "sft_learning_rate": 5e-3, "loss_type": "dapo", "swapped_copies": 0},
+        "pretrain_steps": 0, "sft_learning_rate": 5e-3, "loss_type": "dapo", "swapped_copies": 0,
+        "frozen_values": False},
 }
 """The tiny model's defaults per level (the measured runs of docs/RL.md "Learning curves by level")."""
 _MODEL_SMALL_LEVEL = {"steps": 12, "every": 6, "demos": 500, "eval_limit": 32, "eval_samples": 1, "queries_per_step": 4,
@@ -45,7 +47,7 @@ MODEL_DEFAULTS: dict[int, dict[str, Any]] = {level: {
        if level == 2 else {}),
     "sft_epochs": 1.0, "num_generations": 8,
     "learning_rate": 1e-6, "temperature": 1.0, "beta": 0.0, "reward": "env", "pretrain_steps": 0,
-    "sft_learning_rate": 1e-5, "loss_type": "grpo", "swapped_copies": 0}
+    "sft_learning_rate": 1e-5, "loss_type": "grpo", "swapped_copies": 0, "frozen_values": False}
     for level in LEVELS}
 """A real model's defaults per level (docs/RL.md "The recipe on a GPU": levels 1 and 2 sized for a 0.5 B model on
 one H100 with vLLM and three seeds, about 10 and 11 minutes by that section's arithmetic; levels 3 and 4 longer)."""
@@ -92,6 +94,9 @@ class CurveSettings:
     """A real model's GRPO rollouts generated with vLLM on the GPU (`utp_env.rl.recipe`'s `--vllm`)."""
     swapped_copies: int = 0
     """The tiny model's value-swapped copies per demonstration (utp_env/rl/augment.py); 0 for a real model."""
+    frozen_values: bool = False
+    """The tiny model's value embeddings kept as pretraining left them in SFT and GRPO
+    (utp_env/rl/value_embeddings.py); False for a real model."""
 
     @classmethod
     def from_saved(cls, saved: dict[str, Any]) -> CurveSettings:
@@ -135,6 +140,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pretrain-steps", type=int, help="the tiny model's pretraining steps before SFT "
                    "(utp_env/rl/tiny_pretrain.py; 0 with --model)")
     p.add_argument("--sft-learning-rate", type=float, help="SFT's learning rate")
+    p.add_argument("--frozen-values", action=argparse.BooleanOptionalAction, default=None,
+                   help="the tiny model: keep its value embeddings as pretraining left them in SFT and GRPO "
+                   "(utp_env/rl/value_embeddings.py; default: the level's)")
     p.add_argument("--swapped-copies", type=int, help="the tiny model's value-swapped copies per demonstration "
                    "(utp_env/rl/augment.py; 0 with --model)")
     p.add_argument("--loss-type", choices=LOSS_TYPES, help="TRL's GRPO loss normalisation")
@@ -182,6 +190,8 @@ def settings_of(args: argparse.Namespace) -> CurveSettings:
         raise SystemExit("--pretrain-steps is the tiny model's (0 or more with --tiny; a real model comes pretrained)")
     if chosen["swapped_copies"] < 0 or (chosen["swapped_copies"] and not args.tiny):
         raise SystemExit("--swapped-copies is the tiny model's (0 or more with --tiny)")
+    if chosen["frozen_values"] and not args.tiny:
+        raise SystemExit("--frozen-values is the tiny model's; a real model's embeddings are its own")
     if args.vllm and args.tiny:
         raise SystemExit("--vllm generates a real model's rollouts on a GPU; the tiny model runs without it")
     if args.jobs < 1:
