@@ -25,15 +25,26 @@ so lookups cost nothing extra.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from utp_env.env.core import UTPEnv
-
-Potential = Callable[["UTPEnv"], float]
+from utp_env.env.config import EnvConfig
+from utp_env.env.episode import Episode
 
 
-def plan_potential(env: UTPEnv) -> float:
+class ShapedEnv(Protocol):
+    """What shaping reads of an env (`utp_env.env.core.UTPEnv` is one): its running episode and its config."""
+
+    @property
+    def episode(self) -> Episode | None: ...
+
+    @property
+    def config(self) -> EnvConfig: ...
+
+
+Potential = Callable[[ShapedEnv], float]
+
+
+def plan_potential(env: ShapedEnv) -> float:
     """Φ: the reward of the env's plan so far, as the end of the episode would score it (at the env's level,
     with its weights); 0 without a running episode."""
     from utp_env.env.reward import score_plan
@@ -57,7 +68,7 @@ class Shaper:
         self._cached = 0.0
         self._plan_key: str | None = None
 
-    def _current(self, env: UTPEnv) -> float:
+    def _current(self, env: ShapedEnv) -> float:
         episode = env.episode
         key = None if episode is None else episode.snapshot()
         if key is None or key != self._plan_key:
@@ -65,13 +76,13 @@ class Shaper:
             self._plan_key = key
         return self._cached
 
-    def start(self, env: UTPEnv) -> dict[str, Any]:
+    def start(self, env: ShapedEnv) -> dict[str, Any]:
         """Φ of the episode's start (what `reset`'s info reports as `potential`)."""
         self._plan_key = None
         self.phi = self._current(env)
         return {"potential": self.phi}
 
-    def step(self, env: UTPEnv, reward: float, ended: bool) -> tuple[float, dict[str, Any]]:
+    def step(self, env: ShapedEnv, reward: float, ended: bool) -> tuple[float, dict[str, Any]]:
         """The shaped step: (`reward` (the env's) plus F, with Φ(s') = 0 when the episode `ended`; the step's
         info: `unshaped_reward`, `shaping` (F) and `potential` (Φ(s')))."""
         phi_next = 0.0 if ended else self._current(env)

@@ -277,7 +277,7 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
         summary.seconds_setup = time.perf_counter() - started
     if getattr(args, "frozen_values", False):
         from utp_env.env.config import open_database
-        from utp_env.rl.sft import tiny_word_kinds
+        from utp_env.rl.tiny_words import tiny_word_kinds
         from utp_env.rl.value_embeddings import freeze_value_rows, value_token_ids
 
         kinds = tiny_word_kinds(open_database(args.db_path, chosen["profile"], args.world), args.level)

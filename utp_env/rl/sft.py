@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import random
-import re
 import tempfile
 import time
 from collections.abc import Sequence
@@ -37,18 +36,20 @@ from typing import Any
 from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
 from utp_env.rl.recipe import load_pretrained, require_rl_extra
 from utp_env.rl.tiny import TinySpec
-from utp_env.tools.schema import NUMBER_COLUMN
+from utp_env.rl.tiny_words import (
+    NOT_VALUES,
+    TOOL_CALL,
+    tiny_sft_tools,
+    tiny_word_kinds,
+)
 
 TINY_ENV: dict[str, Any] = {"max_observation_chars": 1000, "step_limit": 16, "compact": True}
-# The tiny run's tools: the three transport searches, add_leg and submit (its demonstrations use no others).
-TINY_SFT_TOOLS = ("search_buses", "search_trains", "search_flights", "add_leg", "submit")
 # The tiny model of the SFT run: two layers (copying a word from the context needs an attention layer
 # that finds it after one that marks what precedes each word).
 TINY_SFT_SPEC = TinySpec(layers=2, hidden_size=128, intermediate_size=256)
 # The tiny run's demonstrations and epochs: copying the task's words into the calls (rather than the
 # marginal city or date) sets in after about 6 epochs of 256 demonstrations (docs/RL.md).
 TINY_DEMOS, TINY_EPOCHS = 256, 10.0
-TOOL_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
 
 
 @dataclass
@@ -107,54 +108,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--output-dir", help="the SFT checkpoint (default: a temporary directory)")
     p.add_argument("--summary", help="write the run's summary as JSON to this path")
     return p
-
-
-NOT_VALUES = ("tools", "modes", "keys")
-"""The kinds of `tiny_word_kinds` that are not values a pretraining chat may fill in."""
-TINY_LEVEL_SFT_TOOLS: dict[int, tuple[str, ...]] = {
-    2: ("search_attractions", "search_restaurants", "add_item", "submit")}
-"""The tiny run's tools at a level whose demonstrations use others than `TINY_SFT_TOOLS` (level 2's)."""
-
-
-def tiny_sft_tools(level: int) -> tuple[str, ...]:
-    """The tools the tiny SFT run and its scoring offer at `level` (`TINY_SFT_TOOLS`, or the level's own)."""
-    return TINY_LEVEL_SFT_TOOLS.get(level, TINY_SFT_TOOLS)
-
-
-def tiny_word_kinds(db: Any, level: int = 4) -> dict[str, list[str]]:
-    """What the tiny tokenizer keeps as single tokens, by kind, so that copying one is one step:
-    the tools' names, the modes, the cities, every date of the calendar, and the service numbers
-    of `db`'s flights, trains and buses (the training world's: another world's numbers that differ
-    are split into pieces; docs/RL.md says what that costs); at level 2 also the names of its attractions
-    and restaurants and every clock time of the day. The kinds also seed the embeddings (`tiny.build_model`)."""
-    from utp_env.rl.level_demos import LOOKUP_ORDER, calendar_dates
-
-    numbers = [str(v) for table, column in NUMBER_COLUMN.items() for v in sorted(set(db.tables[table].columns[column]))]
-    kinds: dict[str, list[str]] = {"tools": list(tiny_sft_tools(level)), "modes": list(LOOKUP_ORDER),
-             "cities": sorted({str(c) for c in db.tables["cities"].columns["city"]}), "dates": calendar_dates(db),
-             "numbers": list(dict.fromkeys(numbers))}
-    if level == 2:
-        kinds["venues"] = sorted({str(n) for t in ("attractions", "restaurants") for n in db.tables[t].columns["name"]})
-        kinds["times"] = [f"{h:02d}:{m:02d}" for h in range(24) for m in range(60)]
-    kinds["keys"] = argument_keys(tiny_sft_tools(level))
-    return kinds
-
-
-def argument_keys(tools: tuple[str, ...]) -> list[str]:
-    """Each argument name of `tools` with what precedes its value in JSON (`"origin": "`, `"day": `): one token
-    of the tiny tokenizer, so that a value the task text states in the same JSON (level 1's trip facts) is
-    preceded by the same token there and in a call, the pattern a two-layer model copies along."""
-    from utp_env.env.itinerary_tools import ITINERARY_TOOLS
-    from utp_env.tools.lookup import LOOKUP_TOOLS
-    from utp_env.tools.toolkit import ToolSpec
-
-    specs: dict[str, ToolSpec[Any]] = {**LOOKUP_TOOLS, **ITINERARY_TOOLS}
-    keys: dict[str, None] = {}
-    for name in tools:
-        for arg, info in specs[name].args_model.model_fields.items():
-            quoted = "str" in str(info.annotation) or "Literal" in str(info.annotation)
-            keys[f'"{arg}": "' if quoted else f'"{arg}": '] = None
-    return list(keys)
 
 
 def build_demos(args: argparse.Namespace, env_kwargs: dict[str, Any]) -> list[dict[str, Any]]:

@@ -119,7 +119,7 @@ def copy_accuracy(model: Any, tokenizer: Any, tools: Sequence[str], values: Sequ
     """The share of `n` new synthetic chats whose final call the model writes exactly (greedy)."""
     import torch
 
-    from utp_env.rl.sft import TOOL_CALL
+    from utp_env.rl.tiny_words import TOOL_CALL
 
     hits = 0
     for chat in synthetic_chats(tools, values, random.Random(seed), n):

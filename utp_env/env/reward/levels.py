@@ -21,10 +21,10 @@ from collections.abc import Mapping
 
 from utp_env.config import UncertaintyConfig
 from utp_env.env.levels import LevelTask
-from utp_env.env.reward import PlanScore, expected_content, reward_terms, weighted_reward
 from utp_env.env.reward.checks import own_checks, reward_checks, reward_gate, reward_hard, route_verdict
 from utp_env.env.reward.counted import knows_something
 from utp_env.env.reward.measures import read_plan
+from utp_env.env.reward.terms import PlanScore, expected_content, reward_terms, weighted_reward
 from utp_env.evaluation.complete_information import complete_information_parts
 from utp_env.evaluation.context import PlanContext, build_context
 from utp_env.evaluation.evaluate import evaluate_context
