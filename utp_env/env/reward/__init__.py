@@ -208,7 +208,26 @@ def checks_table() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["DEFAULT_REALISED_WEIGHTS", "DEFAULT_REWARD_WEIGHTS", "PASS_RATES", "PLAN_TERMS", "REALISED_TERMS",
-           "Expected", "PlanScore", "RewardTerm", "checks_table", "covered_metric", "expected_content",
-           "realised_reward", "realised_terms", "required_units", "reward_note", "reward_terms", "score_plan",
-           "terms_table", "weighted_reward"]
+__all__ = [
+    "DEFAULT_REALISED_WEIGHTS",
+    "DEFAULT_REWARD_WEIGHTS",
+    "PASS_RATES",
+    "PLAN_TERMS",
+    "REALISED_TERMS",
+    "REALISED_TERM_NAMES",
+    "Expected",
+    "PlanScore",
+    "RewardTerm",
+    "checks_table",
+    "covered_metric",
+    "expected_content",
+    "plan_checks",
+    "realised_reward",
+    "realised_terms",
+    "required_units",
+    "reward_note",
+    "reward_terms",
+    "score_plan",
+    "terms_table",
+    "weighted_reward",
+]

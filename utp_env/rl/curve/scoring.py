@@ -35,11 +35,12 @@ def scoring_env(settings: CurveSettings) -> tuple[dict[str, Any], tuple[str, ...
     """(the env config the policy is scored in, the tools it is offered, new tokens per turn): the tiny run's
     (utp_env/rl/sft.py), else the level's tools in the compact mode with the run's limits."""
     from utp_env.rl import sft
+    from utp_env.rl.tiny_words import tiny_sft_tools
 
     config = {"max_observation_chars": sft.TINY_ENV["max_observation_chars"] if settings.model is None else 8000,
               "step_limit": settings.step_limit, "compact": True}
     if settings.model is None:
-        return config, sft.tiny_sft_tools(settings.level), 96
+        return config, tiny_sft_tools(settings.level), 96
     return config, None, 512
 
 
