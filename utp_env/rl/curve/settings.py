@@ -25,8 +25,8 @@ _TINY_PART = {"eval_limit": 32, "eval_samples": 2, "queries_per_step": 4, "num_g
               "sft_learning_rate": 1e-3, "learning_rate": 2e-4, "beta": 0.04, "reward": "env", "loss_type": "grpo",
               "swapped_copies": 0, "frozen_values": False}
 TINY_DEFAULTS: dict[int, dict[str, Any]] = {
-    1: {**_TINY_PART, "steps": 30, "every": 10, "demos": 8, "sft_epochs": 3.0, "swapped_copies": 32,
-        "frozen_values": True},
+    1: {**_TINY_PART, "steps": 20, "every": 10, "demos": 8, "sft_epochs": 6.0, "swapped_copies": 32,
+        "frozen_values": True, "temperature": 0.5},
     2: {**_TINY_PART, "steps": 20, "every": 10, "demos": 8, "sft_epochs": 3.0, "swapped_copies": 16,
         "frozen_values": True, "step_limit": 12, "max_completion_length": 768, "max_turns": 10},
     3: {**_TINY_PART, "steps": 32, "every": 8, "demos": 8, "sft_epochs": 2.0},
