@@ -160,13 +160,19 @@ def unvalidated(model: type[M], values: dict[str, Any], given: Iterable[str] | N
     instance may own). `given` names the fields the caller set (the instance's `model_fields_set`;
     default: all of `values`). Several times cheaper than validating, for the hot paths that build
     many models from values they typed themselves: the evaluator's reports (utp_env/evaluation/report.py)
-    and the plan parser's plans (utp_env/plan_format/parse.py, which checks the bounds first)."""
-    obj = model.__new__(model)
-    _set_attribute(obj, "__dict__", values)
-    _set_attribute(obj, "__pydantic_fields_set__", {*values} if given is None else set(given))
-    _set_attribute(obj, "__pydantic_extra__", None)
-    _set_attribute(obj, "__pydantic_private__", None)
+    and the plan parser's plans (utp_env/plan_format/parse.py, which checks the bounds first).
+
+    The four slots pydantic's `BaseModel` keeps are set through their descriptors (past
+    `BaseModel.__setattr__`, which would validate), a third cheaper than `object.__setattr__` by name."""
+    obj = _new_object(model)
+    _set_values(obj, values)
+    _set_fields_set(obj, {*values} if given is None else set(given))
+    _set_extra(obj, None)
+    _set_private(obj, None)
     return obj
 
 
-_set_attribute = object.__setattr__  # past BaseModel.__setattr__, which would validate
+_new_object = object.__new__  # BaseModel defines no __new__
+_set_values, _set_fields_set, _set_extra, _set_private = (
+    BaseModel.__dict__[slot].__set__
+    for slot in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__"))

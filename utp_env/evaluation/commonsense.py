@@ -6,12 +6,11 @@ does not have."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from itertools import pairwise
 
 from utp_env.evaluation.complete_information import complete_information_parts, timed_items
 from utp_env.evaluation.context import DayContext, EvalIndex, LegContext, PlanContext, Visit, eval_index
-from utp_env.evaluation.report import CheckResult, combine, verdict
+from utp_env.evaluation.report import MAX_REASONS, UNSHOWN, CheckResult, combine, verdict
 from utp_env.queries.options import opens_on
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm
 from utp_env.tools.database import Database, normalize
@@ -89,7 +88,7 @@ def open_hours(ctx: PlanContext) -> CheckResult:
                                            ctx.index)
             if problem is not None:
                 problems.append(f"day {day.index + 1}: {visit.name!r} {format_hhmm(start)}-{format_hhmm(end)} "
-                                f"{problem}")
+                                f"{problem}" if len(problems) < MAX_REASONS else UNSHOWN)
     return verdict(problems, applicable, "no timed visit of a venue in the database")
 
 
@@ -136,7 +135,8 @@ def transit_distances(ctx: PlanContext) -> CheckResult:
             applicable = True
             if abs(stated - known) > max(metres, share * known):
                 problems.append(f"day {day.index + 1}: {v.name!r} states its stop {stated:.0f} m "
-                                f"away; the database says {known:.0f} m (nearest_transit)")
+                                f"away; the database says {known:.0f} m (nearest_transit)"
+                                if len(problems) < MAX_REASONS else UNSHOWN)
     return verdict(problems, applicable, "no item states a transit distance of a venue with a recorded stop")
 
 
@@ -156,7 +156,7 @@ def meal_gaps(ctx: PlanContext, min_gap: float) -> CheckResult:
             gap = b_start - a_end
             if gap < min_gap:
                 problems.append(f"day {day.index + 1}: {gap} min between {a.name!r} and {b.name!r} "
-                                f"(needs {min_gap:g})")
+                                f"(needs {min_gap:g})" if len(problems) < MAX_REASONS else UNSHOWN)
     return verdict(problems, applicable, "fewer than two timed meals on every day")
 
 
@@ -251,11 +251,12 @@ def chronological_order(ctx: PlanContext) -> CheckResult:
         applicable |= bool(timed)
         for v, start, end in timed:
             if end < start:
-                problems.append(f"{v.label} ends before it starts")
+                problems.append(f"{v.label} ends before it starts" if len(problems) < MAX_REASONS else UNSHOWN)
         for (a, _, a_end), (b, b_start, _) in pairwise(timed):
             if b_start < a_end:
                 problems.append(f"day {n}: {b.name!r} starts {format_hhmm(b_start)} "
-                                f"before {a.name!r} ends {format_hhmm(a_end)}")
+                                f"before {a.name!r} ends {format_hhmm(a_end)}" if len(problems) < MAX_REASONS
+                                else UNSHOWN)
         segments = _segments(day, carry)
         for v, start, end in timed:
             if v.city_key is not None and v.kind in VENUE_KINDS:
@@ -265,12 +266,14 @@ def chronological_order(ctx: PlanContext) -> CheckResult:
                         break
                 else:
                     problems.append(f"{v.label} at {format_hhmm(start)}-{format_hhmm(end)} "
-                                    f"is outside the time spent in {v.city}")
+                                    f"is outside the time spent in {v.city}" if len(problems) < MAX_REASONS
+                                    else UNSHOWN)
             elif v.kind == "transit":
                 for lc in day.legs:
                     if start < lc.leg.planned_arrival and end > lc.leg.dep:
                         problems.append(f"{v.label} overlaps the {lc.leg.mode} "
-                                        f"{format_hhmm(lc.leg.dep)}-{format_hhmm(lc.leg.planned_arrival)}")
+                                        f"{format_hhmm(lc.leg.dep)}-{format_hhmm(lc.leg.planned_arrival)}"
+                                        if len(problems) < MAX_REASONS else UNSHOWN)
         late = [lc for lc in day.legs if lc.leg.planned_arrival >= MINUTES_PER_DAY]
         carry = None
         if late:
@@ -285,7 +288,8 @@ def _diverse(ctx: PlanContext, kind: str) -> CheckResult:
     for visit in ctx.of_kind(kind):
         key = (visit.ref.table, visit.ref.row) if visit.ref is not None else visit.key
         if key in seen:
-            problems.append(f"{visit.name!r} repeated on day {visit.day + 1} (first on day {seen[key] + 1})")
+            problems.append(f"{visit.name!r} repeated on day {visit.day + 1} (first on day {seen[key] + 1})"
+                            if len(problems) < MAX_REASONS else UNSHOWN)
         else:
             seen[key] = visit.day
     return verdict(problems, bool(seen), f"no {kind}s in the plan")
@@ -411,19 +415,18 @@ def commonsense_checks(ctx: PlanContext, min_meal_gap: float,
     here, in its default reading, when not given)."""
     parts = poi_parts if poi_parts is not None else valid_poi_list_parts(ctx)
     information = information_parts if information_parts is not None else complete_information_parts(ctx)
-    checks: dict[str, Callable[[PlanContext], CheckResult]] = {
-        "within_sandbox": within_sandbox,
-        "complete_information": lambda c: combine(information),
-        "meal_gaps": lambda c: meal_gaps(c, min_meal_gap),
-        "valid_poi_list": lambda c: combine(parts),
-        "diverse_events": diverse_events,
-        "within_current_city": within_current_city,
-        "reasonable_city_route": reasonable_city_route,
-        "diverse_restaurants": diverse_restaurants,
-        "diverse_attractions": diverse_attractions,
-        "non_conflicting_transport": non_conflicting_transport,
+    return {
+        "within_sandbox": within_sandbox(ctx),
+        "complete_information": combine(information),
+        "meal_gaps": meal_gaps(ctx, min_meal_gap),
+        "valid_poi_list": combine(parts),
+        "diverse_events": diverse_events(ctx),
+        "within_current_city": within_current_city(ctx),
+        "reasonable_city_route": reasonable_city_route(ctx),
+        "diverse_restaurants": diverse_restaurants(ctx),
+        "diverse_attractions": diverse_attractions(ctx),
+        "non_conflicting_transport": non_conflicting_transport(ctx),
     }
-    return {name: check(ctx) for name, check in checks.items()}
 
 
 def extra_checks(ctx: PlanContext) -> dict[str, CheckResult]:

@@ -63,8 +63,16 @@ class CrowdProfile:
         """The levels of the windows."""
         return frozenset(level for _, level in self.windows)
 
+    @functools.cached_property
+    def levels_by_hour(self) -> tuple[str | None, ...]:
+        """`level_at` of each clock hour 0-23, read once per profile (every scored visit asks one)."""
+        return tuple(self._first_level(hour) for hour in range(24))
+
     def level_at(self, hour: int) -> str | None:
         """Level of the first window containing `hour` (0-23), None when none does."""
+        return self.levels_by_hour[hour] if 0 <= hour < 24 else self._first_level(hour)
+
+    def _first_level(self, hour: int) -> str | None:
         for hours, level in self.windows:
             if hour in hours:
                 return level

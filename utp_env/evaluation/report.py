@@ -62,13 +62,9 @@ class CheckResult(BaseModel):
 
 
 def check_result(passed: bool | None, reason: str | None) -> CheckResult:
-    """A CheckResult of values already of its types: what `build` gives, made by pydantic-core's own
-    validator, which for a model of two fields costs less than `unvalidated` (every check of every
-    plan makes one)."""
-    return _validate_check_result({"passed": passed, "reason": reason})
-
-
-_validate_check_result = CheckResult.__pydantic_validator__.validate_python
+    """A CheckResult of values already of its types (`passed` a bool or None, `reason` a str or
+    None, as every caller passes them): what `build` gives (every check of every plan makes one)."""
+    return unvalidated(CheckResult, {"passed": passed, "reason": reason})
 
 
 def pass_rate(checks: Mapping[str, CheckResult]) -> float | None:
@@ -198,6 +194,10 @@ class EvaluationReport(BaseModel):
 
 
 MAX_REASONS = 3
+UNSHOWN = ""
+"""What a check may append for a problem past the first `MAX_REASONS` (`len(problems) >= MAX_REASONS`):
+`verdict` counts it but never shows its text, so a check whose problems are many (a distance wrong on
+every item) need not write each one's text."""
 
 
 def verdict(problems: list[str], applicable: bool = True, why_not: str = "nothing to check") -> CheckResult:

@@ -17,7 +17,7 @@ from typing import Any
 
 from utp_env.plan_format.errors import PlanFormatError, shorten
 from utp_env.plan_format.repairs import Repair, broken_json, cut_off, json_problem
-from utp_env.tools.json_depth import depth_message, exceeds_depth
+from utp_env.tools.json_depth import MAX_JSON_DEPTH, depth_message, exceeds_depth
 
 MAX_CANDIDATES = 200  # JSON starts tried in free text before giving up (bounds the work)
 _FENCE_RE = re.compile(r"```[ \t]*(?:jsonl?|javascript|js)?[ \t]*\r?\n?(.*?)```", re.IGNORECASE | re.DOTALL)
@@ -34,7 +34,12 @@ def day_objects(data: Any, repairs: list[Repair] | None = None) -> list[dict[str
         except UnicodeDecodeError as exc:
             raise PlanFormatError(f"plan bytes are not UTF-8 (byte {exc.start})") from None
     if isinstance(data, str):
+        # Every object or list decoded from the text opens with a `{` or `[` of it, so a text with at
+        # most MAX_JSON_DEPTH of them cannot decode to anything deeper: the walk is skipped.
+        shallow = data.count("{") + data.count("[") <= MAX_JSON_DEPTH
         data = _decode_text(data, [] if repairs is None else repairs)
+        if shallow:
+            return _days_of(data)
     _check_depth(data)
     return _days_of(data)
 
