@@ -1236,3 +1236,12 @@ def test_a_plan_outcome_option_of_another_plan_is_refused(env: UTPReplanEnv) -> 
     given = finish(TerminationReason.SUBMITTED, plan, ep_query, env.db, weights={})
     _, info = env.reset(seed=0, options={"query_id": query_id, "plan": plan, "plan_outcome": given})
     assert given.report is not None and info["plan_evaluation"] == given.report.model_dump(mode="json")
+
+
+def test_the_closed_loop_refuses_a_level_below_the_whole_trip(mini_db_path: Path) -> None:
+    from utp_env.env.replan import UTPReplanEnv
+
+    with pytest.raises(ValueError, match=r"level: the closed loop lives through the whole trip \(level 4\), not "
+                                         r"level 2; use utp_env/UTP-L2-v0"):
+        UTPReplanEnv(db_path=mini_db_path, level=2)
+    assert UTPReplanEnv(db_path=mini_db_path, level=4).level.number == 4

@@ -45,6 +45,7 @@ from utp_env.env.episode import (
     report_text,
 )
 from utp_env.env.itinerary_tools import ITINERARY_TOOLS, NoArgs
+from utp_env.env.levels import FULL_LEVEL
 from utp_env.env.locks import Execution
 from utp_env.env.trip import ExecutionPhase, new_realiser
 from utp_env.itinerary import Plan, PlanItem
@@ -202,8 +203,12 @@ class UTPReplanEnv(UTPEnv):
 
     def __init__(self, db_path: str | Path | None = None, profile: str = "full", split: str | None = None,
                  config: EnvConfig | dict[str, Any] | str | Path | None = None, render_mode: str | None = None,
-                 replan: ReplanConfig | dict[str, Any] | str | Path | None = None, world: int = 0) -> None:
-        super().__init__(db_path, profile, split, config, render_mode, world=world)
+                 replan: ReplanConfig | dict[str, Any] | str | Path | None = None, world: int = 0,
+                 level: int | None = None) -> None:
+        super().__init__(db_path, profile, split, config, render_mode, world=world, level=level)
+        if self.level.number != FULL_LEVEL:
+            raise ValueError(f"level: the closed loop lives through the whole trip (level {FULL_LEVEL}), not level "
+                             f"{self.level.number}; use utp_env/UTP-L{self.level.number}-v0 for a level")
         if self.config.stochastic:
             raise ValueError("config: stochastic does not apply to utp_env/UTP-Replan-v0 (the trip is always lived "
                              "through one realisation drawn from the reset seed); set stochastic: false")
