@@ -235,12 +235,22 @@ def split_pool(db: Database, split: str, limit: int | None = None) -> list[Query
 def level_pool(db: Database, split: str, level: Level, limit: int | None = None) -> list[Query]:
     """The queries of one split that `level` views (`Level.horizons`; every query at levels 1, 2 and 4), in
     query-id order, the first `limit` of them; a ValueError naming the split and level when there are none."""
-    pool = split_pool(db, split, None if level.horizons is not None else limit)
-    if level.horizons is not None:
-        pool = [q for q in pool if q.days in level.horizons][:limit]
-        if not pool:
-            raise ValueError(f"split {split!r} has no {' or '.join(map(str, sorted(level.horizons)))}-day queries "
-                             f"for level {level.number} ({level.title})")
+    if level.horizons is None:
+        pool = split_pool(db, split, limit)
+    elif split == TRAIN_SPLIT and limit is not None:
+        # the train split is built as far as it is read: read a longer prefix until `limit` of it is the level's
+        read = limit
+        while True:
+            prefix = split_pool(db, split, read)
+            pool = [q for q in prefix if q.days in level.horizons][:limit]
+            if len(pool) >= limit or len(prefix) < read:
+                break
+            read *= 2
+    else:
+        pool = [q for q in split_pool(db, split) if q.days in level.horizons][:limit]
+    if level.horizons is not None and not pool:
+        raise ValueError(f"split {split!r} has no {' or '.join(map(str, sorted(level.horizons)))}-day queries "
+                         f"for level {level.number} ({level.title})")
     return pool
 
 
