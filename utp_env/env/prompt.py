@@ -25,16 +25,15 @@ def task_text(query: Query, tools: Mapping[str, ToolSpec[Any]], config: EnvConfi
               task: LevelTask | None = None) -> str:
     """The first observation: the request, persona, risk profile, constraints and how to act; the
     rules every plan is checked on and the tools (one line in the compact mode); then `note`. At a level
-    below the whole trip (`task`) the level's own text (`level_text`); at level 3 a line says the level."""
+    below the whole trip (`task`) the level's own text (`level_text`); at level 3 the first line names the level."""
     if task is not None and not task.level.whole_task:
         return level_text(task, tools, config)
     constraints = constraint_lines(query)
     tool_lines = [f"- {name}: {summary(spec.description)}" for name, spec in tools.items()]
     p = query.persona
-    level = [f"LEVEL {task.level.number}: {task.level.title}."] if task is not None else []
+    level = "" if task is None else f"level {task.level.number} of 4, {task.level.title}; "
     return "\n".join([
-        *level,
-        f"TASK (query {query.query_id}): {query.text}",
+        f"TASK ({level}query {query.query_id}): {query.text}",
         f"Trip: {query.days} days from {query.org} to {query.dest} ({query.visiting_city_number} "
         f"city(ies) to visit), dates {query.dates[0]} to {query.dates[-1]}, {query.people_number} "
         f"people, budget INR {query.budget_inr:,.0f}.",
