@@ -14,14 +14,13 @@ import json
 import re
 from collections.abc import Iterator
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_outputs import cases
 from same_models import readings_agree
 from test_plan_format_hypothesis import plans
 
-from utp_env.dataset import Dataset, dataset_of
+from utp_env.dataset import Dataset
 from utp_env.itinerary import Plan
 from utp_env.plan_format import format_plan, plan_to_json
 from utp_env.plan_format import items as items_module
@@ -46,11 +45,6 @@ def entry_by_entry() -> Iterator[None]:
 
 def agree(text: object, query: Query | None = None, db: Database | None = None) -> Plan | str:
     return readings_agree(entry_by_entry, text, query, db)
-
-
-@pytest.fixture(scope="module")
-def dataset(mini_db_path: object) -> Dataset:
-    return dataset_of(Database.open(mini_db_path))  # type: ignore[arg-type]
 
 
 def test_reference_plans_and_their_broken_variants(dataset: Dataset) -> None:

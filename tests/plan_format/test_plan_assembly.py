@@ -13,13 +13,12 @@ import json
 import re
 from collections.abc import Iterator
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_outputs import cases
 from same_models import outcome, readings_agree
 
-from utp_env.dataset import Dataset, dataset_of
+from utp_env.dataset import Dataset
 from utp_env.itinerary import MAX_CLOCK_MINUTES, Plan
 from utp_env.plan_format import legs as legs_module
 from utp_env.plan_format import parse as parse_module
@@ -41,11 +40,6 @@ def validated_only() -> Iterator[None]:
 
 def agree(text: object, query: Query | None = None, db: Database | None = None) -> Plan | str:
     return readings_agree(validated_only, text, query, db)
-
-
-@pytest.fixture(scope="module")
-def dataset(mini_db_path: object) -> Dataset:
-    return dataset_of(Database.open(mini_db_path))  # type: ignore[arg-type]
 
 
 def test_reference_plans_and_their_broken_variants(dataset: Dataset) -> None:
