@@ -190,7 +190,8 @@ def test_the_curve_of_every_level_writes_its_csv_json_and_plot(mini_db_path: Pat
     from utp_env.train_split import build_train_set
 
     db = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
-    build_train_set(db, n=8, progress=False)
+    # level 3 views the 3-day queries only: one train query in three, so it needs a longer prefix
+    build_train_set(db, n=20 if level == 3 else 8, progress=False)
     out = tmp_path / "curve"
     seeds = ["--seeds", "0,1", "--share-sft", "--jobs", "2"] if level == 4 else ["--seeds", "0"]
     # on train queries after the demonstrations' (the default --grpo-queries new)

@@ -5,8 +5,8 @@ tests/support/degenerate_policies.py is applied to the reference plan and the re
 plan (`LevelTask.view`: the level's given part and the policy's version of what the level asks). A policy
 that leaves what the level asks unchanged (legs only, at level 1) is no attack there; every other scores
 below the honest level plan on every query, and the degenerate ones below the deterministic baseline on
-average. Hypothesis searches over edits that add or replace content at every level find none that raises
-the level's reward.
+average ("another query's plan" plans a trip to other cities: `another_trip`). Hypothesis searches over
+edits that add or replace content at every level find none that raises the level's reward.
 
 Shaping (utp_env/env/potential.py): complete episodes of random plans, played through the env with
 `shaping: true`, return exactly their plan's reward (γ = 1) or their discounted reward (γ < 1), so every
@@ -64,6 +64,22 @@ def tasks(number: int, limit: int | None) -> list[tuple[LevelTask, Query]]:
     return [(level_task(LEVELS[number], q, dataset.references[q.query_id]), q) for q in pool[:limit]]
 
 
+def cities(plan: Plan) -> set[str]:
+    return {city for day in plan.days for city in day.cities}
+
+
+def another_trip(dataset: Dataset, chosen: list[tuple[LevelTask, Query]], n: int) -> Plan:
+    """The honest plan of the next query (cyclically) that visits none of query `n`'s cities: "another query's
+    plan" is an attack only when it plans another trip. A level views a part of the trip (at level 2 one day in
+    the destination), and the same part of a trip to the same city is a legitimate plan of it, not a trick."""
+    own = cities(dataset.references[chosen[n][1].query_id])
+    for k in range(1, len(chosen)):
+        plan = dataset.references[chosen[(n + k) % len(chosen)][1].query_id]
+        if not cities(plan) & own:
+            return plan
+    raise AssertionError(f"every query of the level visits a city of {chosen[n][1].query_id}")
+
+
 def check_level(number: int, limit: int | None) -> dict[str, float]:
     """Mean level reward of each policy where it attacks what the level asks; fails on any query where one
     reaches the honest level plan."""
@@ -73,7 +89,7 @@ def check_level(number: int, limit: int | None) -> dict[str, float]:
     beaten: list[tuple[str, str, float, float]] = []
     for n, (task, query) in enumerate(chosen):
         honest_plan = dataset.references[query.query_id]
-        other = dataset.references[chosen[(n + 1) % len(chosen)][1].query_id]
+        other = another_trip(dataset, chosen, n)
         honest = level_reward(task, honest_plan)
         sums["reference"].append(honest)
         det = deterministic_plan(query.query_id)
