@@ -25,7 +25,7 @@ PYTHON=${PYTHON:-python}
 if [ "$WHICH" = "--tiny" ]; then
   MODEL=(--tiny)
   SMOKE=(--seeds 0 --steps 2 --every 1 --demos 4 --sft-epochs 1 --eval-limit 2 --eval-samples 2
-         --queries-per-step 2 --num-generations 2)
+         --queries-per-step 2 --num-generations 2 --pretrain-steps 20)
 else
   if [ ! -f "$WHICH/config.json" ]; then
     echo "rl_recipe: $WHICH is not a model directory (no config.json); give a tool-calling chat model on disk" >&2

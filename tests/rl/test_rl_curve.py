@@ -182,8 +182,9 @@ def test_the_curve_refuses_bad_arguments(argv: list[str], message: str, tmp_path
 @pytest.mark.parametrize("level", [1, 2, 3, 4])
 def test_the_curve_of_every_level_writes_its_csv_json_and_plot(mini_db_path: Path, tmp_path: Path,
                                                                level: int) -> None:
-    """The CPU twin of the GPU recipe, per level: the tiny model, SFT on 4 demonstrations, 2 GRPO steps, each
-    scored; at level 4 two seeds at once (--jobs 2) from one shared checkpoint."""
+    """The CPU twin of the GPU recipe, per level: the tiny model (20 pretraining steps, not the level's 1,000: a
+    smoke run), SFT on 4 demonstrations, 2 GRPO steps, each scored; at level 4 two seeds at once (--jobs 2) from
+    one shared checkpoint."""
     import shutil
 
     from utp_env.rl import curve
@@ -197,7 +198,8 @@ def test_the_curve_of_every_level_writes_its_csv_json_and_plot(mini_db_path: Pat
     # on train queries after the demonstrations' (the default --grpo-queries new)
     summary = curve.main(["--tiny", "--level", str(level), *seeds, "--steps", "2", "--every", "1", "--demos", "4",
                           "--sft-epochs", "1", "--eval-limit", "2", "--eval-samples", "2", "--queries-per-step", "2",
-                          "--num-generations", "2", "--db-path", str(db), "--eval-db-path", str(mini_db_path),
+                          "--num-generations", "2", "--pretrain-steps", "20", "--db-path", str(db),
+                          "--eval-db-path", str(mini_db_path),
                           "--out", str(out)])
     rows = list(csv.DictReader((out / "curve.csv").open()))
     seed_names = ("0", "1") if level == 4 else ("0",)

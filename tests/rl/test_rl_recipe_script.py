@@ -25,5 +25,5 @@ def test_the_cpu_twin_is_the_curve_smoke_run_of_the_tests() -> None:
     """The script's --tiny arguments are those tests/rl/test_rl_curve.py gives each level (2 steps)."""
     text = SCRIPT.read_text()
     for flag in ("--steps 2", "--every 1", "--demos 4", "--sft-epochs 1", "--eval-limit 2", "--eval-samples 2",
-                 "--queries-per-step 2", "--num-generations 2"):
+                 "--queries-per-step 2", "--num-generations 2", "--pretrain-steps 20"):
         assert flag in text

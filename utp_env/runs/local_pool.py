@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Generator
 from typing import Any
 
@@ -38,6 +39,23 @@ def _describe_exit(code: int | None) -> str:
         cause = " (kill -9 or the out-of-memory killer)" if -code == signal.SIGKILL else ""
         return f"was killed by {name}{cause}"
     return f"exited with status {code}"
+
+
+def _exit_code(proc: Any) -> int | None:
+    """The exit code of a pool worker once it has ended (None while it runs after 5 s).
+
+    The pool's own manager thread reaps a dead worker too: when it wins the race, this thread's `join`
+    returns with the code not yet recorded (its wait found no child), and the code lands a moment later.
+    Without waiting for it, a worker killed by a signal was reported as "a worker process died" on a
+    loaded machine."""
+    from multiprocessing.connection import wait
+
+    proc.join(timeout=5)
+    if proc.exitcode is None and wait([proc.sentinel], 0):  # it has ended: its code is being recorded
+        deadline = time.monotonic() + 5
+        while proc.exitcode is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return proc.exitcode
 
 
 def run_local(config: RunConfig, todo: list[tuple[str, int]], processes: int) -> Records:
@@ -78,9 +96,8 @@ def run_local(config: RunConfig, todo: list[tuple[str, int]], processes: int) ->
                 return
 
     def died() -> WorkerDiedError:
-        for proc in workers.values():
-            proc.join(timeout=5)
-        dead = [(pid, p.exitcode) for pid, p in workers.items() if p.exitcode not in (0, None, -signal.SIGTERM)]
+        codes = {pid: _exit_code(proc) for pid, proc in workers.items()}
+        dead = [(pid, code) for pid, code in codes.items() if code not in (0, None, -signal.SIGTERM)]
         who = f"worker process {dead[0][0]} {_describe_exit(dead[0][1])}" if dead else "a worker process died"
         return WorkerDiedError(f"{who} during the run")
 
