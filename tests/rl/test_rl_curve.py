@@ -168,6 +168,8 @@ def test_grpo_trains_on_queries_the_sft_demonstrations_did_not_use() -> None:
     (["--steps", "0"], "--steps must be at least 1"), (["--num-generations", "1"], "at least 2"),
     (["--sft-epochs", "-1"], "--sft-epochs must be 0 or more"),
     (["--swapped-copies", "-1"], "--swapped-copies is the tiny model's"),
+    (["--pretrain-copy-bar", "0"], r"--pretrain-copy-bar is a share in \(0, 1\]"),
+    (["--pretrain-steps", "0", "--pretrain-copy-bar", "0.5"], "of a run that pretrains"),
     (["--vllm"], "the tiny model runs without it"),
     (["--level", "2", "--reward", "first_leg"], "level 2 trains on its own reward")])
 def test_the_curve_refuses_bad_arguments(argv: list[str], message: str, tmp_path: Path) -> None:

@@ -67,7 +67,9 @@ def test_a_held_out_split_that_was_demonstrated_is_refused(mini_db_path: Path, t
 @pytest.mark.parametrize(("argv", "message"), [
     (["--tiny", "--swapped-copies", "-2"], "--swapped-copies is the tiny model's .*not -2"),
     (["--model", "m", "--swapped-copies", "4"], "--swapped-copies is the tiny model's .* with --model"),
-    (["--model", "m", "--pretrain-steps", "10"], "a real model comes pretrained")])
+    (["--model", "m", "--pretrain-steps", "10"], "a real model comes pretrained"),
+    (["--tiny", "--pretrain-copy-bar", "0.5"], r"--pretrain-copy-bar .* without pretraining"),
+    (["--tiny", "--pretrain-steps", "10", "--pretrain-copy-bar", "2"], r"a share in \(0, 1\] .*not 2.0")])
 def test_the_tiny_models_options_are_refused_out_of_range_or_with_a_real_model(argv: list[str], message: str) -> None:
     from utp_env.rl import sft
 

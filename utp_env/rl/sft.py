@@ -36,6 +36,7 @@ from typing import Any
 from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
 from utp_env.rl.recipe import load_pretrained, require_rl_extra
 from utp_env.rl.tiny import TinySpec
+from utp_env.rl.tiny_pretrain import Pretraining
 from utp_env.rl.tiny_words import (
     NOT_VALUES,
     TOOL_CALL,
@@ -61,6 +62,7 @@ class SFTSummary:
     train_queries: list[str] = field(default_factory=list)
     sft_losses: list[float] = field(default_factory=list)
     pretrain_losses: list[float] = field(default_factory=list)
+    pretrain_checks: list[tuple[int, float]] = field(default_factory=list)
     seconds_pretrain: float = 0.0
     seconds_sft: float = 0.0
     seconds_grpo: float = 0.0
@@ -90,6 +92,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pretrain-steps", type=int, default=0, help="--tiny: steps of the tiny model's pretraining "
                    "before SFT (utp_env/rl/tiny_pretrain.py: copying from a JSON and from a table, on synthetic chats; "
                    "default 0)")
+    p.add_argument("--pretrain-copy-bar", type=float, default=None, help="--tiny: stop pretraining once this share "
+                   "of new synthetic chats is copied exactly, checked every 100 steps (--pretrain-steps is then the "
+                   "most it takes; default: all of --pretrain-steps)")
     p.add_argument("--swapped-copies", type=int, default=0, help="--tiny: per demonstration, this many copies with "
                    "its cities, dates, numbers and venues renamed, trained on beside it (utp_env/rl/augment.py; "
                    "default 0)")
@@ -374,6 +379,9 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     if args.pretrain_steps < 0 or (args.pretrain_steps and not tiny):
         raise SystemExit(f"--pretrain-steps is the tiny model's (0 or more with --tiny), not {args.pretrain_steps}"
                          + ("" if tiny else " with --model: a real model comes pretrained"))
+    if args.pretrain_copy_bar is not None and (not args.pretrain_steps or not 0 < args.pretrain_copy_bar <= 1):
+        raise SystemExit(f"--pretrain-copy-bar is a share in (0, 1] of a run that pretrains (--tiny --pretrain-steps "
+                         f"N), not {args.pretrain_copy_bar}" + ("" if args.pretrain_steps else " without pretraining"))
     if args.frozen_values and not tiny:
         raise SystemExit("--frozen-values is the tiny model's (with --tiny); a real model's embeddings are its own")
     if args.swapped_copies < 0 or (args.swapped_copies and not tiny):
@@ -397,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     if args.eval_db_path:
         targets["other_db"] = ({**env_kwargs, "db_path": args.eval_db_path, "world": 0}, args.eval_split)
     held_out_of_demos([r["query_id"] for r in records], env_kwargs, targets)
-    summary_pretrain: list[float] = []
+    pretraining: Pretraining | None = None
     seconds_pretrain = 0.0
     trained_on = records
     if tiny:
@@ -419,7 +427,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
         model = tiny_model.build_model(tokenizer, TINY_SFT_SPEC, seed=args.seed, kinds=list(kinds.values()))
         if args.pretrain_steps:
             started = time.perf_counter()
-            summary_pretrain = pretrain(model, tokenizer, tools, values, args.pretrain_steps, seed=args.seed)
+            pretraining = pretrain(model, tokenizer, tools, values, args.pretrain_steps, seed=args.seed,
+                                   copy_bar=args.pretrain_copy_bar)
             seconds_pretrain = time.perf_counter() - started
         if args.frozen_values:
             from utp_env.rl.value_embeddings import freeze_value_rows, value_token_ids
@@ -429,8 +438,9 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
         tokenizer, model = load_pretrained(args.model)
     summary = SFTSummary(model="tiny" if tiny else str(args.model), demos=len(records),
                          train_queries=[r["query_id"] for r in records])
-    if tiny and args.pretrain_steps:
-        summary.pretrain_losses, summary.seconds_pretrain = summary_pretrain, seconds_pretrain
+    if pretraining is not None:
+        summary.pretrain_losses, summary.pretrain_checks = pretraining.losses, pretraining.checks
+        summary.seconds_pretrain = seconds_pretrain
     system, request = (MULTI_TURN_SYSTEM, MULTI_TURN_REQUEST) if tiny else (records[0]["messages"][0]["content"], "")
     eval_config = dict(TINY_ENV) if tiny else dict(records[0].get("env_config") or {}) or None
     tool_names = tiny_sft_tools(args.level) if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])

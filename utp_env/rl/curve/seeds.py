@@ -54,6 +54,8 @@ def checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Path, 
 
     started = time.perf_counter()
     pretraining = ["--pretrain-steps", str(settings.pretrain_steps)] if settings.pretrain_steps else []
+    if settings.pretrain_steps and settings.pretrain_copy_bar is not None:
+        pretraining += ["--pretrain-copy-bar", str(settings.pretrain_copy_bar)]
     pretraining += ["--swapped-copies", str(settings.swapped_copies)] if settings.swapped_copies else []
     pretraining += ["--frozen-values"] if settings.frozen_values else []
     sft.main([*model_argv(settings), *pretraining, "--limit", str(settings.demos), "--epochs", str(settings.sft_epochs),
@@ -70,7 +72,8 @@ def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Pa
     ckpt = folder / f"sft-level{settings.level}-seed{sft_seed}"
     made_with = {"demos": settings.demos, "sft_epochs": settings.sft_epochs, "profile": settings.profile,
                  "db_path": settings.db_path, "seed": sft_seed, "level": settings.level, "model": settings.model,
-                 "pretrain_steps": settings.pretrain_steps, "sft_learning_rate": settings.sft_learning_rate,
+                 "pretrain_steps": settings.pretrain_steps, "pretrain_copy_bar": settings.pretrain_copy_bar,
+                 "sft_learning_rate": settings.sft_learning_rate,
                  "swapped_copies": settings.swapped_copies, "frozen_values": settings.frozen_values}
     record = ckpt / "curve_sft.json"
     if record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with:

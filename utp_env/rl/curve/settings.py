@@ -17,15 +17,16 @@ from utp_env.rl.recipe import LOSS_TYPES
 GRPO_QUERIES = ("new", "sft")
 TUNED = ("steps", "every", "demos", "sft_epochs", "eval_limit", "eval_samples", "queries_per_step", "num_generations",
          "learning_rate", "temperature", "beta", "reward", "step_limit", "max_completion_length", "max_turns",
-         "pretrain_steps", "sft_learning_rate", "loss_type", "swapped_copies", "frozen_values")
+         "pretrain_steps", "pretrain_copy_bar", "sft_learning_rate", "loss_type", "swapped_copies", "frozen_values")
 """The settings whose default depends on the level and the model (`TINY_DEFAULTS`, `MODEL_DEFAULTS`)."""
 
 _TINY_PART = {"eval_limit": 32, "eval_samples": 2, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
-              "step_limit": 8, "max_completion_length": 384, "max_turns": 6, "pretrain_steps": 1000,
+              "step_limit": 8, "max_completion_length": 384, "max_turns": 6, "pretrain_steps": 3000,
+              "pretrain_copy_bar": 0.5,
               "sft_learning_rate": 1e-3, "learning_rate": 2e-4, "beta": 0.04, "reward": "env", "loss_type": "grpo",
               "swapped_copies": 0, "frozen_values": False}
 TINY_DEFAULTS: dict[int, dict[str, Any]] = {
-    1: {**_TINY_PART, "steps": 20, "every": 10, "demos": 8, "sft_epochs": 6.0, "swapped_copies": 32,
+    1: {**_TINY_PART, "steps": 20, "every": 10, "demos": 8, "sft_epochs": 3.0, "swapped_copies": 32,
         "frozen_values": True, "temperature": 0.5},
     2: {**_TINY_PART, "steps": 20, "every": 10, "demos": 8, "sft_epochs": 3.0, "swapped_copies": 16,
         "frozen_values": True, "step_limit": 12, "max_completion_length": 768, "max_turns": 10},
@@ -33,7 +34,8 @@ TINY_DEFAULTS: dict[int, dict[str, Any]] = {
     4: {"eval_limit": 32, "eval_samples": 4, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
         "steps": 64, "every": 8, "demos": 256, "sft_epochs": 10.0, "learning_rate": 5e-4, "beta": 0.04,
         "reward": "first_leg_shaped", "max_completion_length": 512, "step_limit": 16, "max_turns": 8,
-        "pretrain_steps": 0, "sft_learning_rate": 5e-3, "loss_type": "dapo", "swapped_copies": 0,
+        "pretrain_steps": 0, "pretrain_copy_bar": None, "sft_learning_rate": 5e-3, "loss_type": "dapo",
+        "swapped_copies": 0,
         "frozen_values": False},
 }
 """The tiny model's defaults per level (the measured runs of docs/RL.md "Learning curves by level")."""
@@ -47,6 +49,7 @@ MODEL_DEFAULTS: dict[int, dict[str, Any]] = {level: {
        if level == 2 else {}),
     "sft_epochs": 1.0, "num_generations": 8,
     "learning_rate": 1e-6, "temperature": 1.0, "beta": 0.0, "reward": "env", "pretrain_steps": 0,
+    "pretrain_copy_bar": None,
     "sft_learning_rate": 1e-5, "loss_type": "grpo", "swapped_copies": 0, "frozen_values": False}
     for level in LEVELS}
 """A real model's defaults per level (docs/RL.md "The recipe on a GPU": levels 1 and 2 sized for a 0.5 B model on
@@ -88,6 +91,9 @@ class CurveSettings:
     """Also score the paper's task (level 4) at the start and the end: does the level carry over?"""
     pretrain_steps: int = 0
     """The tiny model's pretraining steps before SFT (utp_env/rl/tiny_pretrain.py); 0 for a real model."""
+    pretrain_copy_bar: float | None = None
+    """Pretraining stops once the tiny model copies this share of new synthetic chats (`pretrain_steps` is then
+    the most it takes); None: all `pretrain_steps`."""
     sft_learning_rate: float = 5e-3
     loss_type: str = "dapo"
     vllm: bool = False
@@ -139,6 +145,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--step-limit", type=int, help="env steps per episode")
     p.add_argument("--pretrain-steps", type=int, help="the tiny model's pretraining steps before SFT "
                    "(utp_env/rl/tiny_pretrain.py; 0 with --model)")
+    p.add_argument("--pretrain-copy-bar", type=float, help="stop the tiny model's pretraining once it copies this "
+                   "share of new synthetic chats (default: the level's)")
     p.add_argument("--sft-learning-rate", type=float, help="SFT's learning rate")
     p.add_argument("--frozen-values", action=argparse.BooleanOptionalAction, default=None,
                    help="the tiny model: keep its value embeddings as pretraining left them in SFT and GRPO "
@@ -188,6 +196,10 @@ def settings_of(args: argparse.Namespace) -> CurveSettings:
             raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, not {chosen[name]}")
     if chosen["pretrain_steps"] < 0 or (chosen["pretrain_steps"] and not args.tiny):
         raise SystemExit("--pretrain-steps is the tiny model's (0 or more with --tiny; a real model comes pretrained)")
+    bar = chosen["pretrain_copy_bar"]
+    if bar is not None and (not chosen["pretrain_steps"] or not 0 < bar <= 1):
+        raise SystemExit(f"--pretrain-copy-bar is a share in (0, 1] of a run that pretrains (--tiny, --pretrain-steps "
+                         f"above 0), not {bar}")
     if chosen["swapped_copies"] < 0 or (chosen["swapped_copies"] and not args.tiny):
         raise SystemExit("--swapped-copies is the tiny model's (0 or more with --tiny)")
     if chosen["frozen_values"] and not args.tiny:
