@@ -77,6 +77,23 @@ class BusSearch(ServiceSearch):
     pass
 
 
+SERVICE_HEADERS: dict[str, list[str]] = {
+    "flights": ["flight", "airline", "airports", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
+    "trains": ["train", "name", "stations", "dep", "arr", "duration_min", "classes", "fare_class", "fare_inr",
+               "exp_delay_min"],
+    "buses": ["bus_id", "operator", "type", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
+}
+"""The columns of a service search's answer per table (the service's number first)."""
+SERVICE_NARROW = "sort by price or duration, or raise limit (max 100)."
+"""What a truncated service search's answer suggests."""
+
+
+def service_heading(table: str, origin: str, dest: str, date: str, day_name: str, sort_by: str) -> str:
+    """The first words of a service search's answer, e.g. `Trains from Pune to Goa on 2026-02-14 (Sat), by
+    departure`."""
+    return f"{table.capitalize()} from {origin} to {dest} on {date} ({day_name}), by {sort_by}"
+
+
 def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResult:
     origin, dest = pair_of(db, args.origin, args.destination)
     in_calendar(db, args.date, "date")
@@ -113,12 +130,7 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
         unmeasured = bool(rows) and not index.of(mode, road)[1]
     else:
         unmeasured = bool(np.isnan((index.flight if table == "flights" else index.train)[shown]).any())
-    header = {
-        "flights": ["flight", "airline", "airports", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
-        "trains": ["train", "name", "stations", "dep", "arr", "duration_min", "classes", "fare_class",
-                   "fare_inr", "exp_delay_min"],
-        "buses": ["bus_id", "operator", "type", "dep", "arr", "duration_min", "fare_inr", "exp_delay_min"],
-    }[table]
+    header = SERVICE_HEADERS[table]
     any_on_pair = db.pair_rows(table, origin, dest).size > 0
     empty = (f"Services exist from {origin} to {dest} but none runs on a {WEEKDAYS[day]}; try another date."
              if any_on_pair else
@@ -127,9 +139,8 @@ def _search(db: Database, table: ServiceTable, args: ServiceSearch) -> ToolResul
     notes = [_MEDIAN_NOTE] if unmeasured else []
     if table == "buses" and found.size:
         notes.append("exp_delay_min of a bus is the road route's historical traffic delay.")
-    text = table_of_lines(f"{table.capitalize()} from {origin} to {dest} on {args.date} ({WEEKDAYS[day]}), "
-                          f"by {args.sort_by}", header, lines, total=int(found.size), truncated=cut,
-                          narrow="sort by price or duration, or raise limit (max 100).", empty=empty, notes=notes)
+    text = table_of_lines(service_heading(table, origin, dest, args.date, WEEKDAYS[day], args.sort_by), header,
+                          lines, total=int(found.size), truncated=cut, narrow=SERVICE_NARROW, empty=empty, notes=notes)
     return ToolResult(ok=True, text=text, rows=memo.rows(db, table, rows), truncated=cut)
 
 

@@ -10,9 +10,11 @@ venue names, clock times, in random roles):
 
 - **copy**: the user asks to call one of the run's tools with a JSON of arguments (random keys of that tool,
   random values, shuffled); the assistant calls it with exactly those;
-- **read a table**: the user shows what a search answered, a table (a title, a header of random words, 1-3
-  rows), and asks for a call with one argument from its first row; the assistant calls the tool with the first
-  row's first cell as that argument and the user's JSON as the others.
+- **read a table**: the user shows what a search answered, a table laid out as the env's service searches
+  answer (their heading, columns and "more rows" line; random words in the cells, 1-3 rows), and asks for a call
+  with one argument from its first row; the assistant calls the tool with the first row's first cell as that
+  argument and the user's JSON as the others. (Tables of a title and four filler columns taught a copy that
+  did not carry over to the env's answers: docs/RL.md "Learning curves by level".)
 
 Each step is one batch of `BATCH` fresh chats (nothing is seen twice), the loss on the assistant turns only.
 
@@ -45,7 +47,7 @@ CHECK_SEED = 2**31 - 1
 TABLE_SHARE = 0.5
 """The share of chats that read a table (the rest copy the user's JSON)."""
 FILLER = ("alpha", "bravo", "carta", "delta", "echo", "forte", "gamma", "hotel", "ivory", "jolly")
-"""Header words and cells of the synthetic tables besides the first cell."""
+"""Cells of the synthetic tables besides the first column."""
 Chat = list[dict[str, Any]]
 
 
@@ -74,11 +76,8 @@ def synthetic_chats(tools: Sequence[str], values: Sequence[str], rng: random.Ran
         texts = [k for k, v in args.items() if isinstance(v, str)]
         if texts and rng.random() < TABLE_SHARE:
             key = rng.choice(texts)
-            rows = [[rng.choice(values), *rng.sample(FILLER, 3)] for _ in range(rng.randint(1, 3))]
-            args[key] = rows[0][0]
+            table, args[key] = search_answer(values, rng)
             rest = {k: v for k, v in args.items() if k != key}
-            table = "\n".join([f"{rng.choice(FILLER).title()} found:", " | ".join(rng.sample(FILLER, 4)),
-                               *(" | ".join(map(str, row)) for row in rows)])
             ask = f"Call {tool} with {json.dumps(rest, ensure_ascii=False)} and {key} from its first row."
             chats.append([{"role": "user", "content": f"A search answered:\n{table}\n{ask}"}, _call(tool, args, 0)])
         else:
@@ -87,6 +86,26 @@ def synthetic_chats(tools: Sequence[str], values: Sequence[str], rng: random.Ran
             ask = f"Call {tool} with {json.dumps(dict(shown), ensure_ascii=False)}."
             chats.append([{"role": "user", "content": ask}, _call(tool, args, 0)])
     return chats
+
+
+def search_answer(values: Sequence[str], rng: random.Random) -> tuple[str, str]:
+    """A table laid out as the env's service searches answer (their heading, columns and "more rows" line,
+    `utp_env.tools.lookup.transport`), its cells random: the words of `values` in the heading and the first
+    column, `FILLER` elsewhere; and the first row's first cell, the value a call reads from it."""
+    from utp_env.tools.clock import WEEKDAYS
+    from utp_env.tools.lookup.render import table_of_lines
+    from utp_env.tools.lookup.transport import SERVICE_HEADERS, SERVICE_NARROW, service_heading
+
+    table = rng.choice(sorted(SERVICE_HEADERS))
+    header = SERVICE_HEADERS[table]
+    shown = rng.randint(1, 3)
+    total = shown + (0 if rng.random() < 0.5 else rng.randint(1, 30))
+    rows = [[rng.choice(values), *(rng.choice(FILLER) for _ in header[1:])] for _ in range(shown)]
+    heading = service_heading(table, rng.choice(values), rng.choice(values), rng.choice(values),
+                              rng.choice(WEEKDAYS), "departure")
+    text = table_of_lines(heading, header, [" | ".join(row) for row in rows], total=total, truncated=total - shown,
+                          narrow=SERVICE_NARROW, empty="")
+    return text, rows[0][0]
 
 
 @dataclass
