@@ -36,7 +36,7 @@ from typing import Any
 from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
 from utp_env.rl.recipe import load_pretrained, require_rl_extra
 from utp_env.rl.tiny import TinySpec
-from utp_env.rl.tiny_pretrain import Pretraining
+from utp_env.rl.tiny_pretrain import Pretraining, copy_bar_refusal
 from utp_env.rl.tiny_words import (
     NOT_VALUES,
     TOOL_CALL,
@@ -379,9 +379,9 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     if args.pretrain_steps < 0 or (args.pretrain_steps and not tiny):
         raise SystemExit(f"--pretrain-steps is the tiny model's (0 or more with --tiny), not {args.pretrain_steps}"
                          + ("" if tiny else " with --model: a real model comes pretrained"))
-    if args.pretrain_copy_bar is not None and (not args.pretrain_steps or not 0 < args.pretrain_copy_bar <= 1):
-        raise SystemExit(f"--pretrain-copy-bar is a share in (0, 1] of a run that pretrains (--tiny --pretrain-steps "
-                         f"N), not {args.pretrain_copy_bar}" + ("" if args.pretrain_steps else " without pretraining"))
+    refusal = copy_bar_refusal(args.pretrain_copy_bar, args.pretrain_steps)
+    if refusal is not None:
+        raise SystemExit(refusal)
     if args.frozen_values and not tiny:
         raise SystemExit("--frozen-values is the tiny model's (with --tiny); a real model's embeddings are its own")
     if args.swapped_copies < 0 or (args.swapped_copies and not tiny):

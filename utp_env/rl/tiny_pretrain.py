@@ -108,6 +108,16 @@ def search_answer(values: Sequence[str], rng: random.Random) -> tuple[str, str]:
     return text, rows[0][0]
 
 
+def copy_bar_refusal(bar: float | None, pretrain_steps: int) -> str | None:
+    """Why the command lines (`utp_env.rl.sft`, `utp_env.rl.curve`) refuse `--pretrain-copy-bar` `bar` for a run of
+    `pretrain_steps` pretraining steps, in one line; None when it is fine (absent, or a share in (0, 1] of a run
+    that pretrains)."""
+    if bar is None or (pretrain_steps and 0 < bar <= 1):
+        return None
+    return (f"--pretrain-copy-bar is a share in (0, 1] of a run that pretrains (--tiny, --pretrain-steps above 0), "
+            f"not {bar}" + ("" if pretrain_steps else " without pretraining"))
+
+
 @dataclass
 class Pretraining:
     """What `pretrain` did: the loss of each step, and each check of the copy skill as (step, share copied)."""

@@ -13,6 +13,7 @@ from typing import Any
 from utp_env.env.levels import LEVELS
 from utp_env.rl.curve.stages import REWARDS
 from utp_env.rl.recipe import LOSS_TYPES
+from utp_env.rl.tiny_pretrain import copy_bar_refusal
 
 GRPO_QUERIES = ("new", "sft")
 TUNED = ("steps", "every", "demos", "sft_epochs", "eval_limit", "eval_samples", "queries_per_step", "num_generations",
@@ -196,10 +197,9 @@ def settings_of(args: argparse.Namespace) -> CurveSettings:
             raise SystemExit(f"--{name.replace('_', '-')} must be at least 1, not {chosen[name]}")
     if chosen["pretrain_steps"] < 0 or (chosen["pretrain_steps"] and not args.tiny):
         raise SystemExit("--pretrain-steps is the tiny model's (0 or more with --tiny; a real model comes pretrained)")
-    bar = chosen["pretrain_copy_bar"]
-    if bar is not None and (not chosen["pretrain_steps"] or not 0 < bar <= 1):
-        raise SystemExit(f"--pretrain-copy-bar is a share in (0, 1] of a run that pretrains (--tiny, --pretrain-steps "
-                         f"above 0), not {bar}")
+    refusal = copy_bar_refusal(chosen["pretrain_copy_bar"], chosen["pretrain_steps"])
+    if refusal is not None:
+        raise SystemExit(refusal)
     if chosen["swapped_copies"] < 0 or (chosen["swapped_copies"] and not args.tiny):
         raise SystemExit("--swapped-copies is the tiny model's (0 or more with --tiny)")
     if chosen["frozen_values"] and not args.tiny:
