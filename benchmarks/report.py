@@ -61,7 +61,7 @@ def benches(db: str | None) -> dict[str, Bench]:
         "runs": Bench("runs.py", [], [*where, "--episodes", "6", "--rounds", "1", "--fresh", "1", "--no-ray"]),
         "sandbox": Bench("sandbox.py", [], ["--profile", "mini", "--repeat", "1"]),
         "plan_format": Bench("plan_format.py", [], ["--k", "500", "--repeat", "1"]),
-        "serve": Bench("serve.py", [], [*where, "--episodes", "6", "--sessions", "3", "--hold", "4",
+        "serve": Bench("serve.py", [], [*where, "--episodes", "6", "--sessions", "3", "--hold", "4", "--rounds", "1",
                                         "--think-ms", "1"]),
     }
 

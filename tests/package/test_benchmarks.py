@@ -28,7 +28,7 @@ def small_runs(db: Path) -> dict[str, list[str]]:
         "runs.py": ["--db", str(db), "--episodes", "6", "--rounds", "1", "--fresh", "1"],
         "sandbox.py": ["--profile", "mini", "--repeat", "1"],
         "serve.py": ["--db", str(db), "--episodes", "6", "--sessions", "3", "--hold", "4", "--workers", "2",
-                     "--think-ms", "1"],
+                     "--rounds", "1", "--think-ms", "1"],
     }
 
 
