@@ -50,6 +50,9 @@ def test_sft_then_grpo_runs_every_stage_and_scores_it(mini_db_path: Path, tmp_pa
     before = ev["before_sft/held_out"]
     assert before["tool_calls"] == 0 and before["mean_reward"] == 0
     assert (out / "config.json").exists() and (out / "grpo" / "config.json").exists()
+    lengths = json.loads((out / sft.DEMO_LENGTHS_FILE).read_text())  # what GRPO from this checkpoint must hold
+    assert lengths["query_id"] in summary.train_queries
+    assert 0 < lengths["longest_completion"] < lengths["longest_transcript"]
 
 
 def test_a_held_out_split_that_was_demonstrated_is_refused(mini_db_path: Path, tmp_path: Path) -> None:
@@ -72,3 +75,52 @@ def test_the_tiny_models_options_are_refused_out_of_range_or_with_a_real_model(a
 
     with pytest.raises(SystemExit, match=message):
         sft.main(argv)
+
+
+def test_a_demonstration_longer_than_max_length_is_refused_before_training(mini_db_path: Path, tmp_path: Path) -> None:
+    """Cut to --max-length, a demonstration's last calls (submit among them) would never be trained on: SFT refuses
+    it in one line naming the longest and the length that fits, before pretraining starts (no steps are spent)."""
+    from utp_env.rl import sft
+
+    refusal = (r"utp_env\.rl\.sft: 2 of 2 demonstrations are longer than --max-length 64 tokens "
+               r"\(the longest, utp-train-\d+, is (\d+)\); .*give --max-length \1 or more")
+    with pytest.raises(SystemExit, match=refusal):
+        sft.main(["--tiny", "--db-path", str(mini_db_path), "--level", "1", "--limit", "2", "--max-length", "64",
+                  "--pretrain-steps", "3000", "--epochs", "1", "--grpo-steps", "0", "--eval-limit", "0",
+                  "--output-dir", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()
+
+
+def test_tokenize_names_the_longest_transcript_and_cuts_none() -> None:
+    pytest.importorskip("transformers", reason="the rl extra (pip install 'utp-env[rl]') is not installed")
+    from utp_env.rl import sft
+    from utp_env.rl.tiny import train_tokenizer
+
+    tokenizer = train_tokenizer(["plan a trip to Pune and back"] * 20, vocab_size=600)
+    short = {"query_id": "q-short", "messages": [{"role": "user", "content": "Pune"},
+                                                 {"role": "assistant", "content": "ok"}]}
+    long = {"query_id": "q-long", "messages": [{"role": "user", "content": "plan a trip to Pune " * 40},
+                                               {"role": "assistant", "content": "ok"}]}
+    fits = sft.tokenize([short, long], tokenizer, 10_000)
+    lengths = [len(ids) for ids in fits["input_ids"]]
+    with pytest.raises(sft.TranscriptTooLongError, match=rf"1 of 2 .*the longest, q-long, is {lengths[1]}\)"):
+        sft.tokenize([short, long], tokenizer, lengths[0] + 1)
+    assert [len(ids) for ids in sft.tokenize([short, long], tokenizer, lengths[1])["input_ids"]] == lengths
+
+
+def test_grpo_refuses_a_completion_budget_that_cuts_the_demonstrated_episodes(tmp_path: Path) -> None:
+    """A rollout budget shorter than the SFT checkpoint's longest demonstration (its sft_demo_lengths.json) would
+    cut every such episode before its end: refused in one line naming the need; a checkpoint without the record
+    (a hub model) is not checked."""
+    from utp_env.rl import recipe, sft
+
+    (tmp_path / sft.DEMO_LENGTHS_FILE).write_text(json.dumps(
+        {"longest_completion": 887, "query_id": "utp-train-00003", "longest_transcript": 1415}))
+    refusal = recipe.completion_budget_refusal(str(tmp_path), 768)
+    assert refusal is not None and "--max-completion-length 768" in refusal and "887 tokens" in refusal
+    assert "utp-train-00003" in refusal and refusal.endswith("give --max-completion-length 887 or more")
+    assert recipe.completion_budget_refusal(str(tmp_path), 887) is None
+    assert recipe.completion_budget_refusal(str(tmp_path / "elsewhere"), 16) is None
+    args = recipe.parser("test").parse_args(["--model", str(tmp_path), "--max-completion-length", "768"])
+    with pytest.raises(SystemExit, match=r"--max-completion-length 768 cannot hold .*887 or more"):
+        recipe.run_grpo(args, "multi_turn")

@@ -214,6 +214,25 @@ def env_config(chosen: dict[str, Any], compact: bool = False) -> dict[str, Any]:
     return {**out, "compact": True} if compact else out
 
 
+def completion_budget_refusal(model_dir: str, max_completion_length: int) -> str | None:
+    """The one-line refusal of a completion budget shorter than the longest demonstration the SFT checkpoint at
+    `model_dir` was trained on (its `sft_demo_lengths.json`, utp_env/rl/sft.py): every rollout that plays the
+    demonstrated episode would be cut before its end and score as if it stopped; None when it fits or the
+    checkpoint has no such record (a hub model, a checkpoint from elsewhere)."""
+    from utp_env.rl.sft import DEMO_LENGTHS_FILE
+
+    record = Path(model_dir) / DEMO_LENGTHS_FILE
+    if not record.is_file():
+        return None
+    lengths = json.loads(record.read_text(encoding="utf-8"))
+    need = int(lengths["longest_completion"])
+    if max_completion_length >= need:
+        return None
+    return (f"--max-completion-length {max_completion_length} cannot hold one demonstrated episode of {model_dir} "
+            f"({need} tokens after the prompt, tool answers included: {lengths.get('query_id')}); every rollout "
+            f"like it would be cut before its end: give --max-completion-length {need} or more")
+
+
 def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list[Any] | None = None,
              reward_log: list[float] | None = None,
              warm_up_data: Callable[[list[dict[str, Any]], type[RLToolEnv]], Sequence[Any]] | None = None,
@@ -238,6 +257,9 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     tokenizer: Any = None
     model: Any = None
     if not args.tiny:  # before anything is built: a model that cannot be loaded fails at once
+        refusal = completion_budget_refusal(args.model, chosen["max_completion_length"])
+        if refusal is not None:
+            raise SystemExit(refusal)
         tokenizer, model = load_pretrained(args.model)
     small = args.tiny or model.num_parameters() < SMALL_MODEL
     if small:

@@ -43,11 +43,15 @@ from utp_env.rl.tiny_words import (
     tiny_sft_tools,
     tiny_word_kinds,
 )
+from utp_env.tools.atomic import write_text_atomic
 
 TINY_ENV: dict[str, Any] = {"max_observation_chars": 1000, "step_limit": 16, "compact": True}
 # The tiny model of the SFT run: two layers (copying a word from the context needs an attention layer
 # that finds it after one that marks what precedes each word).
 TINY_SFT_SPEC = TinySpec(layers=2, hidden_size=128, intermediate_size=256)
+TINY_MAX_LENGTH = 4096
+"""The tiny model's tokens per SFT transcript: its level-2 demonstrations run to about 1,400 (1,024, the old
+value, cut every one of them before its last calls)."""
 # The tiny run's demonstrations and epochs: copying the task's words into the calls (rather than the
 # marginal city or date) sets in after about 6 epochs of 256 demonstrations (docs/RL.md).
 TINY_DEMOS, TINY_EPOCHS = 256, 10.0
@@ -102,7 +106,8 @@ def parser() -> argparse.ArgumentParser:
                    "(cities, dates, numbers, venues) as pretraining left them (utp_env/rl/value_embeddings.py)")
     p.add_argument("--save-start", metavar="DIR", help="also save the model as SFT receives it (built and pretrained, "
                    "or loaded) to DIR: the learning curve scores it as the point before SFT")
-    p.add_argument("--max-length", type=int, default=None, help="tokens per transcript (tiny 1024, else 16384)")
+    p.add_argument("--max-length", type=int, default=None, help="tokens per transcript; a longer demonstration "
+                   f"is refused, never cut (tiny {TINY_MAX_LENGTH}, else 16384)")
     p.add_argument("--eval-split", default="validation", help="held-out split scored before and after")
     p.add_argument("--eval-limit", type=int, default=8, help="held-out queries scored (default 8)")
     p.add_argument("--eval-world", type=int, default=None, help="also score in this world (another sandbox seed)")
@@ -176,10 +181,16 @@ def prompt_head(names: Sequence[str], env_kwargs: dict[str, Any], config: dict[s
     return text.split("<|im_start|>user", 1)[0]
 
 
+class TranscriptTooLongError(ValueError):
+    """A demonstration is longer than the tokens SFT trains per transcript: cut, its end (the calls that finish
+    the episode, `submit` among them) would never be trained on, and the policy would learn to stop short."""
+
+
 def tokenize(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
              tools: list[dict[str, Any]] | None = None) -> Any:
     """`input_ids` and `assistant_masks` of each transcript (the chat template with `tools`, else
-    the record's own schemas)."""
+    the record's own schemas); `TranscriptTooLongError` naming the longest when any is longer than
+    `max_length` (nothing is cut silently)."""
     from datasets import Dataset
 
     from utp_env.rl.demos import chat_messages
@@ -187,13 +198,47 @@ def tokenize(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
 
     template = training_chat_template(tokenizer)
     rows: dict[str, list[Any]] = {"input_ids": [], "assistant_masks": []}
-    for record in records:
+    too_long: list[tuple[int, str]] = []
+    for index, record in enumerate(records):
         schemas = tools or record.get("tools") or None
         out = tokenizer.apply_chat_template(chat_messages(record["messages"]), tools=schemas, chat_template=template,
                                             tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
-        rows["input_ids"].append(list(out["input_ids"])[:max_length])
-        rows["assistant_masks"].append(list(out["assistant_masks"])[:max_length])
+        if len(out["input_ids"]) > max_length:
+            too_long.append((len(out["input_ids"]), str(record.get("query_id") or f"transcript {index + 1}")))
+        rows["input_ids"].append(list(out["input_ids"]))
+        rows["assistant_masks"].append(list(out["assistant_masks"]))
+    if too_long:
+        longest, name = max(too_long)
+        raise TranscriptTooLongError(
+            f"{len(too_long)} of {len(records)} demonstrations are longer than --max-length {max_length} tokens (the "
+            f"longest, {name}, is {longest}); cut, their ends would not be trained on: give --max-length {longest} "
+            "or more")
     return Dataset.from_dict(rows)
+
+
+DEMO_LENGTHS_FILE = "sft_demo_lengths.json"
+"""Written into an SFT checkpoint: the longest demonstration's tokens after its prompt (what a rollout writes and
+reads, tool answers included), so that GRPO from the checkpoint refuses a completion budget that would cut every
+episode like it before its end (`utp_env.rl.recipe.run_grpo`)."""
+
+
+def demo_lengths(records: Sequence[dict[str, Any]], dataset: Any) -> dict[str, Any]:
+    """The longest transcript and the longest completion (tokens from the first assistant token to the end) of
+    the tokenized demonstrations, each with its query id."""
+    totals = [len(ids) for ids in dataset["input_ids"]]
+    completions = [len(mask) - (list(mask).index(1) if 1 in mask else len(mask)) for mask in dataset["assistant_masks"]]
+    longest = max(range(len(totals)), key=lambda i: completions[i])
+    return {"longest_completion": completions[longest], "query_id": records[longest].get("query_id"),
+            "longest_transcript": max(totals)}
+
+
+def checked_dataset(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
+                    tools: list[dict[str, Any]] | None) -> Any:
+    """`tokenize`, with a too-long demonstration refused as a one-line SystemExit (before any training)."""
+    try:
+        return tokenize(records, tokenizer, max_length, tools)
+    except TranscriptTooLongError as e:
+        raise SystemExit(f"utp_env.rl.sft: {e}") from None
 
 
 def held_out_of_demos(demonstrated: Sequence[str], env_kwargs: dict[str, Any],
@@ -388,7 +433,7 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
         raise SystemExit(f"--swapped-copies is the tiny model's (0 or more with --tiny), not {args.swapped_copies}"
                          + ("" if tiny else " with --model"))
     learning_rate = args.learning_rate if args.learning_rate is not None else (5e-3 if tiny else 1e-5)
-    max_length = args.max_length if args.max_length is not None else (1024 if tiny else 16384)
+    max_length = args.max_length if args.max_length is not None else (TINY_MAX_LENGTH if tiny else 16384)
     grpo_steps = args.grpo_steps if args.grpo_steps is not None else (2 if tiny else 0)
     profile = args.profile or ("mini" if tiny else "full")
     env_kwargs: dict[str, Any] = {"db_path": args.db_path, "profile": profile, "world": args.world, "level": args.level}
@@ -405,6 +450,10 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     if args.eval_db_path:
         targets["other_db"] = ({**env_kwargs, "db_path": args.eval_db_path, "world": 0}, args.eval_split)
     held_out_of_demos([r["query_id"] for r in records], env_kwargs, targets)
+    system, request = (MULTI_TURN_SYSTEM, MULTI_TURN_REQUEST) if tiny else (records[0]["messages"][0]["content"], "")
+    eval_config = dict(TINY_ENV) if tiny else dict(records[0].get("env_config") or {}) or None
+    tool_names = tiny_sft_tools(args.level) if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])
+    schemas = trl_tool_schemas(tool_names, env_kwargs, eval_config)
     pretraining: Pretraining | None = None
     seconds_pretrain = 0.0
     trained_on = records
@@ -424,6 +473,7 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
             _corpus([(r["messages"], None) for r in records] + [(chat, None) for chat in sample])
             + [prompt_head(tools, env_kwargs, dict(TINY_ENV))] * WRITTEN_WEIGHT,
             words=[w for words in kinds.values() for w in words])
+        train_dataset = checked_dataset(trained_on, tokenizer, max_length, schemas)  # refused before pretraining
         model = tiny_model.build_model(tokenizer, TINY_SFT_SPEC, seed=args.seed, kinds=list(kinds.values()))
         if args.pretrain_steps:
             started = time.perf_counter()
@@ -436,15 +486,12 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
             freeze_value_rows(model, value_token_ids(tokenizer, kinds))
     else:
         tokenizer, model = load_pretrained(args.model)
+        train_dataset = checked_dataset(trained_on, tokenizer, max_length, schemas)
     summary = SFTSummary(model="tiny" if tiny else str(args.model), demos=len(records),
                          train_queries=[r["query_id"] for r in records])
     if pretraining is not None:
         summary.pretrain_losses, summary.pretrain_checks = pretraining.losses, pretraining.checks
         summary.seconds_pretrain = seconds_pretrain
-    system, request = (MULTI_TURN_SYSTEM, MULTI_TURN_REQUEST) if tiny else (records[0]["messages"][0]["content"], "")
-    eval_config = dict(TINY_ENV) if tiny else dict(records[0].get("env_config") or {}) or None
-    tool_names = tiny_sft_tools(args.level) if tiny else tuple(t["function"]["name"] for t in records[0]["tools"])
-    schemas = trl_tool_schemas(tool_names, env_kwargs, eval_config)
 
     def score(stage: str, policy: Any) -> None:
         if args.eval_limit < 1:  # --eval-limit 0: nothing scored (the learning curve scores the checkpoint)
@@ -465,8 +512,7 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
                        max_length=max_length, logging_steps=5, save_strategy="no", report_to="none", seed=args.seed,
                        use_cpu=not torch.cuda.is_available(), disable_tqdm=True, lr_scheduler_type="cosine",
                        bf16=torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-    trainer = SFTTrainer(model=model, args=config, train_dataset=tokenize(trained_on, tokenizer, max_length, schemas),
-                         processing_class=tokenizer)
+    trainer = SFTTrainer(model=model, args=config, train_dataset=train_dataset, processing_class=tokenizer)
     started = time.perf_counter()
     if epochs > 0:  # 0 epochs: the model as built (or loaded), saved as the checkpoint
         trainer.train()
@@ -474,6 +520,7 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     summary.sft_losses = [float(e["loss"]) for e in trainer.state.log_history if "loss" in e]
     trainer.save_model(output_dir)
     tokenizer.save_pretrained(output_dir)
+    write_text_atomic(Path(output_dir) / DEMO_LENGTHS_FILE, json.dumps(demo_lengths(trained_on, train_dataset)) + "\n")
     summary.output_dir = output_dir
     score("after_sft", trainer.model)
     if grpo_steps > 0:
@@ -487,9 +534,11 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
             grpo_args += ["--db-path", args.db_path]
         else:
             grpo_args += ["--profile", profile]
-        if tiny:
+        if tiny:  # the completion budget holds the longest demonstrated episode (`completion_budget_refusal`)
+            budget = max(512, demo_lengths(trained_on, train_dataset)["longest_completion"])
             grpo_args += ["--limit", str(min(args.limit or 4, 4)), "--num-generations", "4",
-                          "--max-completion-length", "512", "--learning-rate", "3e-4", "--temperature", "0.7",
+                          "--max-completion-length", str(budget),
+                          "--learning-rate", "3e-4", "--temperature", "0.7",
                           "--step-limit", str(TINY_ENV["step_limit"]), "--max-tool-calling-iterations", "8",
                           "--max-observation-chars", str(TINY_ENV["max_observation_chars"]),
                           "--tools", ",".join(tool_names), "--compact"]
