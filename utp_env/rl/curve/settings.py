@@ -23,7 +23,7 @@ TUNED = ("steps", "every", "demos", "sft_epochs", "eval_limit", "eval_samples", 
 
 _TINY_PART = {"eval_limit": 32, "eval_samples": 2, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
               "step_limit": 8, "max_completion_length": 384, "max_turns": 6, "pretrain_steps": 3000,
-              "pretrain_copy_bar": 0.5,
+              "pretrain_copy_bar": 0.8,
               "sft_learning_rate": 1e-3, "learning_rate": 2e-4, "beta": 0.04, "reward": "env", "loss_type": "grpo",
               "swapped_copies": 0, "frozen_values": False}
 TINY_DEFAULTS: dict[int, dict[str, Any]] = {
