@@ -57,7 +57,7 @@ def test_a_real_model_directory_goes_through_every_stage(mini_db_path: Path, tmp
     grpo_dir = tmp_path / "ckpt" / "grpo"
     grpo = grpo_multi_turn.main(["--model", str(ckpt), "--db-path", str(db), "--split", "train", "--limit", "1",
                                  "--num-generations", "2", "--max-completion-length", "48", "--max-steps", "1",
-                                 "--compact", "--output-dir", str(grpo_dir), "--save",
+                                 "--compact", "--allow-cut-episodes", "--output-dir", str(grpo_dir), "--save",
                                  "--summary", str(tmp_path / "g.json")])
     assert grpo.rollouts == 2 and grpo.tensors > 0  # the diagnostic compared the trained tensors
     # 4. single-turn GRPO from the same model directory

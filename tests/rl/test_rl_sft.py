@@ -53,6 +53,7 @@ def test_sft_then_grpo_runs_every_stage_and_scores_it(mini_db_path: Path, tmp_pa
     lengths = json.loads((out / sft.DEMO_LENGTHS_FILE).read_text())  # what GRPO from this checkpoint must hold
     assert lengths["query_id"] in summary.train_queries
     assert 0 < lengths["longest_completion"] < lengths["longest_transcript"]
+    assert lengths["demonstrated"] == {"level": 4, "compact": True, "max_observation_chars": 1000}
 
 
 def test_a_held_out_split_that_was_demonstrated_is_refused(mini_db_path: Path, tmp_path: Path) -> None:
@@ -77,15 +78,21 @@ def test_the_tiny_models_options_are_refused_out_of_range_or_with_a_real_model(a
         sft.main(argv)
 
 
-def test_a_demonstration_longer_than_max_length_is_refused_before_training(mini_db_path: Path, tmp_path: Path) -> None:
+def test_a_demonstration_longer_than_max_length_is_refused_before_training(
+        mini_db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Cut to --max-length, a demonstration's last calls (submit among them) would never be trained on: SFT refuses
-    it in one line naming the longest and the length that fits, before pretraining starts (no steps are spent)."""
-    from utp_env.rl import sft
+    it in one line naming the longest and the length that fits, before pretraining starts."""
+    from utp_env.rl import sft, tiny_pretrain
 
+    def no_pretraining(*args: object, **kwargs: object) -> None:
+        raise AssertionError("pretraining started before the demonstrations were checked")
+
+    monkeypatch.setattr(tiny_pretrain, "pretrain", no_pretraining)
+    db = Path(shutil.copytree(mini_db_path, tmp_path / "db"))
     refusal = (r"utp_env\.rl\.sft: 2 of 2 demonstrations are longer than --max-length 64 tokens "
                r"\(the longest, utp-train-\d+, is (\d+)\); .*give --max-length \1 or more")
     with pytest.raises(SystemExit, match=refusal):
-        sft.main(["--tiny", "--db-path", str(mini_db_path), "--level", "1", "--limit", "2", "--max-length", "64",
+        sft.main(["--tiny", "--db-path", str(db), "--level", "1", "--limit", "2", "--max-length", "64",
                   "--pretrain-steps", "3000", "--epochs", "1", "--grpo-steps", "0", "--eval-limit", "0",
                   "--output-dir", str(tmp_path / "out")])
     assert not (tmp_path / "out").exists()
@@ -109,18 +116,29 @@ def test_tokenize_names_the_longest_transcript_and_cuts_none() -> None:
 
 
 def test_grpo_refuses_a_completion_budget_that_cuts_the_demonstrated_episodes(tmp_path: Path) -> None:
-    """A rollout budget shorter than the SFT checkpoint's longest demonstration (its sft_demo_lengths.json) would
-    cut every such episode before its end: refused in one line naming the need; a checkpoint without the record
-    (a hub model) is not checked."""
+    """A multi-turn rollout budget shorter than the SFT checkpoint's longest demonstration (its
+    sft_demo_lengths.json) would cut every such episode before its end: refused in one line naming the need,
+    unless --allow-cut-episodes. Not checked: a checkpoint without the record (a hub model), demonstrations of
+    another level or env config, a broken record (named)."""
     from utp_env.rl import recipe, sft
 
+    env = {"step_limit": 12, "max_observation_chars": 1000, "compact": True}
+    demonstrated = {"level": 2, "compact": True, "max_observation_chars": 1000}
     (tmp_path / sft.DEMO_LENGTHS_FILE).write_text(json.dumps(
-        {"longest_completion": 887, "query_id": "utp-train-00003", "longest_transcript": 1415}))
-    refusal = recipe.completion_budget_refusal(str(tmp_path), 768)
+        {"longest_completion": 887, "query_id": "utp-train-00003", "longest_transcript": 1415,
+         "demonstrated": demonstrated}))
+    refusal = recipe.completion_budget_refusal(str(tmp_path), 768, 2, env)
     assert refusal is not None and "--max-completion-length 768" in refusal and "887 tokens" in refusal
-    assert "utp-train-00003" in refusal and refusal.endswith("give --max-completion-length 887 or more")
-    assert recipe.completion_budget_refusal(str(tmp_path), 887) is None
-    assert recipe.completion_budget_refusal(str(tmp_path / "elsewhere"), 16) is None
-    args = recipe.parser("test").parse_args(["--model", str(tmp_path), "--max-completion-length", "768"])
+    assert "utp-train-00003" in refusal and "give --max-completion-length 887 or more" in refusal
+    assert recipe.completion_budget_refusal(str(tmp_path), 887, 2, env) is None
+    assert recipe.completion_budget_refusal(str(tmp_path), 768, 1, env) is None  # another level's rollouts
+    assert recipe.completion_budget_refusal(str(tmp_path), 768, 2, {**env, "compact": False}) is None
+    assert recipe.completion_budget_refusal(str(tmp_path / "elsewhere"), 16, 2, env) is None
+    argv = ["--model", str(tmp_path), "--level", "2", "--compact", "--max-observation-chars", "1000",
+            "--max-completion-length", "768"]
     with pytest.raises(SystemExit, match=r"--max-completion-length 768 cannot hold .*887 or more"):
-        recipe.run_grpo(args, "multi_turn")
+        recipe.run_grpo(recipe.parser("test").parse_args(argv), "multi_turn")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / sft.DEMO_LENGTHS_FILE).write_text("{}")
+    assert "not a record utp_env.rl.sft writes" in str(recipe.completion_budget_refusal(str(broken), 768, 2, env))

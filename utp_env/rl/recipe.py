@@ -133,6 +133,8 @@ def parser(description: str) -> argparse.ArgumentParser:
     p.add_argument("--compact", action="store_true", help="the env's compact mode: short tool schemas and task "
                    "text, for small models (docs/RL.md \"Prompt length\")")
     p.add_argument("--save", action="store_true", help="save the trained model and tokenizer to --output-dir")
+    p.add_argument("--allow-cut-episodes", action="store_true", help="run although --max-completion-length is "
+                   "shorter than the SFT checkpoint's longest demonstrated episode (a smoke run; refused otherwise)")
     p.add_argument("--output-dir", help="checkpoints and logs (default: a temporary directory)")
     p.add_argument("--summary", help="write the run's summary as JSON to this path")
     return p
@@ -214,23 +216,31 @@ def env_config(chosen: dict[str, Any], compact: bool = False) -> dict[str, Any]:
     return {**out, "compact": True} if compact else out
 
 
-def completion_budget_refusal(model_dir: str, max_completion_length: int) -> str | None:
-    """The one-line refusal of a completion budget shorter than the longest demonstration the SFT checkpoint at
-    `model_dir` was trained on (its `sft_demo_lengths.json`, utp_env/rl/sft.py): every rollout that plays the
-    demonstrated episode would be cut before its end and score as if it stopped; None when it fits or the
-    checkpoint has no such record (a hub model, a checkpoint from elsewhere)."""
+def completion_budget_refusal(model_dir: str, max_completion_length: int, level: int,
+                              env: dict[str, Any]) -> str | None:
+    """The one-line refusal of a multi-turn completion budget shorter than the longest demonstration the SFT
+    checkpoint at `model_dir` was trained on (its `sft_demo_lengths.json`, utp_env/rl/sft.py): every rollout that
+    plays such an episode would be cut before its end and score as if it stopped. None when it fits, when the
+    checkpoint has no record (a hub model, a checkpoint from elsewhere), or when its demonstrations were of another
+    level or env config (compact mode, observation cap: their lengths say nothing about these rollouts)."""
     from utp_env.rl.sft import DEMO_LENGTHS_FILE
 
     record = Path(model_dir) / DEMO_LENGTHS_FILE
     if not record.is_file():
         return None
-    lengths = json.loads(record.read_text(encoding="utf-8"))
-    need = int(lengths["longest_completion"])
-    if max_completion_length >= need:
+    try:
+        lengths = json.loads(record.read_text(encoding="utf-8"))
+        need, demonstrated = int(lengths["longest_completion"]), lengths["demonstrated"]
+    except (ValueError, KeyError, TypeError) as e:
+        return f"{record}: not a record utp_env.rl.sft writes ({e}); remove it or make the checkpoint again"
+    same = (demonstrated.get("level") == level and bool(demonstrated.get("compact")) == bool(env.get("compact"))
+            and demonstrated.get("max_observation_chars") == env.get("max_observation_chars"))
+    if not same or max_completion_length >= need:
         return None
     return (f"--max-completion-length {max_completion_length} cannot hold one demonstrated episode of {model_dir} "
             f"({need} tokens after the prompt, tool answers included: {lengths.get('query_id')}); every rollout "
-            f"like it would be cut before its end: give --max-completion-length {need} or more")
+            f"like it would be cut before its end: give --max-completion-length {need} or more "
+            "(--allow-cut-episodes for a smoke run)")
 
 
 def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list[Any] | None = None,
@@ -257,7 +267,8 @@ def run_grpo(args: argparse.Namespace, style: PromptStyle, *, reward_funcs: list
     tokenizer: Any = None
     model: Any = None
     if not args.tiny:  # before anything is built: a model that cannot be loaded fails at once
-        refusal = completion_budget_refusal(args.model, chosen["max_completion_length"])
+        refusal = None if not use_environment or args.allow_cut_episodes else completion_budget_refusal(
+            args.model, chosen["max_completion_length"], args.level, env_config(chosen, args.compact))
         if refusal is not None:
             raise SystemExit(refusal)
         tokenizer, model = load_pretrained(args.model)

@@ -212,7 +212,7 @@ def tokenize(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
         raise TranscriptTooLongError(
             f"{len(too_long)} of {len(records)} demonstrations are longer than --max-length {max_length} tokens (the "
             f"longest, {name}, is {longest}); cut, their ends would not be trained on: give --max-length {longest} "
-            "or more")
+            "or more (an option of utp_env.rl.sft)")
     return Dataset.from_dict(rows)
 
 
@@ -222,14 +222,19 @@ reads, tool answers included), so that GRPO from the checkpoint refuses a comple
 episode like it before its end (`utp_env.rl.recipe.run_grpo`)."""
 
 
-def demo_lengths(records: Sequence[dict[str, Any]], dataset: Any) -> dict[str, Any]:
-    """The longest transcript and the longest completion (tokens from the first assistant token to the end) of
-    the tokenized demonstrations, each with its query id."""
+def demo_lengths(records: Sequence[dict[str, Any]], dataset: Any, level: int,
+                 env_config: dict[str, Any] | None) -> dict[str, Any]:
+    """The longest completion (tokens from the first assistant token to the end) of the tokenized demonstrations
+    with its query id, the longest transcript, and what they demonstrated (the level, compact mode and observation
+    cap: a rollout of another kind is not held to their length)."""
     totals = [len(ids) for ids in dataset["input_ids"]]
     completions = [len(mask) - (list(mask).index(1) if 1 in mask else len(mask)) for mask in dataset["assistant_masks"]]
     longest = max(range(len(totals)), key=lambda i: completions[i])
+    config = env_config or {}
     return {"longest_completion": completions[longest], "query_id": records[longest].get("query_id"),
-            "longest_transcript": max(totals)}
+            "longest_transcript": max(totals),
+            "demonstrated": {"level": level, "compact": bool(config.get("compact")),
+                             "max_observation_chars": config.get("max_observation_chars")}}
 
 
 def checked_dataset(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
@@ -520,7 +525,8 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
     summary.sft_losses = [float(e["loss"]) for e in trainer.state.log_history if "loss" in e]
     trainer.save_model(output_dir)
     tokenizer.save_pretrained(output_dir)
-    write_text_atomic(Path(output_dir) / DEMO_LENGTHS_FILE, json.dumps(demo_lengths(trained_on, train_dataset)) + "\n")
+    lengths = demo_lengths(trained_on, train_dataset, args.level, eval_config)
+    write_text_atomic(Path(output_dir) / DEMO_LENGTHS_FILE, json.dumps(lengths) + "\n")
     summary.output_dir = output_dir
     score("after_sft", trainer.model)
     if grpo_steps > 0:
@@ -535,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
         else:
             grpo_args += ["--profile", profile]
         if tiny:  # the completion budget holds the longest demonstrated episode (`completion_budget_refusal`)
-            budget = max(512, demo_lengths(trained_on, train_dataset)["longest_completion"])
+            budget = max(512, lengths["longest_completion"])
             grpo_args += ["--limit", str(min(args.limit or 4, 4)), "--num-generations", "4",
                           "--max-completion-length", str(budget),
                           "--learning-rate", "3e-4", "--temperature", "0.7",

@@ -76,7 +76,11 @@ def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Pa
                  "sft_learning_rate": settings.sft_learning_rate,
                  "swapped_copies": settings.swapped_copies, "frozen_values": settings.frozen_values}
     record = ckpt / "curve_sft.json"
-    if record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with:
+    from utp_env.rl.sft import DEMO_LENGTHS_FILE
+
+    # reused only when made with these settings by today's SFT (which records its demonstrations' lengths)
+    if (record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with
+            and (ckpt / DEMO_LENGTHS_FILE).exists()):
         return ckpt, 0.0
     ckpt, seconds = checkpoint(settings, sft_seed, ckpt)
     write_text_atomic(record, json.dumps(made_with) + "\n")  # a later run with these settings reuses it
