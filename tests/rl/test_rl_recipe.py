@@ -50,7 +50,7 @@ def test_a_real_model_directory_goes_through_every_stage(mini_db_path: Path, tmp
     # 2. SFT on them, scored in the env before and after on a held-out query
     ckpt = tmp_path / "ckpt" / "sft"
     summary = sft.main(["--model", str(model), "--demos", str(demos), "--db-path", str(db), "--epochs", "1",
-                        "--max-length", "4096", "--eval-limit", "1", "--output-dir", str(ckpt),
+                        "--max-length", "9000", "--eval-limit", "1", "--output-dir", str(ckpt),
                         "--summary", str(tmp_path / "sft.json")])
     assert (ckpt / "config.json").exists() and {"before_sft/held_out", "after_sft/held_out"} <= set(summary.evaluations)
     # 3. multi-turn GRPO from the SFT checkpoint, saved
