@@ -216,6 +216,12 @@ def env_config(chosen: dict[str, Any], compact: bool = False) -> dict[str, Any]:
     return {**out, "compact": True} if compact else out
 
 
+DEMO_LENGTHS_FILE = "sft_demo_lengths.json"
+"""Written into an SFT checkpoint by utp_env/rl/sft.py: the longest demonstration's tokens after its prompt (what a
+rollout writes and reads, tool answers included) and what it demonstrated, so that GRPO from the checkpoint
+refuses a completion budget that would cut every episode like it before its end (`completion_budget_refusal`)."""
+
+
 def completion_budget_refusal(model_dir: str, max_completion_length: int, level: int,
                               env: dict[str, Any]) -> str | None:
     """The one-line refusal of a multi-turn completion budget shorter than the longest demonstration the SFT
@@ -223,8 +229,6 @@ def completion_budget_refusal(model_dir: str, max_completion_length: int, level:
     plays such an episode would be cut before its end and score as if it stopped. None when it fits, when the
     checkpoint has no record (a hub model, a checkpoint from elsewhere), or when its demonstrations were of another
     level or env config (compact mode, observation cap: their lengths say nothing about these rollouts)."""
-    from utp_env.rl.sft import DEMO_LENGTHS_FILE
-
     record = Path(model_dir) / DEMO_LENGTHS_FILE
     if not record.is_file():
         return None

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.rl.data import MULTI_TURN_REQUEST, MULTI_TURN_SYSTEM
-from utp_env.rl.recipe import load_pretrained, require_rl_extra
+from utp_env.rl.recipe import DEMO_LENGTHS_FILE, load_pretrained, require_rl_extra
 from utp_env.rl.tiny import TinySpec
 from utp_env.rl.tiny_pretrain import Pretraining, copy_bar_refusal
 from utp_env.rl.tiny_words import (
@@ -214,12 +214,6 @@ def tokenize(records: Sequence[dict[str, Any]], tokenizer: Any, max_length: int,
             f"longest, {name}, is {longest}); cut, their ends would not be trained on: give --max-length {longest} "
             "or more (an option of utp_env.rl.sft)")
     return Dataset.from_dict(rows)
-
-
-DEMO_LENGTHS_FILE = "sft_demo_lengths.json"
-"""Written into an SFT checkpoint: the longest demonstration's tokens after its prompt (what a rollout writes and
-reads, tool answers included), so that GRPO from the checkpoint refuses a completion budget that would cut every
-episode like it before its end (`utp_env.rl.recipe.run_grpo`)."""
 
 
 def demo_lengths(records: Sequence[dict[str, Any]], dataset: Any, level: int,

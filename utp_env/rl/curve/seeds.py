@@ -76,7 +76,7 @@ def sft_checkpoint(settings: CurveSettings, seed: int, folder: Path) -> tuple[Pa
                  "sft_learning_rate": settings.sft_learning_rate,
                  "swapped_copies": settings.swapped_copies, "frozen_values": settings.frozen_values}
     record = ckpt / "curve_sft.json"
-    from utp_env.rl.sft import DEMO_LENGTHS_FILE
+    from utp_env.rl.recipe import DEMO_LENGTHS_FILE
 
     # reused only when made with these settings by today's SFT (which records its demonstrations' lengths)
     if (record.exists() and json.loads(record.read_text(encoding="utf-8")) == made_with
