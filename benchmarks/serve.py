@@ -261,7 +261,8 @@ class ScalingRound(NamedTuple):
     one_core: float  # the share of a core the 1 worker had
     many_s_ms: float  # the N workers' server CPU per tool call
     many_c_ms: float  # the clients' CPU per tool call with N workers
-    rewards: list[float]  # the N-worker run's rewards when the 1-worker run's equal them, else []
+    rewards_one: list[float]  # the 1-worker run's rewards, in episode order
+    rewards_many: list[float]  # the N-worker run's
 
     @property
     def scale(self) -> float:
@@ -278,8 +279,7 @@ def scaling_round(one_url: str, one_pid: int, many_url: str, many_pid: int, work
     many, rewards_many, _, many_client_cpu = throughput(many_url, work, sessions)
     many_cpu = cpu_seconds(many_pid) - many_cpu
     return ScalingRound(one, many, 1000 * cpu / steps, 1000 * client_cpu / steps, cpu / one_wall,
-                        1000 * many_cpu / steps, 1000 * many_client_cpu / steps,
-                        rewards_many if rewards_one == rewards_many else [])
+                        1000 * many_cpu / steps, 1000 * many_client_cpu / steps, rewards_one, rewards_many)
 
 
 def median_of(rounds: list[ScalingRound], name: str) -> float:
@@ -387,7 +387,8 @@ def main() -> int:
             same &= throughput(url, work, args.sessions)[1] == local
         rounds = [scaling_round(one_url, one_pid, many_url, many_pid, work, args.sessions, steps)
                   for _ in range(max(1, args.rounds))]
-    same &= all(r.rewards == local for r in rounds)
+    rounds_same = all(r.rewards_one == local and r.rewards_many == local for r in rounds)
+    same &= rounds_same
     one, many = median_of(rounds, "one"), median_of(rounds, "many")
     scale = median_of(rounds, "scale")
     s_ms, c_ms, env_ms = median_of(rounds, "s_ms"), median_of(rounds, "c_ms"), 1000 * local_cpu / steps
@@ -397,7 +398,7 @@ def main() -> int:
     print(f"back to back, two client processes, {args.sessions} sessions, medians of {len(rounds)} rounds: 1 worker "
           f"{one:.1f} episodes/s, {args.workers} workers {many:.1f} episodes/s: {scale:.2f}x (rounds: "
           f"{', '.join(f'{r.scale:.2f}x' for r in rounds)}); rewards equal to in-process: "
-          f"{'yes' if all(r.rewards == local for r in rounds) else 'MISMATCH'} [{load()}]")
+          f"{'yes' if rounds_same else 'MISMATCH'} [{load()}]")
     print(f"server CPU per tool call (1 worker, the session's start and connection included): "
           f"{s_ms:.2f} ms, against {env_ms:.2f} ms per step in-process (the env's own work on the same calls; "
           f"serving: {s_ms - env_ms:.2f} ms per call); the 1 worker used {median_of(rounds, 'one_core'):.2f} of a core")
