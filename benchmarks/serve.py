@@ -353,6 +353,8 @@ def main() -> int:
     parser.add_argument("--hold", type=int, default=TARGET_HELD, help="idle sessions held at once")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds of 1 worker then N (default 3; medians)")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, not {args.rounds}")
     db, profile = args.db, args.profile
     print(f"machine at the start: {load()}")
     work = episodes(db, profile, args.episodes)
@@ -386,7 +388,7 @@ def main() -> int:
         for url in (one_url, many_url):  # untimed: each worker's first plans build its memos
             same &= throughput(url, work, args.sessions)[1] == local
         rounds = [scaling_round(one_url, one_pid, many_url, many_pid, work, args.sessions, steps)
-                  for _ in range(max(1, args.rounds))]
+                  for _ in range(args.rounds)]
     rounds_same = all(r.rewards_one == local and r.rewards_many == local for r in rounds)
     same &= rounds_same
     one, many = median_of(rounds, "one"), median_of(rounds, "many")

@@ -46,3 +46,10 @@ def test_benchmark_runs(script: str, mini_db_path: Path, tmp_path: Path) -> None
     # exit 1 means a target was missed (env_steps) on this small, loaded run; results must still agree
     assert done.returncode in (0, 1) and "MISMATCH" not in output and "NO, " not in output, output[-3000:]
     assert "target" in output, output[-3000:]
+
+
+def test_serve_benchmark_refuses_no_timed_round() -> None:
+    """`--rounds 0` would leave the scaling without a measurement: refused in one line before any server starts."""
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "serve.py"), "--rounds", "0"], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "--rounds must be at least 1, not 0" in done.stderr
