@@ -293,16 +293,36 @@ def test_merging_runs_of_other_seeds_gives_the_curve_of_all_seeds(tmp_path: Path
 ])
 def test_a_levels_target_is_read_off_the_runs_own_numbers(level: int, starts: list[float], ends: list[float],
                                                           minutes: float, met: bool) -> None:
+    summary = _summary_of(level, starts, ends, minutes)
+    metric = "success" if level == 1 else "mean_reward"
+    assert summary["target"]["metric"] == f"held_out/{metric}" and summary["target"]["met"] is met
+
+
+@pytest.mark.parametrize(("befores", "starts", "ends", "met"), [
+    ([0.0, 0.0, 0.0], [0.30, 0.30, 0.30], [0.31, 0.29, 0.30], True),   # SFT's rise counts, GRPO's alone is nil
+    ([0.0, 0.1, 0.2], [0.30, 0.30, 0.30], [0.31, 0.29, 0.30], False),  # a rise of 0.2, the start's spread 0.1
+    ([0.0, 0.0, 0.0], [0.30, 0.30, 0.30], [0.40, -0.30, 0.30], False),  # the interval reaches below 0
+])
+def test_level_twos_rise_is_read_from_before_sft_when_that_was_scored(befores: list[float], starts: list[float],
+                                                                      ends: list[float], met: bool) -> None:
+    summary = _summary_of(2, starts, ends, 50.0, befores)
+    assert summary["target"]["met"] is met
+    assert summary["target"]["rise_mean"] == pytest.approx(sum(ends) / 3 - sum(befores) / 3)
+    assert "before SFT" in summary["target"]["why"]
+
+
+def _summary_of(level: int, starts: list[float], ends: list[float], minutes: float,
+                befores: list[float] | None = None) -> dict:
     from utp_env.rl.curve import SeedResult, parser, settings_of, summarise
+    from utp_env.rl.curve.seeds import BEFORE_SFT_STEP
 
     settings = settings_of(parser().parse_args(["--tiny", "--level", str(level), "--seeds", "0,1,2",
                                                 "--steps", "2", "--every", "2", "--eval-samples", "0"]))
-    metric = "success" if level == 1 else "mean_reward"
     results = []
     for seed, (start, end) in enumerate(zip(starts, ends, strict=True)):
         r = SeedResult(seed)
+        steps = [(0, start), (2, end)] + ([(BEFORE_SFT_STEP, befores[seed])] if befores is not None else [])
         r.points = [{"step": step, "target": "held_out", "success": value, "mean_reward": value, "from_origin": 0.0,
-                     "accepted_calls": 0, "tool_calls": 0, "queries": 2} for step, value in ((0, start), (2, end))]
+                     "accepted_calls": 0, "tool_calls": 0, "queries": 2} for step, value in steps]
         results.append(r)
-    summary = summarise(settings, results, {"wall_minutes": minutes})
-    assert summary["target"]["metric"] == f"held_out/{metric}" and summary["target"]["met"] is met
+    return summarise(settings, results, {"wall_minutes": minutes})
