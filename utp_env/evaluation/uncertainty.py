@@ -6,7 +6,6 @@ All three share the deviation score Q of a buffer B from an expected range [a, b
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from utp_env.config import MealWindow, RiskRange, UncertaintyConfig
@@ -118,24 +117,22 @@ def crowd_timing_score(profile: CrowdProfile, start: int, end: int,
     full_days, spans = hour_spans(start, end)
     whole = 60 * full_days  # minutes in every hour from the whole days
     windows, quiet_hours, peak_hours = profile.windows, profile.quiet, profile.peak
-    # minutes in each window by its position (a window the visit does not reach holds none)
-    in_window = {w: whole * len(hours) for w, (hours, _) in enumerate(windows)} if whole else {}
+    # minutes in each window, by its position in the profile
+    in_window = [whole * len(hours) for hours, _ in windows] if whole else [0] * len(windows)
     quiet, peak = whole * len(quiet_hours), whole * len(peak_hours)
     windows_at = profile.windows_at
     for hour, minutes in spans:
         for w in windows_at[hour]:
-            in_window[w] = in_window.get(w, 0) + minutes
+            in_window[w] += minutes
         if hour in quiet_hours:
             quiet += minutes
         if hour in peak_hours:
             peak += minutes
-    # Summed window by window, in the profile's order. A window without minutes adds 0 x I = +-0.0,
-    # which leaves the sum as it is when I is finite, so only the windows reached are added then.
-    finite = profile.levels <= intensities.keys() and all(map(math.isfinite, intensities.values()))
-    reached = sorted(in_window) if finite else range(len(windows))
+    # Summed window by window, in the profile's order. (A window without minutes adds 0 x I, +-0.0 for a
+    # finite I, which leaves the sum as it is: the sum never is -0.0, as it starts at +0.0.)
     weighted = 0.0
-    for w in reached:
-        weighted += in_window.get(w, 0) * intensities[windows[w][1]]
+    for (_, level), minutes in zip(windows, in_window, strict=True):
+        weighted += minutes * intensities[level]
     intensity = weighted / duration
     score = 1.0 - intensity + quiet / duration * (1.0 - intensity) - peak / duration * intensity
     return min(1.0, max(0.0, score)), intensity
