@@ -18,9 +18,10 @@ from utp_env.itinerary import MAX_CLOCK_MINUTES, MEALS, Activity, Meal, VenueTyp
 from utp_env.plan_format import poi
 from utp_env.plan_format.poi import RawItem, place
 from utp_env.plan_format.text import PAST_MIDNIGHT_SLACK, at_or_after, is_absent_stripped, metres
-from utp_env.resolve import VENUE_TABLES, VenueName, find_venue, split_name_city
+from utp_env.resolve import MEMO_LIMIT, VENUE_TABLES, VenueName, find_venue, split_name_city
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.memo import remember
 
 ItemValues = dict[str, Any]  # the fields of one PlanItem, in the model's order
 _ACCOMMODATION_ACTIVITIES = frozenset({"stay", "check-in", "checkout"})
@@ -121,9 +122,12 @@ def canonical_day_items(value: Any, day: int, names: SummaryNames, cities: list[
     found = []
     for entry in entries:
         m = match(entry)
-        if m is None or holds_activity(m["name"]):
+        if m is None:
             return None  # nothing typed yet: the general reading starts afresh
-        found.append((entry, m.groups()))
+        groups = m.groups()
+        if holds_activity(groups[0]):  # (the name)
+            return None
+        found.append((entry, groups))
     times, activities, unread = poi._TIMES, poi._ACTIVITIES, poi._UNREAD
     items = []
     fits = True
@@ -141,7 +145,10 @@ def canonical_day_items(value: Any, day: int, names: SummaryNames, cities: list[
             stop_name, distance = None, None
         else:
             stop_name, distance = poi._canonical_stop(stop), metres(num, True)
-        fits = fits and _within_bounds(start, end, distance)
+            if fits and not math.isfinite(distance):  # `_within_bounds`: the distance's part
+                fits = False
+        if end > MAX_CLOCK_MINUTES:  # `_within_bounds`: the times' part (start <= end, both known)
+            fits = False
         items.append({"name": name, "activity": activity, "start": start, "end": end, "venue_type": venue_type,
                       "meal": meal, "transit_stop": stop_name, "transit_distance_m": distance, "note": None})
     return items, fits
@@ -158,8 +165,18 @@ def _item_key(name: str, known: set[str]) -> str:
     """The key an item matches the summary fields by: its whole normalised name when a field names it
     so (a name may hold a comma), else the name without a trailing `, City` (items are often
     written like the summary fields)."""
-    whole = normalize(name)
-    return whole if whole in known else _name_key(name)
+    keys = _ITEM_KEYS.get(name)
+    if keys is None:
+        keys = (normalize(name), _name_key(name))
+        if type(name) is str:  # a str subclass may compare equal yet differ
+            remember(_ITEM_KEYS, name, keys, MEMO_LIMIT)
+    whole, without_city = keys
+    return whole if whole in known else without_city
+
+
+# Both keys `_item_key` chooses from, by item name (a pure function's memo, bounded by MEMO_LIMIT): items
+# name the same venues in every plan, and one read here replaces a `normalize` and a `_name_key` call.
+_ITEM_KEYS: dict[str, tuple[str, str]] = {}
 
 
 @functools.lru_cache(maxsize=1 << 14)  # names repeat across days and plans; a pure function's bounded memo
