@@ -36,17 +36,22 @@ def _filled(text: str | None) -> bool:
 
 def day_fields_filled(day: Day, fields: tuple[str, ...]) -> int:
     """How many of the paper-format `fields` of `day` hold something (not empty, not `-`)."""
-    return _fields_filled(day.__dict__, fields)
+    return _fields_filled(_present(day.__dict__), fields)
 
 
-def _fields_filled(values: dict[str, Any], fields: tuple[str, ...]) -> int:
-    """`day_fields_filled` of a day's field values (`Day.__dict__`)."""
-    present = {"days": True, "current_city": True, "transportation": bool(values["transport"]),
-               "breakfast": _filled(values["breakfast"]), "attraction": bool(values["attractions"]),
-               "lunch": _filled(values["lunch"]), "dinner": _filled(values["dinner"]),
-               "accommodation": _filled(values["accommodation"]), "event": bool(values["events"]),
-               "point_of_interest_list": bool(values["items"])}
+def _fields_filled(present: dict[str, bool], fields: tuple[str, ...]) -> int:
+    """`day_fields_filled` of a day's `_present` answers."""
     return sum([present[f] for f in fields])
+
+
+def _present(values: dict[str, Any]) -> dict[str, bool]:
+    """Whether each paper-format field of a day holds something, from the day's field values
+    (`Day.__dict__`): what `_fields_filled` counts and the rules of `_parents_parts` read, each tested once."""
+    return {"days": True, "current_city": True, "transportation": bool(values["transport"]),
+            "breakfast": _filled(values["breakfast"]), "attraction": bool(values["attractions"]),
+            "lunch": _filled(values["lunch"]), "dinner": _filled(values["dinner"]),
+            "accommodation": _filled(values["accommodation"]), "event": bool(values["events"]),
+            "point_of_interest_list": bool(values["items"])}
 
 
 def _is_travel_day(day: Day) -> bool:
@@ -88,15 +93,16 @@ def _parents_parts(ctx: PlanContext, parent: str) -> dict[str, CheckResult]:
     filled = 0
     for day in days:
         values = day.day.__dict__  # the day's fields, read at dict speed
+        present = _present(values)  # (each field's test once, for the rules and the count below)
         travel = len(values["cities"]) > 1  # `_is_travel_day`
-        if travel and not values["transport"]:
+        if travel and not present["transportation"]:
             problems["transportation"].append(f"{_day_label(day)}: changes city with no transportation")
-        if not travel and not values["attractions"]:
+        if not travel and not present["attraction"]:
             problems["attraction"].append(f"{_day_label(day)}: no attraction on a day that is not a travel day")
-        if day.index != q.days - 1 and not _filled(values["accommodation"]):
+        if day.index != q.days - 1 and not present["accommodation"]:
             problems["accommodation"].append(f"{_day_label(day)}: no accommodation for the night")
         if not travel:
-            missing = [m for m in ("breakfast", "lunch", "dinner") if not _filled(values[m])]
+            missing = [m for m in ("breakfast", "lunch", "dinner") if not present[m]]
             if missing:
                 problems["meals"].append(f"{_day_label(day)}: no {', '.join(missing)} on a day that is not a "
                                          "travel day")
@@ -109,7 +115,7 @@ def _parents_parts(ctx: PlanContext, parent: str) -> dict[str, CheckResult]:
                 if fields_of["transit_stop"] is not None and fields_of["transit_distance_m"] is None:
                     problems["transit_distance"].append(f"{_day_label(day)}: {item.name!r} names its nearest "
                                                         f"transit {item.transit_stop!r} without a distance")
-        filled += _fields_filled(values, fields)
+        filled += _fields_filled(present, fields)
     needed = NEEDED_PER_DAY[parent] * q.days
     share = filled / needed if needed else 1.0
     problems["filled_fields"] = ([f"{filled} of the {needed} key fields are filled ({100 * share:.0f}%, "
