@@ -30,6 +30,29 @@ def test_a_synthetic_chat_asks_for_the_call_its_assistant_makes() -> None:
             assert str(value) in asked  # every argument is in what the user showed: copying, not recall
 
 
+@pytest.mark.parametrize(("tools", "layouts"), [
+    (("search_buses", "search_trains", "search_flights", "add_leg", "submit"), ["buses", "flights", "trains"]),
+    (("search_attractions", "search_restaurants", "add_item", "submit"), ["attractions", "restaurants"]),
+    (("add_item", "submit"), ["buses", "flights", "trains"]),
+])
+def test_the_tables_are_laid_out_as_the_answers_of_the_runs_own_searches(mini_db: Any, tools: tuple[str, ...],
+                                                                          layouts: list[str]) -> None:
+    from utp_env.tools.lookup import LOOKUP_TOOLS
+
+    assert tiny_pretrain.answer_layouts(tools) == layouts
+    found = {}
+    for chat in synthetic_chats(tools, VALUES, random.Random(0), 60):
+        lines = chat[0]["content"].splitlines()
+        if lines[0] == "A search answered:":
+            found[lines[1].split(" ")[0].lower()] = lines[2]  # the table's kind -> its column line
+    assert sorted(found) == layouts  # every layout drawn, and no other
+    for table in layouts:  # each column line is the one the env's own search of that table answers with
+        if table in ("attractions", "restaurants"):
+            spec = LOOKUP_TOOLS[f"search_{table}"]
+            answer = spec.fn(mini_db, spec.args_model(city="Mumbai", limit=1)).text
+            assert answer.splitlines()[1] == found[table]
+
+
 @pytest.mark.usefixtures("rl_extra")
 def test_pretraining_stops_at_the_first_check_that_reaches_the_bar(monkeypatch: pytest.MonkeyPatch) -> None:
     from utp_env.rl import tiny as tiny_model

@@ -206,6 +206,21 @@ def attraction_hours(row: Mapping[str, Any]) -> str:
     return f"{row['open_time']}-{row['close_time']}" + (f", closed {', '.join(closed)}" if closed else "")
 
 
+VENUE_HEADERS: dict[str, list[str]] = {
+    "attractions": ["name", "categories", "visit_hr", "rating", "entry_fee_inr", "hours", "crowd_data"],
+    "restaurants": ["name", "cuisines", "tier", "avg_cost_inr", "rating", "hours", "crowd_data"],
+}
+"""The columns of a venue search's answer per table (the venue's name first)."""
+VENUE_NARROW = {"attractions": "filter by category or raise limit.",
+                "restaurants": "filter by cuisine or price_tier, or raise limit."}
+"""What a truncated venue search's answer suggests, per table."""
+
+
+def venue_heading(table: str, city: str, sort_by: str, narrowed_to: str | None = None) -> str:
+    """The first words of a venue search's answer, e.g. `Attractions in Jaipur (Museums), by rating`."""
+    return f"{table.capitalize()} in {city}" + (f" ({narrowed_to})" if narrowed_to else "") + f", by {sort_by}"
+
+
 @lookup_tool
 def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
     """Find attractions in a city.
@@ -228,11 +243,9 @@ def search_attractions(db: Database, args: AttractionSearch) -> ToolResult:
                 for r, c in zip(memo.rows(db, "attractions", new), crowd, strict=True)]
 
     lines = memo.lines("attractions", ids, cells)
-    text = table_of_lines(f"Attractions in {city}" + (f" ({args.category})" if args.category else "")
-                          + f", by {args.sort_by}",
-                          ["name", "categories", "visit_hr", "rating", "entry_fee_inr", "hours", "crowd_data"], lines,
-                          total=int(found.size), truncated=cut, narrow="filter by category or raise limit.",
-                          empty="Try without a category, or another city.")
+    text = table_of_lines(venue_heading("attractions", city, args.sort_by, args.category),
+                          VENUE_HEADERS["attractions"], lines, total=int(found.size), truncated=cut,
+                          narrow=VENUE_NARROW["attractions"], empty="Try without a category, or another city.")
     return ToolResult(ok=True, text=text, rows=memo.rows(db, "attractions", ids), truncated=cut)
 
 
@@ -280,10 +293,8 @@ def search_restaurants(db: Database, args: RestaurantSearch) -> ToolResult:
                 for r, c in zip(memo.rows(db, "restaurants", new), crowd, strict=True)]
 
     lines = memo.lines("restaurants", ids, cells)
-    text = table_of_lines(f"Restaurants in {city}, by {args.sort_by}",
-                          ["name", "cuisines", "tier", "avg_cost_inr", "rating", "hours", "crowd_data"], lines,
-                          total=int(found.size), truncated=cut,
-                          narrow="filter by cuisine or price_tier, or raise limit.",
+    text = table_of_lines(venue_heading("restaurants", city, args.sort_by), VENUE_HEADERS["restaurants"], lines,
+                          total=int(found.size), truncated=cut, narrow=VENUE_NARROW["restaurants"],
                           empty="Try without the cuisine or price_tier filter.")
     return ToolResult(ok=True, text=text, rows=memo.rows(db, "restaurants", ids), truncated=cut)
 

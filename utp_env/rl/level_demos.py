@@ -5,11 +5,11 @@ Two kinds, both played through the env so every answer in a transcript is the en
 
 - **tiny** (`tiny_calls`), for the tiny model of `--tiny`, which can carry a behaviour to an unseen query only
   by copying words of its context: at levels 1, 3 and 4 look the trip's first leg up (`lookup_leg_calls`: one
-  service per answer, mode by mode) and `add_leg` the service the answer lists, then `submit`; at level 2 look
-  the city's restaurants up (cheapest first) and eat at the ones the answer lists, in its order, at fixed meal
-  times, then look its attractions up (shortest visit first) and visit the first at a fixed time
-  (`one_day_calls`), then `submit`. Every word such a demonstration writes is in the task text or an answer,
-  at a place that does not depend on the query.
+  service per answer, mode by mode) and `add_leg` the service the answer lists, then `submit`; at level 2 plan
+  the day by a fixed schedule, each step a venue search of one row and `add_item` of the venue it lists at fixed
+  times (`one_day_calls`), then `submit`. Every value such a demonstration writes is a constant of its
+  schedule, or stands in the task text or in the answer just before, at a place that does not depend on the
+  query.
 - **model** (`model_calls`), for a real model: the reference planner's own lookups for the part the level asks
   (`level_lookups`), then the calls that build the reference plan's part (`scripted.level_calls`: its leg with
   the buffered arrival, its day's visits and meals), or at levels 3-4 the whole plan with `submit_plan`.
@@ -39,17 +39,17 @@ LEVEL_LOOKUP_ORDER: dict[int, tuple[ServiceMode, ...]] = {1: ("train", "bus", "f
 """Where a level's tiny demonstrations look up in another order: at level 1, trains first (a train runs from
 the origin to the first city on the first date for 86 % of the mini validation queries, a bus for 66 %), so
 that one search usually finds the leg."""
-MEAL_SLOTS: tuple[tuple[Meal, str, str], ...] = (("breakfast", "08:15", "09:00"), ("lunch", "13:15", "14:15"),
-                                                 ("dinner", "19:30", "20:30"))
-"""Level 2's tiny demonstration: each meal at the restaurant of the same row of the `search_restaurants` answer
-(breakfast the first row, lunch the second, dinner the third), from its start to its end (HH:MM)."""
-VISIT_SLOT = ("10:00", "12:00")
-"""Level 2's tiny demonstration: a visit to the first row of the `search_attractions` answer, from-to (HH:MM)."""
-RESTAURANT_ORDER, ATTRACTION_ORDER = "cost", "duration"
-"""The `sort_by` of level 2's tiny demonstration's searches: the cheapest restaurants and the shortest visit.
-Sorted by rating, the answers' first rows are often the venues the given days already went to (the reference
-plan's), and a venue repeated fails the diverse checks: 6 % of the mini train split's days then score 0, none
-sorted so; the schedule also fits more days (mean reward 0.52 against 0.42, below)."""
+DAY_SCHEDULE: tuple[tuple[str, dict[str, str], Meal | None, str, str], ...] = (
+    ("restaurants", {"sort_by": "cost"}, "breakfast", "08:15", "09:00"),
+    ("attractions", {"sort_by": "duration"}, None, "10:00", "12:00"),
+    ("restaurants", {"sort_by": "rating"}, "lunch", "13:15", "14:15"),
+    ("restaurants", {"price_tier": "$$", "sort_by": "cost"}, "dinner", "19:30", "20:30"),
+)
+"""Level 2's tiny demonstration, step by step: the venue search (its table and filters, one row), then a visit to
+the venue of that row, as that meal (None: a visit to an attraction), from-to (HH:MM). The cheapest restaurant
+for breakfast, the shortest visit, the best rated restaurant for lunch, the cheapest of tier $$ for dinner:
+orders whose first rows are rarely the venues the given days went to (the reference plan's best rated), and
+rarely each other's."""
 
 
 def lookup_leg_calls(db: Database, query: Query, plan: Plan,
@@ -78,49 +78,42 @@ def lookup_leg_calls(db: Database, query: Query, plan: Plan,
     return [*calls, ("submit", {})]
 
 
-def listed(db: Database, table: str, city: str, limit: int, sort_by: str) -> list[int]:
-    """The rows `search_attractions` / `search_restaurants` lists first for `city` sorted by `sort_by`, as the
-    answer."""
+def first_listed(db: Database, table: str, city: str, search: dict[str, str]) -> int | None:
+    """The row a venue search of `city` with the filters and order `search` lists first, as its answer; None
+    when it lists none."""
     from utp_env.tools.lookup.venues import find_attractions, find_restaurants
 
-    rows = (find_attractions(db, city, None, sort_by) if table == "attractions"
-            else find_restaurants(db, city, None, None, sort_by))
-    return [int(r) for r in rows[:limit]]
+    sort_by = search.get("sort_by", "rating")
+    rows = (find_attractions(db, city, search.get("category"), sort_by) if table == "attractions"
+            else find_restaurants(db, city, search.get("cuisine"), search.get("price_tier"), sort_by))
+    return int(rows[0]) if len(rows) else None
 
 
 def one_day_calls(db: Database, task: LevelTask) -> list[Call]:
-    """Level 2's tiny demonstration: `search_restaurants` of the day's city (one row per meal of `MEAL_SLOTS`) and
-    each meal at its row's restaurant and its slot; then `search_attractions` (one row) and a visit to it at
-    `VISIT_SLOT`; then `submit`. A slot outside the hours the given stay leaves free is left out.
+    """Level 2's tiny demonstration: each step of `DAY_SCHEDULE` whose times the given stay leaves free, a
+    venue search of the day's city (one row) and `add_item` of the venue its answer lists; then `submit`.
 
-    Where a venue sits in the answer and when the schedule goes there depend on nothing the model cannot see,
-    so a model that copies can learn it from a few demonstrations: the reference plan's own venues and times
+    Each venue is the first row of the answer just before the call, and every time is fixed, so a model that
+    copies can learn the day from a few demonstrations, as at level 1: the reference plan's own venues and times
     (chosen from its whole trip, its risk profile's buffers and the crowds) can be learned only by a model that
-    plans. On the mini sandbox's first 100 train and validation queries of the level the schedule earns a mean
-    reward of 0.52 and 0.54 (52 % and 64 % of the days pass every check; the reference plan, the ceiling, earns
-    0.71 on the full sandbox), so GRPO has room above it."""
+    plans. On the mini sandbox's first 100 train and validation queries of the level, the schedule earns a mean
+    reward of 0.52 and 0.53 (55 % and 58 % of the days pass every check; none scores 0); the reference plan, the
+    ceiling, earns 0.71 on the full sandbox, so GRPO has room above it."""
     assert task.city is not None  # level 2 names its city
     number = task.days[0]
     free_from, free_until = task.day_start or 0, task.day_end or 24 * 60
-
-    def fits(start: str, end: str) -> bool:
-        return free_from <= parse_hhmm(start) and parse_hhmm(end) <= free_until
-
-    def visit(table: str, row: int, start: str, end: str) -> Call:
-        kind = "attraction" if table == "attractions" else "restaurant"
-        return ("add_item", {"day": number, "name": str(db.tables[table].columns["name"][row]), "activity": "visit",
-                             "kind": kind, "start": start, "end": end})
-
-    meals = len(MEAL_SLOTS)
-    calls: list[Call] = [("search_restaurants", {"city": task.city, "limit": meals, "sort_by": RESTAURANT_ORDER})]
-    for (meal, start, end), row in zip(MEAL_SLOTS, listed(db, "restaurants", task.city, meals, RESTAURANT_ORDER),
-                                       strict=False):
-        if fits(start, end):
-            name, args = visit("restaurants", row, start, end)
-            calls.append((name, {**args, "meal": meal}))
-    calls.append(("search_attractions", {"city": task.city, "limit": 1, "sort_by": ATTRACTION_ORDER}))
-    attractions = listed(db, "attractions", task.city, 1, ATTRACTION_ORDER)
-    calls += [visit("attractions", row, *VISIT_SLOT) for row in attractions if fits(*VISIT_SLOT)]
+    calls: list[Call] = []
+    for table, search, meal, start, end in DAY_SCHEDULE:
+        if not free_from <= parse_hhmm(start) < parse_hhmm(end) <= free_until:
+            continue
+        calls.append((f"search_{table}", {"city": task.city, "limit": 1, **search}))
+        row = first_listed(db, table, task.city, search)
+        if row is None:
+            continue
+        args: dict[str, Any] = {"day": number, "name": str(db.tables[table].columns["name"][row]),
+                                "activity": "visit", "kind": "attraction" if table == "attractions" else "restaurant",
+                                "start": start, "end": end}
+        calls.append(("add_item", {**args, "meal": meal} if meal is not None else args))
     return [*calls, ("submit", {})]
 
 

@@ -499,7 +499,7 @@ def main(argv: Sequence[str] | None = None) -> SFTSummary:
             limit = min(args.eval_limit, len(records)) if name == "seen" else args.eval_limit
             summary.evaluations[f"{stage}/{name}"] = evaluate_policy(
                 policy, tokenizer, kwargs, split, limit, schemas, eval_config, system=system, request=request,
-                **({"max_new_tokens": 96, "rounds": 8} if tiny else {}))
+                **({"max_new_tokens": 96} if tiny else {}))
 
     score("before_sft", model)
     if args.save_start:

@@ -10,9 +10,10 @@ venue names, clock times, in random roles):
 
 - **copy**: the user asks to call one of the run's tools with a JSON of arguments (random keys of that tool,
   random values, shuffled); the assistant calls it with exactly those;
-- **read a table**: the user shows what a search answered, a table laid out as the env's service searches
-  answer (their heading, columns and "more rows" line; random words in the cells, 1-3 rows), and asks for a call
-  with one argument from its first row; the assistant calls the tool with the first row's first cell as that
+- **read a table**: the user shows what a search answered, a table laid out as the env's answers of the searches
+  among the run's tools (`answer_layouts`: the service searches' or the venue searches' heading, columns and
+  "more rows" line; random words in the cells, 1-3 rows), and asks for a call with one argument from its first
+  row; the assistant calls the tool with the first row's first cell as that
   argument and the user's JSON as the others. (Tables of a title and four filler columns taught a copy that
   did not carry over to the env's answers: docs/RL.md "Learning curves by level".)
 
@@ -64,6 +65,7 @@ def synthetic_chats(tools: Sequence[str], values: Sequence[str], rng: random.Ran
 
     specs: dict[str, ToolSpec[Any]] = {**LOOKUP_TOOLS, **ITINERARY_TOOLS}
     callable_ = [t for t in tools if specs[t].args_model.model_fields]
+    layouts = answer_layouts(tools)
     chats: list[Chat] = []
     while len(chats) < n:
         tool = rng.choice(callable_)
@@ -76,7 +78,7 @@ def synthetic_chats(tools: Sequence[str], values: Sequence[str], rng: random.Ran
         texts = [k for k, v in args.items() if isinstance(v, str)]
         if texts and rng.random() < TABLE_SHARE:
             key = rng.choice(texts)
-            table, args[key] = search_answer(values, rng)
+            table, args[key] = search_answer(values, rng, layouts)
             rest = {k: v for k, v in args.items() if k != key}
             ask = f"Call {tool} with {json.dumps(rest, ensure_ascii=False)} and {key} from its first row."
             chats.append([{"role": "user", "content": f"A search answered:\n{table}\n{ask}"}, _call(tool, args, 0)])
@@ -88,23 +90,52 @@ def synthetic_chats(tools: Sequence[str], values: Sequence[str], rng: random.Ran
     return chats
 
 
-def search_answer(values: Sequence[str], rng: random.Random) -> tuple[str, str]:
-    """A table laid out as the env's service searches answer (their heading, columns and "more rows" line,
-    `utp_env.tools.lookup.transport`), its cells random: the words of `values` in the heading and the first
+def answer_layouts(tools: Sequence[str]) -> list[str]:
+    """The tables whose answers the pretraining's tables are laid out as: those the run's `tools` search (service
+    tables first, then venue tables, each sorted), or every service table when the tools search none."""
+    from utp_env.tools.lookup.transport import SEARCH_TOOL_OF_MODE, SERVICE_HEADERS
+    from utp_env.tools.lookup.venues import VENUE_HEADERS
+    from utp_env.tools.schema import SERVICE_TABLE
+
+    services = sorted(SERVICE_TABLE[mode] for mode, tool in SEARCH_TOOL_OF_MODE.items() if tool in tools)
+    venues = sorted(table for table in VENUE_HEADERS if f"search_{table}" in tools)
+    return [*services, *venues] or sorted(SERVICE_HEADERS)
+
+
+def search_answer(values: Sequence[str], rng: random.Random, layouts: Sequence[str]) -> tuple[str, str]:
+    """A table laid out as the env's answer of a search of one of `layouts`' tables (`answer_layouts`): a
+    service search's (`utp_env.tools.lookup.transport`) or a venue search's (`utp_env.tools.lookup.venues`)
+    heading, columns and "more rows" line, its cells random: the words of `values` in the heading and the first
     column, `FILLER` elsewhere; and the first row's first cell, the value a call reads from it."""
+    from typing import get_args
+
     from utp_env.tools.clock import WEEKDAYS
     from utp_env.tools.lookup.render import table_of_lines
     from utp_env.tools.lookup.transport import SERVICE_HEADERS, SERVICE_NARROW, service_heading
+    from utp_env.tools.lookup.venues import (
+        VENUE_HEADERS,
+        VENUE_NARROW,
+        AttractionSearch,
+        RestaurantSearch,
+        venue_heading,
+    )
 
-    table = rng.choice(sorted(SERVICE_HEADERS))
-    header = SERVICE_HEADERS[table]
+    table = rng.choice(list(layouts))
+    header = SERVICE_HEADERS[table] if table in SERVICE_HEADERS else VENUE_HEADERS[table]
     shown = rng.randint(1, 3)
     total = shown + (0 if rng.random() < 0.5 else rng.randint(1, 30))
     rows = [[rng.choice(values), *(rng.choice(FILLER) for _ in header[1:])] for _ in range(shown)]
-    heading = service_heading(table, rng.choice(values), rng.choice(values), rng.choice(values),
-                              rng.choice(WEEKDAYS), "departure")
+    if table in SERVICE_HEADERS:
+        heading = service_heading(table, rng.choice(values), rng.choice(values), rng.choice(values),
+                                  rng.choice(WEEKDAYS), "departure")
+        narrow = SERVICE_NARROW
+    else:
+        search = AttractionSearch if table == "attractions" else RestaurantSearch
+        orders = get_args(search.model_fields["sort_by"].annotation)
+        heading = venue_heading(table, rng.choice(values), rng.choice(orders))
+        narrow = VENUE_NARROW[table]
     text = table_of_lines(heading, header, [" | ".join(row) for row in rows], total=total, truncated=total - shown,
-                          narrow=SERVICE_NARROW, empty="")
+                          narrow=narrow, empty="")
     return text, rows[0][0]
 
 

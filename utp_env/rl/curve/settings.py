@@ -41,8 +41,10 @@ TINY_DEFAULTS: dict[int, dict[str, Any]] = {
 }
 """The tiny model's defaults per level (the measured runs of docs/RL.md "Learning curves by level"). A rollout's
 `max_completion_length` counts the tool answers too and must hold a whole episode: the tiny tokenizer's level-1
-demonstrations write at most about 300 tokens after the prompt, level 3's 290, level 4's 350, level 2's about 890
-(8 calls; 768, the old value, cut every one of them before its `submit`)."""
+demonstrations write at most about 300 tokens after the prompt, level 3's 290, level 4's 350; level 2's, 9 calls of
+its fixed schedule (`level_demos.DAY_SCHEDULE`), fewer than its budget of 1,536 (the SFT checkpoint records the
+longest, `sft_demo_lengths.json`, and GRPO refuses a budget below it); its earlier demonstrations of the reference
+plan's venues and times ran to 890, which the old value 768 cut before `submit`."""
 _MODEL_SMALL_LEVEL = {"steps": 12, "every": 6, "demos": 500, "eval_limit": 32, "eval_samples": 1, "queries_per_step": 4,
                       "step_limit": 16, "max_completion_length": 2048, "max_turns": 12}
 _MODEL_WHOLE_TRIP = {"steps": 100, "every": 20, "demos": 1000, "eval_limit": 64, "eval_samples": 4,
