@@ -18,6 +18,7 @@ from utp_env.tools.india import (
 )
 from utp_env.tools.lookup import LOOKUP
 from utp_env.tools.sandbox import build_sandbox
+from utp_env.tools.sandbox.attractions import category_weights, entry_fee
 from utp_env.tools.sandbox.crowd import crowd_cities
 from utp_env.tools.sandbox.geography import (
     GEONAMES_CORRECTIONS,
@@ -46,7 +47,6 @@ from utp_env.tools.sandbox.road import (
 )
 from utp_env.tools.sandbox.traveller.rail import NO_RAILWAY
 from utp_env.tools.sandbox.traveller.rail import figures as rail_figures
-from utp_env.tools.sandbox.venues import category_weights, entry_fee
 from utp_env.tools.schema import fare_class, runs_on, shift_run_days
 
 

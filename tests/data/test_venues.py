@@ -1,7 +1,7 @@
 """Venues a traveller recognises: real sights with their facts, breakfast where India breakfasts,
 resorts where resorts are, crowds by kind of place, events at venues that suit them, transit stops
-of the city's own network (tools/sandbox/venues.py, crowd.py, events.py, transit.py, names.py and
-the fact files of tools/india/venue_facts.py)."""
+of the city's own network (tools/sandbox/venues.py, attractions.py, restaurants.py, stays.py, crowd.py,
+events.py, transit.py, names.py and the fact files of tools/india/venue_facts.py)."""
 
 from __future__ import annotations
 
@@ -21,33 +21,31 @@ from utp_env.tools.india.sources import SourceError, update_record
 from utp_env.tools.india.venue_facts import LUNCH_EVENING_KINDS
 from utp_env.tools.sandbox import build_sandbox
 from utp_env.tools.sandbox import names as nm
+from utp_env.tools.sandbox.attractions import (
+    ATTRACTION_TEMPLATES,
+    KIND_VISIT_HR,
+    attractions_table,
+    generated_visit_hr,
+    sight_hours,
+)
 from utp_env.tools.sandbox.crowd import ATTRACTION_PEAKS, RESTAURANT_PEAKS, intensity
 from utp_env.tools.sandbox.events import EVENT_KINDS, OPEN_AIR_END, event_end, venue_kind
 from utp_env.tools.sandbox.geography import Cities, select_cities
 from utp_env.tools.sandbox.profiles import PROFILES
+from utp_env.tools.sandbox.restaurants import (
+    KIND_CUISINES,
+    KIND_OPENING,
+    KIND_TEMPLATES,
+    opens_for_breakfast,
+    restaurant_template,
+)
 from utp_env.tools.sandbox.traveller.venues import (
     event_problems,
     figures,
     misplaced_stops,
     peak_hours,
 )
-from utp_env.tools.sandbox.venues import (
-    ATTRACTION_TEMPLATES,
-    KIND_CUISINES,
-    KIND_OPENING,
-    KIND_TEMPLATES,
-    KIND_VISIT_HR,
-    attraction_kind,
-    attractions_table,
-    generated_visit_hr,
-    naming_places,
-    opens_for_breakfast,
-    per_city,
-    restaurant_kind,
-    restaurant_template,
-    sight_hours,
-    sight_of,
-)
+from utp_env.tools.sandbox.venues import attraction_kind, naming_places, per_city, restaurant_kind, sight_of
 from utp_env.tools.schema import ATTRACTION_CATEGORIES
 
 STATE_OF_REGION = {"hindi": ("Lucknow", "Uttar Pradesh"), "rajasthani": ("Jaipur", "Rajasthan"),

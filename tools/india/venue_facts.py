@@ -43,7 +43,7 @@ from utp_env.tools.schema import ATTRACTION_CATEGORIES, CUISINES, HOUSE_TYPES, P
 FACTS_ROOT: Path = SOURCES_DIR
 
 # Kinds of attraction: what a traveller would call the place. Each has its opening hours, typical
-# visit and crowd profile (`tools/sandbox/venues.py`, `tools/sandbox/crowd.py`).
+# visit and crowd profile (`tools/sandbox/attractions.py`, `tools/sandbox/crowd.py`).
 ATTRACTION_KINDS: tuple[str, ...] = (
     "temple", "gurudwara", "mosque", "church", "monastery", "ghat", "fort", "palace", "monument", "cave",
     "museum", "garden", "park", "lake", "beach", "promenade", "viewpoint", "waterfall", "zoo", "wildlife",

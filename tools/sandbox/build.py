@@ -17,15 +17,17 @@ import numpy as np
 from utp_env.tools.database import MANIFEST, Database
 from utp_env.tools.lookup.index import lookup_index
 from utp_env.tools.sandbox.air import flights_table
+from utp_env.tools.sandbox.attractions import attractions_table
 from utp_env.tools.sandbox.calibration import connectivity
 from utp_env.tools.sandbox.crowd import crowd_cities, crowd_table
 from utp_env.tools.sandbox.events import events_table
 from utp_env.tools.sandbox.geography import Cities, match_airports, select_cities
 from utp_env.tools.sandbox.profiles import SandboxProfile, load_profile
 from utp_env.tools.sandbox.rail import trains_table
+from utp_env.tools.sandbox.restaurants import restaurants_table
 from utp_env.tools.sandbox.road import buses_table, distances_table, road_pairs, road_routes_table
+from utp_env.tools.sandbox.stays import accommodations_table
 from utp_env.tools.sandbox.transit import transit_table
-from utp_env.tools.sandbox.venues import accommodations_table, attractions_table, restaurants_table
 from utp_env.tools.sandbox.version import GENERATOR_VERSION
 from utp_env.tools.sandbox.writer import write_table
 

@@ -58,17 +58,12 @@ from utp_env.tools.database import Database
 from utp_env.tools.india import TOURIST_CITIES
 from utp_env.tools.india import venue_facts as vf
 from utp_env.tools.sandbox import names as nm
+from utp_env.tools.sandbox.attractions import open_days_of, sight_hours
 from utp_env.tools.sandbox.calibration import INTENSITY
 from utp_env.tools.sandbox.events import venue_kind
+from utp_env.tools.sandbox.restaurants import opens_for_breakfast
 from utp_env.tools.sandbox.traveller.figure import Figure
-from utp_env.tools.sandbox.venues import (
-    attraction_kind,
-    open_days_of,
-    opens_for_breakfast,
-    restaurant_kind,
-    sight_hours,
-    sight_of,
-)
+from utp_env.tools.sandbox.venues import attraction_kind, restaurant_kind, sight_of
 
 TOP_SIGHTS = 3
 VISIT_MEDIAN_HR = (1.0, 2.5)
