@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.india import (
     COASTAL_CITIES,
     HILL_CITIES,
@@ -30,15 +31,14 @@ from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.sandbox.venues import (
     BIG_CITY,
-    _choice,
-    _has_beach,
-    _minutes,
-    _positions,
     attraction_kind,
+    has_beach,
     is_big,
     naming_places,
     per_city,
+    pick_one,
     real_rating,
+    venue_positions,
 )
 from utp_env.tools.schema import ATTRACTION_CATEGORIES, days_mask
 
@@ -165,9 +165,9 @@ def sight_hours(sight: vf.Sight) -> tuple[str, str]:
     if sight.day_trip_hr is None or opening == closing:
         return opening, closing
     journey = round(sight.day_trip_hr * 4) * 15
-    start = max(_minutes(opening) - journey, _minutes(DAY_TRIP_WINDOW[0]))
-    end_minutes = _minutes(closing) if _minutes(closing) > _minutes(opening) else _minutes(closing) + 1440
-    end = min(end_minutes + journey, _minutes(DAY_TRIP_WINDOW[1]))
+    start = max(parse_hhmm(opening) - journey, parse_hhmm(DAY_TRIP_WINDOW[0]))
+    end_minutes = parse_hhmm(closing) if parse_hhmm(closing) > parse_hhmm(opening) else parse_hhmm(closing) + 1440
+    end = min(end_minutes + journey, parse_hhmm(DAY_TRIP_WINDOW[1]))
     return _clock(start), _clock(end)
 
 
@@ -180,13 +180,13 @@ def _pick(rng: np.random.Generator, weights: dict[str, float], k: int) -> list[s
 
 def _where_ok(where: str, city: str, state: str, population: float) -> bool:
     region = nm.region_key(state)
-    return {"any": True, "coastal": city in COASTAL_CITIES and not _has_beach(city), "hill": _hill(city),
+    return {"any": True, "coastal": city in COASTAL_CITIES and not has_beach(city), "hill": _hill(city),
             "big": is_big(population), "tourist": city in TOURIST_CITIES,
             "christian": region in CHRISTIAN_REGIONS or is_big(population)}[where]
 
 
 def _hill(city: str) -> bool:
-    return city in HILL_CITIES or (vf.resort_area(city) and city not in COASTAL_CITIES and not _has_beach(city)
+    return city in HILL_CITIES or (vf.resort_area(city) and city not in COASTAL_CITIES and not has_beach(city)
                                    and city not in WILDLIFE_CITIES and city != "Jaisalmer")
 
 
@@ -233,7 +233,7 @@ def attraction_floors(cities: Cities) -> np.ndarray:
 def attractions_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
     rng = stage_rng(seed, "attractions")
     counts = per_city(cities, profile.attractions, attraction_floors(cities))
-    lat, lon = _positions(cities, counts, rng)
+    lat, lon = venue_positions(cities, counts, rng)
     cols: Columns = {k: [] for k in ("name", "city", "categories", "visit_duration_hr", "rating",
                                      "entry_fee_inr", "open_time", "close_time", "open_days")}
     for c, k in enumerate(counts.tolist()):
@@ -254,7 +254,7 @@ def attractions_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
                 closed = sight.closed
             else:
                 main = _pick(rng, weights, 1)[0]
-                template = str(_choice(rng, templates[main]))
+                template = str(pick_one(rng, templates[main]))
                 places = naming_places(city, state)
                 name = nm.unique_name(nm.fill(template, city, state, rng, places), city, state, taken, rng, places)
                 kind = attraction_kind(city, name, [main])

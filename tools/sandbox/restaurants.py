@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.india import COASTAL_CITIES, TOURIST_CITIES, alcohol_allowed, city_tier
 from utp_env.tools.india import venue_facts as vf
 from utp_env.tools.sandbox import names as nm
@@ -20,15 +21,14 @@ from utp_env.tools.sandbox.common import Columns, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.sandbox.venues import (
-    _choice,
-    _has_beach,
-    _minutes,
-    _positions,
-    _weighted,
+    has_beach,
     is_big,
     naming_places,
     per_city,
+    pick_one,
+    pick_weighted,
     real_rating,
+    venue_positions,
 )
 from utp_env.tools.schema import CUISINES
 
@@ -159,8 +159,9 @@ RESTAURANT_TIER_FACTOR = {"metro": 1.3, "large": 1.1, "mid": 0.95, "town": 0.8}
 
 def opens_for_breakfast(open_time: str, close_time: str) -> bool:
     """Whether a restaurant open `open_time`-`close_time` opens by 08:00 and stays open to noon."""
-    closing = _minutes(close_time) if _minutes(close_time) > _minutes(open_time) else _minutes(close_time) + 1440
-    return _minutes(open_time) <= _minutes(BREAKFAST_BY) and closing >= 12 * 60
+    opening, closing = parse_hhmm(open_time), parse_hhmm(close_time)
+    closing += 1440 if closing <= opening else 0  # open past midnight
+    return opening <= parse_hhmm(BREAKFAST_BY) and closing >= 12 * 60
 
 
 def _kind_allowed(kind: str, city: str, state: str, population: float) -> bool:
@@ -169,7 +170,7 @@ def _kind_allowed(kind: str, city: str, state: str, population: float) -> bool:
     if kind in ("pub", "brewpub", "lounge"):
         return alcohol_allowed(state) and big_or_tourist
     return {"irani_cafe": city in vf.IRANI_CAFE_CITIES,
-            "seafood": city in COASTAL_CITIES or _has_beach(city),
+            "seafood": city in COASTAL_CITIES or has_beach(city),
             "momo": region in MOMO_REGIONS or is_big(population),
             "kebab": region in KEBAB_REGIONS or is_big(population),
             "shawarma": region in SHAWARMA_REGIONS or is_big(population),
@@ -180,10 +181,10 @@ def _kind_allowed(kind: str, city: str, state: str, population: float) -> bool:
 def restaurant_template(kind: str, state: str, rng: np.random.Generator) -> str:
     """A name template of a generated restaurant of `kind` in `state`'s region."""
     region = nm.region_of(state)
-    template = str(_choice(rng, KIND_TEMPLATES[kind]))
+    template = str(pick_one(rng, KIND_TEMPLATES[kind]))
     if template.startswith("@"):
         own = getattr(region, template[1:])
-        template = str(_choice(rng, own)) if isinstance(own, tuple) else own
+        template = str(pick_one(rng, own)) if isinstance(own, tuple) else own
     return template
 
 
@@ -202,7 +203,7 @@ def restaurant_floors(cities: Cities) -> np.ndarray:
 def restaurants_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
     rng = stage_rng(seed, "restaurants")
     counts = per_city(cities, profile.restaurants, restaurant_floors(cities))
-    lat, lon = _positions(cities, counts, rng)
+    lat, lon = venue_positions(cities, counts, rng)
     cols: Columns = {k: [] for k in ("name", "city", "cuisines", "price_tier", "avg_cost_inr", "rating",
                                      "open_time", "close_time")}
     for c, k in enumerate(counts.tolist()):
@@ -227,11 +228,11 @@ def restaurants_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
                 taken.add(name.casefold())
             else:
                 morning = i - len(real) < need
-                kind = _weighted(rng, breakfast if morning else anytime)
+                kind = pick_weighted(rng, breakfast if morning else anytime)
                 template = restaurant_template(kind, state, rng)
                 places = naming_places(city, state)
                 name = nm.unique_name(nm.fill(template, city, state, rng, places), city, state, taken, rng, places)
-                cuisines = _cuisines(kind, rng, city in COASTAL_CITIES or _has_beach(city))
+                cuisines = _cuisines(kind, rng, city in COASTAL_CITIES or has_beach(city))
                 tiers = KIND_TIERS[kind]
                 tier = tiers[int(rng.choice(len(tiers), p=[w for _, w in tiers]))][0]
                 low, high = TIER_COST[tier]
@@ -239,7 +240,7 @@ def restaurants_table(cities: Cities, profile: SandboxProfile, seed: int) -> Col
                 openings, closings = KIND_OPENING[kind]
                 if morning:
                     openings = tuple(t for t in openings if t <= BREAKFAST_BY)
-                opening, closing = str(_choice(rng, openings)), str(_choice(rng, closings))
+                opening, closing = str(pick_one(rng, openings)), str(pick_one(rng, closings))
                 rating = round(float(rng.uniform(*GENERATED_RESTAURANT_RATING)), 1)
             cols["name"].append(name)
             cols["city"].append(city)

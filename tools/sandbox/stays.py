@@ -18,14 +18,14 @@ from utp_env.tools.sandbox.common import Columns, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.sandbox.venues import (
-    _choice,
-    _has_beach,
-    _positions,
-    _weighted,
+    has_beach,
     is_big,
     naming_places,
     per_city,
+    pick_one,
+    pick_weighted,
     real_rating,
+    venue_positions,
 )
 from utp_env.tools.schema import HOUSE_RULES
 
@@ -60,7 +60,7 @@ REAL_HOTEL_RATING = (4.9, 4.5)
 def resort_templates(city: str) -> tuple[str, ...]:
     """Names of a generated resort of `city` by its setting: a beach resort on the coast, a jungle
     lodge at a wildlife gateway, a desert camp at Jaisalmer, a hill resort elsewhere."""
-    if city in COASTAL_CITIES or _has_beach(city):
+    if city in COASTAL_CITIES or has_beach(city):
         return ("{word} Beach Resort", "{word} Resort")
     if city in WILDLIFE_CITIES:
         return ("{word} Jungle Lodge", "{word} Resort")
@@ -96,7 +96,7 @@ def stay_floors(cities: Cities) -> np.ndarray:
 def accommodations_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
     rng = stage_rng(seed, "accommodations")
     counts = per_city(cities, profile.accommodations, stay_floors(cities))
-    lat, lon = _positions(cities, counts, rng)
+    lat, lon = venue_positions(cities, counts, rng)
     cols: Columns = {k: [] for k in ("name", "city", "house_type", "star_rating", "rating", "price_per_night_inr",
                                      "max_occupancy", "house_rules", "amenities", "services", "minimum_nights",
                                      "check_in", "check_out")}
@@ -118,9 +118,9 @@ def accommodations_table(cities: Cities, profile: SandboxProfile, seed: int) -> 
                 rating = real_rating(i, *REAL_HOTEL_RATING)
                 taken.add(name.casefold())
             else:
-                house_type = _weighted(rng, types)
-                stars = int(_choice(rng, HOUSE_TYPE_DRAW[house_type][2]))
-                template = str(_choice(rng, stay_templates(house_type, city, state, stars)))
+                house_type = pick_weighted(rng, types)
+                stars = int(pick_one(rng, HOUSE_TYPE_DRAW[house_type][2]))
+                template = str(pick_one(rng, stay_templates(house_type, city, state, stars)))
                 places = naming_places(city, state)
                 name = nm.unique_name(nm.fill(template, city, state, rng, places), city, state, taken, rng, places)
                 price = float(round(STAY_BASE_BY_STARS[stars] * scale * draw / 50) * 50)

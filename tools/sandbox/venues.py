@@ -199,18 +199,21 @@ def per_city(cities: Cities, total: int, floors: np.ndarray) -> np.ndarray:
     return floors + apportion(total - int(floors.sum()), weight)
 
 
-def _positions(cities: Cities, counts: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def venue_positions(cities: Cities, counts: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Latitudes and longitudes of `counts[i]` venues around each city i, scattered by SPREAD_DEG."""
     idx = np.repeat(np.arange(cities.n), counts)
     lat = np.round(cities.lat[idx] + rng.normal(0, SPREAD_DEG, len(idx)), 5)
     lon = np.round(cities.lon[idx] + rng.normal(0, SPREAD_DEG, len(idx)), 5)
     return lat, lon
 
 
-def _choice(rng: np.random.Generator, options: Sequence[T]) -> T:
+def pick_one(rng: np.random.Generator, options: Sequence[T]) -> T:
+    """One of `options`, uniformly, drawn from `rng` (never the global random)."""
     return options[int(rng.integers(len(options)))]
 
 
-def _weighted(rng: np.random.Generator, weights: dict[str, float]) -> str:
+def pick_weighted(rng: np.random.Generator, weights: dict[str, float]) -> str:
+    """One key of `weights`, drawn with probability proportional to its weight."""
     keys = list(weights)
     w = np.array([weights[k] for k in keys], float)
     return keys[int(rng.choice(len(keys), p=w / w.sum()))]
@@ -220,9 +223,6 @@ def is_big(population: float) -> bool:
     return population >= BIG_CITY
 
 
-def _has_beach(city: str) -> bool:
+def has_beach(city: str) -> bool:
+    """Whether the curated sights of `city` include a beach (tools/india/venue_facts.py)."""
     return any(s.kind == "beach" for s in vf.sights().get(city, ()))
-
-
-def _minutes(hhmm: str) -> int:
-    return int(hhmm[:2]) * 60 + int(hhmm[3:5])
