@@ -30,7 +30,8 @@ TINY_DEFAULTS: dict[int, dict[str, Any]] = {
     1: {**_TINY_PART, "steps": 20, "every": 10, "demos": 8, "sft_epochs": 3.0, "swapped_copies": 32,
         "frozen_values": True, "temperature": 0.5},
     2: {**_TINY_PART, "steps": 20, "every": 10, "demos": 8, "sft_epochs": 3.0, "swapped_copies": 16,
-        "frozen_values": True, "step_limit": 12, "max_completion_length": 1536, "max_turns": 10},
+        "frozen_values": True, "step_limit": 12, "max_completion_length": 1536, "max_turns": 10,
+        "learning_rate": 1e-4},
     3: {**_TINY_PART, "steps": 32, "every": 8, "demos": 8, "sft_epochs": 2.0},
     4: {"eval_limit": 32, "eval_samples": 4, "queries_per_step": 4, "num_generations": 8, "temperature": 0.7,
         "steps": 64, "every": 8, "demos": 256, "sft_epochs": 10.0, "learning_rate": 5e-4, "beta": 0.04,
@@ -44,7 +45,9 @@ TINY_DEFAULTS: dict[int, dict[str, Any]] = {
 demonstrations write at most about 300 tokens after the prompt, level 3's 290, level 4's 350; level 2's, 9 calls of
 its fixed schedule (`level_demos.DAY_SCHEDULE`), fewer than its budget of 1,536 (the SFT checkpoint records the
 longest, `sft_demo_lengths.json`, and GRPO refuses a budget below it); its earlier demonstrations of the reference
-plan's venues and times ran to 890, which the old value 768 cut before `submit`."""
+plan's venues and times ran to 890, which the old value 768 cut before `submit`. Level 2's GRPO learning rate is
+half of level 1's: at 2e-4 one seed of its first recorded run lost what SFT gave within 4 steps (KL 0.25), at 1e-4
+a one-seed probe kept it (KL at most 0.04; benchmarks/results/level2_probes/)."""
 _MODEL_SMALL_LEVEL = {"steps": 12, "every": 6, "demos": 500, "eval_limit": 32, "eval_samples": 1, "queries_per_step": 4,
                       "step_limit": 16, "max_completion_length": 2048, "max_turns": 12}
 _MODEL_WHOLE_TRIP = {"steps": 100, "every": 20, "demos": 1000, "eval_limit": 64, "eval_samples": 4,
