@@ -1,6 +1,7 @@
 """Clock times and dates: the one conversion and the one `+N day` grammar every layer uses.
 
-- `HH:MM` text <-> minutes from midnight (`parse_hhmm`, `format_hhmm`).
+- `HH:MM` text <-> minutes from midnight (`parse_hhmm`, `format_hhmm`); a venue's hours as minutes, a close at or
+  before the opening being the next day's (`opening_hours`).
 - A time past the day's midnight is written as its clock time plus a day offset, the paper's
   `06:45 (+1 day)`. The grammar, read by the env's itinerary tools, the plan-format parser and
   nothing else: after a clock time `+N`, `+Nd`, `+N day`, `+N days`, optionally in parentheses
@@ -40,6 +41,13 @@ def parse_hhmm(text: str) -> int:
     if h > 24 or m > 59 or (h == 24 and m):
         raise ValueError(f"not a clock time: {text!r}")
     return h * 60 + m
+
+
+def opening_hours(open_time: str, close_time: str) -> tuple[int, int]:
+    """(open, close) in minutes of a venue's `HH:MM` hours; a close at or before the opening (00:00 = midnight) is
+    the next day's."""
+    opening, closing = parse_hhmm(open_time), parse_hhmm(close_time)
+    return opening, closing + MINUTES_PER_DAY if closing <= opening else closing
 
 
 def day_offset(text: str) -> int | None:

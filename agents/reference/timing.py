@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from utp_env.config import UncertaintyConfig
 from utp_env.evaluation import uncertainty as un
 from utp_env.evaluation.context import CrowdProfile, eval_index
-from utp_env.queries.options import buffer_multiplier, opening_hours
+from utp_env.queries.options import buffer_multiplier
+from utp_env.tools.clock import opening_hours
 from utp_env.tools.database import Database
 
 LATENESS_COST = 0.004  # crowd-score points given up per minute a visit starts later

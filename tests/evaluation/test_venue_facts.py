@@ -15,7 +15,7 @@ from utp_env.evaluation import context, evaluate
 from utp_env.evaluation.commonsense import transit_distance, venue_closed_because
 from utp_env.evaluation.context import build_context, eval_index
 from utp_env.plan_format import PlanFormatError, parse_plan
-from utp_env.queries.options import opening_hours
+from utp_env.tools.clock import opening_hours
 from utp_env.tools.database import Database
 from utp_env.tools.schema import VENUE_TABLE
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from utp_env.tools.clock import parse_hhmm
+from utp_env.tools.clock import opening_hours, parse_hhmm
 from utp_env.tools.india import (
     COASTAL_CITIES,
     HILL_CITIES,
@@ -165,9 +165,9 @@ def sight_hours(sight: vf.Sight) -> tuple[str, str]:
     if sight.day_trip_hr is None or opening == closing:
         return opening, closing
     journey = round(sight.day_trip_hr * 4) * 15
-    start = max(parse_hhmm(opening) - journey, parse_hhmm(DAY_TRIP_WINDOW[0]))
-    end_minutes = parse_hhmm(closing) if parse_hhmm(closing) > parse_hhmm(opening) else parse_hhmm(closing) + 1440
-    end = min(end_minutes + journey, parse_hhmm(DAY_TRIP_WINDOW[1]))
+    opens, closes = opening_hours(opening, closing)
+    start = max(opens - journey, parse_hhmm(DAY_TRIP_WINDOW[0]))
+    end = min(closes + journey, parse_hhmm(DAY_TRIP_WINDOW[1]))
     return _clock(start), _clock(end)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from utp_env.tools.clock import parse_hhmm
+from utp_env.tools.clock import opening_hours, parse_hhmm
 from utp_env.tools.india import COASTAL_CITIES, TOURIST_CITIES, alcohol_allowed, city_tier
 from utp_env.tools.india import venue_facts as vf
 from utp_env.tools.sandbox import names as nm
@@ -159,8 +159,7 @@ RESTAURANT_TIER_FACTOR = {"metro": 1.3, "large": 1.1, "mid": 0.95, "town": 0.8}
 
 def opens_for_breakfast(open_time: str, close_time: str) -> bool:
     """Whether a restaurant open `open_time`-`close_time` opens by 08:00 and stays open to noon."""
-    opening, closing = parse_hhmm(open_time), parse_hhmm(close_time)
-    closing += 1440 if closing <= opening else 0  # open past midnight
+    opening, closing = opening_hours(open_time, close_time)
     return opening <= parse_hhmm(BREAKFAST_BY) and closing >= 12 * 60
 
 

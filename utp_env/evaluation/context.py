@@ -23,7 +23,6 @@ from typing import Any, Literal, NamedTuple, TypeGuard
 
 from utp_env.itinerary import Day, Meal, Plan, PlanItem, TransportLeg
 from utp_env.plan_format.text import is_absent
-from utp_env.queries.options import opening_hours
 from utp_env.query import Query
 from utp_env.resolve import (
     MEMO_LIMIT,
@@ -35,6 +34,7 @@ from utp_env.resolve import (
     find_venue,
     resolve_leg,
 )
+from utp_env.tools.clock import opening_hours
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.memo import remember
 from utp_env.tools.schema import VENUE_TABLE, VenueKind
@@ -187,7 +187,7 @@ class EvalIndex:
                             MEMO_LIMIT)
 
     def opening(self, table: str, row: int) -> tuple[int, int]:
-        """(opening, closing) minutes of venue `row` of `table` (`queries.options.opening_hours` of its
+        """(opening, closing) minutes of venue `row` of `table` (`tools/clock.py`'s `opening_hours` of its
         `open_time` and `close_time`); computed once per row."""
         rows = self._hours.get(table)
         if rows is None:

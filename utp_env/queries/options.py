@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from utp_env.config import UncertaintyConfig
 from utp_env.itinerary import Mode, parse_hhmm
 from utp_env.query import LocalConstraint, house_rule_requirement
-from utp_env.tools.clock import weekday
+from utp_env.tools.clock import opening_hours, weekday
 from utp_env.tools.database import Database, normalize
 from utp_env.tools.delays import delay_index
 from utp_env.tools.schema import CAB_SEATS, FARE_COLUMN, NUMBER_COLUMN, SERVICE_TABLE, open_on, scheduled_arrival
@@ -186,12 +186,6 @@ def attractions_by_appeal(db: Database, city: str) -> list[int]:
 MEAL_WINDOWS: dict[str, tuple[int, int]] = {"breakfast": (7 * 60, 10 * 60), "lunch": (12 * 60, 15 * 60 + 30),
                                             "dinner": (19 * 60, 22 * 60)}
 MEAL_MIN_OPEN = 90  # a restaurant serves a meal if open this long from some start in the meal's window
-
-
-def opening_hours(open_time: str, close_time: str) -> tuple[int, int]:
-    """(open, close) in minutes; a close at or before the opening (00:00 = midnight) is the next day."""
-    opening, closing = parse_hhmm(open_time), parse_hhmm(close_time)
-    return opening, closing + 1440 if closing <= opening else closing
 
 
 def opens_on(db: Database, table: str, row: int, date: str | None, days_after: int = 0) -> bool:
