@@ -260,3 +260,20 @@ def test_a_day_the_model_rejects_is_named(monkeypatch: pytest.MonkeyPatch) -> No
                         lambda value, number, db: [] if number == 3 else real(value, number, db))
     with pytest.raises(PlanFormatError, match=r"^day 3: invalid day: List should have at least 1 item"):
         parse_plan([{"days": 1, "current_city": "A"}, {"days": 3, "current_city": "B"}])
+
+
+def test_a_current_city_read_before_gives_the_same_cities_in_a_list_of_its_own(dataset: object) -> None:
+    """`_cities` answers a text it read before from its memo: the same canonical cities, in a new list
+    (a Day owns its list), and a bad text still fails with its day named, however often it is read."""
+    db = dataset.db  # type: ignore[attr-defined]
+    city = db.cities[0]
+    day = {"days": 1, "current_city": f"from {city.upper()} to {city.lower()}", "transportation": "-"}
+    first, second = (parse_plan([day], db=db).days[0] for _ in range(2))
+    assert first.cities == second.cities == [city, city]
+    assert first.cities is not second.cities
+    first.cities.append("Elsewhere")
+    assert parse_plan([day], db=db).days[0].cities == [city, city]
+    for number in (1, 2):
+        bad = [{"days": d, "current_city": "Pune" if d < number else "from  to Pune"} for d in range(1, number + 1)]
+        with pytest.raises(PlanFormatError, match=f"day {number}"):
+            parse_plan(bad, db=db)

@@ -32,9 +32,10 @@ from utp_env.plan_format.poi import parse_entry
 from utp_env.plan_format.repairs import Repair
 from utp_env.plan_format.text import is_absent, is_absent_stripped, split_top
 from utp_env.query import Query
-from utp_env.resolve import find_service
+from utp_env.resolve import MEMO_LIMIT, find_service
 from utp_env.tools.database import Database
 from utp_env.tools.errors import UnknownNameError
+from utp_env.tools.memo import remember
 from utp_env.tools.schema import SERVICE_TABLE, scheduled_arrival
 
 KEY_ALIASES: dict[str, str] = {
@@ -182,7 +183,26 @@ def _list(value: Any, number: int, field: str) -> list[str]:
 
 
 def _cities(value: Any, number: int, db: Database | None) -> list[str]:
-    """`City` -> [City]; `from A to B [to C]` -> [A, B, C]; canonical spelling with a database."""
+    """`City` -> [City]; `from A to B [to C]` -> [A, B, C]; canonical spelling with a database.
+
+    With a database, a text read before is answered from its memo (`_read_cities`): days name the
+    same cities and routes in every plan."""
+    if db is None or type(value) is not str:
+        return _read_cities(value, number, db)
+    memo = db.derived(_city_texts)
+    hit = memo.get(value)
+    if hit is None:
+        hit = remember(memo, value, tuple(_read_cities(value, number, db)), MEMO_LIMIT)  # (an error is not kept)
+    return list(hit)
+
+
+def _city_texts(db: Database) -> dict[str, tuple[str, ...]]:
+    """`_cities`'s memo of one database: a `current_city` text -> its cities (bounded by MEMO_LIMIT)."""
+    return {}
+
+
+def _read_cities(value: Any, number: int, db: Database | None) -> list[str]:
+    """`_cities` read from the text."""
     text = _text(value, number, "current_city")
     if text is None:
         raise PlanFormatError("missing current_city (expected 'City' or 'from A to B')", day=number,
