@@ -68,6 +68,41 @@ def test_distinct_trials_of_a_query_are_scored_each(mini_db_path: Path, tmp_path
     assert code == 3 and "skipped: plans.jsonl line 1: 'trial' must be a non-negative integer" in err
 
 
+def test_queries_with_different_numbers_of_trials_are_refused(mini_db_path: Path, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Every line counts once in the table: a query tried three times beside one tried once would weigh
+    three times as much, so such a file is refused in one line naming the queries and their counts."""
+    first, second = _references(mini_db_path)[:2]
+    lines = [{"query_id": first["query_id"], "trial": t, "plan": first["plan"]} for t in range(3)]
+    lines.append({"query_id": second["query_id"], "plan": second["plan"]})
+    plans = tmp_path / "plans.jsonl"
+    plans.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "report.json"
+    code, stdout, err = _evaluate(capsys, "--plans", str(plans), "--db", str(mini_db_path), "--out", str(out))
+    assert code == 2 and stdout == "" and "Traceback" not in err
+    assert (f"plans.jsonl: queries have different numbers of trials: 1 query has 1 trial ({second['query_id']}); "
+            f"1 query has 3 trials ({first['query_id']})") in err
+    assert not out.exists()
+
+
+def test_with_a_split_a_query_without_a_plan_counts_once_per_trial(mini_db_path: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = open_dataset(mini_db_path)
+    split = dataset.split("validation")
+    chosen = [q.query_id for q in split[:2]]
+    references = {r["query_id"]: r["plan"] for r in _references(mini_db_path)}
+    lines = [{"query_id": qid, "trial": t, "plan": references[qid]} for qid in chosen for t in range(2)]
+    plans = tmp_path / "plans.jsonl"
+    plans.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "report.json"
+    code, _, err = _evaluate(capsys, "--plans", str(plans), "--db", str(mini_db_path), "--split", "validation",
+                             "--out", str(out))
+    assert code == 0, err
+    group = json.loads(out.read_text())["summary"]["groups"]["all"]
+    assert group["n_queries"] == 2 * len(split)  # every query of the split twice, as the two tried
+    assert group["delivery_rate"] == pytest.approx(2 / len(split))
+
+
 def test_no_line_scored_exits_2_as_documented(mini_db_path: Path, tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     plans = tmp_path / "plans.jsonl"

@@ -12,9 +12,11 @@ that run records hold (`Plan.model_validate`), so a run's results.jsonl can be s
 
 Two lines for the same query and trial (`trial` 0 when absent) are refused (exit 2, naming both
 line numbers): nine copies of one good plan would otherwise count nine times in the pass rates.
+For the same reason queries with different numbers of trials are refused (exit 2, naming them and
+their counts); with `--split`, a query of the split without a plan counts as undelivered once per trial.
 Exit status: 0 when every line was scored, 3 when some were skipped (the report is still written),
-2 when no line could be scored, the plans belong to another database, a query repeats, or a file
-is missing (docs/RUNS.md, "Scoring plans").
+2 when no line could be scored, the plans belong to another database, a query repeats, queries have
+different numbers of trials, or a file is missing (docs/RUNS.md, "Scoring plans").
 """
 
 from __future__ import annotations
@@ -53,10 +55,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "or text, or a run record's Plan JSON>}) with the commonsense and hard checks, "
                        "BAS/CATS/TDAS and the TripCraft metrics (docs/METRICS.md). A plan that does not "
                        "parse counts as not delivered; a line that cannot be read is skipped and reported "
-                       "with its number; two lines for the same query and trial are refused. The file is read "
+                       "with its number; two lines for the same query and trial, and queries with different "
+                       "numbers of trials, are refused. The file is read "
                        "line by line (memory does not grow with it). Exit status 0: every line scored; 3: some "
                        "lines skipped (the report is still written); 2: no line could be scored, a query and "
-                       "trial repeat, or plans made on another database.")
+                       "trial repeat, trial counts differ, or plans made on another database.")
     p.add_argument("--plans", type=Path, required=True, metavar="PLANS.jsonl",
                    help="the plans to score: one JSON object {query_id, plan} per line, with an optional "
                    "integer trial (a run's results.jsonl works too)")
@@ -277,6 +280,27 @@ class Tally:
     other_split: dict[str, int] = field(default_factory=dict)  # split -> lines for its queries, outside --split
 
 
+def trials_per_query(tally: Tally, name: str) -> int:
+    """How many trials each scored query has; ValueError when queries have different numbers: every
+    line counts once in the rates and means, so a query tried more often would weigh more than the rest."""
+    counts: dict[str, int] = {}
+    for query_id, _ in tally.seen:
+        counts[query_id] = counts.get(query_id, 0) + 1
+    by_count: dict[int, list[str]] = {}
+    for query_id, count in counts.items():
+        by_count.setdefault(count, []).append(query_id)
+    if len(by_count) <= 1:
+        return next(iter(by_count), 1)
+    parts = []
+    for count, ids in sorted(by_count.items(), key=lambda kv: (len(kv[1]), kv[0])):
+        shown = ", ".join(sorted(ids)[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        parts.append(f"{len(ids)} {'query has' if len(ids) == 1 else 'queries have'} {count} "
+                     f"trial{'s' if count != 1 else ''} ({shown})")
+    raise ValueError(f"{name}: queries have different numbers of trials: {'; '.join(parts)}; every line counts "
+                     "once in the table, so a query tried more often would weigh more than the others: give every "
+                     "query the same number of trials, or score the extra trials in a file of their own")
+
+
 def _accumulator() -> SummaryAccumulator:
     from utp_env.evaluation.aggregate import SummaryAccumulator
 
@@ -447,10 +471,12 @@ def handle(args: argparse.Namespace) -> int:
         if not tally.scored:
             raise ValueError(f"no line of {args.plans.name} could be scored: all {tally.lines} were skipped (the "
                              "reasons above); nothing to summarise")
+        trials = trials_per_query(tally, args.plans.name)
         missing = [q for q in queries.values() if q.query_id not in tally.covered]
         if args.split is not None:
-            for query in missing:  # undelivered: no plan for it
-                tally.summary.add(query, None)
+            for query in missing:  # undelivered: no plan for it, as often as every other query was tried
+                for _ in range(trials):
+                    tally.summary.add(query, None)
         summary = tally.summary.summary(config.readings)
         if sink is not None:
             sink.finish(summary.model_dump(mode="json"))
