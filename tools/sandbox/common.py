@@ -6,6 +6,8 @@ so that changing one table never reshuffles the others and the same seed gives t
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -22,13 +24,35 @@ def stage_rng(seed: int, stage: str) -> np.random.Generator:
     return np.random.default_rng(stable_int(seed, stage))
 
 
+def _elementwise(function: Callable[[float], float]) -> Callable[[Any], np.ndarray]:
+    """`function` (one of Python's `math`) applied to every element of an array or number, as float64.
+
+    numpy chooses its own code for sin, cos, arcsin, exp and log by the CPU it runs on (AVX-512
+    machines take other SIMD code than AVX2 ones), and the two differ in the last bit: a distance
+    or a crowd curve would then round differently and the same seed build other bytes on another
+    machine (tests/data/test_sandbox_determinism.py). Python's `math` calls the C library, whose
+    answer does not depend on that choice; the build computes these functions with it."""
+    vectorised = np.frompyfunc(function, 1, 1)
+
+    def apply(values: Any) -> np.ndarray:
+        return np.asarray(vectorised(np.asarray(values, dtype=np.float64)), dtype=np.float64)
+
+    apply.__name__ = apply.__qualname__ = function.__name__
+    apply.__doc__ = f"`math.{function.__name__}` of every element, as float64 (`_elementwise`)."
+    return apply
+
+
+sin, cos, arcsin, exp, log = (_elementwise(f) for f in (math.sin, math.cos, math.asin, math.exp, math.log))
+
+
 def haversine_km(lat1: np.ndarray | float, lon1: np.ndarray | float, lat2: np.ndarray | float,
                  lon2: np.ndarray | float) -> np.ndarray:
-    """Great-circle distance in km between points given in degrees (broadcasts)."""
+    """Great-circle distance in km between points given in degrees (broadcasts); the same bytes on any
+    CPU (`_elementwise`)."""
     p1, p2 = np.radians(lat1), np.radians(lat2)
     dp, dl = p2 - p1, np.radians(np.asarray(lon2) - np.asarray(lon1))
-    a = np.sin(dp / 2) ** 2 + np.cos(p1) * np.cos(p2) * np.sin(dl / 2) ** 2
-    return 2 * EARTH_RADIUS_KM * np.arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
+    a = sin(dp / 2) ** 2 + cos(p1) * cos(p2) * sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * arcsin(np.sqrt(np.clip(a, 0.0, 1.0)))
 
 
 def distance_matrix_km(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
@@ -38,7 +62,7 @@ def distance_matrix_km(lat: np.ndarray, lon: np.ndarray) -> np.ndarray:
 
 def lognormal_with_mean(rng: np.random.Generator, mean: float, sigma: float, size: int) -> np.ndarray:
     """Log-normal draws (right-skewed: mean above median) whose expected value is `mean`."""
-    mu = np.log(mean) - sigma**2 / 2
+    mu = math.log(mean) - sigma**2 / 2
     return rng.lognormal(mu, sigma, size)
 
 

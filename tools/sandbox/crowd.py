@@ -22,7 +22,7 @@ import numpy as np
 from utp_env.tools.clock import parse_hhmm
 from utp_env.tools.india import TOURIST_CITIES
 from utp_env.tools.india.venue_facts import BREAKFAST_KINDS
-from utp_env.tools.sandbox.common import Columns, stage_rng
+from utp_env.tools.sandbox.common import Columns, exp, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import CROWD_LEVELS
@@ -107,7 +107,7 @@ def intensity(peaks: tuple[float, Peaks], hours: np.ndarray) -> np.ndarray:
     h = np.where(hours.astype(float) < 6, hours.astype(float) + 24, hours.astype(float))
     out = np.full(len(h), base)
     for centre, width, height in spikes:
-        out = np.maximum(out, height * np.exp(-(((h - centre) / width) ** 2)))
+        out = np.maximum(out, height * exp(-(((h - centre) / width) ** 2)))
     return out
 
 

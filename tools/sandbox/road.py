@@ -28,6 +28,7 @@ from utp_env.tools.india import HILL_APPROACHES, MOUNTAIN_ROADS, ROAD_CLOSURES
 from utp_env.tools.sandbox.common import (
     Columns,
     apportion,
+    exp,
     lognormal_with_mean,
     mst_edges,
     rescale_to_mean,
@@ -70,7 +71,7 @@ def road_km(gc_km: np.ndarray, factor: float) -> np.ndarray:
 
 def drive_minutes(km: np.ndarray) -> np.ndarray:
     """Free-flow driving time: ~40 km/h in and near towns rising to ~60 km/h on long highways."""
-    speed = 40.0 + 20.0 * (1.0 - np.exp(-np.asarray(km) / 150.0))
+    speed = 40.0 + 20.0 * (1.0 - exp(-np.asarray(km) / 150.0))
     return np.maximum(np.round(np.asarray(km) / speed * 60.0, 1), 1.0)
 
 

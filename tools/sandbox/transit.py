@@ -13,13 +13,14 @@ outside a planned city. The stop is 20-9,000 m from the venue (log-normal around
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import numpy as np
 
 from utp_env.tools.india.venue_facts import STOP_SUFFIX, sight_index, transit_stations
 from utp_env.tools.sandbox import names as nm
-from utp_env.tools.sandbox.common import EARTH_RADIUS_KM, Columns, stage_rng
+from utp_env.tools.sandbox.common import EARTH_RADIUS_KM, Columns, cos, sin, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 
@@ -48,12 +49,12 @@ def transit_table(cities: Cities, venues: dict[str, Columns], profile: SandboxPr
                          f"{len(rows)} venues")
     rows = rows[: profile.transit_stops]
     n = len(rows)
-    dist = np.clip(rng.lognormal(np.log(450.0), 0.8, n), 20.0, 9000.0)
+    dist = np.clip(rng.lognormal(math.log(450.0), 0.8, n), 20.0, 9000.0)
     bearing = rng.uniform(0, 2 * np.pi, n)
     lat = np.array([r[3] for r in rows])
     lon = np.array([r[4] for r in rows])
-    dlat = np.degrees(dist / 1000.0 * np.cos(bearing) / EARTH_RADIUS_KM)
-    dlon = np.degrees(dist / 1000.0 * np.sin(bearing) / (EARTH_RADIUS_KM * np.cos(np.radians(lat))))
+    dlat = np.degrees(dist / 1000.0 * cos(bearing) / EARTH_RADIUS_KM)
+    dlon = np.degrees(dist / 1000.0 * sin(bearing) / (EARTH_RADIUS_KM * cos(np.radians(lat))))
     state_of = dict(zip(cities.name, cities.state, strict=True))
     kinds = rng.random(n)
     picks = rng.integers(0, 1 << 30, n)
