@@ -217,8 +217,27 @@ def test_one_day_plan_and_no_legs(tiny_db: Database) -> None:
     assert report.cats is None and report.tdas is None
 
 
-def test_untimed_and_unknown_visits_are_skipped(tiny_db: Database) -> None:
+def test_unknown_attractions_are_skipped_and_untimed_visits_lose_the_most(tiny_db: Database) -> None:
+    """An unknown attraction has no v: BAS skips it. A known one without times has no readable buffer:
+    it counts Q = 1 (`UNTIMED_Q`), so deleting a visit's times never raises BAS."""
+    unknown = Day(day=1, cities=["Vadodara"], items=[item("Nowhere Fort", "visit", "10:00", "11:00")])
+    report = evaluate(Plan(days=[unknown]), make_query(), tiny_db)
+    assert report.pois == [] and report.bas is None
     day = Day(day=1, cities=["Vadodara"], items=[item("Sayaji Garden", "visit", None, None),
                                                   item("Nowhere Fort", "visit", "10:00", "11:00")])
     report = evaluate(Plan(days=[day]), make_query(), tiny_db)
-    assert report.pois == [] and report.bas is None
+    assert report.pois == [] and report.bas == 0.0
+
+
+def test_deleting_times_never_raises_bas_or_cats(tiny_db: Database) -> None:
+    """The degenerate move a table invites: drop the times of the worst-buffered visit. BAS and CATS
+    count the untimed visit as lost (Q = 1, crowd score 0), so the plan scores lower, never higher."""
+    good = item("Sayaji Garden", "visit", "08:00", "15:00")  # v 270, B 150: inside the tolerant [135, 270], Q = 0
+    bad = item("Sayaji Garden", "visit", "15:30", "16:30")  # far too short for its v: Q = 1
+    timed = evaluate(Plan(days=[Day(day=1, cities=["Vadodara"], items=[good, bad])]), make_query(), tiny_db)
+    untimed = evaluate(Plan(days=[Day(day=1, cities=["Vadodara"], items=[good, item("Sayaji Garden", "visit", None,
+                                                                                    None)])]), make_query(), tiny_db)
+    assert timed.pois[0].q == 0.0 and timed.pois[1].q >= 1.0 and timed.bas == 0.5
+    assert untimed.bas == timed.bas  # (left out of the mean, the untimed visit would have given BAS 1)
+    if timed.cats is not None:
+        assert untimed.cats is not None and untimed.cats <= timed.cats

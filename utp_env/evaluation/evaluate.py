@@ -48,6 +48,33 @@ def scored_visits(ctx: PlanContext) -> list[tuple[Visit, int, int]]:
             if visit.kind == "restaurant" or (visit.kind == "attraction" and visit.ref is not None)]
 
 
+# What an untimed visit BAS or CATS would score counts as: no buffer can be read from it (Q = 1, the most a
+# visit loses) and no hour was chosen for it (crowd score 0). Else a plan would raise its BAS and CATS by
+# deleting the times of its worst-buffered or most crowded visits, which are then left out of the means.
+UNTIMED_Q = 1.0
+UNTIMED_CROWD_SCORE = 0.0
+
+
+def untimed_scored_visits(ctx: PlanContext) -> list[Visit]:
+    """The visits `scored_visits` would score had they a start and an end: restaurants and known
+    attractions without both times (an item written without times, or a venue only a summary field names)."""
+    return [visit for visit in ctx.visits if not visit.timed
+            and (visit.kind == "restaurant" or (visit.kind == "attraction" and visit.ref is not None))]
+
+
+def bas_of(pois: list[PoiDetail], untimed: list[Visit]) -> float | None:
+    """BAS of a plan: `absorption_score` of its timed visits' Q, each untimed one counting `UNTIMED_Q`."""
+    return un.absorption_score([p.q for p in pois] + [UNTIMED_Q] * len(untimed))
+
+
+def cats_of(pois: list[PoiDetail], untimed: list[Visit]) -> float | None:
+    """CATS of a plan: the mean crowd score of its timed visits with crowd windows, each untimed visit
+    of a venue with crowd windows counting `UNTIMED_CROWD_SCORE`; None when no visit has crowd windows."""
+    scores = [p.crowd_score for p in pois if p.crowd_score is not None]
+    scores += [UNTIMED_CROWD_SCORE for visit in untimed if visit.crowd_row is not None]
+    return sum(scores) / len(scores) if scores else None
+
+
 def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]:
     """BAS (and CATS where crowd windows exist) inputs of every timed attraction/restaurant visit.
 
@@ -256,7 +283,7 @@ def evaluate_context(ctx: PlanContext, config: UncertaintyConfig | None = None,
     cost = trip_cost(ctx)
     pois = _poi_details(ctx, config)
     legs = _leg_details(ctx, config)
-    crowd = [p.crowd_score for p in pois if p.crowd_score is not None]
+    untimed = untimed_scored_visits(ctx)
     order = None
     if reference is not None:
         order = zero_if_empty(ordering(ctx, build_context(reference, query, db), readings.ordering), readings,
@@ -275,8 +302,8 @@ def evaluate_context(ctx: PlanContext, config: UncertaintyConfig | None = None,
         hard=hard_checks(ctx, cost),
         subchecks=subchecks,
         extra=extra_checks(ctx),
-        bas=un.absorption_score([p.q for p in pois]),
-        cats=sum(crowd) / len(crowd) if crowd else None,
+        bas=bas_of(pois, untimed),
+        cats=cats_of(pois, untimed),
         tdas=un.absorption_score([leg.q for leg in legs]),
         temporal_meal=zero_if_empty(temporal_meal(ctx, config), readings, delivered),
         temporal_attraction=zero_if_empty(temporal_attraction(ctx, config), readings, delivered),
