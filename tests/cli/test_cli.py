@@ -101,3 +101,21 @@ def test_a_mistyped_name_gets_its_commands_usage_and_the_closest_name(
 def test_abbreviations_and_negative_numbers_are_still_options_or_values() -> None:
     args, extras = build_parser().parse_known_args(["run", "--lim", "3", "--seed", "-1", "--quiet"])
     assert extras == [] and args.limit == 3 and args.seed == -1 and args.quiet
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["evaluate", "--plans", "p.jsonl", "--format", "ci", "--no-ci"],
+     "--format ci and --no-ci ask for both layouts; give one of them"),
+    (["run", "--limit", "1", "--format", "ci", "--no-ci"], "--format ci and --no-ci ask for both layouts"),
+    (["run", "--limit", "1", "--ray-address", "1.2.3.4"],
+     "ray_address '1.2.3.4' is only read with backend ray, and the backend is 'local': add --backend ray"),
+])
+def test_options_that_contradict_each_other_are_refused_before_any_work(
+        argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: object,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Silently ignoring one of two options would print another table or run elsewhere than asked."""
+    monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
+    code, out, err = cli(argv, capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "runs").exists()  # type: ignore[operator]

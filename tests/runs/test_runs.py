@@ -176,6 +176,12 @@ def test_trials_give_pass_hat_k_and_the_cli_shows_and_compares(mini_db_path: Pat
     assert main(["show", str(a), str(b)]) == 0
     compared = capsys.readouterr().out
     assert "deterministic" in compared and "diff" in compared and "MC hold rate" in compared
+    # b ran one trial, a two: `compare` would refuse them, so show says why instead of suggesting it
+    assert "`utp-env compare` cannot test these two runs row by row: the runs have different query sets: " \
+           "trials is 2 in" in compared and "Is a difference real?" not in compared
+    c = run(_config(mini_db_path, tmp_path / "c", limit=3, trials=2, agent="deterministic"), progress=False)
+    assert main(["show", str(a), str(c)]) == 0
+    assert f"Is a difference real? `utp-env compare {a} {c}`" in capsys.readouterr().out
 
 
 def test_a_different_run_in_the_same_folder_is_refused(mini_db_path: Path, tmp_path: Path) -> None:

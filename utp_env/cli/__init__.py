@@ -121,15 +121,21 @@ def unknown_message(parser: argparse.ArgumentParser, extras: Sequence[str]) -> s
 def add_layout_options(parser: argparse.ArgumentParser) -> None:
     """`--no-ci` and `--format {ci,paper}`: Table 3 with each cell's 95% interval and n (the
     default), or the paper's plain layout. Read back with `with_intervals`."""
-    parser.add_argument("--format", dest="table_format", choices=["ci", "paper"], default="ci",
+    parser.add_argument("--format", dest="table_format", choices=["ci", "paper"], default=None,
                         help="ci: each Table 3 cell with its 95%% interval and n (default); paper: the paper's "
                         "plain layout, values only")
     parser.add_argument("--no-ci", dest="no_ci", action="store_true", help="the same as --format paper")
 
 
 def with_intervals(args: argparse.Namespace) -> bool:
-    """Whether the table is printed with intervals (`add_layout_options`)."""
-    return not (getattr(args, "no_ci", False) or getattr(args, "table_format", "ci") == "paper")
+    """Whether the table is printed with intervals (`add_layout_options`); ValueError for `--format ci`
+    with `--no-ci`, which ask for both layouts."""
+    table_format = getattr(args, "table_format", None)
+    if getattr(args, "no_ci", False):
+        if table_format == "ci":
+            raise ValueError("--format ci and --no-ci ask for both layouts; give one of them")
+        return False
+    return table_format != "paper"
 
 
 def build_parser() -> CliParser:

@@ -404,7 +404,7 @@ def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, P
                     wrong = plan_mismatch(plan, query, db)
                     if wrong:
                         warn(f"{name} line {line.number}: the plan does not match query {query.query_id}: "
-                             + "; ".join(wrong))
+                             + "; ".join(wrong) + " (was it made on another database? check --profile/--db)")
                     report = evaluate(plan, query, db, config, reference=references.get(query.query_id))
                     result = {"query_id": query.query_id, "line": line.number, "delivered": True, "error": None,
                               "repairs": [str(r) for r in repairs], "report": report.model_dump(mode="json")}
@@ -436,9 +436,11 @@ def open_database(args: argparse.Namespace) -> tuple[Database, str]:
 
 
 def handle(args: argparse.Namespace) -> int:
+    from utp_env.cli import with_intervals
     from utp_env.config import load_uncertainty
     from utp_env.tools.atomic import write_with_atomic
 
+    ci = with_intervals(args)  # (a conflict of layout options is refused before any plan is scored)
     config = load_uncertainty(args.config)
     if not args.plans.is_file():
         raise FileNotFoundError(f"plans file {str(args.plans)!r} does not exist or is not a file")
@@ -495,9 +497,6 @@ def handle(args: argparse.Namespace) -> int:
 
         write_with_atomic(args.out, write)
     tally, summary, missing = done["tally"], done["summary"], done["missing"]
-    from utp_env.cli import with_intervals
-
-    ci = with_intervals(args)
     print(summary.to_markdown(ci) if args.markdown else summary.to_text(ci))
     if args.split is not None:
         print(f"split {args.split}: {len(queries) - len(missing)} of {len(queries)} queries have a plan; "

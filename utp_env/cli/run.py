@@ -114,9 +114,11 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
 
 def handle(args: argparse.Namespace) -> int:
     """Run, print the summary; exit 1 when every episode failed or a worker process died."""
+    from utp_env.cli import with_intervals
     from utp_env.runs.runner import WorkerDiedError, run
     from utp_env.runs.summary import all_failed, load_summary, render_text
 
+    ci = with_intervals(args)  # (a conflict of layout options is refused before the run, not after it)
     config = resolve_config(args)
     try:
         run_dir = run(config, progress=not args.quiet, adopt_results=args.adopt_results,
@@ -124,10 +126,8 @@ def handle(args: argparse.Namespace) -> int:
     except WorkerDiedError as exc:
         print(f"utp-env run: error: {exc}", file=sys.stderr)
         return 1
-    from utp_env.cli import with_intervals
-
     summary = load_summary(run_dir)
-    print(render_text(summary, ci=with_intervals(args)))
+    print(render_text(summary, ci=ci))
     print(f"\nresults in {run_dir}/ (results.jsonl, summary.json, summary.md, plots)", file=sys.stderr)
     failure = all_failed(summary)
     if failure is not None:

@@ -73,6 +73,19 @@ def compare_markdown(left: RunSummary, right: RunSummary, names: tuple[str, str]
     return "\n".join(lines)
 
 
+def compare_hint(left_dir: str, right_dir: str, names: tuple[str, str]) -> str:
+    """The line under two runs side by side: `utp-env compare` when it can test them, else why it cannot."""
+    from utp_env.runs.compare import ComparisonError, check_comparable
+    from utp_env.runs.records import read_run_config
+
+    try:
+        check_comparable(read_run_config(left_dir), read_run_config(right_dir), names)
+    except ComparisonError as exc:
+        return f"`utp-env compare` cannot test these two runs row by row: {exc}"
+    return (f"Is a difference real? `utp-env compare {left_dir} {right_dir}` tests every Table 3 row, "
+            "paired by query and trial (difference, 95% interval, p-value, Holm-corrected).")
+
+
 def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir: str, markdown: bool = False,
                    required: bool = False) -> str:
     """The paired differences of two runs (`utp_env.runs.paired`), or when their episodes do not
@@ -120,6 +133,5 @@ def handle(args: argparse.Namespace) -> int:
         print()
         print(paired)
         print()
-        print(f"Is a difference real? `utp-env compare {args.runs[0]} {args.runs[1]}` tests every Table 3 row, "
-              "paired by query and trial (difference, 95% interval, p-value, Holm-corrected).")
+        print(compare_hint(args.runs[0], args.runs[1], names))
     return 0
