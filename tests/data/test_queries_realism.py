@@ -80,8 +80,9 @@ def test_mini_query_figures(mini_db: Database) -> None:
             # restaurants are busier at breakfast (Cf 1.25-1.5), so its buffered meals run a few minutes
             # longer; still a traveller's breakfast, not the 75 minutes of v plus the tolerant buffer
             assert int(str(c.value).split(" / ")[0]) < 75, c
-            continue
         if "length" in c.name and c.name.startswith("median"):
+            # `data stats` prints such a miss as "short" with its reason, not as an unexplained FAIL
+            assert c.passed or (c.result == "short" and c.shortfall and "full sandbox's" in c.shortfall), c
             continue
         assert c.passed, c
     for q in ds.queries:
@@ -99,3 +100,4 @@ def test_full_query_set_honours_personas() -> None:
     figures = query_figures(ds.queries, ds.references, ds.db)
     assert len(figures) >= 25
     assert all(c.passed for c in figures), [c for c in figures if not c.passed]
+    assert not [c for c in figures if "length" in c.name and c.shortfall]  # the targets are this set's own

@@ -96,9 +96,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                            description="Print a database's row counts and its calibration figures (delay "
                            "means, connectivity, crowd data) against their targets, then the realism figures of the "
                            "network, venues and prices, and of the query set when there is one (for the embedded "
-                           "sandbox it is built on first use). Exit status 1 when a calibration check fails.")
+                           "sandbox it is built on first use). Exit status 1 when a calibration check or a figure "
+                           "fails (a figure short for the known reason it prints does not).")
     stats.add_argument("path", type=Path, nargs="?", default=None, metavar="DIR",
-                       help="database directory (default: the embedded full sandbox)")
+                       help="database directory (default: the embedded sandbox of --profile)")
+    stats.add_argument("--profile", choices=["full", "mini"], default=None,
+                       help="the embedded sandbox to describe when no DIR is given (default: full)")
     stats.set_defaults(handler=cmd_stats)
 
 
@@ -260,7 +263,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    path = args.path if args.path is not None else ensure_sandbox("full", 0)
+    if args.path is not None and args.profile is not None:
+        raise ValueError(f"give a database directory ({args.path}) or --profile {args.profile}, not both")
+    path = args.path if args.path is not None else ensure_sandbox(args.profile or "full", 0)
     try:
         db = Database.open(path)
     except DataError as exc:
@@ -276,15 +281,16 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(f"{c.name:<{width}}  {c.value!s:>18}  {c.target:<16}  {'pass' if c.passed else 'FAIL'}")
     failed = sum(not c.passed for c in report.checks)
     print(f"\n{len(report.checks) - failed}/{len(report.checks)} checks pass")
-    _print_traveller(db)
-    _print_query_figures(db, embedded=args.path is None)
+    failed += _print_traveller(db)
+    failed += _print_query_figures(db, embedded=args.path is None)
     return 0 if failed == 0 else 1
 
 
-def _print_figures(title: str, figures: Sequence[Check]) -> None:
-    """One table of figures: name, value, target, pass/FAIL, and the source of a traveller figure's target."""
+def _print_figures(title: str, figures: Sequence[Check]) -> int:
+    """One table of figures: name, value, target, pass/FAIL, and the source of a traveller figure's target;
+    returns how many FAIL (a figure short for its known reason does not)."""
     if not figures:
-        return
+        return 0
     width = max(len(c.name) for c in figures)
     vwidth = min(40, max(len(str(c.value)) for c in figures))
     twidth = max(len(c.target) for c in figures)
@@ -297,6 +303,10 @@ def _print_figures(title: str, figures: Sequence[Check]) -> None:
     short = sum(isinstance(c, Figure) and c.result == "short" for c in figures)
     known = f", {short} short for a known reason:\n  " + "\n  ".join(reasons) if short else ""
     print(f"\n{sum(c.passed for c in figures)}/{len(figures)} {title}s pass{known}")
+    failing = [c.name for c in figures if _result(c) == "FAIL"]
+    if failing:
+        print(f"FAIL ({len(failing)} of the {title}s, outside the target): {'; '.join(failing)}")
+    return len(failing)
 
 
 def _result(figure: Check) -> str:
@@ -304,14 +314,13 @@ def _result(figure: Check) -> str:
     return figure.result if isinstance(figure, Figure) else ("pass" if figure.passed else "FAIL")
 
 
-def _print_traveller(db: Database) -> None:
+def _print_traveller(db: Database) -> int:
     """The database's traveller figures (tools/sandbox/traveller/) and the remaining realism figures
-    (tools/sandbox/realism.py); their targets are for the full sandbox."""
-    _print_figures("traveller figure", traveller(db))
-    _print_figures("realism figure", realism(db))
+    (tools/sandbox/realism.py), their targets the full sandbox's; returns how many FAIL."""
+    return _print_figures("traveller figure", traveller(db)) + _print_figures("realism figure", realism(db))
 
 
-def _print_query_figures(db: Database, embedded: bool) -> None:
+def _print_query_figures(db: Database, embedded: bool) -> int:
     """The query set's traveller figures (utp_env/queries/traveller.py), when the database has a query set
     (the embedded sandbox's is built on first use)."""
     from utp_env.dataset import QUERIES_FILE, dataset_of, open_dataset
@@ -323,8 +332,8 @@ def _print_query_figures(db: Database, embedded: bool) -> None:
         ds = dataset_of(db)
     else:
         print(f"\nno query set ({QUERIES_FILE}) next to the database: no query figures")
-        return
-    _print_figures("query figure", query_figures(ds.queries, ds.references, ds.db))
+        return 0
+    return _print_figures("query figure", query_figures(ds.queries, ds.references, ds.db))
 
 
 def _counts_text(counts: dict[str, int]) -> str:
