@@ -23,7 +23,23 @@ def test_example_plans_feed_evaluate_and_simulate(mini_db_path: Path, tmp_path: 
     assert json.loads(plan.read_text())[0]["days"] == 1  # the paper's day format
     assert main(["simulate", "--plan", str(plan), "--query-id", qid, "--db", str(mini_db_path),
                  "--rollouts", "100"]) == 0
-    capsys.readouterr()
+    assert "untimed" not in capsys.readouterr().out
+    # the same plan without its times: it cannot be late, so its hold rate is 100 %, and the headline says why
+    days = json.loads(plan.read_text())
+    for day in days:
+        day["point_of_interest_list"] = "; ".join(
+            entry.split(" from ")[0] for entry in str(day["point_of_interest_list"]).rstrip(".").split("; "))
+    untimed = tmp_path / "untimed.json"
+    untimed.write_text(json.dumps(days))
+    assert main(["simulate", "--plan", str(untimed), "--query-id", qid, "--db", str(mini_db_path),
+                 "--rollouts", "100"]) == 0
+    head = capsys.readouterr().out.splitlines()[:3]
+    assert head[1].startswith("hold rate 100.0%")
+    assert head[2].startswith("warning: ") and "untimed items not simulated (listed below): the hold rate covers " \
+        "only the " in head[2], head
+    # a plan in the paper's day format names no query: simulated without one, and said so
+    assert main(["simulate", "--plan", str(plan), "--db", str(mini_db_path), "--rollouts", "100"]) == 0
+    assert "names no query and --query-id is not given" in capsys.readouterr().err
     assert main(["data", "example-plan", "--jsonl", "--limit", "3", "--db", str(mini_db_path)]) == 0
     plans = tmp_path / "my_plans.jsonl"
     plans.write_text(capsys.readouterr().out)

@@ -127,6 +127,10 @@ def handle(args: argparse.Namespace) -> int:
     config = load_uncertainty(args.config)
     plan, repairs = load_plan(args.plan, None, db, args.lenient)
     query = find_query(args.query_id or plan.query_id, args.queries, db)
+    if query is None:
+        print(f"utp-env simulate: note: {args.plan} names no query and --query-id is not given: the plan is "
+              "simulated without one (no dates, so no timetable's run days, and no check that it fits a query); "
+              "give --query-id to simulate it for its query", file=sys.stderr)
     for repair in repairs:
         print(f"utp-env simulate: note: {args.plan}: {'dropped' if repair.lossy else 'repaired'}: {repair}",
               file=sys.stderr)

@@ -289,12 +289,23 @@ def _clock(minutes: float, day_index: int) -> str:
     return format_hhmm(rest) + (f" +{days}d" if days else "")
 
 
+def _untimed_caveat(report: RobustnessReport) -> str:
+    """The warning the headline carries when items were not simulated: an untimed item cannot be late or
+    lost, so a plan without times would otherwise hold in every rollout."""
+    n = len(report.skipped_untimed)
+    if not n:
+        return ""
+    return (f"\nwarning: {n} untimed item{'s' if n > 1 else ''} not simulated (listed below): the hold rate covers "
+            f"only the {len(report.steps)} timed step{'s' if len(report.steps) != 1 else ''}; give every item its "
+            "times to simulate it")
+
+
 def render_table(report: RobustnessReport) -> str:
     """The report as a readable plain-text table (the CLI's output)."""
     lines = [
         f"rollouts {report.n}  seed {report.seed}",
         f"hold rate {report.hold_rate:.1%}  (no missed leg, no lost item, no item > "
-        f"{report.late_tolerance_min:g} min late)",
+        f"{report.late_tolerance_min:g} min late)" + _untimed_caveat(report),
         f"P(any missed leg) {report.any_missed_leg_probability:.1%}  expected lost items "
         f"{report.expected_lost_items:.2f} ({report.expected_lost_minutes:.0f} min)",
         f"item start lateness  mean {report.item_start_lateness.mean:.1f}  p50 {report.item_start_lateness.p50:.1f}"
