@@ -17,11 +17,14 @@ def decode_json_line(raw: bytes) -> tuple[Any, str | None]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+    text = text.rstrip("\r\n")  # the line's end is not part of its JSON (an error there is at its last column)
     try:
         return json.loads(text), None
     except RecursionError:
         return None, "invalid JSON (nested too deeply to read)"
     except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg} at column {exc.colno})"
+        if exc.pos >= len(text.rstrip()):
+            return None, f"invalid JSON (the line ends after column {len(text)} before the JSON does: cut off?)"
+        return None, f"invalid JSON ({exc.msg} at column {exc.pos + 1})"
     except ValueError:  # Python reads no integer of more than 4,300 digits
         return None, "invalid JSON (an integer of more than 4,300 digits)"
