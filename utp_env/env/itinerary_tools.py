@@ -59,7 +59,8 @@ ITINERARY_TOOLS = ITINERARY.tools
 PLAN_CHANGING = frozenset({"add_leg", "remove_leg", "add_item", "move_item", "remove_item", "set_stay"})
 ENDING = frozenset({"submit", "submit_plan"})
 
-DayNumber = Annotated[int, Field(ge=1, le=7, description="Day of the trip, 1 = first day")]
+DayNumber = Annotated[int, Field(ge=1, le=7, description="Day of the trip, 1 = first day, up to the trip's last day "
+                                                    "(the query's number of days; 7 at most)")]
 Clock = Annotated[str, Field(min_length=4, max_length=16, description="HH:MM, e.g. '09:30'; '+1' = next day")]
 Index = Annotated[int, Field(ge=1, le=100, description="Position as numbered by view_plan, from 1")]
 ItemKind = Literal["accommodation", "attraction", "restaurant", "event", "transit"]
