@@ -108,7 +108,7 @@ def test_abbreviations_and_negative_numbers_are_still_options_or_values() -> Non
      "--format ci and --no-ci ask for both layouts; give one of them"),
     (["run", "--limit", "1", "--format", "ci", "--no-ci"], "--format ci and --no-ci ask for both layouts"),
     (["run", "--limit", "1", "--ray-address", "1.2.3.4"],
-     "ray_address '1.2.3.4' is only read with backend ray, and the backend is 'local': add --backend ray"),
+     "--ray-address '1.2.3.4' is only read with --backend ray, and the backend is 'local': add --backend ray"),
 ])
 def test_options_that_contradict_each_other_are_refused_before_any_work(
         argv: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: object,

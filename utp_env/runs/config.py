@@ -74,13 +74,6 @@ class RunConfig(BaseModel):
         return given
 
     @model_validator(mode="after")
-    def _ray_address_needs_ray(self) -> RunConfig:
-        if self.ray_address is not None and self.backend != "ray":
-            raise ValueError(f"ray_address {self.ray_address!r} is only read with backend ray, and the backend is "
-                             f"{self.backend!r}: add --backend ray, or leave the address out")
-        return self
-
-    @model_validator(mode="after")
     def _world_or_db(self) -> RunConfig:
         if self.world and self.db is not None:
             raise ValueError(f"world {self.world} names an embedded sandbox, and db {self.db!r} was given too; pass "
