@@ -10,8 +10,12 @@ compares the full sandbox's content hash with the recorded one on whatever machi
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +26,9 @@ from utp_env.tools.sandbox import common
 ROOT = Path(__file__).resolve().parents[2]
 # numpy functions whose float64 answers depend on the CPU's SIMD (the exact ones, sqrt, radians,
 # degrees, arithmetic, are not here)
-CPU_DEPENDENT = re.compile(r"\bnp\.(sin|cos|tan|arcsin|arccos|arctan2?|sinh|cosh|tanh|exp|exp2|expm1|log|log2|log10|"
-                           r"log1p|power|hypot|cbrt)\(")
+CPU_DEPENDENT = re.compile(r"\b(?:np|numpy)\.(?:sin|cos|tan|arcsin|arccos|arctan2?|arcsinh|arccosh|arctanh|sinh|cosh|"
+                           r"tanh|exp|exp2|expm1|log|log2|log10|log1p|logaddexp2?|power|float_power|hypot|cbrt)\b"
+                           r"|\bfrom numpy import\b")
 # the code that builds a world: the sandbox generator, the India sources, the query generator and the
 # reference planner (whose plans are part of the dataset's content hash)
 BUILD_CODE = [ROOT / "tools" / "sandbox", ROOT / "tools" / "india", ROOT / "utp_env" / "queries",
@@ -38,7 +43,7 @@ def test_no_cpu_dependent_numpy_function_builds_a_world() -> None:
                 if CPU_DEPENDENT.search(line.split("#", 1)[0]):
                     found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert not found, ("numpy's answer depends on the CPU; use tools/sandbox/common.py's sin, cos, arcsin, exp, "
-                       "log (Python's math) instead:\n" + "\n".join(found))
+                       "log, power (Python's math) instead:\n" + "\n".join(found))
 
 
 @pytest.mark.parametrize("name", ["sin", "cos", "arcsin", "exp", "log"])
@@ -67,3 +72,27 @@ def test_haversine_is_the_math_formula_to_the_bit() -> None:
         h = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
         want.append(2 * common.EARTH_RADIUS_KM * math.asin(math.sqrt(min(max(h, 0.0), 1.0))))
     assert got == want
+
+
+def _simd_dispatch() -> list[str]:
+    """The SIMD targets numpy dispatches to on this CPU (what NPY_DISABLE_CPU_FEATURES can turn off)."""
+    try:
+        from numpy._core import _multiarray_umath as umath  # numpy 2
+    except ImportError:  # pragma: no cover - numpy 1.26
+        from numpy.core import _multiarray_umath as umath  # type: ignore[no-redef]
+    return [name for name in umath.__cpu_dispatch__ if umath.__cpu_features__.get(name)]
+
+
+@pytest.mark.slow
+@pytest.mark.long
+def test_the_full_sandbox_is_the_same_bytes_without_numpys_simd_code(tmp_path: Path) -> None:
+    """Built with every SIMD target numpy would dispatch to on this CPU turned off, the full sandbox (its
+    tables, queries and reference plans) has the content hash recorded in tests/support/data/plan_outputs/
+    full.json, which the plan-output test checks with them on: the bytes do not depend on the CPU's SIMD."""
+    recorded = json.loads((ROOT / "tests" / "support" / "data" / "plan_outputs" / "full.json").read_text())["db_hash"]
+    env = {**os.environ, "UTP_ENV_CACHE": str(tmp_path), "NPY_DISABLE_CPU_FEATURES": " ".join(_simd_dispatch())}
+    code = ("from utp_env.dataset import open_dataset; "
+            "print(open_dataset(profile='full', progress=False).db.content_hash)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == recorded

@@ -55,6 +55,7 @@ from utp_env.tools.sandbox.common import (
     apportion,
     haversine_km,
     lognormal_with_mean,
+    power,
     rescale_to_mean,
     stage_rng,
 )
@@ -101,7 +102,7 @@ def fit_departures(pa: np.ndarray, pb: np.ndarray, ia: np.ndarray, ib: np.ndarra
                    airport_departures: np.ndarray) -> np.ndarray:
     """Departures a day each way per route: the gravity weights fitted so that each airport's
     departures (both directions of all its routes) equal `airport_departures`."""
-    f = np.sqrt(pa * pb) / km**DISTANCE_EXPONENT / (1.0 + (SHORT_HOP_KM / km) ** 4)
+    f = np.sqrt(pa * pb) / power(km, DISTANCE_EXPONENT) / (1.0 + power(SHORT_HOP_KM / km, 4))
     n = len(airport_departures)
     for _ in range(FIT_ROUNDS):
         at = np.bincount(ia, f, n) + np.bincount(ib, f, n)
@@ -150,7 +151,7 @@ def route_airlines(weekly: int, regional: tuple[str, ...], only: bool, national:
     k = airlines_on_route(rest / WEEK)
     share = np.array([c.share or 0.0 for c in national])
     chosen = np.sort(rng.choice(len(national), size=min(k, len(national)), replace=False, p=share / share.sum()))
-    split = apportion(rest, share[chosen] ** SPLIT_EXPONENT, minimum=1 if rest >= len(chosen) else 0)
+    split = apportion(rest, power(share[chosen], SPLIT_EXPONENT), minimum=1 if rest >= len(chosen) else 0)
     out += [(national[c].code, int(n)) for c, n in zip(chosen.tolist(), split.tolist(), strict=True) if n > 0]
     return out
 

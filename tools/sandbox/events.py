@@ -22,7 +22,7 @@ import numpy as np
 from utp_env.tools.clock import format_hhmm, parse_hhmm
 from utp_env.tools.india.venue_facts import event_venues
 from utp_env.tools.sandbox import names as nm
-from utp_env.tools.sandbox.common import Columns, stage_rng
+from utp_env.tools.sandbox.common import Columns, power, stage_rng
 from utp_env.tools.sandbox.geography import Cities
 from utp_env.tools.sandbox.profiles import SandboxProfile
 from utp_env.tools.schema import EVENT_SEGMENTS
@@ -147,7 +147,7 @@ def events_table(cities: Cities, profile: SandboxProfile, seed: int) -> Columns:
     rng = stage_rng(seed, "events")
     days = calendar(profile)
     hosts = event_hosts(cities)
-    w = np.maximum(cities.population, cities.draw)[hosts].astype(float) ** 1.2
+    w = power(np.maximum(cities.population, cities.draw)[hosts], 1.2)
     city_idx = hosts[rng.choice(len(hosts), profile.events, p=w / w.sum())]
     cols: Columns = {k: [] for k in ("name", "city", "date", "start_time", "end_time", "segment", "venue",
                                      "price_inr")}

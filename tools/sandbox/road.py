@@ -31,6 +31,7 @@ from utp_env.tools.sandbox.common import (
     exp,
     lognormal_with_mean,
     mst_edges,
+    power,
     rescale_to_mean,
     run_days,
     stage_rng,
@@ -161,7 +162,7 @@ def road_pairs(cities: Cities, gc: np.ndarray, profile: SandboxProfile) -> np.nd
                          f"{2 * len(tree)} a connected road network needs")
     pop = cities.draw.astype(float)  # visitors count for tourist places (Goa, Manali ...)
     km = gc[iu, ju] * profile.road_factor
-    score = -(pop[iu] * pop[ju]) ** 0.8 / np.maximum(km, 1.0) ** 1.6
+    score = -power(pop[iu] * pop[ju], 0.8) / power(np.maximum(km, 1.0), 1.6)
     score[(km < BUS_MIN_KM) | (km > profile.bus_max_km) | shut[iu, ju]] = np.inf
     order = np.lexsort((ju, iu, score))
     chosen = list(tree)
@@ -215,7 +216,7 @@ def buses_table(cities: Cities, o: np.ndarray, d: np.ndarray, km: np.ndarray, fr
     if profile.buses < len(o):
         raise ValueError(f"profile {profile.name!r}: buses={profile.buses} is below one per bus pair ({len(o)})")
     pop = cities.draw.astype(float)
-    counts = apportion(profile.buses, (pop[o] * pop[d]) ** 0.5 / km**0.7, minimum=1)
+    counts = apportion(profile.buses, power(pop[o] * pop[d], 0.5) / power(km, 0.7), minimum=1)
     bo, bd, bkm, bfree = np.repeat(o, counts), np.repeat(d, counts), np.repeat(km, counts), np.repeat(free_min, counts)
     n = len(bo)
     state_ops = [STATE_TRANSPORT.get(cities.state[i]) for i in bo.tolist()]

@@ -28,7 +28,7 @@ import numpy as np
 
 from utp_env.tools.india import venue_facts as vf
 from utp_env.tools.sandbox import names as nm
-from utp_env.tools.sandbox.common import apportion
+from utp_env.tools.sandbox.common import apportion, power
 from utp_env.tools.sandbox.geography import Cities
 
 T = TypeVar("T")
@@ -195,7 +195,7 @@ def per_city(cities: Cities, total: int, floors: np.ndarray) -> np.ndarray:
     floors = np.minimum(floors, cap)
     if int(floors.sum()) > total:
         raise ValueError(f"cannot give each of {cities.n} cities its {base} venues from a total of {total}")
-    weight = np.maximum(cities.population, cities.draw).astype(float) ** 0.8
+    weight = power(np.maximum(cities.population, cities.draw), 0.8)
     return floors + apportion(total - int(floors.sum()), weight)
 
 
