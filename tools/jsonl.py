@@ -25,6 +25,7 @@ def decode_json_line(raw: bytes) -> tuple[Any, str | None]:
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()):
             return None, f"invalid JSON (the line ends after column {len(text)} before the JSON does: cut off?)"
-        return None, f"invalid JSON ({exc.msg} at column {exc.pos + 1})"
+        at = "" if exc.msg.endswith(" at") else " at"  # ("Unterminated string starting at")
+        return None, f"invalid JSON ({exc.msg}{at} column {exc.pos + 1})"
     except ValueError:  # Python reads no integer of more than 4,300 digits
         return None, "invalid JSON (an integer of more than 4,300 digits)"

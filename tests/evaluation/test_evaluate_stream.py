@@ -83,6 +83,16 @@ def test_queries_with_different_numbers_of_trials_are_refused(mini_db_path: Path
     assert (f"plans.jsonl: queries have different numbers of trials: 1 query has 1 trial ({second['query_id']}); "
             f"1 query has 3 trials ({first['query_id']})") in err
     assert not out.exists()
+    # a skipped line can be what left a query short: the message says so
+    lines = [{"query_id": qid, "trial": t, "plan": ref["plan"]} for qid, ref in
+             ((first["query_id"], first), (second["query_id"], second)) for t in range(2)]
+    text = [json.dumps(line) for line in lines]
+    cut = text[3].index('"plan": ') + len('"plan": ')
+    text[3] = text[3][:cut]  # cut off where the plan begins
+    plans.write_text("\n".join(text) + "\n")
+    code, _, err = _evaluate(capsys, "--plans", str(plans), "--db", str(mini_db_path))
+    assert code == 2 and f"skipped: plans.jsonl line 4: invalid JSON (the line ends after column {cut}" in err
+    assert "(1 line(s) were skipped, the reasons above: a skipped line leaves its query a trial short)" in err
 
 
 def test_with_a_split_a_query_without_a_plan_counts_once_per_trial(mini_db_path: Path, tmp_path: Path,

@@ -241,3 +241,47 @@ def test_deleting_times_never_raises_bas_or_cats(tiny_db: Database) -> None:
     assert untimed.bas == timed.bas  # (left out of the mean, the untimed visit would have given BAS 1)
     if timed.cats is not None:
         assert untimed.cats is not None and untimed.cats <= timed.cats
+
+
+def test_a_visit_of_no_length_at_a_crowded_venue_scores_0_in_cats(mini_db: Database) -> None:
+    """The other way to leave a visit out of CATS: end it when it starts (`crowd_timing_score` has nothing to
+    score). It counts 0, as an untimed one does, so it cannot raise the plan's CATS."""
+    from utp_env.dataset import dataset_of
+
+    ds = dataset_of(mini_db)
+    raised = 0
+    for query in ds.queries[:20]:
+        plan = ds.references[query.query_id]
+        report = evaluate(plan, query, mini_db)
+        crowded = [(p.crowd_score, d, i) for d, day in enumerate(plan.days) for i, item in enumerate(day.items)
+                   for p in report.pois if p.day == d + 1 and p.name == item.name and p.start == item.start
+                   and p.crowd_score is not None]
+        if not crowded:
+            continue
+        _, d, i = min(crowded)
+        days = [day.model_copy(deep=True) for day in plan.days]
+        days[d].items[i] = days[d].items[i].model_copy(update={"end": days[d].items[i].start})
+        cut = evaluate(plan.model_copy(update={"days": days}), query, mini_db)
+        assert report.cats is not None and cut.cats is not None and cut.cats <= report.cats
+        raised += 1
+    assert raised >= 5  # enough plans had a crowded visit to try
+
+
+def test_a_summary_spelling_the_timed_restaurant_otherwise_costs_nothing(mini_db: Database) -> None:
+    """A lunch field naming the timed lunch's restaurant another way is a venue the database does not know,
+    only a summary names: it is not counted as a second, untimed meal (`untimed_scored_visits`)."""
+    from utp_env.dataset import dataset_of
+
+    ds = dataset_of(mini_db)
+    tried = 0
+    for query in ds.queries[:10]:
+        plan = ds.references[query.query_id]
+        report = evaluate(plan, query, mini_db)
+        days = [day.model_copy(deep=True) for day in plan.days]
+        for day in days:
+            if day.lunch:
+                day.lunch = day.lunch.replace(",", " (") + ")"  # `Name, City` -> `Name ( City)`
+                tried += 1
+        respelled = evaluate(plan.model_copy(update={"days": days}), query, mini_db)
+        assert respelled.bas == report.bas and respelled.cats == report.cats
+    assert tried >= 5

@@ -17,6 +17,7 @@ from utp_env.tools.jsonl import decode_json_line
     (b'{"a": 1, "b" 2}\n', "invalid JSON (Expecting ':' delimiter at column 14)"),
     (b'{"a": 1, "b" 2}\r\n', "invalid JSON (Expecting ':' delimiter at column 14)"),
     (b'{"a": \xff}\n', "not UTF-8 text (byte 0xff at column 7)"),
+    (b'{"a": "b}\n', "invalid JSON (Unterminated string starting at column 7)"),
 ])
 def test_a_bad_line_names_its_column(raw: bytes, reason: str) -> None:
     assert decode_json_line(raw) == (None, reason)

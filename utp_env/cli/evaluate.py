@@ -296,9 +296,11 @@ def trials_per_query(tally: Tally, name: str) -> int:
         shown = ", ".join(sorted(ids)[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
         parts.append(f"{len(ids)} {'query has' if len(ids) == 1 else 'queries have'} {count} "
                      f"trial{'s' if count != 1 else ''} ({shown})")
-    raise ValueError(f"{name}: queries have different numbers of trials: {'; '.join(parts)}; every line counts "
-                     "once in the table, so a query tried more often would weigh more than the others: give every "
-                     "query the same number of trials, or score the extra trials in a file of their own")
+    skipped = (f" ({tally.skipped} line(s) were skipped, the reasons above: a skipped line leaves its query a trial "
+               "short)") if tally.skipped else ""
+    raise ValueError(f"{name}: queries have different numbers of trials: {'; '.join(parts)}{skipped}; every line "
+                     "counts once in the table, so a query tried more often would weigh more than the others: give "
+                     "every query the same number of trials, or score the extra trials in a file of their own")
 
 
 def _accumulator() -> SummaryAccumulator:

@@ -110,9 +110,9 @@ def resolve_config(args: argparse.Namespace) -> RunConfig:
         load_replan_config(replan_set, source="--replan-set")  # its errors name the flag
         base["replan"] = {**(base.get("replan") or {}), **replan_set}
     config = load_model(RunConfig, None, base)
-    if config.ray_address is not None and config.backend != "ray":
+    if args.ray_address is not None and config.backend != "ray":
         # refused where a run starts, not in RunConfig: configs stored by earlier runs must still load
-        raise ValueError(f"--ray-address {config.ray_address!r} is only read with --backend ray, and the backend is "
+        raise ValueError(f"--ray-address {args.ray_address!r} is only read with --backend ray, and the backend is "
                          f"{config.backend!r}: add --backend ray, or leave the address out")
     return config
 

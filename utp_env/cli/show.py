@@ -80,7 +80,7 @@ def compare_hint(left_dir: str, right_dir: str, names: tuple[str, str]) -> str:
 
     try:
         check_comparable(read_run_config(left_dir), read_run_config(right_dir), names)
-    except ComparisonError as exc:
+    except (ComparisonError, ValueError) as exc:  # (a run's config.json it cannot read: ValueError)
         return f"`utp-env compare` cannot test these two runs row by row: {exc}"
     return (f"Is a difference real? `utp-env compare {left_dir} {right_dir}` tests every Table 3 row, "
             "paired by query and trial (difference, 95% interval, p-value, Holm-corrected).")

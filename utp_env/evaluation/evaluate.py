@@ -57,9 +57,12 @@ UNTIMED_CROWD_SCORE = 0.0
 
 def untimed_scored_visits(ctx: PlanContext) -> list[Visit]:
     """The visits `scored_visits` would score had they a start and an end: restaurants and known
-    attractions without both times (an item written without times, or a venue only a summary field names)."""
+    attractions without both times (an item written without times, or a venue only a summary field
+    names). A restaurant only a summary field names counts when the database knows it: an unknown one
+    may be a timed item's venue spelled another way, which must not count twice."""
     return [visit for visit in ctx.visits if not visit.timed
-            and (visit.kind == "restaurant" or (visit.kind == "attraction" and visit.ref is not None))]
+            and ((visit.kind == "restaurant" and (visit.item is not None or visit.ref is not None))
+                 or (visit.kind == "attraction" and visit.ref is not None))]
 
 
 def bas_of(pois: list[PoiDetail], untimed: list[Visit]) -> float | None:
@@ -67,10 +70,12 @@ def bas_of(pois: list[PoiDetail], untimed: list[Visit]) -> float | None:
     return un.absorption_score([p.q for p in pois] + [UNTIMED_Q] * len(untimed))
 
 
-def cats_of(pois: list[PoiDetail], untimed: list[Visit]) -> float | None:
-    """CATS of a plan: the mean crowd score of its timed visits with crowd windows, each untimed visit
-    of a venue with crowd windows counting `UNTIMED_CROWD_SCORE`; None when no visit has crowd windows."""
-    scores = [p.crowd_score for p in pois if p.crowd_score is not None]
+def cats_of(scored: list[tuple[Visit, PoiDetail]], untimed: list[Visit]) -> float | None:
+    """CATS of a plan: the mean crowd score of its scored visits (`scored_visits`, each with its detail) of
+    venues with crowd windows; a visit of such a venue without a score (it lasts no time) and an untimed one
+    count `UNTIMED_CROWD_SCORE`. None when no visit is of a venue with crowd windows."""
+    scores = [UNTIMED_CROWD_SCORE if p.crowd_score is None else p.crowd_score
+              for visit, p in scored if p.crowd_score is not None or visit.crowd_row is not None]
     scores += [UNTIMED_CROWD_SCORE for visit in untimed if visit.crowd_row is not None]
     return sum(scores) / len(scores) if scores else None
 
@@ -303,7 +308,7 @@ def evaluate_context(ctx: PlanContext, config: UncertaintyConfig | None = None,
         subchecks=subchecks,
         extra=extra_checks(ctx),
         bas=bas_of(pois, untimed),
-        cats=cats_of(pois, untimed),
+        cats=cats_of([(visit, p) for (visit, _, _), p in zip(scored_visits(ctx), pois, strict=True)], untimed),
         tdas=un.absorption_score([leg.q for leg in legs]),
         temporal_meal=zero_if_empty(temporal_meal(ctx, config), readings, delivered),
         temporal_attraction=zero_if_empty(temporal_attraction(ctx, config), readings, delivered),
