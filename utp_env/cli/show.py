@@ -32,18 +32,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(handler=handle)
 
 
-def run_names(left: RunSummary, right: RunSummary, left_dir: str, right_dir: str) -> tuple[str, str]:
-    """How the two runs are named in the tables: by agent, by folder when both have the same agent
-    (else 'A'/'B'), each with its env when the envs differ."""
-    names = (left.agent, right.agent)
-    if names[0] == names[1]:
-        folders = (Path(left_dir).resolve().name, Path(right_dir).resolve().name)
-        names = folders if folders[0] != folders[1] else ("A", "B")
-    if left.env != right.env:
-        names = (f"{names[0]} ({left.env})", f"{names[1]} ({right.env})")
-    return names
-
-
 def compare(left: RunSummary, right: RunSummary, names: tuple[str, str] | None = None, ci: bool = True) -> str:
     """The 'all' column of two runs' Table 3 side by side (`ci`: each cell with its interval and n),
     with their difference where numeric."""
@@ -92,6 +80,7 @@ def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir
     match a one-line note saying why (a `PairingError` instead when `required`)."""
     from utp_env.runs.paired import PairingError, pair_records, paired_table, records_by_episode, render_paired
     from utp_env.runs.report_html import cross_env_note
+    from utp_env.runs.summary import run_names
 
     names = run_names(left, right, left_dir, right_dir)
     try:
@@ -107,7 +96,7 @@ def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir
 
 
 def handle(args: argparse.Namespace) -> int:
-    from utp_env.runs.summary import check_run_folder, load_summary, render_markdown, render_text
+    from utp_env.runs.summary import check_run_folder, load_summary, render_markdown, render_text, run_names
 
     if len(args.runs) > 2:
         raise ValueError("show takes one run folder, or two to compare")

@@ -326,9 +326,8 @@ def _cells(row: Row) -> list[str]:
 
 def compare_runs(left_dir: str | Path, right_dir: str | Path) -> Comparison:
     """Read two finished run folders, refuse them when they are not comparable, compare them."""
-    from utp_env.cli.show import run_names
     from utp_env.runs.records import read_checked_records, read_run_config, run_dataset
-    from utp_env.runs.summary import check_run_folder, load_summary
+    from utp_env.runs.summary import check_run_folder, load_summary, run_names
 
     folders = (str(left_dir), str(right_dir))
     for folder in folders:

@@ -211,6 +211,18 @@ class RunSummary(BaseModel):
         default_factory=dict, description="The mean reward and hold rate by horizon and 'all', with intervals")
 
 
+def run_names(left: RunSummary, right: RunSummary, left_dir: str, right_dir: str) -> tuple[str, str]:
+    """How the two runs are named in the tables: by agent, by folder when both have the same agent
+    (else 'A'/'B'), each with its env when the envs differ."""
+    names = (left.agent, right.agent)
+    if names[0] == names[1]:
+        folders = (Path(left_dir).resolve().name, Path(right_dir).resolve().name)
+        names = folders if folders[0] != folders[1] else ("A", "B")
+    if left.env != right.env:
+        names = (f"{names[0]} ({left.env})", f"{names[1]} ({right.env})")
+    return names
+
+
 def pass_hat_k(passes_per_query: list[tuple[int, int]], k: int) -> float | None:
     """pass^k = mean over queries of C(c, k) / C(n, k): the chance that k i.i.d. trials all pass."""
     eligible = [(n, c) for n, c in passes_per_query if n >= k]
