@@ -24,19 +24,20 @@ def stage_rng(seed: int, stage: str) -> np.random.Generator:
     return np.random.default_rng(stable_int(seed, stage))
 
 
-def _elementwise(function: Callable[[float], float]) -> Callable[[Any], np.ndarray]:
-    """`function` (one of Python's `math`) applied to every element of an array or number, as float64.
+def _elementwise(function: Callable[..., float], arity: int = 1) -> Callable[..., np.ndarray]:
+    """`function` (one of Python's `math`) applied to every element of its arguments (arrays or numbers,
+    broadcast), as float64.
 
-    numpy chooses its own code for sin, cos, arcsin, exp and log by the CPU it runs on (AVX-512
-    machines take other SIMD code than AVX2 ones), and the two differ in the last bit: a distance
-    or a crowd curve would then round differently and the same seed build other bytes on another
-    machine (tests/data/test_sandbox_determinism.py). Python's `math` calls the C library, whose
-    answer does not depend on numpy's choice (the C library picks its own code by the CPU too, but
+    numpy chooses its own code for sin, cos, arcsin, exp, log and `**` (an exponent other than 2 or 0.5)
+    by the CPU it runs on (AVX-512 machines take other SIMD code than AVX2 ones), and the two differ in
+    the last bit: a distance or a crowd curve would then round differently and the same seed build other
+    bytes on another machine (tests/data/test_sandbox_determinism.py). Python's `math` calls the C library,
+    whose answer does not depend on numpy's choice (the C library picks its own code by the CPU too, but
     every x86-64 machine since 2013 has the FMA it picks); the build computes these functions with it."""
-    vectorised = np.frompyfunc(function, 1, 1)
+    vectorised = np.frompyfunc(function, arity, 1)
 
-    def apply(values: Any) -> np.ndarray:
-        return np.asarray(vectorised(np.asarray(values, dtype=np.float64)), dtype=np.float64)
+    def apply(*values: Any) -> np.ndarray:
+        return np.asarray(vectorised(*(np.asarray(v, dtype=np.float64) for v in values)), dtype=np.float64)
 
     apply.__name__ = apply.__qualname__ = function.__name__
     apply.__doc__ = f"`math.{function.__name__}` of every element, as float64 (`_elementwise`)."
@@ -44,14 +45,7 @@ def _elementwise(function: Callable[[float], float]) -> Callable[[Any], np.ndarr
 
 
 sin, cos, arcsin, exp, log = (_elementwise(f) for f in (math.sin, math.cos, math.asin, math.exp, math.log))
-_pow = np.frompyfunc(math.pow, 2, 1)
-
-
-def power(base: Any, exponent: Any) -> np.ndarray:
-    """`math.pow` of every pair of elements (broadcast), as float64: numpy's `**` of a float array takes
-    CPU-dependent code too for an exponent other than 2 or 0.5 (`_elementwise`)."""
-    return np.asarray(_pow(np.asarray(base, dtype=np.float64), np.asarray(exponent, dtype=np.float64)),
-                      dtype=np.float64)
+power = _elementwise(math.pow, arity=2)  # base, exponent
 
 
 def haversine_km(lat1: np.ndarray | float, lon1: np.ndarray | float, lat2: np.ndarray | float,

@@ -27,6 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -283,11 +284,8 @@ class Tally:
 def trials_per_query(tally: Tally, name: str) -> int:
     """How many trials each scored query has; ValueError when queries have different numbers: every
     line counts once in the rates and means, so a query tried more often would weigh more than the rest."""
-    counts: dict[str, int] = {}
-    for query_id, _ in tally.seen:
-        counts[query_id] = counts.get(query_id, 0) + 1
     by_count: dict[int, list[str]] = {}
-    for query_id, count in counts.items():
+    for query_id, count in Counter(query_id for query_id, _ in tally.seen).items():
         by_count.setdefault(count, []).append(query_id)
     if len(by_count) <= 1:
         return next(iter(by_count), 1)

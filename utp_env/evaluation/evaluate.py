@@ -41,11 +41,15 @@ class ScoredItems:
     meals: list[tuple[Visit, float]]  # T_meal score of each timed meal of positive length (`meal_scores`)
 
 
+def bas_scores(visit: Visit) -> bool:
+    """Whether BAS scores a visit of this kind: a restaurant (even when not found) or an attraction found
+    in the database (its v is its row's)."""
+    return visit.kind == "restaurant" or (visit.kind == "attraction" and visit.ref is not None)
+
+
 def scored_visits(ctx: PlanContext) -> list[tuple[Visit, int, int]]:
-    """(visit, start, end) of the timed visits BAS scores, in plan order: restaurants (even when
-    not found) and attractions found in the database."""
-    return [(visit, start, end) for day in ctx.days for visit, start, end in day.timed
-            if visit.kind == "restaurant" or (visit.kind == "attraction" and visit.ref is not None)]
+    """(visit, start, end) of the timed visits BAS scores (`bas_scores`), in plan order."""
+    return [(visit, start, end) for day in ctx.days for visit, start, end in day.timed if bas_scores(visit)]
 
 
 # What an untimed visit BAS or CATS would score counts as: no buffer can be read from it (Q = 1, the most a
@@ -60,9 +64,8 @@ def untimed_scored_visits(ctx: PlanContext) -> list[Visit]:
     attractions without both times (an item written without times, or a venue only a summary field
     names). A restaurant only a summary field names counts when the database knows it: an unknown one
     may be a timed item's venue spelled another way, which must not count twice."""
-    return [visit for visit in ctx.visits if not visit.timed
-            and ((visit.kind == "restaurant" and (visit.item is not None or visit.ref is not None))
-                 or (visit.kind == "attraction" and visit.ref is not None))]
+    return [visit for visit in ctx.visits if not visit.timed and bas_scores(visit)
+            and (visit.item is not None or visit.ref is not None)]
 
 
 def bas_of(pois: list[PoiDetail], untimed: list[Visit]) -> float | None:
@@ -80,8 +83,10 @@ def cats_of(scored: list[tuple[Visit, PoiDetail]], untimed: list[Visit]) -> floa
     return sum(scores) / len(scores) if scores else None
 
 
-def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]:
-    """BAS (and CATS where crowd windows exist) inputs of every timed attraction/restaurant visit.
+def _poi_details(ctx: PlanContext, config: UncertaintyConfig,
+                 visits: list[tuple[Visit, int, int]] | None = None) -> list[PoiDetail]:
+    """BAS (and CATS where crowd windows exist) inputs of every timed attraction/restaurant visit
+    (`visits`: `scored_visits(ctx)` when the caller has them).
 
     Attractions need their database row (for v); restaurants are scored from the start hour even
     when not found (Cf 1). Untimed visits are skipped (the extra check timed_items flags them).
@@ -90,7 +95,7 @@ def _poi_details(ctx: PlanContext, config: UncertaintyConfig) -> list[PoiDetail]
     db, crowd_profile = ctx.db, ctx.index.crowd
     meals, factors, intensities = config.restaurant_meals, config.congestion_factor, config.crowd_intensity
     out: list[PoiDetail] = []
-    for visit, start, end in scored_visits(ctx):
+    for visit, start, end in scored_visits(ctx) if visits is None else visits:
         kind: Literal["attraction", "restaurant"] = "restaurant" if visit.kind == "restaurant" else "attraction"
         ref = visit.ref
         v = un.base_visit_minutes(db, VENUE_TABLE[kind], ref.row if ref is not None else None, start, meals)
@@ -286,7 +291,8 @@ def evaluate_context(ctx: PlanContext, config: UncertaintyConfig | None = None,
     query, db = ctx.query, ctx.db
     delivered = bool(ctx.days)
     cost = trip_cost(ctx)
-    pois = _poi_details(ctx, config)
+    visits = scored_visits(ctx)
+    pois = _poi_details(ctx, config, visits)
     legs = _leg_details(ctx, config)
     untimed = untimed_scored_visits(ctx)
     order = None
@@ -308,7 +314,7 @@ def evaluate_context(ctx: PlanContext, config: UncertaintyConfig | None = None,
         subchecks=subchecks,
         extra=extra_checks(ctx),
         bas=bas_of(pois, untimed),
-        cats=cats_of([(visit, p) for (visit, _, _), p in zip(scored_visits(ctx), pois, strict=True)], untimed),
+        cats=cats_of([(visit, p) for (visit, _, _), p in zip(visits, pois, strict=True)], untimed),
         tdas=un.absorption_score([leg.q for leg in legs]),
         temporal_meal=zero_if_empty(temporal_meal(ctx, config), readings, delivered),
         temporal_attraction=zero_if_empty(temporal_attraction(ctx, config), readings, delivered),
