@@ -253,6 +253,35 @@ def test_add_item_and_move_item_refuse_to_overfill_a_day(mini_db_path: Path) -> 
     assert [len(d.items) for d in env.episode.plan.days] == before
 
 
+@pytest.mark.parametrize("tool, args", [
+    ("add_leg", {"mode": "cab", "origin": "A", "destination": "B", "departure": "09:00"}),
+    ("add_item", {"name": "X", "activity": "visit", "start": "10:00", "end": "11:00"}),
+    ("remove_item", {"index": 1}), ("remove_leg", {"index": 1}), ("move_item", {"index": 1}),
+])
+@pytest.mark.parametrize("past", [1, 3, 10**6])
+def test_a_day_past_the_trip_names_the_trip_s_length(mini_db_path: Path, tool: str, args: dict[str, Any],
+                                                      past: int) -> None:
+    """A day past the trip's end is refused naming this trip's length (not the longest trip's 7), and
+    the schema still states the longest trip's last day for models that read bounds."""
+    env = gym.make("utp_env/UTP-v0", db_path=mini_db_path).unwrapped
+    query = next(q for q in split_pool(env.db, "validation") if q.days < 7)
+    env.reset(seed=0, options={"query_id": query.query_id})
+    day = query.days + past
+    obs, *_ = env.step({"tool": tool, "args": {"day": day, **args}})
+    assert obs.startswith("Error") and f"day {day} is past the end of this {query.days}-day trip" in obs, obs
+    assert "less than or equal" not in obs and env.episode.plan.days == []
+    schema = next(s for s in env.openai_tools() if s["function"]["name"] == tool)
+    assert schema["function"]["parameters"]["properties"]["day"]["maximum"] == 7
+
+
+def test_set_stay_past_the_trip_names_the_trip_s_length(mini_db_path: Path) -> None:
+    env = gym.make("utp_env/UTP-v0", db_path=mini_db_path).unwrapped
+    query = next(q for q in split_pool(env.db, "validation") if q.days == 3)
+    env.reset(seed=0, options={"query_id": query.query_id})
+    obs, *_ = env.step({"tool": "set_stay", "args": {"from_day": 1, "to_day": 6, "name": "X", "city": query.dest}})
+    assert obs.startswith("Error") and "to_day" in obs and "day 6 is past the end of this 3-day trip" in obs, obs
+
+
 # ---------------------------------------------------------------- vector envs: refused in the parent
 
 

@@ -40,6 +40,7 @@ from utp_env.env.tool_args import (
     venue_of,
 )
 from utp_env.itinerary import Activity, Meal, Mode, PlanItem, TransportLeg, VenueType, too_many_items
+from utp_env.query import HORIZONS
 from utp_env.resolve import find_service
 from utp_env.tools.clock import MINUTES_PER_DAY, format_hhmm, format_stamp, parse_hhmm
 from utp_env.tools.lookup.common import Args, Name, city_of
@@ -59,8 +60,11 @@ ITINERARY_TOOLS = ITINERARY.tools
 PLAN_CHANGING = frozenset({"add_leg", "remove_leg", "add_item", "move_item", "remove_item", "set_stay"})
 ENDING = frozenset({"submit", "submit_plan"})
 
-DayNumber = Annotated[int, Field(ge=1, le=7, description="Day of the trip, 1 = first day, up to the trip's last day "
-                                                    "(the query's number of days; 7 at most)")]
+# The schema states the longest trip's last day; the bound of this episode's trip is `tool_args.day_number`'s,
+# whose error names the trip's length (a validator here would say "at most 7" on a 3-day trip).
+DayNumber = Annotated[int, Field(ge=1, json_schema_extra={"maximum": max(HORIZONS)},
+                                 description="Day of the trip, 1 = first day, up to the trip's last day "
+                                             f"(the query's number of days; {max(HORIZONS)} at most)")]
 Clock = Annotated[str, Field(min_length=4, max_length=16, description="HH:MM, e.g. '09:30'; '+1' = next day")]
 Index = Annotated[int, Field(ge=1, le=100, description="Position as numbered by view_plan, from 1")]
 ItemKind = Literal["accommodation", "attraction", "restaurant", "event", "transit"]

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from utp_env.query import HORIZONS, Horizon
+
 MAX_TRIALS = 1000
 """Upper bound on `trials` (episodes per query, for pass^k): pass^k is read for small k, and the run
 holds every record in memory for its summary."""
@@ -25,8 +27,6 @@ BOUNDS: dict[str, tuple[int, int]] = {"trials": (1, MAX_TRIALS), "workers": (1, 
                                       "rollouts": (0, MAX_ROLLOUTS)}
 """(lowest, highest) of each run option that sizes work or memory; `check_bounds` and the fields use them."""
 
-Horizon = Literal[3, 5, 7]
-HORIZONS: tuple[Horizon, ...] = (3, 5, 7)
 EnvKind = Literal["plan", "replan"]
 ENV_KINDS: tuple[EnvKind, ...] = ("plan", "replan")
 
