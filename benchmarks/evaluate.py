@@ -5,7 +5,7 @@ with timings and transit distances), then times `utp_env.evaluation.evaluate` ov
 Target: at least 1,000 plans per second; the baseline measured in the same run is a pydantic round
 trip of the same plans (dump and validate). Run: `python benchmarks/evaluate.py [--plans 200] [--seconds 3]`.
 
-Then `parse_plan` + `evaluate` of 7-day plans from JSON (issue 14; target >= 1,000 plans per CPU
+Then `parse_plan` + `evaluate` of 7-day plans from JSON (target >= 1,000 plans per CPU
 second on one core): the same plans written with `plan_to_json`, and the 7-day reference plans of
 the database's query set as stored (`references.jsonl`), timed in interleaved rounds (parse alone,
 then parse + evaluate), medians of the rounds. The parser and the evaluator keep bounded

@@ -1,4 +1,4 @@
-"""Closed-loop benchmark (issue 15): does the reference planner's repair policy pay off on the realised day?
+"""Closed-loop benchmark: does the reference planner's repair policy pay off on the realised day?
 
 For every query of a split (default: validation) the reference planner plans once; the plan is then
 lived through `utp_env/UTP-Replan-v0` on `--seeds` realities (the episode seeds of `utp-env run

@@ -1,4 +1,4 @@
-"""Closed-loop scale benchmark (issue 26): living a trip stays linear in the plan's size (target: growth
+"""Closed-loop scale benchmark: living a trip stays linear in the plan's size (target: growth
 <= 8x for 4x the items; linear 4x, quadratic 16x).
 
 `continue_trip` on a day padded to 3,000 items took 47 s (6,000: 244 s) while UTP-v0 evaluated the

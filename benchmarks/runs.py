@@ -1,4 +1,4 @@
-"""Run benchmark (issue 14): does a run get faster with more workers, and how soon is a worker ready?
+"""Run benchmark: does a run get faster with more workers, and how soon is a worker ready?
 
 Three measurements, each against its baseline in the same invocation:
 

@@ -9,7 +9,7 @@ sandbox, then times, in one run: (1) drawing the delays, (2) the vectorised engi
 (`utp_env.simulation.loop`) on the same draws (all rollouts if that takes < 30 s, else a prefix,
 scaled). Targets (README, Performance): vectorised < 100 ms and >= 30x the loop.
 
-Also (issue 14): `simulate(n=1000)` without a config (the shipped YAML, cached) vs with one, timed
+Also: `simulate(n=1000)` without a config (the shipped YAML, cached) vs with one, timed
 interleaved (target <= 1.2x); the chunked report of 3 blocks + a bit vs the same draws summarised
 at once (must be equal); and, in a child process, the peak RSS that `--memory-rollouts` rollouts
 add over the process before the call (target < 1 GB for 10M; 0 skips it).
