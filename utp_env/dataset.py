@@ -20,6 +20,7 @@ from utp_env.query import Query
 from utp_env.reference_plans import REFERENCE_SOURCE, REFERENCES_FILE, gold_planner, parse_reference, read_references
 from utp_env.tools.atomic import write_text_atomic
 from utp_env.tools.database import Database, collector_paused, require_directory
+from utp_env.tools.sandbox.cache import build_command
 from utp_env.train_split import is_train_id, read_train_split, train_number, train_split_size
 
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
@@ -152,7 +153,7 @@ def load_dataset(db: Database) -> Dataset:
     path = Path(db.path)
     if not (path / QUERIES_FILE).exists():
         raise FileNotFoundError(f"no {QUERIES_FILE} next to the database in {path}: build the query set with "
-                                f"`utp-env data build --out {path}` (or utp_env.dataset.build_query_set)")
+                                f"`{build_command(path)}` (or utp_env.dataset.build_query_set)")
     queries = read_queries(path / QUERIES_FILE)
     by_id = {q.query_id: q for q in queries}
     references = read_references(path / REFERENCES_FILE, by_id, db) if (path / REFERENCES_FILE).exists() else {}

@@ -22,6 +22,7 @@ from utp_env.query import Query
 from utp_env.reference_plans import REFERENCE_SOURCE, ReferencePlans, gold_planner, parse_reference, read_references
 from utp_env.tools.atomic import write_text_atomic
 from utp_env.tools.database import Database
+from utp_env.tools.sandbox.cache import build_command
 
 TRAIN_QUERIES_FILE = "train_queries.jsonl"
 TRAIN_REFERENCES_FILE = "train_reference_plans.jsonl"
@@ -100,7 +101,7 @@ def build_train_set(db_path: str | Path, n: int = TRAIN_SIZE, seed: int = 0, pro
     db_path = Path(db_path)
     if not (db_path / QUERIES_FILE).exists():
         raise FileNotFoundError(f"no {QUERIES_FILE} in {db_path}: build the query set first "
-                                f"(`utp-env data build --out {db_path}`); the train split is drawn apart from it")
+                                f"(`{build_command(db_path)}`); the train split is drawn apart from it")
     started = time.perf_counter()
     db = Database.open(db_path)
     held_out = frozenset(trip_key(q) for q in read_queries(db_path / QUERIES_FILE))

@@ -123,3 +123,37 @@ def test_editing_ones_own_agent_starts_a_folder_of_its_own(mini_db_path: Path, t
         folders.append(capsys.readouterr().err.split("results in ")[1].split("/ (")[0])
     assert folders[0] != folders[1] and all("-agent" in f for f in folders)
     assert all((tmp_path / f / "results.jsonl").exists() for f in folders)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "simulate"])
+def test_evaluate_and_simulate_build_the_embedded_query_set_on_first_use(
+        command: str, mini_db_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """As `run`, `levels` and `data example-plan` do: on a cache holding the sandbox's tables but no
+    query set, `evaluate` and `simulate` build it rather than stop with a hint (whose command, followed
+    without `--profile`, once wrote the full sandbox into mini's folder)."""
+    import shutil
+
+    import utp_env.dataset as dataset_module
+    from utp_env.dataset import QUERIES_FILE, REFERENCES_FILE
+    from utp_env.tools.sandbox.location import sandbox_path
+
+    monkeypatch.setenv("UTP_ENV_CACHE", str(tmp_path / "cache"))
+    target = sandbox_path("mini", 0)
+    shutil.copytree(mini_db_path, target)
+    plan = tmp_path / "plan.json"
+    qid = sorted(dataset_of(Database.open(mini_db_path)).references)[0]
+    assert main(["data", "example-plan", qid, "--db", str(mini_db_path), *(["--jsonl"] if command == "evaluate"
+                                                                           else [])]) == 0
+    plan.write_text(capsys.readouterr().out)
+    for name in (QUERIES_FILE, REFERENCES_FILE):
+        (target / name).unlink()
+    built = dataset_module.build_query_set
+    monkeypatch.setattr(dataset_module, "build_query_set",  # the set's size is not under test
+                        lambda path, n=1000, seed=0, progress=True: built(path, n=20, seed=seed, progress=False))
+    argv = (["evaluate", "--plans", str(plan)] if command == "evaluate"
+            else ["simulate", "--plan", str(plan), "--rollouts", "10"])
+    main([*argv, "--profile", "mini"])
+    err = capsys.readouterr().err
+    assert (target / QUERIES_FILE).is_file() and "building the query set" in err, err
+    assert f"no {QUERIES_FILE}" not in err

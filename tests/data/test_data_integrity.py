@@ -534,6 +534,29 @@ def test_leftover_build_folders_are_removed_by_the_next_build(tmp_path: Path, mo
     assert cache.remove_leftover_builds(tmp_path) == [live]  # released: a leftover now
 
 
+
+@pytest.mark.parametrize("manifest", [{"profile": "full", "seed": 0}, {"profile": "mini", "seed": 3}, {}, [1]])
+def test_a_cache_folder_holding_another_sandbox_is_refused_naming_both(tmp_path: Path, manifest: object,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`data build --out` can write any sandbox into the folder the cache keeps mini's in; the cache
+    then refuses it rather than let every `--profile mini` command run on it."""
+    from utp_env.tools.sandbox import cache, location
+
+    monkeypatch.setenv("UTP_ENV_CACHE", str(tmp_path))
+    target = location.sandbox_path("mini", 0)
+    target.mkdir()
+    (target / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        cache.ensure_sandbox("mini", 0, quiet=True)
+    message = str(caught.value)
+    assert "not the mini sandbox (seed 0)" in message and f"delete {target}" in message and "\n" not in message
+    (target / MANIFEST).write_text(json.dumps({"profile": "mini", "seed": 0}), encoding="utf-8")
+    assert cache.ensure_sandbox("mini", 0, quiet=True) == target
+    (target / MANIFEST).write_text("{", encoding="utf-8")
+    with pytest.raises(OSError, match="unreadable"):
+        cache.ensure_sandbox("mini", 0, quiet=True)
+
+
 # ------------------------------------------------------------------ the CLI
 
 

@@ -89,3 +89,17 @@ def test_processes_that_open_a_dataset_without_queries_at_once_build_it_once(min
     assert all(p.returncode == 0 for p in procs), [err for _, err in outs]
     assert [out.strip() for out, _ in outs] == ["20", "20"]
     assert sum(err.count("building the query set") for _, err in outs) == 1, [err for _, err in outs]
+
+
+def test_a_folder_without_its_query_set_names_the_build_that_remakes_it_as_it_is(mini_db_path: Path,
+                                                                                  tmp_path: Path) -> None:
+    """The hint names the folder's own profile and seed: a bare `data build --out` would write the
+    full sandbox into a mini folder, and every later `--profile mini` command would run on it."""
+    from utp_env.dataset import QUERIES_FILE
+
+    path = _dataset_copy(mini_db_path, tmp_path)
+    (path / QUERIES_FILE).unlink()
+    with pytest.raises(FileNotFoundError) as caught:
+        load_dataset(Database.open(path, check_manifest=False))
+    message = str(caught.value)
+    assert f"utp-env data build --profile mini --seed 0 --out {path}" in message and "\n" not in message, message

@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover - Windows: leftovers are removed by age 
 
 from utp_env.tools.database import MANIFEST, Database
 from utp_env.tools.sandbox.location import sandbox_path
+from utp_env.tools.sandbox.profiles import load_profile
 
 STAGES = 11
 LEFTOVER_PATTERN = ".sandbox-*"
@@ -45,7 +46,7 @@ def ensure_sandbox(profile: str = "full", seed: int = 0, quiet: bool = False) ->
     """Build the cached sandbox if it is not there yet (atomically); returns its directory."""
     target = sandbox_path(profile, seed)
     if (target / MANIFEST).exists():
-        return target
+        return _holding(target, profile, seed)
     target.parent.mkdir(parents=True, exist_ok=True)
     remove_leftover_builds(target.parent)
     tmp, lock = _claim_build_dir(target)
@@ -71,6 +72,46 @@ def ensure_sandbox(profile: str = "full", seed: int = 0, quiet: bool = False) ->
             shutil.rmtree(tmp, ignore_errors=True)
         if lock is not None:
             os.close(lock)
+    return target
+
+
+def build_command(path: Path) -> str:
+    """The `utp-env data build` that builds the sandbox in `path` again as it is, query set included:
+    its manifest's profile and seed (without them the command would build the full sandbox, seed 0,
+    into a folder that held another)."""
+    import json
+
+    try:
+        manifest = json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("profile") is None or manifest.get("seed") is None:
+        return f"utp-env data build --profile PROFILE --seed SEED --out {path}"  # (no manifest says which)
+    from utp_env.tools.sandbox.profiles import PROFILES
+
+    profile = manifest["profile"]
+    named = profile if profile in PROFILES else f"<the YAML of profile {profile}>"
+    return f"utp-env data build --profile {named} --seed {manifest['seed']} --out {path}"
+
+
+def _holding(target: Path, profile: str, seed: int) -> Path:
+    """`target` when its manifest names the sandbox the cache keeps there (`sandbox_path`'s profile name
+    and seed); a one-line error otherwise. Something else may have written there (`utp-env data build
+    --out` with another profile), and every command that asks for this sandbox would then silently
+    run on that one."""
+    import json
+
+    try:
+        manifest = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise OSError(f"{target / MANIFEST}: unreadable ({exc}); delete {target} and the next command "
+                      "builds it again") from exc
+    wanted = load_profile(profile).name
+    found = (manifest.get("profile"), manifest.get("seed")) if isinstance(manifest, dict) else (None, None)
+    if found != (wanted, seed):
+        raise ValueError(f"{target} holds the {found[0]} sandbox (seed {found[1]}), not the {wanted} sandbox "
+                         f"(seed {seed}) the cache keeps there: delete {target} and the next command builds "
+                         f"it again (`utp-env data build --profile {wanted} --seed {seed}` builds it now)")
     return target
 
 

@@ -430,9 +430,14 @@ def open_database(args: argparse.Namespace) -> tuple[Database, str]:
 
     if args.db is not None:
         return Database.open(args.db), f"--db {args.db}"
+    where = f"the embedded {args.profile} sandbox (--profile {args.profile})"
+    if args.queries is None:  # its query set is read: built on first use, as by every other command
+        from utp_env.dataset import open_dataset
+
+        return open_dataset(None, profile=args.profile).db, where
     from utp_env.tools.sandbox import open_sandbox
 
-    return open_sandbox(args.profile), f"the embedded {args.profile} sandbox (--profile {args.profile})"
+    return open_sandbox(args.profile), where
 
 
 def handle(args: argparse.Namespace) -> int:

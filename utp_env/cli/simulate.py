@@ -120,6 +120,10 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError(f"--seed {args.seed}: must be a non-negative integer; e.g. --seed 0")
     if args.db is not None:
         db = Database.open(args.db)
+    elif args.queries is None:  # the plan's query may be read from its query set: built on first use
+        from utp_env.dataset import open_dataset
+
+        db = open_dataset(None, profile=args.profile).db
     else:
         from utp_env.tools.sandbox import open_sandbox
 
