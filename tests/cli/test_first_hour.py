@@ -157,3 +157,30 @@ def test_evaluate_and_simulate_build_the_embedded_query_set_on_first_use(
     err = capsys.readouterr().err
     assert (target / QUERIES_FILE).is_file() and "building the query set" in err, err
     assert f"no {QUERIES_FILE}" not in err
+
+
+@pytest.mark.parametrize("moved, status", [(0, 0), (1, 0), (2, 4), (3, 4)])
+def test_evaluate_exits_4_when_most_plans_are_another_trip_s(
+        moved: int, status: int, mini_db_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Plans made on another database (mini's, scored on full) are each warned about; when most of them
+    do not match their queries, the table is printed and the exit status says so, not 0."""
+    from utp_env.queries.io import dumps_queries
+
+    assert main(["data", "example-plan", "--jsonl", "--limit", "3", "--db", str(mini_db_path)]) == 0
+    plans = tmp_path / "plans.jsonl"
+    plans.write_text(capsys.readouterr().out)
+    queries = dataset_of(Database.open(mini_db_path)).queries
+    ids = [json.loads(line)["query_id"] for line in plans.read_text().splitlines()]
+    by_id = {q.query_id: q for q in queries}
+    chosen = [by_id[qid] for qid in ids]
+    other = sorted({q.org for q in queries})
+    shifted = [q.model_copy(update={"org": next(c for c in other if c != q.org and c != q.dest)}) if i < moved else q
+               for i, q in enumerate(chosen)]
+    qfile = tmp_path / "queries.jsonl"
+    qfile.write_text(dumps_queries(shifted))
+    code = main(["evaluate", "--plans", str(plans), "--db", str(mini_db_path), "--queries", str(qfile)])
+    captured = capsys.readouterr()
+    assert code == status, captured.err
+    assert "Final pass rate" in captured.out
+    assert captured.err.count("the plan does not match query") == moved
+    assert ("3 plans do not match their queries" in captured.err) == (status == 4), captured.err

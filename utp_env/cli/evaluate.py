@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from utp_env.tools.database import Database
 
 EXIT_SKIPPED = 3
+EXIT_MISMATCHED = 4  # most plans do not match their queries: scored and printed, but likely another database
 SHOWN_REPAIRS = 20  # repaired plans named one by one on stderr; the rest are counted (all are in --out)
 RUN_CONFIG = "config.json"  # a run folder's config, which records the database hash of its results
 
@@ -60,7 +61,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        "numbers of trials, are refused. The file is read "
                        "line by line (memory does not grow with it). Exit status 0: every line scored; 3: some "
                        "lines skipped (the report is still written); 2: no line could be scored, a query and "
-                       "trial repeat, trial counts differ, or plans made on another database.")
+                       "trial repeat, trial counts differ, or plans made on another database (their runs' records "
+                       "say so); 4: most plans do not match their queries (their start, dates or days are another "
+                       "trip's: made on another database?), the table is printed all the same.")
     p.add_argument("--plans", type=Path, required=True, metavar="PLANS.jsonl",
                    help="the plans to score: one JSON object {query_id, plan} per line, with an optional "
                    "integer trial (a run's results.jsonl works too)")
@@ -513,13 +516,14 @@ def handle(args: argparse.Namespace) -> int:
         print(f"{tally.repaired} repair(s) made to read the plans (each in --out under 'repairs')"
               + (f"; the first {SHOWN_REPAIRS} shown above" if tally.repaired > SHOWN_REPAIRS else ""),
               file=sys.stderr)
-    if tally.warnings and tally.warnings == tally.scored:
-        print(f"warning: no plan matches its query: were they made for another query set? (opened: {where})",
-              file=sys.stderr)
+    mismatched = tally.warnings * 2 > tally.scored  # most plans are another trip's than their query's
+    if mismatched:
+        print(f"error: {tally.warnings} of {tally.scored} plans do not match their queries (the warnings above): were "
+              f"they made on another database or query set? (opened: {where}; check --profile/--db); if they are "
+              f"this set's, the table scores them as they are (exit status {EXIT_MISMATCHED})", file=sys.stderr)
     if args.out is not None:
         print(f"report written to {args.out}", file=sys.stderr)
     if tally.skipped:
         print(f"{tally.skipped} of {tally.lines} line(s) skipped, {tally.scored} scored "
-              f"(exit status {EXIT_SKIPPED})", file=sys.stderr)
-        return EXIT_SKIPPED
-    return 0
+              f"(exit status {EXIT_SKIPPED if not mismatched else EXIT_MISMATCHED})", file=sys.stderr)
+    return EXIT_MISMATCHED if mismatched else EXIT_SKIPPED if tally.skipped else 0
