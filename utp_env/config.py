@@ -189,6 +189,15 @@ def load_model(model: type[M], path: str | Path | None, overrides: dict[str, Any
         first = exc.errors()[0]
         where = "".join(f"{p}: " for p in [".".join(str(p) for p in first["loc"])] if p)
         message = first["msg"].removeprefix("Value error, ")  # a validator's own sentence, without pydantic's tag
+        top = first["loc"][0] if first["loc"] else None
+        if overrides and top in overrides:  # the caller's value is wrong, not the file it overrides
+            if first["type"] == "extra_forbidden":
+                from utp_env.tools.names import suggest
+
+                close = suggest(str(top), model.model_fields)
+                message += f" ({'did you mean ' + ', '.join(close) + '?' if close else 'no such setting'})"
+            raise ValueError(f"config override {where}{message}"
+                             + (f" (the settings over {path})" if path is not None else "")) from exc
         raise ValueError(f"{path or 'config'}: {where}{message}") from exc
     if path is not None and frozen:
         for old in [k for k in _MODEL_CACHE if k[0] is model and k[1] == path]:

@@ -13,6 +13,8 @@ Level = Literal["easy", "medium", "hard"]
 RiskProfile = Literal["tolerant", "optimized", "averse"]
 Horizon = Literal[3, 5, 7]
 HORIZONS: tuple[Horizon, ...] = get_args(Horizon)  # the trip lengths a query may have, shortest first
+Split = Literal["train", "validation", "test"]
+SPLITS: tuple[Split, ...] = get_args(Split)  # the parts of a query set (utp_env/queries/generate.py assigns them)
 
 
 class Persona(BaseModel):
@@ -89,4 +91,4 @@ class Query(BaseModel):
     risk_profile: RiskProfile
     local_constraint: LocalConstraint = Field(default_factory=LocalConstraint)
     text: str = Field(description="The natural-language request")
-    split: Literal["train", "validation", "test"] | None = None
+    split: Split | None = None

@@ -105,7 +105,8 @@ BAD_OPTIONS: list[tuple[Any, str]] = [
     ({1: "x"}, r"option names are strings"),
     ({"query_id": 5}, r"options\['query_id'\] must be a string"),
     ({"query_id": "utp-q-9999"}, r"options\['query_id'\]: no query with query_id 'utp-q-9999'"),
-    ({"split": "training"}, r"options\['split'\]: split 'training' has no queries"),
+    ({"split": "training"}, r"options\['split'\]='training' is not a split: use one of train, validation, test"),
+    ({"split": "tset"}, r"is not a split: .*\(did you mean 'test'\?\)"),
     ({"split": ["validation"]}, r"options\['split'\] must be a string"),
     ({"query": 7}, r"options\['query'\] must be a Query"),
     ({"query": {"query_id": "x"}}, r"options\['query'\] is not a valid query: \w+"),
@@ -118,6 +119,15 @@ BAD_OPTIONS: list[tuple[Any, str]] = [
 def test_a_bad_reset_option_is_one_line_naming_it_and_leaves_no_episode(env: UTPEnv, options: Any,
                                                                         match: str) -> None:
     refused_reset(env, match, seed=0, options=options)
+
+
+def test_a_query_id_of_another_split_than_the_one_named_is_refused(env: UTPEnv) -> None:
+    """A test-split loop that names a validation query by id would otherwise run it silently."""
+    query_id, _ = first_reference(env, 0)
+    refused_reset(env, rf"options\['query_id'\] '{query_id}' is a query of split 'validation', not of "
+                       r"options\['split'\] 'test': give one of the two", seed=0,
+                  options={"split": "test", "query_id": query_id})
+    env.reset(seed=0, options={"split": "validation", "query_id": query_id})  # the same split: as asked
 
 
 @pytest.mark.parametrize("stochastic", ["yes", 1, [True]])
@@ -280,6 +290,36 @@ def test_set_stay_past_the_trip_names_the_trip_s_length(mini_db_path: Path) -> N
     env.reset(seed=0, options={"query_id": query.query_id})
     obs, *_ = env.step({"tool": "set_stay", "args": {"from_day": 1, "to_day": 6, "name": "X", "city": query.dest}})
     assert obs.startswith("Error") and "to_day" in obs and "day 6 is past the end of this 3-day trip" in obs, obs
+
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"id": "utp_env/UTP-L1-v0", "level": 2}, r"utp_env/UTP-L1-v0 is level 1, and level=2 was given too: make "
+                                                r"utp_env/UTP-L2-v0"),
+    ({"id": "utp_env/UTP-L3-v0", "config": {"level": 1}}, r"level=3 and config level 1 contradict each other"),
+    ({"id": "utp_env/UTP-v0", "level": 2, "config": {"level": 3}}, r"level=2 and config level 3 contradict"),
+    ({"id": "utp_env/UTP-v0", "config": {"step_limt": 3}}, r"^config override step_limt: Extra inputs are not "
+                                                            r"permitted \(did you mean step_limit"),
+    ({"id": "utp_env/UTP-v0", "split": "validaton"}, r"^split='validaton' is not a split: .*did you mean 'validation'"),
+])
+def test_contradicting_or_mistyped_make_arguments_are_refused_at_make(kwargs: dict[str, Any], match: str,
+                                                                       mini_db_path: Path) -> None:
+    """Said by `gym.make`, naming what the caller gave: an env id of one level made at another (results
+    logged by the id would be mislabelled), a level given twice, a typo in the config overrides (not
+    blamed on configs/env.yaml), a split that is not one (not left for a reset that never named it)."""
+    with pytest.raises(ValueError, match=match) as caught:
+        gym.make(**kwargs, db_path=mini_db_path)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("env_id", "kwargs", "level"), [
+    ("utp_env/UTP-L2-v0", {}, 2), ("utp_env/UTP-L2-v0", {"level": 2}, 2), ("utp_env/UTP-v0", {"level": 2}, 2),
+    ("utp_env/UTP-v0", {"config": {"level": 3}}, 3), ("utp_env/UTP-L3-v0", {"config": {"level": 3}}, 3),
+])
+def test_a_level_said_once_or_the_same_twice_is_that_level(env_id: str, kwargs: dict[str, Any], level: int,
+                                                          mini_db_path: Path) -> None:
+    env = gym.make(env_id, **kwargs, db_path=mini_db_path)
+    assert env.unwrapped.level.number == level and env.spec is not None and env.spec.id == env_id
 
 
 # ---------------------------------------------------------------- vector envs: refused in the parent

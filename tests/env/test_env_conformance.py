@@ -143,7 +143,7 @@ def test_reset_info_and_errors(env_id: str, mini_db_path: Path) -> None:
         env.reset(options={"querry_id": "x"})
     with pytest.raises(ValueError, match="no query with query_id"):
         env.reset(options={"query_id": "nope"})
-    with pytest.raises(ValueError, match="split 'training' has no queries"):
+    with pytest.raises(ValueError, match="options\\['split'\\]='training' is not a split"):
         env.reset(options={"split": "training"})
 
 

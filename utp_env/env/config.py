@@ -28,7 +28,7 @@ from utp_env.env.levels import Level, level_of
 from utp_env.env.reward import DEFAULT_REALISED_WEIGHTS, DEFAULT_REWARD_WEIGHTS, REALISED_TERM_NAMES
 from utp_env.itinerary import Plan
 from utp_env.queries.generate import TRAIN_SPLIT
-from utp_env.query import Query
+from utp_env.query import Query, Split
 from utp_env.tools.database import Database
 
 ENV_CONFIG_PATH = CONFIG_DIR / "env.yaml"
@@ -64,7 +64,7 @@ class EnvConfig(BaseModel):
     stochastic: bool = Field(default=False, description="Draw one delay realisation at the end of each episode")
     robustness: bool = Field(default=False, description="Run Monte Carlo robustness on the final plan")
     robustness_rollouts: int = Field(default=1000, ge=1, description="Rollouts of the robustness report")
-    split: str = Field(default="validation", description="Query split sampled when reset names none")
+    split: Split = Field(default="validation", description="Query split sampled when reset names none")
     tools: list[str] | None = Field(default=None, description="Tools offered (None: all); others are unknown tools")
     compact: bool = Field(default=False, description="Short tool schemas and task text, for small models "
                           "(docs/RL.md \"Prompt length\")")
@@ -254,12 +254,17 @@ def level_pool(db: Database, split: str, level: Level, limit: int | None = None)
     return pool
 
 
-def with_level(config: EnvConfig, level: int | None) -> EnvConfig:
+def with_level(config: EnvConfig, level: int | None, stated: Any = None) -> EnvConfig:
     """`config` at `level` (the env's `level` argument; None: the config's own); a ValueError naming the
-    levels for another value, or a config that does not fit the level (e.g. submit_plan at level 1)."""
+    levels for another value, a config that does not fit the level (e.g. submit_plan at level 1), or
+    overrides (`stated`, the env's `config` argument when a dict) that name another level."""
     if level is None:
         return config
     level_of(level)
+    named = stated.get("level") if isinstance(stated, dict) else None  # (a YAML or EnvConfig holds one always)
+    if named is not None and named != level:
+        raise ValueError(f"level={level} and config level {named} contradict each other: give one (the env ids "
+                         f"utp_env/UTP-L1-v0 ... UTP-L4-v0 set the level themselves)")
     try:
         return EnvConfig.model_validate({**config.model_dump(), "level": level})
     except ValidationError as exc:

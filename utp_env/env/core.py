@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import EnvSpec
 from pydantic import ValidationError
 
 import utp_env.env.vector_spaces  # noqa: F401  (registers the spaces with gymnasium's vector utilities)
@@ -45,7 +46,7 @@ from utp_env.env.episode import (
     realisation_text,
 )
 from utp_env.env.given_plan import decoded_plan_json, plan_query_id, read_given_plan
-from utp_env.env.inputs import checked_options, checked_seed, preview, reset_message
+from utp_env.env.inputs import checked_options, checked_seed, checked_split, preview, reset_message
 from utp_env.env.itinerary_tools import ENDING, ITINERARY_TOOLS
 from utp_env.env.levels import FULL_LEVEL, LEVELS, LevelTask, LevelUnavailable, level_task
 from utp_env.env.potential import Shaper
@@ -161,9 +162,9 @@ class UTPEnv(gym.Env[str, Any]):
         self._init_args = {"db_path": None if db_path is None else str(db_path), "profile": profile,
                            "split": split, "config": config if not isinstance(config, Path) else str(config),
                            "render_mode": render_mode, "world": world, "level": level}
-        self.config = with_level(load_env_config(config), level)
+        self.config = with_level(load_env_config(config), level, stated=config)
         self.level = LEVELS[self.config.level]
-        self.split = split or self.config.split
+        self.split = checked_split(split, "split") or self.config.split
         self.render_mode = render_mode
         self.db: Database = open_database(db_path, profile, world)
         tools = episode_tools(self.config)
@@ -179,6 +180,26 @@ class UTPEnv(gym.Env[str, Any]):
         self.seed_value: int | None = None
         self._reset_error: str | None = None
         self.shaper: Shaper | None = Shaper(self.config.shaping_gamma) if self.config.shaping else None
+
+    @property  # type: ignore[override]
+    def spec(self) -> EnvSpec | None:
+        """The spec `gym.make` made the env from (gymnasium sets it after construction)."""
+        return self._spec
+
+    @spec.setter
+    def spec(self, spec: EnvSpec | None) -> None:
+        """Refuse a spec whose id is one level's (`utp_env/UTP-L1-v0` ...) for an env of another level:
+        `gym.make("utp_env/UTP-L1-v0", level=2)` would otherwise run level 2 under level 1's id, and
+        results logged by the id would be mislabelled."""
+        from utp_env.env import LEVEL_ENV_IDS
+
+        named = next((n for n, env_id in LEVEL_ENV_IDS.items() if spec is not None and spec.id == env_id), None)
+        if named is not None and named != self.level.number:
+            raise ValueError(f"{spec.id} is level {named}, and level={self.level.number} was given too: make "  # type: ignore[union-attr]
+                             f"{LEVEL_ENV_IDS[self.level.number]} or drop the level argument")
+        self._spec = spec
+
+    _spec: EnvSpec | None = None
 
     # ------------------------------------------------------------ gymnasium API
 
@@ -405,6 +426,10 @@ class UTPEnv(gym.Env[str, Any]):
         if options.get("query_id") is not None:
             wanted = options["query_id"]
             found = find_query(self.db, wanted) if isinstance(wanted, str) else None
+            named_split = options.get("split")
+            if found is not None and named_split is not None and found.split != named_split:
+                raise ValueError(f"reset: options['query_id'] {wanted!r} is a query of split {found.split!r}, not of "
+                                 f"options['split'] {named_split!r}: give one of the two")
             if found is not None:
                 return found
             raise ValueError(f"reset: options['query_id']: no query with query_id {wanted!r} in this database's "

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from utp_env.query import Query
+from utp_env.query import SPLITS, Query
 from utp_env.tools.errors import first_validation_error
 from utp_env.tools.json_depth import check_depth
 
@@ -58,6 +58,20 @@ def preview(action: Any, limit: int = 300) -> str:
         return f"<{type(action).__name__}>"
 
 
+def checked_split(split: Any, where: str) -> str | None:
+    """`split` when it is None or a split's name (`query.SPLITS`); a ValueError naming `where` (the env's
+    argument or reset option) and the closest split otherwise: said when it is given, not at a later
+    reset that never named it."""
+    if split is None or (isinstance(split, str) and split in SPLITS):
+        return split
+    from utp_env.tools.names import suggest
+
+    close = suggest(str(split), SPLITS, n=1) if isinstance(split, str) else []
+    shown = repr(preview(split, 60)) if isinstance(split, str) else preview(split, 60)
+    raise ValueError(f"{where}={shown} is not a split: use one of {', '.join(SPLITS)}"
+                     + (f" (did you mean {close[0]!r}?)" if close else ""))
+
+
 def checked_options(options: Any, allowed: frozenset[str]) -> dict[str, Any]:
     """`reset`'s options as a new dict, each checked for its type and depth; `ValueError` naming
     the first bad one (`allowed`: the env's `RESET_OPTIONS`)."""
@@ -82,6 +96,7 @@ def checked_options(options: Any, allowed: frozenset[str]) -> dict[str, Any]:
         if value is not None and not isinstance(value, str):
             raise ValueError(f"reset: options[{name!r}] must be a string, not {type(value).__name__} "
                              f"({preview(value, 60)})")
+    checked_split(out.get("split"), "reset: options['split']")
     stochastic = out.get("stochastic")
     if stochastic is not None and not isinstance(stochastic, bool | np.bool_):
         raise ValueError(f"reset: options['stochastic'] must be True or False, not {type(stochastic).__name__} "
