@@ -181,7 +181,7 @@ class UTPEnv(gym.Env[str, Any]):
         self._reset_error: str | None = None
         self.shaper: Shaper | None = Shaper(self.config.shaping_gamma) if self.config.shaping else None
 
-    @property  # type: ignore[override]
+    @property
     def spec(self) -> EnvSpec | None:
         """The spec `gym.make` made the env from (gymnasium sets it after construction)."""
         return self._spec
