@@ -87,7 +87,19 @@ def test_a_token_cap_drops_lookups_and_still_replays(mini_db_path: Path) -> None
 def test_a_cap_below_the_bare_transcript_leaves_it_out(mini_db_path: Path, tmp_path: Path) -> None:
     summary = write_demos(tmp_path / "d.jsonl", "test", db_path=mini_db_path, limit=3, max_tokens=50, progress=False)
     assert summary.written == 0 and summary.over_cap == 3
+    assert summary.reward_mean is None and summary.tokens_mean is None  # a mean over nothing is none
     assert (tmp_path / "d.jsonl").read_text() == ""
+
+
+def test_demos_that_write_nothing_say_so_and_fail(mini_db_path: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from utp_env.cli import main
+
+    code = main(["data", "demos", "--split", "test", "--db", str(mini_db_path), "--limit", "2", "--max-tokens", "50",
+                 "--out", str(tmp_path / "d.jsonl")])
+    captured = capsys.readouterr()
+    assert code == 1 and "reward mean" not in captured.out and "nothing to average" in captured.out
+    assert "error: no transcript written" in captured.err and "over --max-tokens 50" in captured.err
 
 
 def test_the_train_split_transcripts_replay(mini_db_path: Path, tmp_path: Path,

@@ -292,6 +292,15 @@ def test_run_bounds_are_one_line_naming_the_flag(tmp_path: Path, capsys, flag: s
     assert not out.exists()
 
 
+@pytest.mark.parametrize("value", ["0", "-1", "x"])
+def test_run_limit_below_one_is_refused_by_the_flag(tmp_path: Path, capsys, value: str) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["run", "--profile", "mini", "--limit", value, "--out", str(tmp_path / "limited"), "--quiet"])
+    assert caught.value.code == 2
+    assert f"argument --limit: must be a positive integer, got '{value}'" in capsys.readouterr().err
+    assert not (tmp_path / "limited").exists()
+
+
 @pytest.mark.parametrize(("key", "value", "message"), [
     ("trials", 1_000_000_000, "trials: Input should be less than or equal to 1000"),
     ("workers", 5000, "workers: Input should be less than or equal to 1024"),

@@ -118,6 +118,17 @@ def unknown_message(parser: argparse.ArgumentParser, extras: Sequence[str]) -> s
     return f"unknown option {name}; {hint}"
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a positive integer (`--limit 0` is refused by the flag, naming it)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return value
+
+
 def add_layout_options(parser: argparse.ArgumentParser) -> None:
     """`--no-ci` and `--format {ci,paper}`: Table 3 with each cell's 95% interval and n (the
     default), or the paper's plain layout. Read back with `with_intervals`."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from utp_env.cli import positive_int
 from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
@@ -53,11 +54,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     demos.add_argument("--profile", default="full", choices=["full", "mini"],
                        help="embedded sandbox when --db is not given (default: full)")
     demos.add_argument("--db", type=Path, default=None, metavar="DIR", help="a database directory")
-    demos.add_argument("--limit", type=_positive, default=None, metavar="N", help="the first N queries of the split")
-    demos.add_argument("--max-tokens", type=_positive, default=None, metavar="N",
+    demos.add_argument("--limit", type=positive_int, default=None, metavar="N", help="the first N queries of the split")
+    demos.add_argument("--max-tokens", type=positive_int, default=None, metavar="N",
                        help="cap on a transcript's approximate tokens (characters / 4 of messages and tool schemas): "
                        "lookups are dropped from the end until it fits, else the transcript is left out")
-    demos.add_argument("--max-observation-chars", type=_positive, default=None, metavar="N",
+    demos.add_argument("--max-observation-chars", type=positive_int, default=None, metavar="N",
                        help="the env's cap on each tool answer (default: 8000)")
     demos.add_argument("--compact", action="store_true",
                        help="the env's compact mode: short tool schemas and task text (docs/RL.md \"Prompt length\")")
@@ -81,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                          help="one JSON line {query_id, plan} per query, for `utp-env evaluate --plans`")
     example.add_argument("--split", default="validation", choices=["validation", "test", "all"],
                          help="with --jsonl and no QUERY_ID: the split whose queries to print (default: validation)")
-    example.add_argument("--limit", type=_positive, default=None, metavar="N", help="at most N queries")
+    example.add_argument("--limit", type=positive_int, default=None, metavar="N", help="at most N queries")
     example.add_argument("--profile", default="full", choices=["full", "mini"],
                          help="embedded sandbox when --db is not given (default: full)")
     example.add_argument("--db", type=Path, default=None, metavar="DIR", help="a database directory")
@@ -187,16 +188,6 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
-
-
 def cmd_demos(args: argparse.Namespace) -> int:
     """Write the demonstrations of a split (utp_env.rl.demos) and print what was written."""
     from utp_env.rl.demos import DEFAULT_OBSERVATION_CHARS, write_demos
@@ -215,12 +206,19 @@ def cmd_demos(args: argparse.Namespace) -> int:
                               compact=args.compact,
                               closed_loop=args.closed_loop, seed=args.seed)
     kind = "closed-loop transcripts" if args.closed_loop else "transcripts"
+    means = ("nothing to average" if summary.tokens_mean is None or summary.reward_mean is None else
+             f"approx. tokens mean {summary.tokens_mean:,.0f}, max {summary.tokens_max:,}; "
+             f"reward mean {summary.reward_mean:.3f}")
     print(f"{summary.written} {kind} of {summary.queries} {args.split} queries in {args.out} "
-          f"[{summary.seconds:.1f} s]: approx. tokens mean {summary.tokens_mean:,.0f}, max {summary.tokens_max:,}; "
-          f"reward mean {summary.reward_mean:.3f}")
+          f"[{summary.seconds:.1f} s]: {means}")
     if args.max_tokens is not None:
         print(f"--max-tokens {args.max_tokens}: {summary.lookups_dropped} lookups dropped, "
               f"{summary.over_cap} transcripts left out (over the cap without lookups)")
+    if not summary.written:
+        print(f"utp-env data demos: error: no transcript written to {args.out}"
+              + (f": every one is over --max-tokens {args.max_tokens}; raise it" if summary.over_cap else ""),
+              file=sys.stderr)
+        return 1
     return 0
 
 

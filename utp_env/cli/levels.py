@@ -13,7 +13,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from utp_env.cli.data import _positive
+from utp_env.cli import positive_int
+from utp_env.query import SPLITS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,8 +22,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                               description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--profile", choices=("full", "mini"), default="full", help="embedded sandbox (default full)")
     p.add_argument("--db", help="a database directory instead of the embedded sandbox")
-    p.add_argument("--split", default="validation", help="the split scored (default validation)")
-    p.add_argument("--limit", type=_positive, help="the first N queries of each level (default: all)")
+    p.add_argument("--split", default="validation", choices=SPLITS, help="the split scored (default validation)")
+    p.add_argument("--limit", type=positive_int, help="the first N queries of each level (default: all)")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.set_defaults(handler=cmd_levels)
 

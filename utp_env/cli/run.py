@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from utp_env.cli import positive_int
+
 if TYPE_CHECKING:
     from utp_env.runs.config import RunConfig
 
@@ -33,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="which queries: the validation split, the test split, or all (default: validation)")
     p.add_argument("--horizons", type=int, nargs="+", choices=[3, 5, 7], metavar="DAYS",
                    help="only trips of these lengths in days, any of 3 5 7 (default: all)")
-    p.add_argument("--limit", type=int, metavar="N", help="run at most N queries (default: all of the split)")
+    p.add_argument("--limit", type=positive_int, metavar="N", help="run at most N queries (default: all of the split)")
     p.add_argument("--trials", type=int, metavar="K",
                    help="episodes per query, for pass^k, 1 to 1000 (default: 1)")
     p.add_argument("--seed", type=int,

@@ -77,9 +77,9 @@ class DemoSummary:
     written: int = 0
     over_cap: int = 0
     lookups_dropped: int = 0
-    tokens_mean: float = 0.0
+    tokens_mean: float | None = None  # None when none was written: a mean over nothing
     tokens_max: int = 0
-    reward_mean: float = 0.0
+    reward_mean: float | None = None
     seconds: float = 0.0
     skipped: list[str] = field(default_factory=list)
 
@@ -296,9 +296,9 @@ def write_demos(out: str | Path, split: str = "train", *, fmt: DemoFormat = "trl
     remove_stale_temporaries(out)  # what a killed run left (the write below cleans up after itself)
     write_with_atomic(Path(out), write)
     summary.written = len(tokens)
-    summary.tokens_mean = round(sum(tokens) / len(tokens), 1) if tokens else 0.0
+    summary.tokens_mean = round(sum(tokens) / len(tokens), 1) if tokens else None
     summary.tokens_max = max(tokens, default=0)
-    summary.reward_mean = round(sum(rewards) / len(rewards), 4) if rewards else 0.0
+    summary.reward_mean = round(sum(rewards) / len(rewards), 4) if rewards else None
     summary.seconds = round(time.perf_counter() - started, 1)
     return summary
 
