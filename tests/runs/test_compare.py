@@ -55,6 +55,31 @@ def test_trials_of_a_query_are_paired_and_swapped_together() -> None:
     assert (row.queries, row.n_a, row.n_b) == (N, 2 * N, 2 * N) and row.significant
 
 
+@pytest.mark.parametrize(("n", "p"), [(1, 1.0), (2, 0.5), (3, 0.25), (13, 2 / 2**13)])
+def test_few_queries_get_the_exact_sign_flip_p(n: int, p: float) -> None:
+    """A fails and B passes on each of n queries: of the 2^n swaps, only none and all keep |B - A| = 1, so the
+    exact p is 2 / 2^n (1 for a single query); a sample of swaps would only come near it."""
+    import numpy as np
+
+    from utp_env.runs.compare import compare_arrays
+
+    zeros, ones = np.zeros((n, 1)), np.ones((n, 1))
+    *_, pvalues = compare_arrays(zeros, ones, ones, ones)
+    assert pvalues == [pytest.approx(min(1.0, p), rel=1e-12)]
+
+
+def test_many_queries_get_the_sampled_p_with_its_plus_one() -> None:
+    """Past 13 queries (2^14 > 10,000 swaps) the swaps are sampled: with 20 queries only 2 of 2^20 swaps are as
+    extreme as a planted difference, which the seeded sample does not draw, so p is its floor 1 / (1 + 10,000)."""
+    import numpy as np
+
+    from utp_env.runs.compare import PERMUTATIONS, compare_arrays
+
+    zeros, ones = np.zeros((20, 1)), np.ones((20, 1))
+    *_, pvalues = compare_arrays(zeros, ones, ones, ones)
+    assert pvalues == [pytest.approx(1 / (1 + PERMUTATIONS))]
+
+
 def test_holm_by_hand() -> None:
     """p = 0.01, 0.04, 0.03 over three rows: sorted 0.01 x 3 = 0.03, 0.03 x 2 = 0.06, then max(0.06, 0.04 x 1)."""
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])

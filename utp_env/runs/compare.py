@@ -9,8 +9,9 @@ closed-loop runs) the realised outcome, `compare_records` gives:
   queries with replacement and takes both runs' plans of the drawn queries, so what the two runs
   share cancels; `RESAMPLES` resamples);
 - the p-value of the sign-flip permutation test over queries (under "no difference", swapping
-  which run made a query's plans changes nothing; `PERMUTATIONS` random swaps, p = (1 + swaps at
-  least as extreme) / (1 + swaps));
+  which run made a query's plans changes nothing): exact over all 2^n swaps when there are at most
+  `PERMUTATIONS` of them (p = swaps at least as extreme / 2^n, the identity among them), else
+  `PERMUTATIONS` random swaps (p = (1 + swaps at least as extreme) / (1 + swaps));
 - the Holm-adjusted p-value across the rows compared (family-wise error 5%), and whether it is
   below 0.05.
 
@@ -47,7 +48,8 @@ ALPHA = 0.05
 SEED = 0
 CHUNK = 250
 METHOD = (f"paired by query and trial; 95% interval of B - A: paired percentile bootstrap over queries ({RESAMPLES:,} "
-          f"resamples); p: sign-flip permutation test over queries ({PERMUTATIONS:,} permutations), Holm-adjusted "
+          f"resamples); p: sign-flip permutation test over queries (exact up to 2^n = {PERMUTATIONS:,} swaps, else "
+          f"{PERMUTATIONS:,} random ones), Holm-adjusted "
           f"across the rows; * = adjusted p < {ALPHA}; seed {SEED}")
 
 
@@ -193,6 +195,16 @@ def _flips(n: int, total: int, seed: int) -> Iterator[np.ndarray]:
         done += size
 
 
+def _all_flips(n: int) -> Iterator[np.ndarray]:
+    """Every one of the 2^n swaps of the two runs' plans, query by query, in (chunk, n) matrices of 0 or 1
+    (the exact test, for few queries)."""
+    import numpy as np
+
+    for first in range(0, 2**n, CHUNK):
+        codes = np.arange(first, min(first + CHUNK, 2**n))
+        yield ((codes[:, None] >> np.arange(n)) & 1).astype(np.float64)
+
+
 def holm(pvalues: list[float]) -> list[float]:
     """Holm's step-down adjustment: the i-th smallest p times (m - i), kept monotone, at most 1."""
     order = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
@@ -224,7 +236,9 @@ def compare_arrays(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_
     low, high = percentile_interval(np.vstack(boot))
     extreme = np.zeros(rows)
     tol = 1e-12 * np.maximum(1.0, np.abs(diff))
-    for s in _flips(n, PERMUTATIONS, stable_int("compare-permutation", seed)):
+    exact = 2**n <= PERMUTATIONS  # few queries: every swap, not a sample of them
+    swaps = _all_flips(n) if exact else _flips(n, PERMUTATIONS, stable_int("compare-permutation", seed))
+    for s in swaps:
         # swapped queries trade their plans: A gets B's sums and B gets A's
         sa_num, sa_den = num_a.sum(0) + s @ (num_b - num_a), den_a.sum(0) + s @ (den_b - den_a)
         sb_num, sb_den = num_b.sum(0) - s @ (num_b - num_a), den_b.sum(0) - s @ (den_b - den_a)
@@ -240,7 +254,7 @@ def compare_arrays(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_
         else:
             values = [float(a[j]), float(b[j]), float(diff[j]),
                       None if np.isnan(low[j]) else float(low[j]), None if np.isnan(high[j]) else float(high[j]),
-                      float((1 + extreme[j]) / (1 + PERMUTATIONS))]
+                      float(extreme[j] / 2**n if exact else (1 + extreme[j]) / (1 + PERMUTATIONS))]
         for column, value in zip(out, values, strict=True):
             column.append(value)
     return out
