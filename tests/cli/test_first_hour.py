@@ -52,6 +52,8 @@ def test_example_plans_feed_evaluate_and_simulate(mini_db_path: Path, tmp_path: 
 @pytest.mark.parametrize(("argv", "message"), [
     (["data", "example-plan", "utp-q-99999"], "query 'utp-q-99999' is not in the query set"),
     (["data", "example-plan"], "give a QUERY_ID (e.g. the first one: "),
+    (["data", "example-plan", "--jsonl", "utp-q-0001", "utp-q-0001"], "query 'utp-q-0001' is named 2 times; name "
+                                                                      "each query once"),
 ])
 def test_example_plan_mistakes_are_one_line(argv: list[str], message: str, mini_db_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:

@@ -206,3 +206,11 @@ def test_the_command_line(bundle: Path, mini_db_path: Path, tmp_path: Path, caps
     assert main(["submit", "verify", str(bad), "--db", str(mini_db_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("utp-env submit: error: results.jsonl line ")
+
+
+def test_prepare_names_the_bundle_to_verify_with_its_folder(bundle: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "sub" / "b.zip"
+    out.parent.mkdir()
+    assert main(["submit", "prepare", str(bundle.parent / "run"), "--out", str(out)]) == 0
+    assert f"`utp-env submit verify {out}`" in capsys.readouterr().out  # a path that works from here

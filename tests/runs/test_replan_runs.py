@@ -93,6 +93,15 @@ def test_paired_difference_is_the_t_interval_of_the_differences() -> None:
         paired_difference("x", [1.0], [])
 
 
+def test_a_difference_of_values_in_0_1_keeps_its_interval_within_minus_1_and_1() -> None:
+    """Three pairs of scores in [0, 1]: Student's t with 2 degrees of freedom reaches below -1, which no
+    difference of such scores can be; the interval stops at -1 (and is the plain t interval otherwise)."""
+    a, b = [1.0, 0.9, 1.0], [0.0, 0.3, 0.1]
+    plain, unit = paired_difference("x", a, b), paired_difference("x", a, b, unit=True)
+    assert plain.ci_low is not None and plain.ci_low < -1.0
+    assert unit.ci_low == -1.0 and unit.ci_high == plain.ci_high and unit.diff == plain.diff
+
+
 def _record(qid: str, trial: int = 0, seed: int = 7, db: str = "h", **kw: Any) -> dict[str, Any]:
     return {"query_id": qid, "trial": trial, "seed": seed, "db_hash": db, **kw}
 

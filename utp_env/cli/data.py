@@ -350,6 +350,9 @@ def cmd_example_plan(args: argparse.Namespace) -> int:
     dataset = open_dataset(None if args.db is None else str(args.db), profile=args.profile, progress=False)
     known = {q.query_id: q for q in dataset.queries}
     ids = list(args.query_ids)
+    repeated = sorted({qid for qid in ids if ids.count(qid) > 1})
+    if repeated:  # two lines of one query: `evaluate` refuses the file they make
+        raise ValueError(f"query {repeated[0]!r} is named {ids.count(repeated[0])} times; name each query once")
     for qid in ids:
         if qid not in known:
             close = ", ".join(suggest(qid, list(known))) or "none close"

@@ -41,7 +41,7 @@ def handle_prepare(args: argparse.Namespace) -> int:
     size = args.out.stat().st_size
     print(f"wrote {args.out} ({size / 1e6:.2f} MB): {manifest['query_set']['episodes']} episodes of "
           f"{manifest['query_set']['queries']} queries on database {manifest['db_hash'][:12]}; check it anywhere with "
-          f"`utp-env submit verify {args.out.name}`")
+          f"`utp-env submit verify {args.out}`")
     return 0
 
 

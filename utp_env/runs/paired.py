@@ -61,9 +61,11 @@ class PairedStat:
                 "diff": self.diff, "ci95": None if self.ci_low is None else [self.ci_low, self.ci_high]}
 
 
-def paired_difference(label: str, a: list[float], b: list[float]) -> PairedStat:
+def paired_difference(label: str, a: list[float], b: list[float], unit: bool = False) -> PairedStat:
     """Mean difference of the pairs (b[i] - a[i]) and its 95% Student-t interval
-    mean ± t(0.975, n-1) · s / sqrt(n), s the sample standard deviation of the differences."""
+    mean ± t(0.975, n-1) · s / sqrt(n), s the sample standard deviation of the differences. With `unit`
+    (values in [0, 1]) the interval is clipped to [-1, 1], the differences there can be: with few pairs
+    Student's t reaches past them."""
     if len(a) != len(b) or not a:
         raise ValueError(f"{label}: need the same number (>= 1) of values on both sides, got {len(a)} and {len(b)}")
     n = len(a)
@@ -73,7 +75,10 @@ def paired_difference(label: str, a: list[float], b: list[float]) -> PairedStat:
         return PairedStat(label, n, sum(a) / n, sum(b) / n, mean, None, None)
     sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
     half = t_quantile_975(n - 1) * sd / math.sqrt(n)
-    return PairedStat(label, n, sum(a) / n, sum(b) / n, mean, mean - half, mean + half)
+    low, high = mean - half, mean + half
+    if unit:
+        low, high = max(-1.0, low), min(1.0, high)
+    return PairedStat(label, n, sum(a) / n, sum(b) / n, mean, low, high)
 
 
 def records_by_episode(run_dir: str | Path) -> dict[str, dict[str, Any]]:
@@ -125,19 +130,21 @@ def _replan_value(key: str) -> Callable[[dict[str, Any]], float | None]:
     return value
 
 
-# (label, value of a record or None when it has none). The realised rows apply to replan runs only.
-PLAN_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] = (
-    ("reward (of the plan, UTP-v0)", lambda r: _number(r.get("plan_reward", r.get("reward")))),
-    ("score (mean BAS/CATS/TDAS)", episode_score),
-    ("final pass", lambda r: float(bool(r.get("final_pass"))) if r.get("report") is not None else 0.0),
+# (label, value of a record or None when it has none, whether the values lie in [0, 1]). The realised rows
+# apply to replan runs only.
+Row = tuple[str, Callable[[dict[str, Any]], float | None], bool]
+PLAN_ROWS: tuple[Row, ...] = (
+    ("reward (of the plan, UTP-v0)", lambda r: _number(r.get("plan_reward", r.get("reward"))), True),
+    ("score (mean BAS/CATS/TDAS)", episode_score, True),
+    ("final pass", lambda r: float(bool(r.get("final_pass"))) if r.get("report") is not None else 0.0, True),
 )
-REPLAN_ROWS: tuple[tuple[str, Callable[[dict[str, Any]], float | None]], ...] = (
-    ("realised score", _replan_value("realised_score")),
-    ("items kept (share)", _replan_value("items_kept")),
-    ("rebookings", _replan_value("rebookings")),
-    ("late minutes", _replan_value("late_minutes")),
-    ("extra cost (INR)", _replan_value("extra_cost")),
-    ("disruptions", _replan_value("disruptions")),
+REPLAN_ROWS: tuple[Row, ...] = (
+    ("realised score", _replan_value("realised_score"), True),
+    ("items kept (share)", _replan_value("items_kept"), True),
+    ("rebookings", _replan_value("rebookings"), False),
+    ("late minutes", _replan_value("late_minutes"), False),
+    ("extra cost (INR)", _replan_value("extra_cost"), False),
+    ("disruptions", _replan_value("disruptions"), False),
 )
 
 
@@ -147,11 +154,11 @@ def paired_table(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]], replan:
     pairs = list(pairs)
     rows = (REPLAN_ROWS if replan else ()) + PLAN_ROWS
     out = []
-    for label, value in rows:
+    for label, value, unit in rows:
         both = [(value(a), value(b)) for a, b in pairs]
         kept = [(x, y) for x, y in both if x is not None and y is not None]
         if kept:
-            out.append(paired_difference(label, [x for x, _ in kept], [y for _, y in kept]))
+            out.append(paired_difference(label, [x for x, _ in kept], [y for _, y in kept], unit))
     return out
 
 
@@ -162,7 +169,7 @@ def render_paired(stats: list[PairedStat], names: tuple[str, str], markdown: boo
 
     n = stats[0].n if stats else 0
     caption = (f"Paired over {n} episodes (same query, trial and seed in both runs): mean of each run, mean "
-               "difference B - A and its 95% Student-t confidence interval.")
+               "difference B - A and its 95% Student-t confidence interval (for values in [0, 1], within [-1, 1]).")
     if markdown:
         lines = [caption, "", f"| paired (n) | A: {names[0]} | B: {names[1]} | B - A | 95% CI |",
                  "|---|---:|---:|---:|---|"]
