@@ -153,6 +153,14 @@ class Plan(BaseModel):
         return [(i, leg) for i, day in enumerate(self.days) for leg in day.transport]
 
 
+def check_plan_query(plan: Plan, query_id: str) -> None:
+    """A ValueError when `plan` says it answers another query than `query_id`: scored or simulated against a
+    trip it was not made for, its numbers would look like any others and mean nothing."""
+    if plan.query_id is not None and plan.query_id != query_id:
+        raise ValueError(f"the plan is for query {plan.query_id!r}, not {query_id!r}: pass its own query (or a "
+                         "copy of the plan with query_id=None to score it against this one)")
+
+
 def unvalidated(model: type[M], values: dict[str, Any], given: Iterable[str] | None = None) -> M:
     """An instance of `model` holding `values` as they are, without validation: what
     `model.model_validate` gives for values that already are what it would make of them (every

@@ -104,7 +104,7 @@ def test_a_plan_for_another_query_is_named(mini_db_path: Path, tmp_path: Path, c
     plans = tmp_path / "plans.jsonl"
     plans.write_text(json.dumps({"query_id": other["query_id"], "plan": first["plan"]}) + "\n")
     code, _, err = _evaluate(capsys, "--plans", str(plans), "--db", str(mini_db_path))
-    assert code == 0
+    assert code == 4  # most (all) plans are another trip's: scored, printed, and said by the exit status
     assert f"warning: plans.jsonl line 1: the plan does not match query {other['query_id']}" in err
     assert f"starts in {queries[first['query_id']]['org']}" in err
 
@@ -112,9 +112,37 @@ def test_a_plan_for_another_query_is_named(mini_db_path: Path, tmp_path: Path, c
     from utp_env.dataset import dataset_of
 
     dataset = dataset_of(Database.open(mini_db_path))
+    from utp_env.plan_format import plan_to_json
+
     plan_file = tmp_path / "plan.json"
-    plan_file.write_text(dataset.references[first["query_id"]].model_dump_json())
+    plan_file.write_text(plan_to_json(dataset.references[first["query_id"]]))  # the day format: names no query
     code = main(["simulate", "--plan", str(plan_file), "--db", str(mini_db_path), "--query-id", other["query_id"],
                  "--rollouts", "20"])
     err = capsys.readouterr().err
     assert code == 0 and f"the plan does not match query {other['query_id']}" in err
+    # a plan that names its query, simulated against another: refused, not simulated against a trip it is not for
+    plan_file.write_text(dataset.references[first["query_id"]].model_dump_json())
+    code = main(["simulate", "--plan", str(plan_file), "--db", str(mini_db_path), "--query-id", other["query_id"],
+                 "--rollouts", "20"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"the plan is for query {first['query_id']!r}, not {other['query_id']!r}" in err
+
+
+def test_evaluate_and_simulate_refuse_a_plan_that_names_another_query(mini_db_path: Path) -> None:
+    """In Python as on the command line: a plan whose query_id is another query's is refused in one line,
+    not scored against a trip it was not made for; with query_id None it is scored as asked."""
+    from utp_env.dataset import dataset_of
+    from utp_env.evaluation import evaluate
+    from utp_env.simulation import simulate
+    from utp_env.tools.database import Database
+
+    db = Database.open(mini_db_path)
+    dataset = dataset_of(db)
+    first, other = sorted(dataset.references)[:2]
+    plan, query = dataset.references[first], dataset.query(other)
+    for call in (lambda: evaluate(plan, query, db), lambda: simulate(plan, query, db, n=10)):
+        with pytest.raises(ValueError, match=rf"^the plan is for query '{first}', not '{other}': pass its own query"):
+            call()
+    anonymous = plan.model_copy(update={"query_id": None})
+    assert evaluate(anonymous, query, db).query_id == other
+    assert simulate(anonymous, query, db, n=10).n == 10

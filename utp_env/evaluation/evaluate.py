@@ -23,7 +23,7 @@ from utp_env.evaluation.complete_information import complete_information_parts
 from utp_env.evaluation.context import LegContext, PlanContext, Visit, build_context
 from utp_env.evaluation.hard import hard_checks, trip_cost
 from utp_env.evaluation.report import EvaluationReport, LegDetail, PoiDetail, build
-from utp_env.itinerary import Plan, unvalidated
+from utp_env.itinerary import Plan, check_plan_query, unvalidated
 from utp_env.query import Query
 from utp_env.tools.database import Database
 from utp_env.tools.schema import VENUE_TABLE
@@ -279,7 +279,9 @@ def evaluate(plan: Plan, query: Query, db: Database, config: UncertaintyConfig |
     """Score `plan` for `query` on `db`: the paper's commonsense checks (with the parts of
     valid_poi_list and complete_information in `subchecks`), the hard checks, the extra checks,
     BAS/CATS/TDAS with per-item details, the TripCraft metrics (ordering only with a `reference`
-    plan), each in the reading `config.readings` names."""
+    plan), each in the reading `config.readings` names. A plan that names another query is refused
+    (`itinerary.check_plan_query`)."""
+    check_plan_query(plan, query.query_id)
     return evaluate_context(build_context(plan, query, db), config, reference)
 
 

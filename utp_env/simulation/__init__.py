@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from utp_env.config import UncertaintyConfig, load_uncertainty
-from utp_env.itinerary import Plan
+from utp_env.itinerary import Plan, check_plan_query
 from utp_env.query import Query
 from utp_env.simulation.compile import CAB, KIND_NAMES, LEG, CompiledPlan, compile_plan
 from utp_env.simulation.delay_models import sample
@@ -62,7 +62,10 @@ def check_rollouts(n: int, what: str = "n (rollouts)") -> int:
 
 def compile_for(plan: Plan, query: Query | None, db: Database, config: UncertaintyConfig | None = None
                 ) -> tuple[CompiledPlan, UncertaintyConfig]:
-    """The compiled plan and the config used (the shipped `configs/uncertainty.yaml` by default)."""
+    """The compiled plan and the config used (the shipped `configs/uncertainty.yaml` by default); a plan
+    that names another query than `query` is refused (`itinerary.check_plan_query`)."""
+    if query is not None:
+        check_plan_query(plan, query.query_id)
     config = config or load_uncertainty()
     return compile_plan(plan.days, db, config, query), config
 
