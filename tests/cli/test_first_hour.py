@@ -150,13 +150,19 @@ def test_evaluate_and_simulate_build_the_embedded_query_set_on_first_use(
     plan.write_text(capsys.readouterr().out)
     for name in (QUERIES_FILE, REFERENCES_FILE):
         (target / name).unlink()
+    manifest = json.loads((target / "manifest.json").read_text())  # as a fresh build leaves it: tables only
+    manifest.pop("query_set")
+    manifest["content_hash"] = Database.open(target, check_manifest=False).content_hash
+    (target / "manifest.json").write_text(json.dumps(manifest))
     built = dataset_module.build_query_set
     monkeypatch.setattr(dataset_module, "build_query_set",  # the set's size is not under test
                         lambda path, n=1000, seed=0, progress=True: built(path, n=20, seed=seed, progress=False))
     argv = (["evaluate", "--plans", str(plan)] if command == "evaluate"
-            else ["simulate", "--plan", str(plan), "--rollouts", "10"])
-    main([*argv, "--profile", "mini"])
+            else ["simulate", "--plan", str(plan), "--rollouts", "10", "--query-id", qid])  # a query is looked up
+    code = main([*argv, "--profile", "mini"])
     err = capsys.readouterr().err
+    # scored (4: the example plan's query is another trip in the 20-query set; 2: simulate's query is not in it)
+    assert code in ((0, 4) if command == "evaluate" else (0, 2)), err
     assert (target / QUERIES_FILE).is_file() and "building the query set" in err, err
     assert f"no {QUERIES_FILE}" not in err
 

@@ -130,6 +130,17 @@ def test_a_query_id_of_another_split_than_the_one_named_is_refused(env: UTPEnv) 
     env.reset(seed=0, options={"split": "validation", "query_id": query_id})  # the same split: as asked
 
 
+def test_a_query_id_of_another_split_than_the_env_s_named_split_is_refused(mini_db_path: Path) -> None:
+    """An env made for the test split (`split="test"`) does not run a validation query by id; an env made
+    without a split runs a query of any split by id."""
+    named = gym.make("utp_env/UTP-v0", db_path=mini_db_path, split="test").unwrapped
+    query_id, _ = first_reference(named, 0)
+    refused_reset(named, rf"options\['query_id'\] '{query_id}' is a query of split 'validation', not of the "
+                         r"env's split 'test'", seed=0, options={"query_id": query_id})
+    unnamed = gym.make("utp_env/UTP-v0", db_path=mini_db_path, config={"split": "test"}).unwrapped
+    unnamed.reset(seed=0, options={"query_id": query_id})
+
+
 @pytest.mark.parametrize("stochastic", ["yes", 1, [True]])
 def test_a_stochastic_option_that_is_not_a_bool_is_refused(env: UTPEnv, stochastic: Any) -> None:
     refused_reset(env, r"options\['stochastic'\]", seed=0, options={"stochastic": stochastic})

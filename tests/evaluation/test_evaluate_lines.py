@@ -125,7 +125,8 @@ def test_a_plan_for_another_query_is_named(mini_db_path: Path, tmp_path: Path, c
     code = main(["simulate", "--plan", str(plan_file), "--db", str(mini_db_path), "--query-id", other["query_id"],
                  "--rollouts", "20"])
     err = capsys.readouterr().err
-    assert code == 2 and f"the plan is for query {first['query_id']!r}, not {other['query_id']!r}" in err
+    assert code == 2 and f"--query-id {other['query_id']}: {plan_file} names query {first['query_id']}; drop " \
+        f"--query-id, or give --query-id {first['query_id']}" in err
 
 
 def test_evaluate_and_simulate_refuse_a_plan_that_names_another_query(mini_db_path: Path) -> None:
@@ -146,3 +147,22 @@ def test_evaluate_and_simulate_refuse_a_plan_that_names_another_query(mini_db_pa
     anonymous = plan.model_copy(update={"query_id": None})
     assert evaluate(anonymous, query, db).query_id == other
     assert simulate(anonymous, query, db, n=10).n == 10
+
+
+def test_an_agent_s_plan_for_another_query_is_the_agent_s_error(mini_db_path: Path) -> None:
+    """`finish` (every front door's end of an episode, and `utp-env run`'s) records such a plan as the
+    agent's error with nothing delivered, not as the benchmark's infrastructure error after scoring it."""
+    from utp_env.dataset import dataset_of
+    from utp_env.env.episode import TerminationReason, finish
+    from utp_env.env.reward import score_plan
+    from utp_env.tools.database import Database
+
+    db = Database.open(mini_db_path)
+    dataset = dataset_of(db)
+    first, other = sorted(dataset.references)[:2]
+    plan, query = dataset.references[first], dataset.query(other)
+    outcome = finish(TerminationReason.SUBMITTED, plan, query, db, weights={}, rollouts=20)
+    assert outcome.termination_reason == TerminationReason.AGENT_ERROR and outcome.plan is None
+    assert outcome.error is not None and f"the plan is for query '{first}', not '{other}'" in outcome.error
+    with pytest.raises(ValueError, match="the plan is for query"):
+        score_plan(plan, query, db, weights={})

@@ -99,7 +99,7 @@ def test_demos_that_write_nothing_say_so_and_fail(mini_db_path: Path, tmp_path: 
                  "--out", str(tmp_path / "d.jsonl")])
     captured = capsys.readouterr()
     assert code == 1 and "reward mean" not in captured.out and "nothing to average" in captured.out
-    assert "error: no transcript written" in captured.err and "over --max-tokens 50" in captured.err
+    assert "error: no transcript written" in captured.err and "of 2 queries, 2 over --max-tokens 50" in captured.err
 
 
 def test_the_train_split_transcripts_replay(mini_db_path: Path, tmp_path: Path,

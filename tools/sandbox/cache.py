@@ -109,9 +109,9 @@ def _holding(target: Path, profile: str, seed: int) -> Path:
     wanted = load_profile(profile).name
     found = (manifest.get("profile"), manifest.get("seed")) if isinstance(manifest, dict) else (None, None)
     if found != (wanted, seed):
-        raise ValueError(f"{target} holds the {found[0]} sandbox (seed {found[1]}), not the {wanted} sandbox "
-                         f"(seed {seed}) the cache keeps there: delete {target} and the next command builds "
-                         f"it again (`utp-env data build --profile {wanted} --seed {seed}` builds it now)")
+        held = "a sandbox its manifest does not name" if None in found else f"the {found[0]} sandbox (seed {found[1]})"
+        raise ValueError(f"{target} holds {held}, not the {wanted} sandbox (seed {seed}) the cache keeps there: "
+                         f"delete {target}; the next command that needs it builds it again")
     return target
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from utp_env.cli import positive_int
+from utp_env.query import SPLITS
 from utp_env.tools.database import Database
 from utp_env.tools.errors import DataError
 from utp_env.tools.sandbox import PROFILES, build_sandbox, ensure_sandbox, sandbox_path
@@ -48,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                            "reference planner's lookups and the submission of its plan as assistant tool calls, "
                            "each answered by the env, with the final reward and report (docs/RL.md). The format "
                            "is the one TRL's SFTTrainer and OpenAI fine-tuning read.")
-    demos.add_argument("--split", default="train", choices=["train", "validation", "test"],
+    demos.add_argument("--split", default="train", choices=SPLITS,
                        help="which queries (default: train, built first if it is missing)")
     demos.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
     demos.add_argument("--profile", default="full", choices=["full", "mini"],
@@ -215,9 +216,10 @@ def cmd_demos(args: argparse.Namespace) -> int:
         print(f"--max-tokens {args.max_tokens}: {summary.lookups_dropped} lookups dropped, "
               f"{summary.over_cap} transcripts left out (over the cap without lookups)")
     if not summary.written:
+        why = [f"{summary.over_cap} over --max-tokens {args.max_tokens} (raise it)"] if summary.over_cap else []
+        why += [f"{len(summary.skipped)} without a reference plan"] if summary.skipped else []
         print(f"utp-env data demos: error: no transcript written to {args.out}"
-              + (f": every one is over --max-tokens {args.max_tokens}; raise it" if summary.over_cap else ""),
-              file=sys.stderr)
+              + (f": of {summary.queries} queries, {' and '.join(why)}" if why else ""), file=sys.stderr)
         return 1
     return 0
 

@@ -322,6 +322,7 @@ def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, P
     not reported one by one as unknown."""
     from utp_env.env.episode import plan_mismatch
     from utp_env.evaluation import evaluate
+    from utp_env.itinerary import check_plan_query
     from utp_env.plan_format import LossyPlanError, PlanFormatError, lossy, refuse_lossy
     from utp_env.tools.progress import progress_bar
 
@@ -404,11 +405,18 @@ def score_file(path: Path, queries: dict[str, Query], references: Mapping[str, P
                         out.repaired += 1
                         if out.repaired <= SHOWN_REPAIRS:
                             print(f"{'dropped' if repair.lossy else 'repaired'}: {where}: {repair}", file=sys.stderr)
-                    wrong = plan_mismatch(plan, query, db)
+                    try:
+                        check_plan_query(plan, query.query_id)
+                    except ValueError:  # the line contradicts itself: which query is it for?
+                        del out.seen[(query.query_id, trial)]
+                        skip(line.number, f"{name} line {line.number}: its plan names query {plan.query_id!r} and "
+                                          f"the line {query.query_id!r}; make the two agree")
+                        continue
+                    report = evaluate(plan, query, db, config, reference=references.get(query.query_id))
+                    wrong = plan_mismatch(plan, query, db)  # (counted once the plan is scored)
                     if wrong:
                         warn(f"{name} line {line.number}: the plan does not match query {query.query_id}: "
                              + "; ".join(wrong) + " (was it made on another database? check --profile/--db)")
-                    report = evaluate(plan, query, db, config, reference=references.get(query.query_id))
                     result = {"query_id": query.query_id, "line": line.number, "delivered": True, "error": None,
                               "repairs": [str(r) for r in repairs], "report": report.model_dump(mode="json")}
             except Exception as exc:  # one line's failure costs that line, never the file
@@ -518,9 +526,10 @@ def handle(args: argparse.Namespace) -> int:
               file=sys.stderr)
     mismatched = tally.warnings * 2 > tally.scored  # most plans are another trip's than their query's
     if mismatched:
-        print(f"error: {tally.warnings} of {tally.scored} plans do not match their queries (the warnings above): were "
-              f"they made on another database or query set? (opened: {where}; check --profile/--db); if they are "
-              f"this set's, the table scores them as they are (exit status {EXIT_MISMATCHED})", file=sys.stderr)
+        print(f"utp-env evaluate: error: {tally.warnings} of {tally.scored} plans do not match their queries (the "
+              f"warnings above): were they made on another database or query set? (opened: {where}; check "
+              f"--profile/--db); if they are this set's, the table scores them as they are (exit status "
+              f"{EXIT_MISMATCHED})", file=sys.stderr)
     if args.out is not None:
         print(f"report written to {args.out}", file=sys.stderr)
     if tally.skipped:

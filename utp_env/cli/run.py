@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from utp_env.cli import positive_int
+from utp_env.query import HORIZONS
 
 if TYPE_CHECKING:
     from utp_env.runs.config import RunConfig
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="a run config YAML (keys of RunConfig, docs/RUNS.md); flags override it")
     p.add_argument("--split", choices=["validation", "test", "all"],
                    help="which queries: the validation split, the test split, or all (default: validation)")
-    p.add_argument("--horizons", type=int, nargs="+", choices=[3, 5, 7], metavar="DAYS",
+    p.add_argument("--horizons", type=int, nargs="+", choices=HORIZONS, metavar="DAYS",
                    help="only trips of these lengths in days, any of 3 5 7 (default: all)")
     p.add_argument("--limit", type=positive_int, metavar="N", help="run at most N queries (default: all of the split)")
     p.add_argument("--trials", type=int, metavar="K",

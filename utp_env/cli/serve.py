@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from utp_env.query import SPLITS
+
 EXTRA_HINT = "pip install 'utp-env[serve]'"
 
 
@@ -38,7 +40,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--profile", choices=["full", "mini"], default="full",
                    help="embedded sandbox: full or mini (default: full)")
     p.add_argument("--db", metavar="DIR", help="a database directory instead of the embedded sandbox")
-    p.add_argument("--split", choices=["validation", "test", "train"],
+    p.add_argument("--split", choices=SPLITS,
                    help="split episodes draw their query from when none is named (default: the env config's); "
                    "train is loaded (built first if missing) before the server listens, and only then served")
     p.add_argument("--config", type=Path, metavar="YAML", help="env config YAML (default: configs/env.yaml)")

@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--plan", type=Path, required=True, metavar="FILE",
                    help="the plan, as JSON (paper day format or canonical Plan)")
     p.add_argument("--query-id", dest="query_id", metavar="ID",
-                   help="the query the plan answers, for its dates and traveller (default: the plan's query_id)")
+                   help="the query the plan answers, for its dates and traveller (default: the plan's query_id; a plan "
+                   "that names another query is refused)")
     p.add_argument("--queries", type=Path, metavar="Q.jsonl",
                    help="JSONL of queries to find --query-id in (default: the database's query set)")
     p.add_argument("--db", metavar="DIR", help="a database directory instead of the embedded sandbox")
@@ -73,8 +74,10 @@ def load_plan(path: Path, query: Query | None, db: Database, lenient: bool = Fal
     return plan, repairs
 
 
-def find_query(query_id: str | None, queries_path: Path | None, db: Database) -> Query | None:
-    """The query `query_id` from `--queries` or the database's query set; None without an id."""
+def find_query(query_id: str | None, queries_path: Path | None, db: Database,
+               embedded: str | None = None) -> Query | None:
+    """The query `query_id` from `--queries` or the database's query set (with `embedded`, the profile of the
+    embedded sandbox `db` is, built on first use as by every other command); None without an id."""
     if query_id is None:
         return None
     if queries_path is not None:
@@ -83,8 +86,10 @@ def find_query(query_id: str | None, queries_path: Path | None, db: Database) ->
         pool = read_queries(queries_path)
         where = str(queries_path)
     else:
-        from utp_env.dataset import dataset_of
+        from utp_env.dataset import QUERIES_FILE, dataset_of, open_dataset
 
+        if embedded is not None and not (Path(db.path) / QUERIES_FILE).exists():
+            open_dataset(None, profile=embedded)  # the embedded sandbox's query set: built on first use
         pool = dataset_of(db).queries
         where = "the database's query set"
     for q in pool:
@@ -120,17 +125,17 @@ def handle(args: argparse.Namespace) -> int:
         raise ValueError(f"--seed {args.seed}: must be a non-negative integer; e.g. --seed 0")
     if args.db is not None:
         db = Database.open(args.db)
-    elif args.queries is None:  # the plan's query may be read from its query set: built on first use
-        from utp_env.dataset import open_dataset
-
-        db = open_dataset(None, profile=args.profile).db
     else:
         from utp_env.tools.sandbox import open_sandbox
 
         db = open_sandbox(args.profile)
     config = load_uncertainty(args.config)
     plan, repairs = load_plan(args.plan, None, db, args.lenient)
-    query = find_query(args.query_id or plan.query_id, args.queries, db)
+    if args.query_id is not None and plan.query_id is not None and plan.query_id != args.query_id:
+        raise ValueError(f"--query-id {args.query_id}: {args.plan} names query {plan.query_id}; drop --query-id, "
+                         f"or give --query-id {plan.query_id}")
+    query = find_query(args.query_id or plan.query_id, args.queries, db,
+                       embedded=args.profile if args.db is None else None)
     if query is None:
         print(f"utp-env simulate: note: {args.plan} names no query and --query-id is not given: the plan is "
               "simulated without one (no dates, so no timetable's run days, and no check that it fits a query); "

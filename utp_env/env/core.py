@@ -165,6 +165,7 @@ class UTPEnv(gym.Env[str, Any]):
         self.config = with_level(load_env_config(config), level, stated=config)
         self.level = LEVELS[self.config.level]
         self.split = checked_split(split, "split") or self.config.split
+        self._split_given = split is not None  # a split the caller named: a query_id of another is refused
         self.render_mode = render_mode
         self.db: Database = open_database(db_path, profile, world)
         tools = episode_tools(self.config)
@@ -195,7 +196,8 @@ class UTPEnv(gym.Env[str, Any]):
 
         named = next((n for n, env_id in LEVEL_ENV_IDS.items() if spec is not None and spec.id == env_id), None)
         if named is not None and named != self.level.number:
-            raise ValueError(f"{spec.id} is level {named}, and level={self.level.number} was given too: make "  # type: ignore[union-attr]
+            given = spec.kwargs.get("level", self.level.number)  # type: ignore[union-attr]
+            raise ValueError(f"{spec.id} is level {named}, and level={given!r} was given too: make "  # type: ignore[union-attr]
                              f"{LEVEL_ENV_IDS[self.level.number]} or drop the level argument")
         self._spec = spec
 
@@ -426,10 +428,12 @@ class UTPEnv(gym.Env[str, Any]):
         if options.get("query_id") is not None:
             wanted = options["query_id"]
             found = find_query(self.db, wanted) if isinstance(wanted, str) else None
-            named_split = options.get("split")
+            named_split, where = options.get("split"), "options['split']"
+            if named_split is None and self._split_given:
+                named_split, where = self.split, "the env's split"
             if found is not None and named_split is not None and found.split != named_split:
                 raise ValueError(f"reset: options['query_id'] {wanted!r} is a query of split {found.split!r}, not of "
-                                 f"options['split'] {named_split!r}: give one of the two")
+                                 f"{where} {named_split!r}: give one of the two")
             if found is not None:
                 return found
             raise ValueError(f"reset: options['query_id']: no query with query_id {wanted!r} in this database's "

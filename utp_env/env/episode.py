@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from utp_env.evaluation.report import CheckResult
 from utp_env.evaluation.report import pass_rate as pass_rate  # re-exported: one definition, in evaluation
-from utp_env.itinerary import Day, Plan
+from utp_env.itinerary import Day, Plan, check_plan_query
 from utp_env.query import Query
 from utp_env.tools.database import Database
 
@@ -279,10 +279,15 @@ def finish(reason: TerminationReason, plan: Plan | None, query: Query, db: Datab
     A `plan` of None (nothing delivered) is not evaluated and scores 0. `rollouts` > 0 adds the
     Monte Carlo robustness report (seeded by `rollout_seed`); `rng` draws one delay realisation
     of the plan. Both are skipped for an empty plan. An exception of the evaluator or the
-    simulation never escapes: the outcome then says `infrastructure_error` and names the error.
+    simulation never escapes: the outcome then says `infrastructure_error` and names the error. A plan
+    that names another query (`itinerary.check_plan_query`) is the agent's error, and delivers nothing.
     """
     if plan is None:
         return EpisodeOutcome(reason, None, error=error)
+    try:
+        check_plan_query(plan, query.query_id)
+    except ValueError as exc:  # the agent's plan answers another query: nothing delivered for this one
+        return EpisodeOutcome(TerminationReason.AGENT_ERROR, None, error=f"the agent's plan: {exc}")
     from utp_env.env.reward import score_plan
 
     try:

@@ -48,8 +48,8 @@ ALPHA = 0.05
 SEED = 0
 CHUNK = 250
 METHOD = (f"paired by query and trial; 95% interval of B - A: paired percentile bootstrap over queries ({RESAMPLES:,} "
-          f"resamples); p: sign-flip permutation test over queries (exact up to 2^n = {PERMUTATIONS:,} swaps, else "
-          f"{PERMUTATIONS:,} random ones), Holm-adjusted "
+          f"resamples); p: sign-flip permutation test over queries (exact when 2^n <= {PERMUTATIONS:,}, i.e. n <= "
+          f"{PERMUTATIONS.bit_length() - 1}; else {PERMUTATIONS:,} random swaps), Holm-adjusted "
           f"across the rows; * = adjusted p < {ALPHA}; seed {SEED}")
 
 

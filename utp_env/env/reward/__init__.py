@@ -61,7 +61,7 @@ from utp_env.env.reward.terms import (
 from utp_env.evaluation.context import build_context
 from utp_env.evaluation.evaluate import evaluate_context
 from utp_env.evaluation.report import CheckResult, EvaluationReport, pass_rate
-from utp_env.itinerary import Plan
+from utp_env.itinerary import Plan, check_plan_query
 from utp_env.query import Query
 from utp_env.tools.database import Database
 
@@ -75,7 +75,9 @@ def score_plan(plan: Plan, query: Query, db: Database, *, weights: Mapping[str, 
                task: LevelTask | None = None) -> PlanScore:
     """Evaluate `plan` (`evaluate`, the paper's report) and reward it: 0 for a plan without days or in
     which nothing counts, else the weighted mean of `reward_terms`. With a level's `task` below the whole
-    trip, the level's reward (`levels.score_level`: the same reward on the part the level asks)."""
+    trip, the level's reward (`levels.score_level`: the same reward on the part the level asks). A plan that
+    names another query is refused (`itinerary.check_plan_query`)."""
+    check_plan_query(plan, query.query_id)
     if task is not None and not task.level.whole_task:
         from utp_env.env.reward.levels import score_level
 
