@@ -556,6 +556,12 @@ def test_a_cache_folder_holding_another_sandbox_is_refused_naming_both(tmp_path:
     with pytest.raises(OSError, match="unreadable"):
         cache.ensure_sandbox("mini", 0, quiet=True)
 
+    elsewhere = tmp_path / "elsewhere"  # a symlink there is the user's own choice of folder, taken as it is
+    target.rename(elsewhere)
+    (elsewhere / MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    target.symlink_to(elsewhere, target_is_directory=True)
+    assert cache.ensure_sandbox("mini", 0, quiet=True) == target
+
 
 # ------------------------------------------------------------------ the CLI
 

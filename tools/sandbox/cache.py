@@ -98,8 +98,12 @@ def _holding(target: Path, profile: str, seed: int) -> Path:
     """`target` when its manifest names the sandbox the cache keeps there (`sandbox_path`'s profile name
     and seed); a one-line error otherwise. Something else may have written there (`utp-env data build
     --out` with another profile), and every command that asks for this sandbox would then silently
-    run on that one."""
+    run on that one. A symlink in its place is the user's own choice of folder, taken as it is (the docs'
+    snippet tests stand the mini sandbox in for the full one that way)."""
     import json
+
+    if target.is_symlink():
+        return target
 
     try:
         manifest = json.loads((target / MANIFEST).read_text(encoding="utf-8"))

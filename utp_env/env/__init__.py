@@ -20,15 +20,10 @@ from __future__ import annotations
 
 import gymnasium as gym
 
-ENV_ID = "utp_env/UTP-v0"
+from utp_env.env.ids import ENV_ID, ENV_IDS, LEVEL_ENV_IDS, REPLAN_ENV_ID
+
 ENTRY_POINT = "utp_env.env.core:UTPEnv"
-REPLAN_ENV_ID = "utp_env/UTP-Replan-v0"
 REPLAN_ENTRY_POINT = "utp_env.env.replan:UTPReplanEnv"
-LEVEL_ENV_IDS: dict[int, str] = {n: f"utp_env/UTP-L{n}-v0" for n in (1, 2, 3, 4)}
-"""The id of each level of the task (utp_env/env/levels.py): `UTPEnv` with `level=n`; level 4 is UTP-v0."""
-ENV_IDS = (ENV_ID, REPLAN_ENV_ID, *LEVEL_ENV_IDS.values())
-"""Every registered id: planning only (UTP-v0), plan then live through the trip (UTP-Replan-v0), and the
-task's levels (UTP-L1-v0 ... UTP-L4-v0)."""
 
 __all__ = ["ENTRY_POINT", "ENV_ID", "ENV_IDS", "LEVEL_ENV_IDS", "REPLAN_ENTRY_POINT", "REPLAN_ENV_ID",
            "register_envs"]

@@ -46,6 +46,7 @@ from utp_env.env.episode import (
     realisation_text,
 )
 from utp_env.env.given_plan import decoded_plan_json, plan_query_id, read_given_plan
+from utp_env.env.ids import LEVEL_ENV_IDS
 from utp_env.env.inputs import checked_options, checked_seed, checked_split, preview, reset_message
 from utp_env.env.itinerary_tools import ENDING, ITINERARY_TOOLS
 from utp_env.env.levels import FULL_LEVEL, LEVELS, LevelTask, LevelUnavailable, level_task
@@ -192,8 +193,6 @@ class UTPEnv(gym.Env[str, Any]):
         """Refuse a spec whose id is one level's (`utp_env/UTP-L1-v0` ...) for an env of another level:
         `gym.make("utp_env/UTP-L1-v0", level=2)` would otherwise run level 2 under level 1's id, and
         results logged by the id would be mislabelled."""
-        from utp_env.env import LEVEL_ENV_IDS
-
         named = next((n for n, env_id in LEVEL_ENV_IDS.items() if spec is not None and spec.id == env_id), None)
         if named is not None and named != self.level.number:
             given = spec.kwargs.get("level", self.level.number)  # type: ignore[union-attr]
