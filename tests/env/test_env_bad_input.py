@@ -333,6 +333,62 @@ def test_a_level_said_once_or_the_same_twice_is_that_level(env_id: str, kwargs: 
     assert env.unwrapped.level.number == level and env.spec is not None and env.spec.id == env_id
 
 
+
+def _day_two_in_a_city(mini_db_path: Path) -> tuple[UTPEnv, str, Any]:
+    """An episode of a reference plan's query with the plan's first leg added, so day 2 is in its city;
+    (env, that city, a restaurant item of day 2)."""
+    env = gym.make("utp_env/UTP-v0", db_path=mini_db_path).unwrapped
+    query_id, plan = first_reference(env, 0)
+    env.reset(seed=0, options={"query_id": query_id})
+    env.episode.plan = plan.model_copy(deep=True)
+    day = plan.days[1]
+    meal = next(i for i in day.items if i.venue_type == "restaurant")
+    return env, day.cities[-1], meal
+
+
+def test_a_start_on_a_later_day_is_refused_naming_the_day_it_is_on(mini_db_path: Path) -> None:
+    """The day format cannot carry a start past midnight ('09:00 +1' came back as 09:00 of the same day,
+    while view_plan showed it as 09:00 to 10:00 +1 day); the item belongs to the next day."""
+    env, _, meal = _day_two_in_a_city(mini_db_path)
+    before = env.episode.plan.model_dump()
+    obs, *_ = env.step({"tool": "add_item", "args": {"day": 2, "name": meal.name, "activity": "visit",
+                                                     "meal": meal.meal, "start": "09:00 +1", "end": "10:00 +1"}})
+    assert obs.startswith("Error") and "the start 09:00 +1 day is on a later day than day 2: add the item to day 3 " \
+        "at 09:00" in obs, obs
+    assert env.episode.plan.model_dump() == before
+
+
+def test_a_venue_named_with_another_city_is_refused_not_swapped(mini_db_path: Path) -> None:
+    """'Name, City' where City is not the day's: refused naming both, not silently the day city's venue."""
+    from utp_env.resolve import VenueName
+
+    env, city, meal = _day_two_in_a_city(mini_db_path)
+    name = VenueName.of(meal.name).name  # (the reference plan's items are written 'Name, City')
+    other = next(c for c in sorted(env.db.cities) if c != city)
+    call = {"day": 2, "activity": "visit", "kind": "restaurant", "meal": meal.meal, "start": "13:00", "end": "14:00"}
+    obs, *_ = env.step({"tool": "add_item", "args": {**call, "name": f"{name}, {other}"}})
+    assert obs.startswith("Error") and f"names the city {other}, not {city}" in obs, obs
+    obs, *_ = env.step({"tool": "add_item", "args": {**call, "name": f"{name}, {city}"}})
+    assert not obs.startswith("Error"), obs  # the day's own city, stated: as asked
+
+
+def test_level_2_s_task_text_names_every_check_it_scores(mini_db_path: Path) -> None:
+    from utp_env.env.levels import LEVELS
+
+    env = gym.make("utp_env/UTP-L2-v0", db_path=mini_db_path)
+    obs, _ = env.reset(seed=0)
+    scored = next(line for line in obs.splitlines() if line.startswith("SCORED at this level"))
+    assert all(name in scored for name in LEVELS[2].checks or ()), scored
+    assert "\n- open_hours: " in obs and "\n- transit_distances: " in obs
+
+
+def test_an_invalid_action_s_call_entry_has_the_keys_of_every_call(mini_db_path: Path) -> None:
+    env = gym.make("utp_env/UTP-v0", db_path=mini_db_path)
+    env.reset(seed=0)
+    _, _, _, _, info = env.step("{not json")
+    assert info["calls"] and set(info["calls"][0]) == {"tool", "ok", "error", "id"}
+
+
 # ---------------------------------------------------------------- vector envs: refused in the parent
 
 

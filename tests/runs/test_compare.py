@@ -152,8 +152,9 @@ def test_the_command_prints_markdown_and_json(two_runs: tuple[Path, Path, Path],
     assert main(["compare", str(reference), str(copy), "--json"]) == 0
     same = json.loads(capsys.readouterr().out)
     assert not any(row["significant"] for row in same["rows"])
-    assert main(["compare", str(reference), str(reference)]) == 2
-    assert "is given twice" in capsys.readouterr().err
+    for command in ("compare", "show", "report"):  # one check (runs/summary.py check_run_folders) for all three
+        assert main([command, str(reference), str(reference) + "/"]) == 2, command
+        assert f"{reference} is given twice: compare two different run folders" in capsys.readouterr().err, command
 
 
 def test_the_command_refuses_another_query_set(two_runs: tuple[Path, Path, Path], mini_db_path: Path,

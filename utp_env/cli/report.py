@@ -26,12 +26,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     from utp_env.runs.report_html import write_report
-    from utp_env.runs.summary import check_run_folder
+    from utp_env.runs.summary import check_run_folders
 
     if len(args.runs) > 2:
         raise ValueError("report takes one run folder, or two to compare")
-    for run_dir in args.runs:  # before anything is read: a missing folder or a file is one line
-        check_run_folder(run_dir)
+    check_run_folders(args.runs)  # before anything is read: a missing folder, a file, a folder given twice
     start = time.perf_counter()
     print(f"utp-env report: reading {' and '.join(args.runs)} ...", file=sys.stderr)
     path = write_report(args.runs, args.out)

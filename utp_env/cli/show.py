@@ -9,7 +9,6 @@ writes the same tables into an HTML page to browse the episodes."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -96,16 +95,13 @@ def paired_section(left: RunSummary, right: RunSummary, left_dir: str, right_dir
 
 
 def handle(args: argparse.Namespace) -> int:
-    from utp_env.runs.summary import check_run_folder, load_summary, render_markdown, render_text, run_names
+    from utp_env.runs.summary import check_run_folders, load_summary, render_markdown, render_text, run_names
 
     if len(args.runs) > 2:
         raise ValueError("show takes one run folder, or two to compare")
     if args.paired and len(args.runs) != 2:
         raise ValueError("--paired compares two run folders; give two")
-    for run_dir in args.runs:
-        check_run_folder(run_dir)
-    if len(args.runs) == 2 and Path(args.runs[0]).resolve() == Path(args.runs[1]).resolve():
-        raise ValueError(f"{args.runs[0]} is given twice: compare two different run folders")
+    check_run_folders(args.runs)
     from utp_env.cli import with_intervals
 
     ci = with_intervals(args)

@@ -283,7 +283,7 @@ class UTPEnv(gym.Env[str, Any]):
             text = f"Error: invalid action: {str(exc).rstrip('.')}. The plan is unchanged."
             ep.record("<invalid action>", preview(action), False, text)
             calls, answers = [], [text]
-            calls_info.append({"tool": None, "ok": False, "error": str(exc)})
+            calls_info.append({"tool": None, "ok": False, "error": str(exc), "id": None})  # the keys of every entry
         else:
             answers = [self._answer(ep, call, i, len(calls), calls_info) for i, call in enumerate(calls)]
         observation = answers[0] if len(answers) == 1 else "\n\n".join(answers)
@@ -481,7 +481,7 @@ class UTPEnv(gym.Env[str, Any]):
             except Exception as exc:  # a bug in a tool must not kill a run; it ends the episode instead
                 ep.status = TerminationReason.INFRASTRUCTURE_ERROR
                 result = ToolResult.failure(f"internal error in tool {call.tool!r}: {type(exc).__name__}: {exc}")
-                calls_info.append({"tool": call.tool, "ok": False, "error": result.error,
+                calls_info.append({"tool": call.tool, "ok": False, "error": result.error, "id": call.call_id,
                                    "traceback": traceback.format_exc(limit=8)})
                 ep.record(call.tool, call.args, False, result.text, call.call_id)
                 return head + result.text

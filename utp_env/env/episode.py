@@ -173,19 +173,20 @@ def evaluate_plan(plan: Plan, ep: Episode) -> EvaluationReport:
 
 
 @functools.lru_cache(maxsize=4)
-def commonsense_rules(min_meal_gap: float | None = None) -> dict[str, str]:
+def commonsense_rules(min_meal_gap: float | None = None, extra: bool = False) -> dict[str, str]:
     """Each commonsense check the evaluator runs (`report.COMMONSENSE_CHECKS`) with its rule in
     one line, read from the check function's docstring in `utp_env/evaluation/commonsense.py` or, for
     Complete Information, `utp_env/evaluation/complete_information.py` (the one definition; a
     composite check joins its parts' `<NAME>_PARTS` docstrings), with the meal
     gap of `configs/uncertainty.yaml` (or `min_meal_gap`) filled in. The task text states them and
-    `check_plan` repeats the rule of each failed check."""
+    `check_plan` repeats the rule of each failed check. With `extra`, the extra checks too
+    (`report.EXTRA_CHECKS`, read the same way), which a level's reward may score."""
     from utp_env.config import load_uncertainty
     from utp_env.evaluation import commonsense, complete_information, report
 
     gap = load_uncertainty().min_meal_gap_minutes if min_meal_gap is None else min_meal_gap
     rules: dict[str, str] = {}
-    for name in report.COMMONSENSE_CHECKS:
+    for name in (*report.COMMONSENSE_CHECKS, *(report.EXTRA_CHECKS if extra else ())):
         parts = [name, *getattr(report, f"{name.upper()}_PARTS", ())]
         functions = [getattr(commonsense, part, None) or getattr(complete_information, part, None) for part in parts]
         docs = [f.__doc__ for f in functions if callable(f)]

@@ -204,7 +204,12 @@ def _infer_kind(activity: str) -> tuple[ItemKind, ...]:
 
 def _make_item(ep: Episode, day_no: int, name: str, activity: Activity, start: int, end: int,
                kind: VenueType | None, meal: Meal | None, note: str | None = None) -> PlanItem:
-    """A validated item for day `day_no` (venue found in the day's cities), without touching the plan."""
+    """A validated item for day `day_no` (venue found in the day's cities), without touching the plan. Its
+    start is on that day: a start past midnight ('+1') is another day's item, which the plan's day format
+    could not carry (it would come back as that time of this day)."""
+    if start >= MINUTES_PER_DAY:
+        raise ToolError(f"the start {format_stamp(start)} is on a later day than day {day_no}: add the item to "
+                        f"day {day_no + start // MINUTES_PER_DAY} at {format_hhmm(start % MINUTES_PER_DAY)}", "start")
     if end < start:
         end += MINUTES_PER_DAY
     if end - start > MINUTES_PER_DAY:

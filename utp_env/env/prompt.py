@@ -103,7 +103,7 @@ def level_text(task: LevelTask, tools: Mapping[str, ToolSpec[Any]], config: EnvC
         return "\n".join([*facts, "", f"HOW TO ACT: {level.instruction}"])
     lines = [*facts, "", f"HOW TO ACT: {level.instruction} Send one tool call or a JSON list of them each step, "
              f"as {ACTION_FORMAT}. You have {config.step_limit} steps."]
-    rules = commonsense_rules()
+    rules = commonsense_rules(extra=True)  # a level may score extra checks (level 2: opening hours, transit)
     scored = [name for name in (level.checks or ()) if name in rules]
     tool_lines = [f"- {name}: {summary(spec.description)}" for name, spec in tools.items()]
     return "\n".join([*lines, f"SCORED at this level (checks; the metrics of what it asks): {', '.join(scored)}.",

@@ -11,7 +11,7 @@ from utp_env.env.episode import Episode
 from utp_env.itinerary import Day, PlanItem
 from utp_env.resolve import VenueName, find_venue
 from utp_env.tools.clock import MINUTES_PER_DAY, parse_stamp
-from utp_env.tools.database import Database, suggest
+from utp_env.tools.database import Database, normalize, suggest
 from utp_env.tools.schema import VENUE_TABLE, VenueKind
 from utp_env.tools.toolkit import ToolError
 
@@ -69,7 +69,12 @@ def venue_of(ep: Episode, kind: VenueKind, name: str, cities: list[str], date: s
     table = VENUE_TABLE[kind]
     ref = find_venue(ep.db, name, cities, tables=(table,), date=date)
     if ref is None and "," in name:  # an item of a lived plan (replan.lived_plan), 'Name, City', moved to a day
-        ref = find_venue(ep.db, VenueName.of(name).name, cities, tables=(table,), date=date)
+        venue = VenueName.of(name)
+        stated = ep.db.known_city(venue.stated_city) if venue.stated_city else None
+        if stated is not None and normalize(stated) not in {normalize(c) for c in cities}:
+            raise ToolError(f"{name!r} names the city {stated}, not {' or '.join(cities)}: give the name without "
+                            f"its city, or plan it where {stated} is", "name")
+        ref = find_venue(ep.db, venue.name, cities, tables=(table,), date=date)
     if ref is None:
         first = cities[0]
         names = [ep.db.tables[table].columns["name"][j] for j in ep.db.city_rows(table, first)]

@@ -341,14 +341,13 @@ def _cells(row: Row) -> list[str]:
 def compare_runs(left_dir: str | Path, right_dir: str | Path) -> Comparison:
     """Read two finished run folders, refuse them when they are not comparable, compare them."""
     from utp_env.runs.records import read_checked_records, read_run_config, run_dataset
-    from utp_env.runs.summary import check_run_folder, load_summary, run_names
+    from utp_env.runs.summary import check_run_folders, load_summary, run_names
 
     folders = (str(left_dir), str(right_dir))
-    for folder in folders:
-        check_run_folder(folder)
-    if Path(left_dir).resolve() == Path(right_dir).resolve():
-        raise ComparisonError(f"{left_dir} is given twice: compare two different run folders (a run with a copy of "
-                              "itself shows the noise floor of the comparison)")
+    try:
+        check_run_folders(list(folders))
+    except ValueError as exc:  # (a missing folder stays a FileNotFoundError)
+        raise ComparisonError(str(exc)) from None
     summaries = [load_summary(folder) for folder in folders]
     names = run_names(summaries[0], summaries[1], *folders)
     configs = [read_run_config(folder) for folder in folders]

@@ -416,6 +416,16 @@ def check_run_folder(run_dir: str | Path) -> Path:
     return path
 
 
+def check_run_folders(runs: list[str]) -> list[Path]:
+    """`check_run_folder` of each run, and a one-line ValueError when two name the same folder (a run
+    compared with itself shows no difference, whatever the runs are)."""
+    paths = [check_run_folder(run) for run in runs]
+    if len(paths) == 2 and paths[0].resolve() == paths[1].resolve():
+        raise ValueError(f"{runs[0]} is given twice: compare two different run folders (a run with a copy of "
+                         "itself shows the noise floor of the comparison)")
+    return paths
+
+
 def _unit_fields(summary: RunSummary) -> list[tuple[str, float | None]]:
     """(where, value) of every share, rate or score of a summary: each must lie in [0, 1]."""
     out: list[tuple[str, float | None]] = []
