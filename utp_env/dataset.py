@@ -20,7 +20,7 @@ from utp_env.query import Query
 from utp_env.reference_plans import REFERENCE_SOURCE, REFERENCES_FILE, gold_planner, parse_reference, read_references
 from utp_env.tools.atomic import write_text_atomic
 from utp_env.tools.database import Database, collector_paused, require_directory
-from utp_env.tools.sandbox.cache import build_command
+from utp_env.tools.sandbox.cache import build_command, read_manifest
 from utp_env.train_split import is_train_id, read_train_split, train_number, train_split_size
 
 # Bump when query generation or the reference planner changes what a fresh build writes, so that
@@ -137,10 +137,8 @@ def _record_in_manifest(db_path: Path, n_queries: int, seed: int) -> None:
 
 
 def _query_set_version(db_path: Path) -> str | None:
-    from utp_env.tools.database import MANIFEST
-
     try:
-        manifest = json.loads((db_path / MANIFEST).read_text(encoding="utf-8"))
+        manifest = read_manifest(db_path)
     except (OSError, json.JSONDecodeError):
         return None
     return (manifest.get("query_set") or {}).get("version")

@@ -75,6 +75,15 @@ def ensure_sandbox(profile: str = "full", seed: int = 0, quiet: bool = False) ->
     return target
 
 
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest of the database folder `path` as a dict ({} when it holds another JSON value); OSError
+    or json.JSONDecodeError when it is missing or not JSON (each caller says what that means for it)."""
+    import json
+
+    manifest = json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8"))
+    return manifest if isinstance(manifest, dict) else {}
+
+
 def build_command(path: Path) -> str:
     """The `utp-env data build` that builds the sandbox in `path` again as it is, query set included:
     its manifest's profile and seed (without them the command would build the full sandbox, seed 0,
@@ -82,10 +91,10 @@ def build_command(path: Path) -> str:
     import json
 
     try:
-        manifest = json.loads((Path(path) / MANIFEST).read_text(encoding="utf-8"))
+        manifest = read_manifest(path)
     except (OSError, json.JSONDecodeError):
-        manifest = None
-    if not isinstance(manifest, dict) or manifest.get("profile") is None or manifest.get("seed") is None:
+        manifest = {}
+    if manifest.get("profile") is None or manifest.get("seed") is None:
         return f"utp-env data build --profile PROFILE --seed SEED --out {path}"  # (no manifest says which)
     from utp_env.tools.sandbox.profiles import PROFILES
 
@@ -106,12 +115,12 @@ def _holding(target: Path, profile: str, seed: int) -> Path:
         return target
 
     try:
-        manifest = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+        manifest = read_manifest(target)
     except (OSError, json.JSONDecodeError) as exc:
         raise OSError(f"{target / MANIFEST}: unreadable ({exc}); delete {target} and the next command "
                       "builds it again") from exc
     wanted = load_profile(profile).name
-    found = (manifest.get("profile"), manifest.get("seed")) if isinstance(manifest, dict) else (None, None)
+    found = (manifest.get("profile"), manifest.get("seed"))
     if found != (wanted, seed):
         held = "a sandbox its manifest does not name" if None in found else f"the {found[0]} sandbox (seed {found[1]})"
         raise ValueError(f"{target} holds {held}, not the {wanted} sandbox (seed {seed}) the cache keeps there: "

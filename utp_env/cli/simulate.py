@@ -116,6 +116,7 @@ def unknown_warning(unknown: list[str], no_query: bool) -> str | None:
 
 def handle(args: argparse.Namespace) -> int:
     from utp_env.config import load_uncertainty
+    from utp_env.itinerary import check_plan_query
     from utp_env.simulation import check_rollouts, compile_for, simulate_compiled
     from utp_env.simulation.robustness import render_table
     from utp_env.tools.database import Database
@@ -131,9 +132,12 @@ def handle(args: argparse.Namespace) -> int:
         db = open_sandbox(args.profile)
     config = load_uncertainty(args.config)
     plan, repairs = load_plan(args.plan, None, db, args.lenient)
-    if args.query_id is not None and plan.query_id is not None and plan.query_id != args.query_id:
-        raise ValueError(f"--query-id {args.query_id}: {args.plan} names query {plan.query_id}; drop --query-id, "
-                         f"or give --query-id {plan.query_id}")
+    if args.query_id is not None:
+        try:
+            check_plan_query(plan, args.query_id)
+        except ValueError:  # said with the flag: the plan and --query-id contradict each other
+            raise ValueError(f"--query-id {args.query_id}: {args.plan} names query {plan.query_id}; drop "
+                             f"--query-id, or give --query-id {plan.query_id}") from None
     query = find_query(args.query_id or plan.query_id, args.queries, db,
                        embedded=args.profile if args.db is None else None)
     if query is None:
